@@ -1,0 +1,46 @@
+#include <iostream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "llm2hef/registry/report.hpp"
+
+namespace llm2hef::cli {
+
+plugins::AdapterHost make_host(const Globals& g) {
+  plugins::SearchOptions o;
+  o.explicit_paths = g.adapter_paths;
+  o.install_dir = plugins::install_adapter_dir(plugins::executable_path(), LLM2HEF_INSTALL_ADAPTER_SUBDIR);
+  o.build_dir = std::filesystem::path(LLM2HEF_BUILD_ADAPTER_DIR);
+  plugins::AdapterHost host(std::move(o));
+  host.discover();
+  return host;
+}
+
+namespace {
+constexpr const char* kHelp = R"(Usage: llm2hef adapters [--json] [--verbose]
+
+Lists the architecture adapters found: name, version, Hugging Face
+architectures claimed, options and file. Two adapters claiming one
+architecture are reported as a conflict.
+
+  --json      machine-readable output
+  --verbose   also list every file considered and why it was skipped
+)";
+}  // namespace
+
+int cmd_adapters(const Globals& g, const std::vector<std::string>& argv) {
+  Args args(argv, {}, {"json", "verbose", "help", "h"});
+  if (args.has("help") || args.has("h")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  plugins::AdapterHost host = make_host(g);
+  nlohmann::json report = registry::adapters_report(host, args.has("verbose"));
+  if (args.has("json"))
+    std::cout << report.dump(2) << "\n";
+  else
+    std::cout << registry::adapters_text(report);
+  return 0;
+}
+
+}  // namespace llm2hef::cli

@@ -1,0 +1,36 @@
+// `llm2hef export`: checkpoint folder in, DFC-ready folder out, atomically.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "llm2hef/plugins/host.hpp"
+
+namespace llm2hef::core {
+
+struct ExportRequest {
+  std::filesystem::path model_dir, output;
+  int64_t cache_size = 0, prefill = 0;
+  int64_t lm_head_shards = 0;  // 0 = adapter's choice
+  int64_t calib_size = 64;     // calibset_size written into optimize.alls
+  std::optional<std::string> adapter;
+  std::map<std::string, std::string> adapter_options;
+  std::string name;            // DFC network name; default from the folder name
+  bool force = false;          // replace an existing output folder
+  bool progress = false;
+};
+
+// Returns the manifest written to OUT/manifest.json.
+nlohmann::json export_model(const ExportRequest& request, const plugins::AdapterHost& host);
+
+// Checks the written graph against hailo-contract.md section 2: onnx's
+// checker, the six inputs in order with static shapes, each consumed, one
+// last-position output. Throws InternalError naming the rule.
+void check_graph_contract(const std::filesystem::path& model_path, const nlohmann::json& manifest);
+
+}  // namespace llm2hef::core

@@ -1,0 +1,41 @@
+// The genai resources the HEF carries besides the network: tokenizer.json
+// (fixed for how the runtime uses it) and hailo-config.json
+// (hailo-contract.md section 6).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llm2hef/sdk/adapter.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
+
+namespace llm2hef::core {
+
+struct TokenizerFix {
+  nlohmann::json tokenizer;          // the fixed tokenizer.json
+  std::optional<std::string> bos;    // BOS text the post-processor adds (the runtime ignores post-processors)
+  std::vector<std::string> changes;  // what was changed, one line each
+};
+
+// Validates `tokenizer` (from `origin`) and removes decoder Strip steps (the
+// runtime detokenizes token by token, so a Strip would eat every space).
+// Throws BadInput naming the file and field for malformed input or token ids
+// >= vocab_size.
+TokenizerFix fix_tokenizer(const nlohmann::json& tokenizer, const std::string& origin, int64_t vocab_size);
+
+// The chat template the runtime renders: the checkpoint's own (from
+// tokenizer_config.json), with `{{ bos_token }}` made literal and the BOS text
+// prepended when the tokenizer's post-processor would have added it; a plain
+// concatenating template for base models that ship none.
+std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
+                                      std::vector<std::string>& changes);
+
+// hailo-config.json: every key the runtime reads, filled from the checkpoint
+// and the plan, then the adapter's overrides.
+nlohmann::json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
+                                 std::vector<std::string>& changes);
+
+}  // namespace llm2hef::core

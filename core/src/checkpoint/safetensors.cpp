@@ -1,0 +1,348 @@
+#include "llm2hef/core/safetensors.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core {
+
+// The file format is little-endian; we copy F32 data with memcpy.
+static_assert(std::endian::native == std::endian::little, "llm2hef assumes a little-endian host");
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct DTypeSpec {
+  const char* text;
+  size_t size;
+  sdk::DType dtype;
+};
+
+// Every dtype the safetensors format defines (as of format version 0.4).
+constexpr DTypeSpec kDTypes[] = {
+    {"BOOL", 1, sdk::DType::other},    {"U8", 1, sdk::DType::other},      {"I8", 1, sdk::DType::other},
+    {"F8_E4M3", 1, sdk::DType::other}, {"F8_E5M2", 1, sdk::DType::other}, {"U16", 2, sdk::DType::other},
+    {"I16", 2, sdk::DType::other},     {"F16", 2, sdk::DType::f16},       {"BF16", 2, sdk::DType::bf16},
+    {"U32", 4, sdk::DType::other},     {"I32", 4, sdk::DType::other},     {"F32", 4, sdk::DType::f32},
+    {"U64", 8, sdk::DType::other},     {"I64", 8, sdk::DType::other},     {"F64", 8, sdk::DType::other},
+};
+
+const DTypeSpec* find_dtype(const std::string& text) {
+  for (const auto& d : kDTypes)
+    if (text == d.text) return &d;
+  return nullptr;
+}
+
+// A JSON value shown in an error message: short, whatever the input was.
+std::string brief(const Json& v) {
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+uint64_t read_u64_le(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// A non-negative integer that fits int64 (shape dimensions and offsets).
+bool as_size(const Json& v, uint64_t& out) {
+  if (!v.is_number_unsigned()) return false;
+  out = v.get<uint64_t>();
+  return out <= static_cast<uint64_t>(INT64_MAX);
+}
+
+std::string what_integer(const Json& v) {
+  if (v.is_number_integer() && !v.is_number_unsigned()) return "negative";
+  if (v.is_number_unsigned()) return "too large";
+  return "not an integer";
+}
+
+}  // namespace
+
+uint64_t SafetensorsEntry::numel() const {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint64_t file_size,
+                                           const std::string& file) {
+  if (file_size < 8 || bytes.size() < 8)
+    throw BadInput(file + ": not a safetensors file: " + std::to_string(file_size) +
+                   " bytes, too short for the 8-byte header length");
+  SafetensorsHeader h;
+  h.header_size = read_u64_le(bytes.data());
+  if (h.header_size == 0) throw BadInput(file + ": safetensors header length is zero");
+  if (h.header_size > kMaxSafetensorsHeader)
+    throw BadInput(file + ": safetensors header length " + std::to_string(h.header_size) +
+                   " exceeds the limit of " + std::to_string(kMaxSafetensorsHeader) + " bytes");
+  if (h.header_size > file_size - 8)
+    throw BadInput(file + ": safetensors header length " + std::to_string(h.header_size) +
+                   " runs past the end of the file (" + std::to_string(file_size) + " bytes); truncated?");
+  if (h.header_size > bytes.size() - 8)
+    throw BadInput(file + ": only " + std::to_string(bytes.size()) + " bytes given for a header of " +
+                   std::to_string(h.header_size) + " bytes");
+  h.data_start = 8 + h.header_size;
+  const uint64_t data_size = file_size - h.data_start;
+
+  // The callback keeps the parser honest where nlohmann would be lenient or
+  // expensive: duplicate keys (it silently keeps the last) and nesting deeper
+  // than any valid header (a fuzzer's "[[[[..." would only waste memory).
+  std::set<std::string> top_keys, entry_keys;
+  std::string current;
+  Json::parser_callback_t guard = [&](int depth, Json::parse_event_t ev, Json& parsed) {
+    if ((ev == Json::parse_event_t::object_start || ev == Json::parse_event_t::array_start) && depth >= 3)
+      throw BadInput(file + ": safetensors header: tensor '" + current + "': values nested too deeply");
+    if (ev == Json::parse_event_t::key && depth == 1) {
+      current = parsed.get<std::string>();
+      entry_keys.clear();
+      if (!top_keys.insert(current).second)
+        throw BadInput(file + ": safetensors header: tensor '" + current + "' appears more than once");
+    } else if (ev == Json::parse_event_t::key && depth == 2) {
+      const std::string& k = parsed.get_ref<const std::string&>();
+      if (!entry_keys.insert(k).second)
+        throw BadInput(file + ": safetensors header: tensor '" + current + "': key '" + k +
+                       "' appears more than once");
+    }
+    return true;
+  };
+  Json doc;
+  const auto* text = reinterpret_cast<const char*>(bytes.data() + 8);
+  try {
+    doc = Json::parse(text, text + h.header_size, guard);
+  } catch (const Json::exception& e) {
+    throw BadInput(file + ": safetensors header is not valid JSON: " + e.what());
+  }
+  if (!doc.is_object()) throw BadInput(file + ": safetensors header is not a JSON object");
+
+  for (const auto& [name, v] : doc.items()) {
+    if (name == "__metadata__") {
+      // Free-form string map (framework, format); nothing we need from it.
+      if (!v.is_object()) throw BadInput(file + ": safetensors header: '__metadata__' is not an object");
+      continue;
+    }
+    const std::string where = file + ": tensor '" + name + "': ";
+    if (!v.is_object()) throw BadInput(where + "header entry is not an object: " + brief(v));
+    for (const char* key : {"dtype", "shape", "data_offsets"})
+      if (!v.contains(key)) throw BadInput(where + "header entry has no '" + key + "'");
+    for (const auto& item : v.items())
+      if (item.key() != "dtype" && item.key() != "shape" && item.key() != "data_offsets")
+        throw BadInput(where + "unexpected key '" + item.key() + "' in the header entry");
+
+    SafetensorsEntry e;
+    e.name = name;
+    const Json& dt = v.at("dtype");
+    if (!dt.is_string()) throw BadInput(where + "dtype is not a string: " + brief(dt));
+    e.dtype_text = dt.get<std::string>();
+    const DTypeSpec* spec = find_dtype(e.dtype_text);
+    if (!spec) throw BadInput(where + "unknown dtype '" + e.dtype_text + "'");
+    e.dtype = spec->dtype;
+    e.element_size = spec->size;
+
+    const Json& shape = v.at("shape");
+    if (!shape.is_array()) throw BadInput(where + "shape is not a list: " + brief(shape));
+    uint64_t numel = 1;
+    for (const Json& d : shape) {
+      uint64_t dim = 0;
+      if (!as_size(d, dim)) throw BadInput(where + "shape dimension " + brief(d) + " is " + what_integer(d));
+      if (__builtin_mul_overflow(numel, dim, &numel) || numel > static_cast<uint64_t>(INT64_MAX))
+        throw BadInput(where + "shape " + brief(shape) + " has too many elements");
+      e.shape.push_back(static_cast<int64_t>(dim));
+    }
+    uint64_t nbytes = 0;
+    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(e.element_size), &nbytes))
+      throw BadInput(where + "shape " + brief(shape) + " x " + e.dtype_text + " overflows a byte count");
+
+    const Json& off = v.at("data_offsets");
+    if (!off.is_array() || off.size() != 2)
+      throw BadInput(where + "data_offsets is not a list of two integers: " + brief(off));
+    uint64_t begin = 0, end = 0;
+    if (!as_size(off[0], begin) || !as_size(off[1], end))
+      throw BadInput(where + "data_offsets " + brief(off) + " are not two non-negative integers");
+    if (begin > end) throw BadInput(where + "data_offsets " + brief(off) + " end before they begin");
+    if (end - begin != nbytes)
+      throw BadInput(where + "data_offsets " + brief(off) + " span " + std::to_string(end - begin) +
+                     " bytes, but shape " + brief(shape) + " of " + e.dtype_text + " needs " +
+                     std::to_string(nbytes));
+    if (end > data_size)
+      throw BadInput(where + "data_offsets " + brief(off) + " run past the end of the data section (" +
+                     std::to_string(data_size) + " bytes); truncated file?");
+    e.begin = h.data_start + begin;
+    e.end = h.data_start + end;
+    h.entries.push_back(std::move(e));
+  }
+
+  std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  // Two tensors sharing bytes would alias each other's weights. Empty tensors
+  // occupy nothing and may sit anywhere.
+  const SafetensorsEntry* last = nullptr;
+  for (const auto& e : h.entries) {
+    if (e.begin == e.end) continue;
+    if (last && e.begin < last->end)
+      throw BadInput(file + ": tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin - h.data_start) +
+                     ", " + std::to_string(e.end - h.data_start) + "] overlap those of tensor '" + last->name +
+                     "' [" + std::to_string(last->begin - h.data_start) + ", " +
+                     std::to_string(last->end - h.data_start) + "]");
+    if (!last || e.end > last->end) last = &e;
+  }
+  return h;
+}
+
+float f16_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t man = h & 0x3ffu;
+  if (exp == 0) {
+    // Zero or subnormal: man * 2^-24, exact in float32.
+    const float v = static_cast<float>(man) * 0x1p-24f;
+    return sign ? -v : v;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (man << 13));  // inf, NaN (payload kept)
+  return std::bit_cast<float>(sign | ((exp + (127 - 15)) << 23) | (man << 13));
+}
+
+float bf16_to_f32(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+void convert_to_f32(sdk::DType dtype, const uint8_t* src, std::span<float> out) {
+  switch (dtype) {
+    case sdk::DType::f32:
+      if (!out.empty()) std::memcpy(out.data(), src, out.size() * sizeof(float));
+      return;
+    case sdk::DType::f16:
+      for (size_t i = 0; i < out.size(); ++i) {
+        uint16_t v;
+        std::memcpy(&v, src + 2 * i, 2);
+        out[i] = f16_to_f32(v);
+      }
+      return;
+    case sdk::DType::bf16:
+      for (size_t i = 0; i < out.size(); ++i) {
+        uint16_t v;
+        std::memcpy(&v, src + 2 * i, 2);
+        out[i] = bf16_to_f32(v);
+      }
+      return;
+    case sdk::DType::other:
+      break;
+  }
+  throw InternalError("convert_to_f32: dtype cannot be converted to float32");
+}
+
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+
+}  // namespace
+
+SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path) {
+  const std::string label = path.string();
+  Fd fd(::open(label.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw BadInput(label + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw BadInput(label + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw BadInput(label + ": not a regular file");
+  size_ = static_cast<uint64_t>(st.st_size);
+  if (size_ < 8) parse_safetensors_header({}, size_, label);  // throws with the usual message
+
+  void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (m == MAP_FAILED) throw BadInput(label + ": cannot map into memory: " + std::strerror(errno));
+  map_ = static_cast<const uint8_t*>(m);
+  try {
+    header_ = parse_safetensors_header({map_, size_}, size_, label);
+  } catch (...) {
+    ::munmap(m, size_);
+    map_ = nullptr;
+    throw;
+  }
+  release(0, header_.data_start);
+  for (size_t i = 0; i < header_.entries.size(); ++i) index_.emplace(header_.entries[i].name, i);
+}
+
+SafetensorsFile::~SafetensorsFile() {
+  if (map_) ::munmap(const_cast<uint8_t*>(map_), size_);
+}
+
+const SafetensorsEntry* SafetensorsFile::find(std::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &header_.entries[it->second];
+}
+
+std::span<const uint8_t> SafetensorsFile::raw(const SafetensorsEntry& e) const {
+  return {map_ + e.begin, static_cast<size_t>(e.end - e.begin)};
+}
+
+void SafetensorsFile::release(uint64_t begin, uint64_t end) const {
+  // Only whole pages inside the range: the neighbours' bytes on a shared edge
+  // page are likely read next, and dropping them would only cost a re-read.
+  const uint64_t lo = (begin + kPage - 1) / kPage * kPage;
+  const uint64_t hi = std::min(end, size_) / kPage * kPage;
+  if (lo < hi) ::madvise(const_cast<uint8_t*>(map_) + lo, hi - lo, MADV_DONTNEED);  // advisory; failure is harmless
+}
+
+void SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, int64_t row_end,
+                                std::span<float> out) const {
+  if (e.dtype == sdk::DType::other)
+    throw Unsupported(path_.string() + ": tensor '" + e.name + "' has dtype " + e.dtype_text +
+                      "; only F32, F16 and BF16 weights can be read");
+  const int64_t rows = e.shape.empty() ? 1 : e.shape[0];
+  int64_t row_size = 1;
+  for (size_t i = 1; i < e.shape.size(); ++i) row_size *= e.shape[i];
+  if (row_begin < 0 || row_begin > row_end || row_end > rows)
+    throw InternalError(path_.string() + ": tensor '" + e.name + "': rows [" + std::to_string(row_begin) + ", " +
+                        std::to_string(row_end) + ") requested of " + std::to_string(rows));
+  const uint64_t count = static_cast<uint64_t>(row_end - row_begin) * static_cast<uint64_t>(row_size);
+  if (out.size() != count)
+    throw InternalError(path_.string() + ": tensor '" + e.name + "': output holds " + std::to_string(out.size()) +
+                        " values, " + std::to_string(count) + " requested");
+
+  const uint64_t esize = e.element_size;
+  const uint64_t first = e.begin + static_cast<uint64_t>(row_begin) * static_cast<uint64_t>(row_size) * esize;
+  // Convert in slices and drop each slice's pages as soon as it is copied, so
+  // even one call over a whole multi-hundred-MB tensor maps only a slice.
+  constexpr uint64_t kSliceValues = (8u << 20) / 4;
+  uint64_t released = first;
+  for (uint64_t done = 0; done < count;) {
+    const uint64_t n = std::min<uint64_t>(kSliceValues, count - done);
+    convert_to_f32(e.dtype, map_ + first + done * esize, out.subspan(done, n));
+    done += n;
+    // Release up to the last whole page of the slice; the straddling page is
+    // freed with the next slice (or stays, being shared with the neighbour).
+    const uint64_t upto = (first + done * esize) / kPage * kPage;
+    if (upto > released) {
+      release(released, upto);
+      released = upto;
+    }
+  }
+}
+
+}  // namespace llm2hef::core

@@ -1,0 +1,49 @@
+#include <cctype>
+
+#include "llm2hef/core/dfc_kit.hpp"
+
+namespace llm2hef::core {
+
+std::string dfc_scope_name(const std::string& model_name) {
+  std::string s;
+  for (char c : model_name) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    s += std::isalnum(u) ? static_cast<char>(std::tolower(u)) : '_';
+  }
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) s = "m_" + s;
+  return s;
+}
+
+std::string optimize_script(const std::string& scope, const sdk::Plan& plan, int64_t calib_size) {
+  const std::string n = std::to_string(plan.cache_size), p = std::to_string(plan.prefill);
+  // LNM's measured-better default (hailo-contract.md section 7). optimization_level
+  // stays 0: higher levels silently re-enable adaround/finetune.
+  std::string s;
+  s += "# Model script for runner.optimize(), written by llm2hef.\n";
+  s += "pre_quantization_optimization(ew_add_fusing, policy=disabled)\n";
+  s += "set_kv_cache_global_params(" + p + ", " + n + ")\n";
+  s += "model_optimization_config(globals, multiproc_policy=disabled)\n";
+  s += "model_optimization_config(calibration, batch_size=1, calibset_size=" + std::to_string(calib_size) + ")\n";
+  s += "model_optimization_flavor(compression_level=4, optimization_level=0)\n";
+  s += "post_quantization_optimization(bias_correction, policy=enabled)\n";
+  s += "post_quantization_optimization(adaround, policy=disabled)\n";
+  s += "post_quantization_optimization(finetune, policy=disabled)\n";
+  s += "quantization_param([" + scope + "/input_layer1], precision_mode=a16_w16)\n";
+  s += "# compile.py appends quantization_param([...], precision_mode=a8_w4) for the compressible convs,\n";
+  s += "# which are only known once the ONNX is parsed (every conv but the constant 0/1 ones and\n";
+  s += "# those whose narrowest input is at most the pe width).\n";
+  return s;
+}
+
+std::string compile_script(const std::string& scope) {
+  std::string s;
+  s += "# Model script for runner.compile(), written by llm2hef.\n";
+  s += "performance_param(compiler_optimization_level=0)\n";
+  s += "allocator_param(enable_auto_spatial_reshapes=False)\n";
+  s += scope + "__prefill = network_group([" + scope + "__prefill])\n";
+  s += scope + "__tbt = network_group([" + scope + "__tbt])\n";
+  s += "# compile.py appends the format_conversion lines for every cache layer of both groups.\n";
+  return s;
+}
+
+}  // namespace llm2hef::core

@@ -1,0 +1,75 @@
+#include "llm2hef/core/genai_resources.hpp"
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
+
+namespace llm2hef::core {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<int64_t> added_token_id(const json& tokenizer, const std::string& content) {
+  if (!tokenizer.contains("added_tokens")) return std::nullopt;
+  for (const auto& t : tokenizer["added_tokens"])
+    if (t.value("content", "") == content) return t["id"].get<int64_t>();
+  return std::nullopt;
+}
+
+std::vector<int64_t> eos_ids(const sdk::Checkpoint& ckpt, const json& tokenizer) {
+  for (const sdk::JsonFile* f : {&ckpt.generation_config(), &ckpt.config()})
+    if (auto ids = f->find_int_list("eos_token_id"); ids && !ids->empty()) return *ids;
+  // Fall back to the tokenizer's eos text.
+  const json& tc = ckpt.tokenizer_config().raw();
+  if (tc.is_object() && tc.contains("eos_token")) {
+    const json& e = tc["eos_token"];
+    std::string text = e.is_string() ? e.get<std::string>() : e.is_object() ? e.value("content", "") : "";
+    if (auto id = added_token_id(tokenizer, text)) return {*id};
+  }
+  throw BadInput(ckpt.dir().string() +
+                 ": no eos_token_id in generation_config.json or config.json, and no eos_token in tokenizer_config.json;"
+                 " the Hailo runtime requires one");
+}
+
+}  // namespace
+
+json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
+                       std::vector<std::string>& changes) {
+  json cfg;
+  const std::vector<int64_t> eos = eos_ids(ckpt, tok.tokenizer);
+  cfg["eos_token_id"] = eos.front();
+  cfg["stop_token_id"] = eos;
+  cfg["chat_template"] = chat_template_for_runtime(ckpt, tok.bos, changes);
+
+  // Reasoning markers, when the tokenizer has them (Qwen3, SmolLM3, ...).
+  if (auto b = added_token_id(tok.tokenizer, "<think>")) cfg["begin_of_reasoning_token_id"] = *b;
+  if (auto e = added_token_id(tok.tokenizer, "</think>")) cfg["end_of_reasoning_token_id"] = *e;
+
+  // Generation defaults: the model's own, else Hugging Face's (greedy).
+  const sdk::JsonFile& gc = ckpt.generation_config();
+  json gen;
+  gen["max_new_tokens"] = gc.find_int("max_new_tokens").value_or(256);
+  gen["temperature"] = gc.find_number("temperature").value_or(1.0);
+  gen["top_p"] = gc.find_number("top_p").value_or(1.0);
+  gen["top_k"] = gc.find_int("top_k").value_or(50);
+  gen["repetition_penalty"] = gc.find_number("repetition_penalty").value_or(1.0);
+  gen["do_sample"] = gc.find_bool("do_sample").value_or(false);
+  cfg["default_generation_params"] = gen;
+
+  // The runtime tiles the mask and the q tables num_attention_heads times and
+  // the k tables num_key_value_heads times; the key is `_count`, not `_size`.
+  cfg["pre_process_params"] = {
+      {"kv_cache_size", plan.cache_size},
+      {"num_attention_heads", plan.pe_q_tiles},
+      {"num_key_value_heads", plan.pe_k_tiles},
+      {"prefill_input_tokens_count", plan.prefill},
+  };
+  json suffixes = json::object();
+  for (size_t i = 0; i < sdk::kRuntimeInputs.size(); ++i)
+    suffixes[std::string(sdk::kRuntimeInputs[i].role)] = "input_layer" + std::to_string(i + 1);
+  cfg["input_layers_names_suffixes"] = suffixes;
+
+  if (!plan.hailo_config_overrides.is_null()) cfg.merge_patch(plan.hailo_config_overrides);
+  return cfg;
+}
+
+}  // namespace llm2hef::core

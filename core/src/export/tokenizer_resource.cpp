@@ -1,0 +1,120 @@
+#include <algorithm>
+
+#include "llm2hef/core/genai_resources.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core {
+
+using nlohmann::json;
+
+namespace {
+
+bool is_strip(const json& step) { return step.is_object() && step.value("type", "") == "Strip"; }
+
+// The text of the special token a TemplateProcessing puts before "$A", if any.
+std::optional<std::string> template_bos(const json& pp) {
+  if (!pp.is_object()) return std::nullopt;
+  if (pp.value("type", "") == "Sequence" && pp.contains("processors") && pp["processors"].is_array()) {
+    for (const auto& p : pp["processors"])
+      if (auto b = template_bos(p)) return b;
+    return std::nullopt;
+  }
+  if (pp.value("type", "") != "TemplateProcessing" || !pp.contains("single") || !pp["single"].is_array() ||
+      pp["single"].empty())
+    return std::nullopt;
+  const json& first = pp["single"][0];
+  if (first.is_object() && first.contains("SpecialToken") && first["SpecialToken"].contains("id") &&
+      first["SpecialToken"]["id"].is_string())
+    return first["SpecialToken"]["id"].get<std::string>();
+  return std::nullopt;
+}
+
+void check_ids(const json& vocab, const std::string& where, int64_t vocab_size) {
+  if (!vocab.is_object()) return;
+  for (const auto& [token, id] : vocab.items()) {
+    if (!id.is_number_integer())
+      throw BadInput(where + ": token '" + token + "' has a non-integer id");
+    if (id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size)
+      throw BadInput(where + ": token '" + token + "' has id " + std::to_string(id.get<int64_t>()) +
+                     ", outside the model's vocab_size " + std::to_string(vocab_size));
+  }
+}
+
+}  // namespace
+
+TokenizerFix fix_tokenizer(const json& tokenizer, const std::string& origin, int64_t vocab_size) {
+  if (!tokenizer.is_object()) throw BadInput(origin + ": expected a JSON object");
+  if (!tokenizer.contains("model") || !tokenizer["model"].is_object() || !tokenizer["model"].contains("type"))
+    throw BadInput(origin + ": field 'model': missing or without a 'type' (not a Hugging Face tokenizers file)");
+  TokenizerFix out;
+  out.tokenizer = tokenizer;
+  check_ids(tokenizer["model"].value("vocab", json()), origin + ": field 'model.vocab'", vocab_size);
+  if (tokenizer.contains("added_tokens")) {
+    const json& added = tokenizer["added_tokens"];
+    if (!added.is_array()) throw BadInput(origin + ": field 'added_tokens': expected a list");
+    for (const auto& t : added) {
+      if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() || !t.contains("content"))
+        throw BadInput(origin + ": field 'added_tokens': entry without integer 'id' and 'content': " + t.dump());
+      if (t["id"].get<int64_t>() >= vocab_size)
+        throw BadInput(origin + ": field 'added_tokens': token '" + t["content"].get<std::string>() + "' has id " +
+                       std::to_string(t["id"].get<int64_t>()) + ", outside the model's vocab_size " +
+                       std::to_string(vocab_size));
+    }
+  }
+
+  json& dec = out.tokenizer["decoder"];
+  if (is_strip(dec)) {
+    dec = nullptr;
+    out.changes.push_back("tokenizer.json: decoder Strip removed (the runtime detokenizes token by token)");
+  } else if (dec.is_object() && dec.value("type", "") == "Sequence" && dec.contains("decoders") &&
+             dec["decoders"].is_array()) {
+    json& steps = dec["decoders"];
+    const size_t before = steps.size();
+    steps.erase(std::remove_if(steps.begin(), steps.end(), is_strip), steps.end());
+    if (steps.size() != before)
+      out.changes.push_back("tokenizer.json: " + std::to_string(before - steps.size()) +
+                            " decoder Strip step(s) removed (the runtime detokenizes token by token)");
+  }
+  out.bos = template_bos(tokenizer.value("post_processor", json()));
+  return out;
+}
+
+std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
+                                      std::vector<std::string>& changes) {
+  const sdk::JsonFile& tc = ckpt.tokenizer_config();
+  std::string tmpl;
+  if (tc.has("chat_template")) {
+    const json& ct = tc.raw()["chat_template"];
+    if (ct.is_string()) {
+      tmpl = ct.get<std::string>();
+    } else if (ct.is_array()) {  // [{"name": "default", "template": ...}, ...]
+      for (const auto& entry : ct)
+        if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template"))
+          tmpl = entry["template"].get<std::string>();
+      if (tmpl.empty()) throw BadInput(tc.where("chat_template") + ": a list without a 'default' template");
+    } else {
+      throw BadInput(tc.where("chat_template") + ": expected a string or a list of named templates");
+    }
+  } else {
+    // Base models: the runtime still renders a template, so give it one that
+    // passes the text through unchanged.
+    tmpl = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
+    changes.push_back("chat_template: none in the checkpoint; using a plain concatenation of message contents");
+  }
+  if (bos) {
+    for (const char* spelled : {"{{ bos_token }}", "{{bos_token}}"}) {
+      for (size_t at = tmpl.find(spelled); at != std::string::npos; at = tmpl.find(spelled)) {
+        tmpl.replace(at, std::string(spelled).size(), *bos);
+        changes.push_back("chat_template: '" + std::string(spelled) + "' replaced by the literal BOS text");
+      }
+    }
+    if (tmpl.rfind(*bos, 0) != 0) {
+      tmpl = *bos + tmpl;
+      changes.push_back("chat_template: BOS '" + *bos +
+                        "' prepended (the runtime ignores the tokenizer's post-processor, which added it)");
+    }
+  }
+  return tmpl;
+}
+
+}  // namespace llm2hef::core

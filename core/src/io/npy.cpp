@@ -1,0 +1,172 @@
+#include "llm2hef/core/npy.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <regex>
+
+#include "llm2hef/core/atomic_output.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core {
+
+namespace {
+
+int64_t count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+std::string npy_header(NpyType type, const std::vector<int64_t>& shape) {
+  std::string dict = std::string("{'descr': '") + (type == NpyType::f32 ? "<f4" : "<i8") +
+                     "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < shape.size(); ++i) dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
+  dict += "), }";
+  // magic(6) + version(2) + len(2) + dict + padding + '\n', total a multiple of 64.
+  size_t total = 10 + dict.size() + 1;
+  size_t padded = (total + 63) / 64 * 64;
+  dict.append(padded - total, ' ');
+  dict += '\n';
+  std::string h = "\x93NUMPY";
+  h += '\x01';
+  h += '\x00';
+  h += static_cast<char>(dict.size() & 0xff);
+  h += static_cast<char>((dict.size() >> 8) & 0xff);
+  return h + dict;
+}
+
+NpyWriter::NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape)
+    : path_(path), out_(path, std::ios::binary | std::ios::trunc), expected_(count(shape)) {
+  if (!out_) throw BadInput(path.string() + ": cannot open for writing");
+  out_ << npy_header(NpyType::f32, shape);
+}
+
+void NpyWriter::append(std::span<const float> values) {
+  out_.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size_bytes()));
+  if (!out_) throw BadInput(path_.string() + ": write failed (disk full?)");
+  written_ += static_cast<int64_t>(values.size());
+}
+
+void NpyWriter::finish() {
+  out_.close();
+  if (!out_) throw BadInput(path_.string() + ": write failed while closing");
+  if (written_ != expected_)
+    throw InternalError(path_.string() + ": wrote " + std::to_string(written_) + " values, expected " +
+                        std::to_string(expected_));
+}
+
+void write_npy(const std::filesystem::path& path, const std::vector<int64_t>& shape, std::span<const float> values) {
+  NpyWriter w(path, shape);
+  w.append(values);
+  w.finish();
+}
+
+NpyReader::NpyReader(const std::filesystem::path& path) : path_(path), in_(path, std::ios::binary) {
+  if (!in_) throw BadInput(path.string() + ": cannot open for reading");
+  char magic[10];
+  in_.read(magic, 10);
+  if (!in_ || std::string(magic, 6) != "\x93NUMPY") throw BadInput(path.string() + ": not a .npy file");
+  uint64_t header_len = 0;
+  const int major = static_cast<unsigned char>(magic[6]);
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(magic[8]) | (static_cast<unsigned>(static_cast<unsigned char>(magic[9])) << 8);
+    data_offset_ = 10 + header_len;
+  } else {
+    char more[2];
+    in_.read(more, 2);
+    header_len = static_cast<unsigned char>(magic[8]) | (static_cast<unsigned>(static_cast<unsigned char>(magic[9])) << 8) |
+                 (static_cast<unsigned>(static_cast<unsigned char>(more[0])) << 16) |
+                 (static_cast<unsigned>(static_cast<unsigned char>(more[1])) << 24);
+    data_offset_ = 12 + header_len;
+  }
+  if (header_len > (1u << 20)) throw BadInput(path.string() + ": .npy header too large");
+  std::string dict(header_len, '\0');
+  in_.read(dict.data(), static_cast<std::streamsize>(header_len));
+  if (!in_) throw BadInput(path.string() + ": truncated .npy header");
+  std::smatch m;
+  if (!std::regex_search(dict, m, std::regex("'descr':\\s*'([<|]?)([fi][48])'")))
+    throw BadInput(path.string() + ": unsupported .npy dtype (expected <f4 or <i8)");
+  if (m[2] == "f4")
+    type_ = NpyType::f32;
+  else if (m[2] == "i8")
+    type_ = NpyType::i64;
+  else
+    throw BadInput(path.string() + ": unsupported .npy dtype '" + m[2].str() + "'");
+  if (dict.find("'fortran_order': False") == std::string::npos)
+    throw BadInput(path.string() + ": Fortran-ordered .npy is not supported");
+  if (!std::regex_search(dict, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+    throw BadInput(path.string() + ": .npy header has no shape");
+  std::string dims = m[1];
+  std::regex num("\\d+");
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it)
+    shape_.push_back(std::stoll(it->str()));
+  row_size_ = 1;
+  for (size_t i = 1; i < shape_.size(); ++i) row_size_ *= shape_[i];
+  const uint64_t elem = type_ == NpyType::f32 ? 4 : 8;
+  const uint64_t need = data_offset_ + static_cast<uint64_t>(count(shape_)) * elem;
+  if (std::filesystem::file_size(path) < need)
+    throw BadInput(path.string() + ": file is shorter than its header's shape " + std::to_string(need) + " bytes");
+}
+
+void NpyReader::read_rows(int64_t begin, int64_t end, std::span<float> out) {
+  if (type_ != NpyType::f32) throw BadInput(path_.string() + ": expected a float32 array");
+  const int64_t rows = shape_.empty() ? 1 : shape_[0];
+  if (begin < 0 || end > rows || begin > end || static_cast<int64_t>(out.size()) != (end - begin) * row_size_)
+    throw InternalError(path_.string() + ": bad row range");
+  in_.seekg(static_cast<std::streamoff>(data_offset_ + static_cast<uint64_t>(begin * row_size_) * 4));
+  in_.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size_bytes()));
+  if (!in_) throw BadInput(path_.string() + ": read failed");
+}
+
+std::vector<float> NpyReader::read_all() {
+  std::vector<float> out(static_cast<size_t>(count(shape_)));
+  read_rows(0, shape_.empty() ? 1 : shape_[0], out);
+  return out;
+}
+
+NpzMember npz_f32(std::string name, std::vector<int64_t> shape, std::span<const float> values) {
+  return {std::move(name), NpyType::f32, std::move(shape),
+          std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes())};
+}
+
+NpzMember npz_i64(std::string name, std::vector<int64_t> shape, std::span<const int64_t> values) {
+  return {std::move(name), NpyType::i64, std::move(shape),
+          std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes())};
+}
+
+void write_npz(const std::filesystem::path& path, const std::vector<NpzMember>& members) {
+  // Build the archive in memory (inputs are small), then write it atomically.
+  std::string zip;
+  archive* a = archive_write_new();
+  archive_write_set_format_zip(a);
+  archive_write_zip_set_compression_store(a);
+  archive_write_set_bytes_in_last_block(a, 1);
+  auto writer = [](archive*, void* client, const void* buff, size_t n) -> la_ssize_t {
+    static_cast<std::string*>(client)->append(static_cast<const char*>(buff), n);
+    return static_cast<la_ssize_t>(n);
+  };
+  if (archive_write_open(a, &zip, nullptr, writer, nullptr) != ARCHIVE_OK) {
+    std::string err = archive_error_string(a) ? archive_error_string(a) : "unknown";
+    archive_write_free(a);
+    throw InternalError("npz: " + err);
+  }
+  for (const auto& m : members) {
+    std::string content = npy_header(m.type, m.shape) + m.bytes;
+    archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, (m.name + ".npy").c_str());
+    archive_entry_set_size(e, static_cast<la_int64_t>(content.size()));
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_perm(e, 0644);
+    archive_write_header(a, e);
+    archive_write_data(a, content.data(), content.size());
+    archive_entry_free(e);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+  write_file_atomic(path, zip);
+}
+
+}  // namespace llm2hef::core

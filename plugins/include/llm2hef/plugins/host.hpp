@@ -1,0 +1,111 @@
+// Finding and loading every adapter the user can reach.
+//
+// Search order (docs/DESIGN.md, "Plugin ABI"):
+//   1. --adapter-path values (each a folder or one library file; ':' separates
+//      several entries in one value),
+//   2. the LLM2HEF_ADAPTER_PATH environment variable (':'-separated),
+//   3. the install folder, <prefix>/lib/llm2hef/adapters,
+//   4. the build tree's adapter folder.
+// Earlier roots win: when two files provide an adapter with the same name, the
+// one found first is kept and the later one is skipped (and reported). This
+// lets a user shadow an installed adapter with a development build by passing
+// --adapter-path, without uninstalling anything.
+//
+// Within a folder every regular file (or link to one) whose name ends in ".so"
+// is tried, in name order so that results do not depend on directory order.
+// A file reached twice (the same folder listed twice, a symlink) is loaded once.
+// Every file tried leaves a Considered record, so nothing is skipped silently.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llm2hef/plugins/loader.hpp"
+
+namespace llm2hef::plugins {
+
+enum class RootKind { explicit_path, environment, install, build_tree };
+
+// "--adapter-path", "LLM2HEF_ADAPTER_PATH", "install", "build tree".
+const char* to_string(RootKind kind);
+
+// The value of LLM2HEF_ADAPTER_PATH, or nullopt when unset.
+std::optional<std::string> adapter_path_from_environment();
+
+// The running executable (from /proc/self/exe); empty when unknown.
+std::filesystem::path executable_path();
+
+// <exe dir>/../<install_subdir>, the adapters folder of an installed llm2hef.
+// `install_subdir` is LLM2HEF_INSTALL_ADAPTER_SUBDIR (e.g. "lib/llm2hef/adapters").
+std::filesystem::path install_adapter_dir(const std::filesystem::path& executable, std::string_view install_subdir);
+
+struct SearchOptions {
+  // --adapter-path values, in command-line order; each may hold ':'-separated entries.
+  std::vector<std::string> explicit_paths;
+  // LLM2HEF_ADAPTER_PATH; read from the environment by default, so tests can
+  // replace or clear it.
+  std::optional<std::string> environment = adapter_path_from_environment();
+  std::optional<std::filesystem::path> install_dir;
+  std::optional<std::filesystem::path> build_dir;
+};
+
+// One place searched.
+struct SearchRoot {
+  std::filesystem::path path;
+  RootKind kind;
+  enum class State { folder, file, missing, unreadable } state;
+  std::string note;  // why it is missing or unreadable; empty otherwise
+};
+
+// One file tried.
+struct Considered {
+  std::filesystem::path file;
+  std::filesystem::path root;  // the SearchRoot::path it came from
+  RootKind root_kind;
+  bool loaded = false;
+  std::string reason;  // empty when loaded; otherwise why it was skipped
+  // Set when the file itself is broken (not for duplicates).
+  std::optional<PluginLoadError::Reason> error;
+};
+
+class AdapterHost {
+ public:
+  AdapterHost() = default;  // no roots: discover() finds nothing
+  explicit AdapterHost(SearchOptions options) : options_(std::move(options)) {}
+  AdapterHost(AdapterHost&&) noexcept = default;
+  AdapterHost& operator=(AdapterHost&&) noexcept = default;
+  AdapterHost(const AdapterHost&) = delete;
+  AdapterHost& operator=(const AdapterHost&) = delete;
+
+  // Searches every root and loads what it can. A broken plugin is recorded
+  // and skipped; this never throws for plugin or file-system problems.
+  // Calling it again starts over: adapters from the previous run are unloaded,
+  // so references to them become invalid.
+  void discover();
+
+  // Loaded adapters in discovery order (the order of precedence).
+  const std::vector<LoadedAdapter>& adapters() const { return adapters_; }
+  const LoadedAdapter* find(std::string_view name) const;
+  std::vector<std::string> names() const;
+
+  const std::vector<SearchRoot>& roots() const { return roots_; }
+  const std::vector<Considered>& considered() const { return considered_; }
+  const SearchOptions& options() const { return options_; }
+
+ private:
+  void search_root(const std::filesystem::path& root, RootKind kind);
+  void consider(const std::filesystem::path& file, const std::filesystem::path& root, RootKind kind);
+
+  SearchOptions options_{.explicit_paths = {}, .environment = std::nullopt, .install_dir = {}, .build_dir = {}};
+  std::vector<LoadedAdapter> adapters_;
+  std::vector<SearchRoot> roots_;
+  std::vector<Considered> considered_;
+  std::map<std::filesystem::path, std::size_t> seen_;  // canonical file -> index into considered_
+};
+
+}  // namespace llm2hef::plugins

@@ -1,0 +1,184 @@
+#include "llm2hef/plugins/host.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <system_error>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+namespace fs = std::filesystem;
+
+namespace llm2hef::plugins {
+
+namespace {
+
+// "a::b:" -> {"a", "b"}: empty entries are dropped rather than meaning "the
+// current folder", which would load whatever .so happens to sit there.
+std::vector<std::string> split_path_list(const std::string& value) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    std::size_t end = value.find(':', start);
+    if (end == std::string::npos) end = value.size();
+    if (end > start) out.push_back(value.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool has_so_suffix(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.size() > 3 && name.ends_with(".so");
+}
+
+fs::path absolute_or_same(const fs::path& p) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(p, ec);
+  return ec ? p : abs.lexically_normal();
+}
+
+}  // namespace
+
+const char* to_string(RootKind kind) {
+  switch (kind) {
+    case RootKind::explicit_path: return "--adapter-path";
+    case RootKind::environment: return "LLM2HEF_ADAPTER_PATH";
+    case RootKind::install: return "install";
+    case RootKind::build_tree: return "build tree";
+  }
+  return "unknown";
+}
+
+std::optional<std::string> adapter_path_from_environment() {
+  const char* v = std::getenv("LLM2HEF_ADAPTER_PATH");
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
+
+fs::path executable_path() {
+  boost::dll::fs::error_code ec;
+  fs::path p = boost::dll::program_location(ec);
+  return ec ? fs::path() : p;
+}
+
+fs::path install_adapter_dir(const fs::path& executable, std::string_view install_subdir) {
+  if (executable.empty()) return {};
+  return (executable.parent_path() / ".." / fs::path(install_subdir)).lexically_normal();
+}
+
+const LoadedAdapter* AdapterHost::find(std::string_view name) const {
+  for (const auto& a : adapters_)
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+std::vector<std::string> AdapterHost::names() const {
+  std::vector<std::string> out;
+  out.reserve(adapters_.size());
+  for (const auto& a : adapters_) out.push_back(a.name());
+  return out;
+}
+
+void AdapterHost::discover() {
+  // Adapters first: their objects must go before anything else refers to them.
+  adapters_.clear();
+  roots_.clear();
+  considered_.clear();
+  seen_.clear();
+
+  for (const auto& value : options_.explicit_paths)
+    for (const auto& entry : split_path_list(value)) search_root(entry, RootKind::explicit_path);
+  if (options_.environment)
+    for (const auto& entry : split_path_list(*options_.environment)) search_root(entry, RootKind::environment);
+  if (options_.install_dir && !options_.install_dir->empty()) search_root(*options_.install_dir, RootKind::install);
+  if (options_.build_dir && !options_.build_dir->empty()) search_root(*options_.build_dir, RootKind::build_tree);
+}
+
+void AdapterHost::search_root(const fs::path& given, RootKind kind) {
+  const fs::path root = absolute_or_same(given);
+  SearchRoot rec{root, kind, SearchRoot::State::missing, {}};
+  std::error_code ec;
+  const fs::file_status st = fs::status(root, ec);
+
+  if (!fs::exists(st)) {
+    // A missing folder is normal (no install, no build tree); just say so.
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      rec.state = SearchRoot::State::unreadable;
+      rec.note = ec.message();
+    } else {
+      rec.note = "does not exist";
+    }
+    roots_.push_back(std::move(rec));
+    return;
+  }
+
+  if (fs::is_regular_file(st)) {
+    // A file named explicitly is tried whatever its name: the user asked for it.
+    rec.state = SearchRoot::State::file;
+    roots_.push_back(std::move(rec));
+    consider(root, root, kind);
+    return;
+  }
+
+  if (!fs::is_directory(st)) {
+    rec.state = SearchRoot::State::unreadable;
+    rec.note = "neither a folder nor a regular file";
+    roots_.push_back(std::move(rec));
+    return;
+  }
+
+  std::vector<fs::path> files;
+  fs::directory_iterator it(root, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code entry_ec;
+    // is_regular_file follows symlinks: a link to an adapter counts.
+    if (has_so_suffix(it->path()) && it->is_regular_file(entry_ec)) files.push_back(it->path());
+  }
+  if (ec) {
+    rec.state = SearchRoot::State::unreadable;
+    rec.note = "cannot list: " + ec.message();
+    roots_.push_back(std::move(rec));
+    return;  // a half-listed folder would give order-dependent results
+  }
+  rec.state = SearchRoot::State::folder;
+  roots_.push_back(std::move(rec));
+
+  std::sort(files.begin(), files.end(),
+            [](const fs::path& a, const fs::path& b) { return a.filename().native() < b.filename().native(); });
+  for (const auto& f : files) consider(f, root, kind);
+}
+
+void AdapterHost::consider(const fs::path& file, const fs::path& root, RootKind kind) {
+  Considered rec{file, root, kind, false, {}, std::nullopt};
+
+  std::error_code ec;
+  fs::path canonical = fs::canonical(file, ec);
+  if (ec) canonical = file;
+  if (auto it = seen_.find(canonical); it != seen_.end()) {
+    const Considered& first = considered_[it->second];
+    rec.reason = (first.loaded ? "already loaded from " : "already considered from ") + first.file.string();
+    considered_.push_back(std::move(rec));
+    return;
+  }
+  seen_.emplace(canonical, considered_.size());
+
+  try {
+    LoadedAdapter loaded = load_adapter(file);
+    if (const LoadedAdapter* earlier = find(loaded.name())) {
+      // Earlier roots win (see the header). `loaded` is unloaded on return.
+      rec.reason = "adapter '" + loaded.name() + "' already provided by " + earlier->path().string();
+    } else {
+      adapters_.push_back(std::move(loaded));
+      rec.loaded = true;
+    }
+  } catch (const PluginLoadError& e) {
+    rec.reason = e.detail();
+    rec.error = e.reason();
+  } catch (const std::exception& e) {
+    // Host-side trouble (e.g. out of memory) while loading: still only this file's problem.
+    rec.reason = std::string("unexpected error while loading: ") + e.what();
+  }
+  considered_.push_back(std::move(rec));
+}
+
+}  // namespace llm2hef::plugins

@@ -1,0 +1,142 @@
+#include "llm2hef/registry/registry.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::registry {
+
+namespace {
+
+using plugins::LoadedAdapter;
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string origin_of(const sdk::JsonFile& config) { return config.origin().empty() ? "config.json" : config.origin(); }
+
+std::vector<std::string> read_architectures(const sdk::JsonFile& config) {
+  if (!config.has("architectures")) return {};
+  const auto& v = config.raw().at("architectures");
+  std::vector<std::string> out;
+  if (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_string(); })) {
+    for (const auto& e : v) out.push_back(e.template get<std::string>());
+    return out;
+  }
+  throw BadInput(config.where("architectures") + ": expected a list of strings, got " + v.dump());
+}
+
+struct Candidate {
+  const LoadedAdapter* adapter;
+  std::string value;  // what it matched on
+};
+
+// Adapters claiming any of `values` through `claimed` (architectures or
+// model_types), each once, in discovery order.
+template <typename Claims>
+std::vector<Candidate> candidates(const plugins::AdapterHost& host, const std::vector<std::string>& values,
+                                  Claims claimed) {
+  std::vector<Candidate> out;
+  for (const auto& a : host.adapters())
+    for (const auto& v : values)
+      if (contains(claimed(a.info()), v)) {
+        out.push_back({&a, v});
+        break;
+      }
+  return out;
+}
+
+[[noreturn]] void ambiguous(const sdk::JsonFile& config, const char* what, const std::vector<Candidate>& found) {
+  std::vector<std::string> values, who;
+  for (const auto& c : found) {
+    values.push_back(in_quotes(c.value));
+    who.push_back(c.adapter->name() + " (" + c.adapter->path().string() + ")");
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  const std::string claim = values.size() == 1 ? std::string(what) + " " + values[0] + " is claimed by more than one adapter"
+                                               : std::string(what) + "s " + join(values, ", ") +
+                                                     " are claimed by different adapters";
+  throw Unsupported(origin_of(config) + ": " + claim + ": " + join(who, ", ") + "; pass --adapter NAME to choose one");
+}
+
+std::string available_hint(const plugins::AdapterHost& host) {
+  if (host.adapters().empty())
+    return "no adapters were found (run 'llm2hef adapters --verbose' to see where llm2hef looked, "
+           "or add a folder with --adapter-path)";
+  return "available adapters: " + join(host.names(), ", ");
+}
+
+}  // namespace
+
+const char* to_string(MatchKind kind) {
+  switch (kind) {
+    case MatchKind::override_name: return "--adapter";
+    case MatchKind::architecture: return "architectures";
+    case MatchKind::model_type: return "model_type";
+  }
+  return "unknown";
+}
+
+Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host,
+                   std::optional<std::string> adapter_override) {
+  if (adapter_override) {
+    // The user's explicit choice bypasses matching: it is how conflicts are
+    // settled and how an adapter is tried on a lookalike architecture.
+    if (const LoadedAdapter* a = host.find(*adapter_override))
+      return {a, MatchKind::override_name, *adapter_override};
+    throw UsageError("unknown adapter " + in_quotes(*adapter_override) + " (--adapter); " + available_hint(host));
+  }
+
+  const std::vector<std::string> architectures = read_architectures(config);
+  const std::optional<std::string> model_type = config.find_string("model_type");
+
+  auto by_arch = candidates(host, architectures, [](const sdk::AdapterInfo& i) -> auto& { return i.architectures; });
+  if (by_arch.size() == 1) return {by_arch[0].adapter, MatchKind::architecture, by_arch[0].value};
+  if (by_arch.size() > 1) ambiguous(config, "architecture", by_arch);
+
+  if (model_type) {
+    auto by_type = candidates(host, {*model_type}, [](const sdk::AdapterInfo& i) -> auto& { return i.model_types; });
+    if (by_type.size() == 1) return {by_type[0].adapter, MatchKind::model_type, by_type[0].value};
+    if (by_type.size() > 1) ambiguous(config, "model_type", by_type);
+  }
+
+  std::vector<std::string> found_arch;
+  for (const auto& a : architectures) found_arch.push_back(in_quotes(a));
+  std::string found = "architectures [" + join(found_arch, ", ") + "], model_type " +
+                      (model_type ? in_quotes(*model_type) : std::string("(none)"));
+
+  std::vector<std::string> supported;
+  for (const auto& a : host.adapters())
+    for (const auto& arch : a.info().architectures) supported.push_back(arch + " (" + a.name() + ")");
+  std::string hint = host.adapters().empty() ? available_hint(host)
+                                             : "supported architectures: " + join(supported, ", ") +
+                                                   "; pass --adapter NAME to force one";
+  throw Unsupported(origin_of(config) + ": no adapter supports this model (" + found + "); " + hint);
+}
+
+std::vector<ArchitectureConflict> architecture_conflicts(const plugins::AdapterHost& host) {
+  std::map<std::string, std::vector<const LoadedAdapter*>> claims;  // sorted by architecture
+  for (const auto& a : host.adapters())
+    for (const auto& arch : a.info().architectures) {
+      auto& who = claims[arch];
+      // An adapter listing one architecture twice does not conflict with itself.
+      if (std::find(who.begin(), who.end(), &a) == who.end()) who.push_back(&a);
+    }
+  std::vector<ArchitectureConflict> out;
+  for (auto& [arch, who] : claims)
+    if (who.size() > 1) out.push_back({arch, std::move(who)});
+  return out;
+}
+
+}  // namespace llm2hef::registry

@@ -1,0 +1,104 @@
+// The adapter interface: identity plus the hooks the export pipeline calls.
+//
+// An adapter is everything llm2hef knows about one architecture family. The
+// host never looks inside a checkpoint on its own: it asks the adapter for a
+// Plan (what will be exported, or a clear refusal), then for the graph.
+// Generic work — resources, hailo-config, model scripts, the DFC driver — is
+// done by the core from the Plan.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llm2hef/sdk/checkpoint.hpp"
+
+namespace llm2hef::sdk {
+
+class GraphBuilder;
+class HnFixupContext;  // defined with the HAR tools; adapters that need no HN surgery ignore it
+
+// An adapter-specific command-line option, e.g. GPT-2's `--gelu sigmoid|tanh`.
+struct OptionSpec {
+  std::string name;                 // without the leading dashes
+  std::vector<std::string> choices; // allowed values; empty = free text
+  std::string default_value;
+  std::string help;
+};
+
+struct AdapterInfo {
+  std::string name;                       // "gpt2"
+  std::string version;                    // adapter's own version, semver
+  std::string description;                // one line
+  std::vector<std::string> architectures; // HF config.json "architectures" values claimed
+  std::vector<std::string> model_types;   // HF config.json "model_type" values claimed
+  std::vector<OptionSpec> options;
+};
+
+struct ExportOptions {
+  int64_t cache_size = 0;     // SEQ of the exported graph and the runtime's kv_cache_size
+  int64_t prefill = 0;        // prefill_input_tokens_count
+  int64_t lm_head_shards = 0; // 0 = let the adapter choose
+  std::map<std::string, std::string> adapter_options;  // validated against AdapterInfo::options
+
+  // The value of an adapter option, or its declared default.
+  std::string option(const AdapterInfo& info, const std::string& name) const;
+};
+
+// The numbers the graph, the runtime tables and hailo-config must agree on.
+struct ModelDims {
+  int64_t hidden = 0;
+  int64_t layers = 0;
+  int64_t vocab = 0;
+  int64_t heads = 0;       // attention heads (mask is tiled this many times)
+  int64_t kv_heads = 0;    // key/value heads (k tables are tiled this many times)
+  int64_t head_dim = 0;
+  int64_t intermediate = 0;
+};
+
+struct Plan {
+  ModelDims dims;
+  int64_t cache_size = 0;
+  int64_t prefill = 0;
+
+  // rope_theta_data.bin: the runtime computes cos/sin(theta[l] * position) in
+  // float32 for every l. Its length (even) is the width of each pe row.
+  std::vector<float> theta;
+  // How many times the runtime tiles the q and k tables (hailo-config
+  // num_attention_heads / num_key_value_heads). The mask is tiled `dims.heads`.
+  int64_t pe_q_tiles = 0;
+  int64_t pe_k_tiles = 0;
+
+  std::string embedding_tensor;          // checkpoint tensor behind embeddings.bin
+  std::vector<int64_t> lm_head_shards;   // output widths, summing to dims.vocab
+  std::string lm_head_shard_reason;      // why this split (shown by inspect, kept in manifest)
+
+  std::vector<std::string> rewrites;     // what the export does differently from HF, one line each
+  std::vector<std::string> notes;        // anything else the user should know
+  nlohmann::json options = nlohmann::json::object();  // resolved options, recorded in manifest.json
+  nlohmann::json hailo_config_overrides = nlohmann::json::object();  // merged last into hailo-config.json
+};
+
+class Adapter {
+ public:
+  virtual ~Adapter() = default;
+
+  virtual AdapterInfo info() const = 0;
+
+  // Reads config.json and tensor shapes; throws Unsupported with a precise
+  // reason for anything the adapter cannot convert exactly.
+  virtual Plan plan(const Checkpoint& ckpt, const ExportOptions& options) const = 0;
+
+  // Emits the Hailo-shaped graph (six inputs, last-position logits) with the
+  // builder, streaming weights from the checkpoint.
+  virtual void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& graph) const = 0;
+
+  // Architecture-specific HN surgery after the core's generic fixups. Most
+  // adapters need none.
+  virtual void har_fixups(HnFixupContext& /*ctx*/) const {}
+};
+
+}  // namespace llm2hef::sdk

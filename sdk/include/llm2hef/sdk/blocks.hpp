@@ -1,0 +1,91 @@
+// Building blocks of Hailo-shaped decoder graphs, shared by all adapters.
+//
+// Each block emits the op pattern hailo-contract.md section 2 describes as
+// parsable by the DFC (MatMul with constant weights, Pow/ReduceMean/Sqrt/
+// Reciprocal norms, Softmax on the last axis, Reshape immediately followed by
+// Transpose) and never Expand, Gather on activations, or dynamic shapes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llm2hef/sdk/adapter.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/graph_builder.hpp"
+
+namespace llm2hef::sdk {
+
+// ---- the six runtime inputs ----
+struct RuntimeInputs {
+  Value embeds, mask, q_cos, q_sin, k_cos, k_sin;
+};
+// Declares them in the contract's order with static shapes from the plan:
+// embeds [1, N, H], mask [1, 1, N, heads*N], pe tables [1, N, T].
+RuntimeInputs declare_runtime_inputs(GraphBuilder& g, const Plan& plan);
+
+// The q tables tiled pe_q_tiles times and the k tables pe_k_tiles times,
+// block-wise (head h gets columns h*T..(h+1)*T-1), each by a constant 0/1
+// MatMul. These are the tiling convs the HAR fixup deletes once the input
+// layers are widened to what the runtime really writes.
+struct PeTables {
+  Value q_cos, q_sin, k_cos, k_sin;
+};
+PeTables tile_pe_tables(GraphBuilder& g, const RuntimeInputs& in, const Plan& plan);
+
+// The first head's block of the tiled mask, [1, 1, N, N], broadcast over heads
+// when added to the scores. One per layer (the HAR fixup rewires each one).
+Value head_mask(GraphBuilder& g, const Value& mask, int64_t seq);
+
+// ---- linear algebra on checkpoint weights ----
+enum class WeightLayout {
+  in_out,  // GPT-2 Conv1D: y = x W
+  out_in,  // nn.Linear: y = x W^T
+};
+struct LinearSpec {
+  std::string weight;
+  std::optional<std::string> bias;
+  WeightLayout layout = WeightLayout::out_in;
+  int64_t out_begin = 0, out_end = -1;  // output-feature range (fused projections)
+};
+// MatMul with a constant [in, out] weight, then Add of the bias if present.
+Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const LinearSpec& spec);
+
+// ---- norms ----
+// LayerNorm over the last axis (biased variance), weight and bias.
+Value layer_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight,
+                 const std::string& bias, float eps);
+// RMSNorm: x * rsqrt(mean(x^2) + eps) * w.
+Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps);
+
+// ---- activations ----
+enum class GeluForm { sigmoid, tanh };
+// sigmoid: x * sigmoid(1.702 x) (SEED's parsable approximation);
+// tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), HF's gelu_new exactly.
+Value gelu(GraphBuilder& g, const Value& x, GeluForm form);
+Value silu(GraphBuilder& g, const Value& x);
+
+// ---- attention ----
+struct AttentionShape {
+  int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  float scale = 0;  // multiplies q k^T; usually 1/sqrt(head_dim)
+};
+// q [1, S, heads*D], k and v [1, S, kv_heads*D] (already position-encoded).
+// GQA by a constant 0/1 repeat-interleave MatMul (never Expand, never tile
+// order); heads split by Reshape immediately followed by Transpose; scores
+// + mask; Softmax; P V; heads merged. Returns [1, S, heads*D].
+Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v, const Value& mask,
+                const AttentionShape& shape);
+
+// ---- output ----
+// The last position only, [1, 1, H]: the runtime samples from it directly.
+Value last_position(GraphBuilder& g, const Value& x);
+
+// Equal-width lm_head shards: the fewest shards of one width that divides
+// `vocab` with width <= max_width; a single shard when vocab fits. `reason`
+// explains the choice for manifest and inspect. Throws Unsupported for
+// `requested` shard counts that do not divide the vocabulary.
+std::vector<int64_t> choose_lm_head_shards(int64_t vocab, int64_t requested, std::string& reason,
+                                           int64_t max_width = 40000);
+
+}  // namespace llm2hef::sdk

@@ -1,0 +1,164 @@
+#include "llm2hef/sdk/blocks.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
+
+namespace llm2hef::sdk {
+
+namespace {
+
+// [width, width*tiles] with an identity block per tile.
+Value tile_matrix(GraphBuilder& g, const std::string& leaf, int64_t width, int64_t tiles) {
+  return g.constant_rows(leaf, {width, width * tiles}, [=](int64_t r0, int64_t r1, std::span<float> out) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t t = 0; t < tiles; ++t) out[static_cast<size_t>((r - r0) * width * tiles + t * width + r)] = 1.0f;
+  });
+}
+
+}  // namespace
+
+RuntimeInputs declare_runtime_inputs(GraphBuilder& g, const Plan& plan) {
+  const int64_t n = plan.cache_size;
+  const int64_t t = static_cast<int64_t>(plan.theta.size());
+  RuntimeInputs in;
+  in.embeds = g.input(std::string(kRuntimeInputs[0].name), {1, n, plan.dims.hidden});
+  in.mask = g.input(std::string(kRuntimeInputs[1].name), {1, 1, n, plan.dims.heads * n});
+  in.q_cos = g.input(std::string(kRuntimeInputs[2].name), {1, n, t});
+  in.q_sin = g.input(std::string(kRuntimeInputs[3].name), {1, n, t});
+  in.k_cos = g.input(std::string(kRuntimeInputs[4].name), {1, n, t});
+  in.k_sin = g.input(std::string(kRuntimeInputs[5].name), {1, n, t});
+  return in;
+}
+
+PeTables tile_pe_tables(GraphBuilder& g, const RuntimeInputs& in, const Plan& plan) {
+  auto s = g.scope("pe_tiling");
+  const int64_t t = static_cast<int64_t>(plan.theta.size());
+  Value q_tile = tile_matrix(g, "q_tile", t, plan.pe_q_tiles);
+  Value k_tile = plan.pe_k_tiles == plan.pe_q_tiles ? q_tile : tile_matrix(g, "k_tile", t, plan.pe_k_tiles);
+  PeTables out;
+  out.q_cos = g.matmul(in.q_cos, q_tile, "q_cos/MatMul");
+  out.q_sin = g.matmul(in.q_sin, q_tile, "q_sin/MatMul");
+  out.k_cos = g.matmul(in.k_cos, k_tile, "k_cos/MatMul");
+  out.k_sin = g.matmul(in.k_sin, k_tile, "k_sin/MatMul");
+  return out;
+}
+
+Value head_mask(GraphBuilder& g, const Value& mask, int64_t seq) { return g.slice(mask, 3, 0, seq, "mask/Slice"); }
+
+Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const LinearSpec& spec) {
+  WeightView view;
+  view.transpose = spec.layout == WeightLayout::out_in;
+  view.col_begin = spec.out_begin;
+  view.col_end = spec.out_end;
+  Value w = g.weight("weight", ckpt, spec.weight, view);
+  if (w.shape[0] != x.shape.back())
+    throw BadInput(ckpt.info(spec.weight).file.string() + ": tensor '" + spec.weight + "' gives a [" +
+                   std::to_string(w.shape[0]) + " -> " + std::to_string(w.shape[1]) + "] projection, but its input has " +
+                   std::to_string(x.shape.back()) + " features");
+  Value y = g.matmul(x, w);
+  if (!spec.bias) return y;
+  WeightView bview;
+  bview.col_begin = spec.out_begin;
+  bview.col_end = spec.out_end;
+  Value b = g.weight("bias", ckpt, *spec.bias, bview);
+  if (b.shape.size() != 1 || b.shape[0] != w.shape[1])
+    throw BadInput(ckpt.info(*spec.bias).file.string() + ": tensor '" + *spec.bias + "' has shape " +
+                   shape_string(ckpt.info(*spec.bias).shape) + ", expected [" + std::to_string(w.shape[1]) + "]");
+  return g.add(y, b);
+}
+
+Value layer_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight,
+                 const std::string& bias, float eps) {
+  const int64_t h = x.shape.back();
+  ckpt.expect(weight, {h});
+  ckpt.expect(bias, {h});
+  Value mean = g.reduce_mean(x, -1, "ReduceMean");
+  Value centered = g.sub(x, mean);
+  Value var = g.reduce_mean(g.pow(centered, 2.0f), -1, "ReduceMean");
+  Value inv = g.reciprocal(g.sqrt(g.add(var, g.scalar("eps", eps))));
+  Value normed = g.mul(centered, inv);
+  Value scaled = g.mul(normed, g.weight("weight", ckpt, weight));
+  return g.add(scaled, g.weight("bias", ckpt, bias));
+}
+
+Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps) {
+  ckpt.expect(weight, {x.shape.back()});
+  Value ms = g.reduce_mean(g.pow(x, 2.0f), -1);
+  Value inv = g.reciprocal(g.sqrt(g.add(ms, g.scalar("eps", eps))));
+  return g.mul(g.mul(x, inv), g.weight("weight", ckpt, weight));
+}
+
+Value gelu(GraphBuilder& g, const Value& x, GeluForm form) {
+  auto s = g.scope("gelu");
+  if (form == GeluForm::sigmoid) return g.mul(x, g.sigmoid(g.mul(x, g.scalar("alpha", 1.702f))));
+  const float c = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
+  Value cube = g.mul(g.mul(x, x), x);
+  Value inner = g.add(x, g.mul(cube, g.scalar("cubic", 0.044715f)));
+  Value t = g.tanh(g.mul(inner, g.scalar("sqrt_2_over_pi", c)));
+  Value one_plus = g.add(t, g.scalar("one", 1.0f));
+  return g.mul(g.mul(x, one_plus), g.scalar("half", 0.5f));
+}
+
+Value silu(GraphBuilder& g, const Value& x) { return g.mul(x, g.sigmoid(x)); }
+
+Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v, const Value& mask,
+                const AttentionShape& a) {
+  const int64_t s = a.seq, d = a.head_dim;
+  Value kk = k, vv = v;
+  if (a.kv_heads != a.heads) {
+    if (a.heads % a.kv_heads != 0)
+      throw Unsupported("attention: " + std::to_string(a.heads) + " heads is not a multiple of " +
+                        std::to_string(a.kv_heads) + " key/value heads");
+    const int64_t rep = a.heads / a.kv_heads;
+    // kv head g feeds q heads g*rep .. g*rep+rep-1 (repeat_interleave).
+    Value expand = g.constant_rows("gqa_expand", {a.kv_heads * d, a.heads * d},
+                                   [=](int64_t r0, int64_t r1, std::span<float> out) {
+                                     for (int64_t r = r0; r < r1; ++r) {
+                                       const int64_t kv = r / d, i = r % d;
+                                       for (int64_t j = 0; j < rep; ++j)
+                                         out[static_cast<size_t>((r - r0) * a.heads * d + (kv * rep + j) * d + i)] = 1.0f;
+                                     }
+                                   });
+    kk = g.matmul(k, expand, "k_gqa/MatMul");
+    vv = g.matmul(v, expand, "v_gqa/MatMul");
+  }
+  Value qh = g.transpose(g.reshape(q, {1, s, a.heads, d}, "q/Reshape"), {0, 2, 1, 3}, "q/Transpose");
+  Value kt = g.transpose(g.reshape(kk, {1, s, a.heads, d}, "k/Reshape"), {0, 2, 3, 1}, "k/Transpose");
+  Value vh = g.transpose(g.reshape(vv, {1, s, a.heads, d}, "v/Reshape"), {0, 2, 1, 3}, "v/Transpose");
+  Value scores = g.mul(g.matmul(qh, kt, "qk/MatMul"), g.scalar("scale", a.scale), "qk/Mul");
+  Value probs = g.softmax(g.add(scores, mask, "mask/Add"), -1);
+  Value ctx = g.matmul(probs, vh, "pv/MatMul");
+  Value merged = g.transpose(ctx, {0, 2, 1, 3}, "out/Transpose");
+  return g.reshape(merged, {1, s, a.heads * d}, "out/Reshape");
+}
+
+Value last_position(GraphBuilder& g, const Value& x) {
+  const int64_t s = x.shape[1];
+  return g.slice(x, 1, s - 1, s, "last_position/Slice");
+}
+
+std::vector<int64_t> choose_lm_head_shards(int64_t vocab, int64_t requested, std::string& reason, int64_t max_width) {
+  if (requested > 0) {
+    if (vocab % requested != 0)
+      throw Unsupported("--lm-head-shards " + std::to_string(requested) + " does not divide the vocabulary of " +
+                        std::to_string(vocab) + " into equal widths (the runtime requires equal output frame sizes)");
+    reason = "requested: " + std::to_string(requested) + " x " + std::to_string(vocab / requested);
+    return std::vector<int64_t>(static_cast<size_t>(requested), vocab / requested);
+  }
+  if (vocab <= max_width) {
+    reason = "vocabulary of " + std::to_string(vocab) + " fits one output (<= " + std::to_string(max_width) + ")";
+    return {vocab};
+  }
+  for (int64_t n = 2; n <= vocab; ++n) {
+    if (vocab % n != 0 || vocab / n > max_width) continue;
+    reason = std::to_string(n) + " x " + std::to_string(vocab / n) + ": the fewest equal shards no wider than " +
+             std::to_string(max_width) + " (the runtime requires equal output frame sizes)";
+    return std::vector<int64_t>(static_cast<size_t>(n), vocab / n);
+  }
+  throw InternalError("unreachable: every vocabulary divides into width-1 shards");
+}
+
+}  // namespace llm2hef::sdk

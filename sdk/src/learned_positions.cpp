@@ -1,0 +1,89 @@
+#include "llm2hef/sdk/learned_positions.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include <Eigen/Dense>
+
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
+
+namespace llm2hef::sdk {
+
+namespace {
+
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Column layout of the square basis: cos for k = 0..K-1, then sin for
+// k = 1..S. sin(0 p) is identically zero and, for even N, sin(pi p) is zero up
+// to angle rounding, so neither carries information.
+struct Basis {
+  int64_t K, S;
+};
+
+Basis basis_for(int64_t n) { return {n / 2 + 1, (n - 1) / 2}; }
+
+double max_abs_error(const Matrix& tables, const Matrix& coef, const Matrix& target) {
+  Matrix recon = tables * coef;
+  return (recon - target).cwiseAbs().maxCoeff();
+}
+
+}  // namespace
+
+FourierPositions fit_learned_positions(std::span<const float> wpe, int64_t n, int64_t h) {
+  if (n < 2 || h < 1 || static_cast<int64_t>(wpe.size()) != n * h)
+    throw InternalError("fit_learned_positions: bad sizes");
+  const Basis b = basis_for(n);
+  FourierPositions out;
+  out.positions = n;
+  out.width = h;
+  out.frequencies = b.K;
+  const int64_t t = b.K + (b.K % 2);
+  out.theta.assign(static_cast<size_t>(t), 0.0f);
+  for (int64_t k = 0; k < b.K; ++k)
+    out.theta[static_cast<size_t>(k)] = static_cast<float>(2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n));
+
+  // The tables exactly as the runtime produces them, one row per position.
+  Matrix tables(n, n);
+  std::vector<float> c(static_cast<size_t>(t)), s(static_cast<size_t>(t));
+  for (int64_t p = 0; p < n; ++p) {
+    runtime_pe_row(out.theta, p, c, s);
+    for (int64_t k = 0; k < b.K; ++k) tables(p, k) = c[static_cast<size_t>(k)];
+    for (int64_t k = 1; k <= b.S; ++k) tables(p, b.K + k - 1) = s[static_cast<size_t>(k)];
+  }
+  Matrix target(n, h);
+  for (int64_t p = 0; p < n; ++p)
+    for (int64_t j = 0; j < h; ++j) target(p, j) = wpe[static_cast<size_t>(p * h + j)];
+
+  Eigen::PartialPivLU<Matrix> lu(tables);
+  Matrix coef = lu.solve(target);
+  Matrix coef_f = coef.cast<float>().cast<double>();
+  out.max_abs_error = max_abs_error(tables, coef_f, target);
+
+  out.cos_coef.assign(static_cast<size_t>(t * h), 0.0f);
+  out.sin_coef.assign(static_cast<size_t>(t * h), 0.0f);
+  for (int64_t k = 0; k < b.K; ++k)
+    for (int64_t j = 0; j < h; ++j) out.cos_coef[static_cast<size_t>(k * h + j)] = static_cast<float>(coef(k, j));
+  for (int64_t k = 1; k <= b.S; ++k)
+    for (int64_t j = 0; j < h; ++j)
+      out.sin_coef[static_cast<size_t>(k * h + j)] = static_cast<float>(coef(b.K + k - 1, j));
+
+  // Textbook DFT coefficients (exact angles), judged on the same tables.
+  Matrix dft(n, h);
+  for (int64_t k = 0; k < b.K; ++k) {
+    const bool edge = k == 0 || (n % 2 == 0 && k == n / 2);
+    const double scale = (edge ? 1.0 : 2.0) / static_cast<double>(n);
+    Eigen::RowVectorXd acc = Eigen::RowVectorXd::Zero(h);
+    for (int64_t p = 0; p < n; ++p) acc += target.row(p) * std::cos(2.0 * std::numbers::pi * k * p / n);
+    dft.row(k) = acc * scale;
+  }
+  for (int64_t k = 1; k <= b.S; ++k) {
+    Eigen::RowVectorXd acc = Eigen::RowVectorXd::Zero(h);
+    for (int64_t p = 0; p < n; ++p) acc += target.row(p) * std::sin(2.0 * std::numbers::pi * k * p / n);
+    dft.row(b.K + k - 1) = acc * (2.0 / static_cast<double>(n));
+  }
+  out.dft_max_abs_error = max_abs_error(tables, dft.cast<float>().cast<double>(), target);
+  return out;
+}
+
+}  // namespace llm2hef::sdk

@@ -1,0 +1,304 @@
+"""Shared helpers for the GPT-2 numerics tests.
+
+The tests drive the llm2hef binary (env LLM2HEF_BIN, default build/llm2hef):
+
+    llm2hef export FIXTURE -o OUT --cache N --prefill P [--gelu sigmoid|tanh]
+    llm2hef inputs OUT --tokens 5,17,3 -o inputs.npz
+
+and judge the exported ONNX with onnxruntime against the Hugging Face
+references committed under tests/fixtures/ (see tools/fixtures/).
+No torch or transformers here.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+FIXTURE_NAMES = ["gpt2-tiny", "gpt2-openai-layout", "gpt2-sharded-bf16"]
+INPUT_NAMES = ["inputs_embeds", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin"]
+GELUS = ["tanh", "default"]  # "default" passes no --gelu flag (the default is sigmoid)
+EXPORT_TIMEOUT_S = 600
+INPUTS_TIMEOUT_S = 120
+
+
+# --------------------------------------------------------------------------- fixture metadata
+def fixture_info(name: str) -> dict:
+    return json.loads((FIXTURES / name / "fixture.json").read_text())
+
+
+def cache_sizes(name: str) -> list[int]:
+    """The fixture's n_positions and a smaller cache that is also a reference length."""
+    n_pos = fixture_info(name)["config"]["n_positions"]
+    return [n_pos, 32 if n_pos <= 64 else 48]
+
+
+def prefill_for(cache: int) -> int:
+    return cache // 4
+
+
+def reference(name: str) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    with np.load(FIXTURES / name / "reference.npz") as z:
+        lengths = sorted(int(k.split("_")[1]) for k in z.files if k.startswith("tokens_"))
+        return {L: (z[f"tokens_{L}"], z[f"logits_{L}"]) for L in lengths}
+
+
+def combos(gelus=GELUS):
+    """(fixture, cache, gelu) for every export the suite makes."""
+    return [(f, c, g) for f in FIXTURE_NAMES for c in cache_sizes(f) for g in gelus]
+
+
+def combo_id(c) -> str:
+    return f"{c[0]}-c{c[1]}-{c[2]}"
+
+
+# --------------------------------------------------------------------------- safetensors reader
+_ST_DTYPES = {"F32": ("<f4", 4), "F16": ("<f2", 2), "BF16": ("<u2", 2), "F64": ("<f8", 8)}
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Every tensor of one .safetensors file, as float32 (F16/BF16 upcast exactly)."""
+    data = Path(path).read_bytes()
+    if len(data) < 8:
+        raise ValueError(f"{path}: shorter than the 8-byte header length")
+    n = int.from_bytes(data[:8], "little")
+    if n > len(data) - 8:
+        raise ValueError(f"{path}: header length {n} exceeds file size {len(data)}")
+    header = json.loads(data[8:8 + n])
+    body = memoryview(data)[8 + n:]
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        dtype, shape = meta["dtype"], list(meta["shape"])
+        if dtype not in _ST_DTYPES:
+            raise ValueError(f"{path}: {name}: unsupported dtype {dtype}")
+        np_dt, size = _ST_DTYPES[dtype]
+        begin, end = meta["data_offsets"]
+        count = int(np.prod(shape, dtype=np.int64))
+        if not (0 <= begin <= end <= len(body)) or end - begin != count * size:
+            raise ValueError(f"{path}: {name}: bad data_offsets {begin}..{end} for {dtype}{shape}")
+        raw = np.frombuffer(body[begin:end], dtype=np_dt)
+        if dtype == "BF16":
+            arr = (raw.astype(np.uint32) << 16).view(np.float32)
+        else:
+            arr = raw.astype(np.float32)
+        out[name] = arr.reshape(shape)
+    return out
+
+
+def load_checkpoint(folder: Path) -> dict[str, np.ndarray]:
+    """All tensors of a HF checkpoint folder (single file or sharded), float32,
+    names without the optional `transformer.` prefix."""
+    folder = Path(folder)
+    index = folder / "model.safetensors.index.json"
+    if index.exists():
+        files = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    else:
+        files = ["model.safetensors"]
+    tensors = {}
+    for f in files:
+        for k, v in read_safetensors(folder / f).items():
+            k = k.removeprefix("transformer.")
+            assert k not in tensors, f"{k} appears twice"
+            tensors[k] = v
+    return tensors
+
+
+# --------------------------------------------------------------------------- the binary
+def llm2hef_bin() -> Path:
+    return Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+
+
+def run_llm2hef(args, timeout=EXPORT_TIMEOUT_S, check=True) -> subprocess.CompletedProcess:
+    exe = llm2hef_bin()
+    if not exe.exists():
+        pytest.fail(f"llm2hef binary not found at {exe} (build it, or set LLM2HEF_BIN)")
+    cmd = [str(exe)] + [str(a) for a in args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        pytest.fail(f"`{' '.join(cmd)}` exited {proc.returncode}\n"
+                    f"--- stdout\n{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}")
+    return proc
+
+
+@dataclass
+class Export:
+    fixture: str
+    cache: int
+    prefill: int
+    gelu: str
+    out: Path
+    _sessions: dict = field(default_factory=dict)
+    _inputs: dict = field(default_factory=dict)
+    _inputs_calls: int = 0
+
+    @property
+    def manifest(self) -> dict:
+        return json.loads((self.out / "manifest.json").read_text())
+
+    def inputs(self, tokens, workdir: Path | None = None) -> dict[str, np.ndarray]:
+        """`llm2hef inputs` for this export: the runtime-equivalent feeds
+        (memoized per token sequence; callers get their own copies)."""
+        key = tuple(int(t) for t in tokens)
+        if key not in self._inputs:
+            self._inputs_calls += 1
+            dst = self.out.parent / f"inputs-{self._inputs_calls}.npz"
+            run_llm2hef(["inputs", self.out, "--tokens", ",".join(map(str, key)), "-o", dst],
+                        timeout=INPUTS_TIMEOUT_S)
+            with np.load(dst) as z:
+                self._inputs[key] = {k: z[k] for k in z.files}
+        return {k: v.copy() for k, v in self._inputs[key].items()}
+
+    def session(self, which: str = "model"):
+        import onnxruntime as ort
+        if which not in self._sessions:
+            path = self.out / "model.onnx" if which == "model" else self.hidden_model_path()
+            so = ort.SessionOptions()
+            so.log_severity_level = 3
+            self._sessions[which] = ort.InferenceSession(str(path), so,
+                                                         providers=["CPUExecutionProvider"])
+        return self._sessions[which]
+
+    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        sess = self.session("model")
+        return sess.run(["logits"], {k: feeds[k] for k in INPUT_NAMES})[0]
+
+    def hidden_model_path(self) -> Path:
+        path = self.out / "model_with_hidden.onnx"
+        if not path.exists():
+            make_hidden_model(self.out / "model.onnx", path)
+        return path
+
+    def run_hidden(self, feeds: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(final-norm hidden states [N, H], logits [V]) for one feed."""
+        sess = self.session("hidden")
+        name = sess.get_outputs()[1].name
+        logits, hidden = sess.run(["logits", name], {k: feeds[k] for k in INPUT_NAMES})
+        return hidden[0], logits[0, 0]
+
+
+def find_final_hidden(model) -> str:
+    """The tensor that is the data input of the Slice whose output feeds the
+    lm_head MatMul producing `logits` (found by structure, not by name)."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    consumers: dict[str, list] = {}
+    for n in model.graph.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    todo, seen = ["logits"], set()
+    while todo:
+        t = todo.pop(0)
+        node = producer.get(t)
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.op_type == "Slice" and any(c.op_type == "MatMul" for c in consumers.get(node.output[0], [])):
+            return node.input[0]
+        todo.extend(node.input)
+    raise AssertionError("no Slice feeding a MatMul found upstream of `logits`")
+
+
+def make_hidden_model(src: Path, dst: Path) -> str:
+    """Copy of the model with the final-norm hidden states as a second output,
+    saved next to the original so that the external data path still resolves."""
+    import onnx
+    m = onnx.load(str(src), load_external_data=False)
+    name = find_final_hidden(m)
+    dims = [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
+    m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, dims))
+    onnx.save(m, str(dst))
+    return name
+
+
+class _ExportCache:
+    def __init__(self, tmp_factory):
+        self.tmp_factory = tmp_factory
+        self.done: dict[tuple, Export | str] = {}
+
+    def get(self, fixture: str, cache: int, gelu: str) -> Export:
+        key = (fixture, cache, gelu)
+        if key not in self.done:
+            out = self.tmp_factory.mktemp(f"export-{combo_id(key)}") / "out"
+            args = ["export", FIXTURES / fixture, "-o", out, "--cache", cache,
+                    "--prefill", prefill_for(cache)]
+            if gelu != "default":
+                args += ["--gelu", gelu]
+            exe = llm2hef_bin()
+            if not exe.exists():
+                self.done[key] = f"llm2hef binary not found at {exe} (build it, or set LLM2HEF_BIN)"
+            else:
+                cmd = [str(exe)] + [str(a) for a in args]
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S)
+                if proc.returncode != 0:
+                    self.done[key] = (f"`{' '.join(cmd)}` exited {proc.returncode}\n--- stdout\n"
+                                      f"{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}")
+                else:
+                    self.done[key] = Export(fixture, cache, prefill_for(cache), gelu, out)
+        got = self.done[key]
+        if isinstance(got, str):
+            pytest.fail(got)  # the same failure for every test using this export
+        return got
+
+
+@pytest.fixture(scope="session")
+def exports(tmp_path_factory) -> _ExportCache:
+    return _ExportCache(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def checkpoints():
+    cache = {}
+
+    def get(name: str) -> dict[str, np.ndarray]:
+        if name not in cache:
+            cache[name] = load_checkpoint(FIXTURES / name)
+        return cache[name]
+    return get
+
+
+# --------------------------------------------------------------------------- reporting
+_REPORT: list[dict] = []
+
+
+@pytest.fixture
+def report():
+    """Tests append measured figures here; they are printed at the end of the run."""
+    return _REPORT
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    rows = [r for r in _REPORT if r.get("kind") == "logits"]
+    if rows:
+        tr = terminalreporter
+        tr.section("GPT-2 logit match (onnxruntime vs Hugging Face, last position)")
+        groups: dict[tuple, list] = {}
+        for r in rows:
+            groups.setdefault((r["fixture"], r["cache"], r["gelu"]), []).append(r)
+        tr.write_line(f"{'fixture':<20} {'cache':>5} {'gelu':<8} {'lengths':<32} "
+                      f"{'max|diff|':>10} {'min cos':>11} {'argmax':>7} {'result':>6}")
+        for (f, c, g), rs in sorted(groups.items()):
+            lens = ",".join(str(r["length"]) for r in sorted(rs, key=lambda r: r["length"]))
+            worst = max(r["max_abs"] for r in rs)
+            cos = min(r["cosine"] for r in rs)
+            am = sum(r["argmax_ok"] for r in rs)
+            ok = "ok" if all(r["passed"] for r in rs) else "FAIL"
+            tr.write_line(f"{f:<20} {c:>5} {g:<8} {lens:<32} {worst:>10.3e} {cos:>11.8f} "
+                          f"{am:>3}/{len(rs):<3} {ok:>6}")
+    other = [r for r in _REPORT if r.get("kind") == "consistency"]
+    if other:
+        tr = terminalreporter
+        tr.section("GPT-2 cache consistency (max |diff| of the hidden rows that must not move)")
+        for r in other:
+            tr.write_line(f"{r['fixture']:<20} c{r['cache']:<4} {r['gelu']:<8} {r['check']:<28} "
+                          f"max|diff| {r['max_abs']:.3e}  (moved rows changed by {r['moved']:.3e})")
+    path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
+    if path and _REPORT:
+        Path(path).write_text(json.dumps(_REPORT, indent=1) + "\n")
