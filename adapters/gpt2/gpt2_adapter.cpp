@@ -9,6 +9,7 @@
 // - GELU is x*sigmoid(1.702x) unless `--gelu tanh` (gelu_new exactly);
 // - the tied head is written as its own [H, V] tensor after a last-position slice.
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "llm2hef/sdk/abi.hpp"
@@ -190,8 +191,11 @@ class Gpt2Adapter final : public Adapter {
     std::vector<float> wpe(static_cast<size_t>(n * c.hidden));
     ckpt.read_rows(c.prefix + "wpe.weight", 0, n, wpe);
     const FourierPositions fit = fit_learned_positions(wpe, n, c.hidden);
-    g.annotate("llm2hef.positions.max_abs_error", std::to_string(fit.max_abs_error));
-    g.annotate("llm2hef.positions.dft_max_abs_error", std::to_string(fit.dft_max_abs_error));
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3e", fit.max_abs_error);
+    g.annotate("llm2hef.positions.max_abs_error", buf);
+    std::snprintf(buf, sizeof buf, "%.3e", fit.dft_max_abs_error);
+    g.annotate("llm2hef.positions.dft_max_abs_error", buf);
     const int64_t half = t / 2, h = c.hidden;
     auto part = [&](const Value& table, const std::vector<float>& coef, int64_t begin, const std::string& name) {
       Value cols = g.slice(table, 2, begin, begin + half, name + "/Slice");

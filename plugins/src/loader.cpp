@@ -63,8 +63,9 @@ struct LoadedAdapter::Library {
 };
 
 void LoadedAdapter::Destroy::operator()(sdk::Adapter* a) const noexcept {
-  // The object was allocated by the plugin's allocator and vtable; only the
-  // plugin may free it. A throwing destructor must not take the host down.
+  // The plugin made the object, so only the plugin's destroy() may free it
+  // (its operator delete, its destructor). A throwing destructor must not
+  // take the host down.
   if (!a || !fn) return;
   try {
     fn(a);

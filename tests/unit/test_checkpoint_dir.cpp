@@ -1,5 +1,6 @@
 // Checkpoint folders: single-file and sharded weights, the optional JSON
 // files, and every way a folder or an index can be broken.
+// Suite names are lower-case so that `ctest -R "safetensors|checkpoint"` picks them.
 #include <gtest/gtest.h>
 
 #include "llm2hef/core/checkpoint_dir.hpp"

@@ -1,5 +1,6 @@
 // The safetensors parser and reader: exact dtype conversion, row ranges,
 // page release, and one test per malformation the parser must refuse.
+// Suite names are lower-case so that `ctest -R "safetensors|checkpoint"` picks them.
 #include <gtest/gtest.h>
 
 #include <bit>

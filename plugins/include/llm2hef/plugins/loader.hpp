@@ -53,7 +53,8 @@ const char* to_string(PluginLoadError::Reason reason);
 
 // One adapter and the library that made it. The library stays loaded for as
 // long as this object lives, and the adapter is handed back to the plugin's own
-// destroy() before the library is unloaded.
+// destroy() before the library is unloaded. A moved-from LoadedAdapter may
+// only be destroyed or assigned to.
 class LoadedAdapter {
  public:
   LoadedAdapter(LoadedAdapter&&) noexcept;

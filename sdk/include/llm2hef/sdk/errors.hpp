@@ -7,6 +7,13 @@
 #include <stdexcept>
 #include <string>
 
+// Exported from the SDK library even when an adapter builds with hidden
+// visibility: the vtables and type_info of these classes live in
+// libllm2hef_sdk.so (key functions below), so an exception thrown by an
+// adapter stays valid after the adapter library is unloaded, and the host's
+// catch clauses match it.
+#define LLM2HEF_SDK_API __attribute__((visibility("default")))
+
 namespace llm2hef {
 
 enum class ExitCode : int {
@@ -18,26 +25,31 @@ enum class ExitCode : int {
   internal = 5,     // a bug in llm2hef or an adapter
 };
 
-class Error : public std::runtime_error {
+class LLM2HEF_SDK_API Error : public std::runtime_error {
  public:
   Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ~Error() override;
   ExitCode code() const noexcept { return code_; }
 
  private:
   ExitCode code_;
 };
 
-struct UsageError : Error {
+struct LLM2HEF_SDK_API UsageError : Error {
   explicit UsageError(const std::string& m) : Error(ExitCode::usage, m) {}
+  ~UsageError() override;
 };
-struct BadInput : Error {
+struct LLM2HEF_SDK_API BadInput : Error {
   explicit BadInput(const std::string& m) : Error(ExitCode::bad_input, m) {}
+  ~BadInput() override;
 };
-struct Unsupported : Error {
+struct LLM2HEF_SDK_API Unsupported : Error {
   explicit Unsupported(const std::string& m) : Error(ExitCode::unsupported, m) {}
+  ~Unsupported() override;
 };
-struct InternalError : Error {
+struct LLM2HEF_SDK_API InternalError : Error {
   explicit InternalError(const std::string& m) : Error(ExitCode::internal, m) {}
+  ~InternalError() override;
 };
 
 }  // namespace llm2hef

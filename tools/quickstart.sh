@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian 12 machine to a DFC-ready export:
+# installs the dependencies, builds llm2hef, lists the adapters and exports the
+# bundled tiny GPT-2 checkpoint to out/gpt2-tiny.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash tools/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build
+./build/llm2hef adapters
+rm -rf out/gpt2-tiny
+mkdir -p out
+./build/llm2hef export tests/fixtures/gpt2-tiny -o out/gpt2-tiny --cache 64 --prefill 16 --gelu tanh
+./build/llm2hef inputs out/gpt2-tiny --tokens 17,42,7 -o out/gpt2-tiny-inputs.npz
+echo "done: out/gpt2-tiny (model.onnx, resources/, optimize.alls, compile.alls, compile.py, manifest.json)"
