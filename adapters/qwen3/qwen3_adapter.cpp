@@ -1,0 +1,28 @@
+// Qwen3 (dense): architectures.md section 5. The Llama-family graph with
+// QK-Norm (per-head RMSNorm on q and k, before RoPE) done with constant
+// segment matrices, so nothing sits between a head Reshape and its Transpose.
+// head_dim comes from config.json and may differ from hidden/heads.
+#include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/llama_family.hpp"
+
+namespace {
+
+using namespace llm2hef::sdk;
+
+class Qwen3Adapter final : public LlamaFamilyAdapter {
+ public:
+  AdapterInfo info() const override {
+    return {"qwen3", "0.1.0", "Qwen3 dense (QK-Norm, explicit head_dim)", {"Qwen3ForCausalLM"}, {"qwen3"}, {}};
+  }
+
+ protected:
+  void customize(const Checkpoint& ckpt, LlamaFamily& m) const override {
+    m.qk_norm = true;
+    m.rewrites.push_back("QK-Norm through constant segment matrices, before RoPE");
+    if (ckpt.config().find_bool("attention_bias").value_or(false)) m.qkv_bias = m.o_bias = true;
+  }
+};
+
+}  // namespace
+
+LLM2HEF_DEFINE_ADAPTER(Qwen3Adapter, "qwen3", "0.1.0")

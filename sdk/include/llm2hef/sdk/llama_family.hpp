@@ -1,0 +1,67 @@
+// The Llama-family decoder (architectures.md section 1) as one table-driven
+// builder: Llama, Qwen2, Qwen3 and SmolLM3 differ only in the fields below,
+// so each adapter reads its config quirks into a LlamaFamily and calls these.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "llm2hef/sdk/adapter.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/graph_builder.hpp"
+
+namespace llm2hef::sdk {
+
+struct LlamaFamily {
+  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
+  int64_t max_positions = 0;
+  float rms_eps = 1e-6f;
+  std::vector<float> inv_freq;   // RoPE frequencies, scaling folded in
+  std::vector<bool> rope_layers; // per layer: true = RoPE applied (SmolLM3 has NoPE layers)
+  bool qkv_bias = false;         // Qwen2; Llama with attention_bias
+  bool o_bias = false;           // Llama with attention_bias
+  bool qk_norm = false;          // Qwen3: per-head RMSNorm on q and k before RoPE
+  std::string lm_head;           // "lm_head.weight", or the embedding when tied
+  std::vector<std::string> rewrites;
+
+  std::string embed() const { return "model.embed_tokens.weight"; }
+  std::string layer(int64_t i) const { return "model.layers." + std::to_string(i) + "."; }
+};
+
+// The keys every member shares: sizes, head_dim (config value, else
+// hidden/heads), rms_norm_eps, tie_word_embeddings, RoPE with its scaling.
+// Checks the embedding and head tensors exist with the right shapes.
+LlamaFamily read_llama_family(const Checkpoint& ckpt);
+
+Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& options);
+
+void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const LlamaFamily& m, GraphBuilder& g);
+
+}  // namespace llm2hef::sdk
+
+namespace llm2hef::sdk {
+
+// Base class for Llama-family adapters: the plan and the graph are shared;
+// an adapter supplies info() and, where its architecture has quirks,
+// customize() to adjust the shared reading of config.json.
+class LlamaFamilyAdapter : public Adapter {
+ public:
+  Plan plan(const Checkpoint& ckpt, const ExportOptions& options) const override {
+    return llama_family_plan(model(ckpt), options);
+  }
+  void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& graph) const override {
+    build_llama_family_graph(ckpt, plan, model(ckpt), graph);
+  }
+
+ protected:
+  virtual void customize(const Checkpoint& /*ckpt*/, LlamaFamily& /*m*/) const {}
+
+ private:
+  LlamaFamily model(const Checkpoint& ckpt) const {
+    LlamaFamily m = read_llama_family(ckpt);
+    customize(ckpt, m);
+    return m;
+  }
+};
+
+}  // namespace llm2hef::sdk

@@ -1,0 +1,36 @@
+// Rotary position embeddings the Hailo way (hailo-contract.md section 2):
+// the runtime computes cos/sin(theta * position); the graph rotates with a
+// constant rotate-half matrix, so theta is all the model-specific RoPE math.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/graph_builder.hpp"
+#include "llm2hef/sdk/json_file.hpp"
+
+namespace llm2hef::sdk {
+
+// HF's inv_freq for `head_dim` (j = 0..head_dim/2-1), with the config's
+// rope scaling folded in: default, "linear" and "llama3" (with its smoothing
+// band); any other rope type is refused. Reads rope_theta / rope_scaling and
+// their v5 spelling rope_parameters. Computed in double, rounded to float32.
+// `rewrites` gets one line describing what was folded.
+std::vector<float> rope_inv_freq(const JsonFile& config, int64_t head_dim, std::vector<std::string>& rewrites);
+
+// The theta resource: inv_freq concatenated twice (HF's rotate_half layout).
+std::vector<float> rope_theta_resource(const std::vector<float>& inv_freq);
+
+// x * cos + (x R) * sin on [1, S, heads*head_dim], R the block-diagonal
+// rotate-half matrix (per head: +1 at [i, i+D/2], -1 at [i+D/2, i]).
+Value apply_rope(GraphBuilder& g, const Value& x, const Value& cos_tiled, const Value& sin_tiled, int64_t heads,
+                 int64_t head_dim);
+
+// Per-head RMSNorm over head_dim without reshaping (QK-Norm): with a
+// constant segment matrix S [heads*D, heads], var = ((x^2) S)(S^T / D), then
+// x * rsqrt(var + eps) * w tiled per head.
+Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
+                    int64_t head_dim, float eps);
+
+}  // namespace llm2hef::sdk

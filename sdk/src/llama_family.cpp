@@ -1,0 +1,148 @@
+#include "llm2hef/sdk/llama_family.hpp"
+
+#include <cmath>
+
+#include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/rope.hpp"
+
+namespace llm2hef::sdk {
+
+LlamaFamily read_llama_family(const Checkpoint& ckpt) {
+  const JsonFile& c = ckpt.config();
+  LlamaFamily m;
+  m.hidden = c.get_int("hidden_size");
+  m.layers = c.get_int("num_hidden_layers");
+  m.heads = c.get_int("num_attention_heads");
+  m.kv_heads = c.find_int("num_key_value_heads").value_or(m.heads);
+  m.head_dim = c.find_int("head_dim").value_or(m.heads > 0 ? m.hidden / m.heads : 0);
+  m.intermediate = c.get_int("intermediate_size");
+  m.vocab = c.get_int("vocab_size");
+  m.max_positions = c.find_int("max_position_embeddings").value_or(0);
+  m.rms_eps = static_cast<float>(c.find_number("rms_norm_eps").value_or(1e-6));
+  if (m.heads <= 0 || m.kv_heads <= 0 || m.heads % m.kv_heads != 0)
+    throw BadInput(c.where("num_key_value_heads") + ": " + std::to_string(m.kv_heads) +
+                   " does not divide num_attention_heads " + std::to_string(m.heads));
+  const std::string act = c.find_string("hidden_act").value_or("silu");
+  if (act != "silu") throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
+  if (c.find_bool("mlp_bias").value_or(false)) throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
+  m.inv_freq = rope_inv_freq(c, m.head_dim, m.rewrites);
+  m.rope_layers.assign(static_cast<size_t>(m.layers), true);
+
+  ckpt.expect(m.embed(), {m.vocab, m.hidden});
+  const bool tied = c.find_bool("tie_word_embeddings").value_or(true);
+  if (ckpt.has("lm_head.weight")) {
+    ckpt.expect("lm_head.weight", {m.vocab, m.hidden});
+    m.lm_head = "lm_head.weight";
+  } else if (tied) {
+    m.lm_head = m.embed();
+  } else {
+    throw BadInput(c.where("tie_word_embeddings") + ": false, but the checkpoint has no lm_head.weight");
+  }
+  m.rewrites.push_back(m.lm_head == m.embed() ? "tied lm_head written as its own tensor after a last-position slice"
+                                              : "lm_head after a last-position slice");
+  m.rewrites.push_back("GQA " + std::to_string(m.heads) + "/" + std::to_string(m.kv_heads) +
+                       " through a constant repeat-interleave MatMul; RoPE through a constant rotate-half MatMul");
+  return m;
+}
+
+Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& opt) {
+  Plan p;
+  p.dims = {m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate};
+  p.cache_size = opt.cache_size;
+  p.prefill = opt.prefill;
+  p.theta = rope_theta_resource(m.inv_freq);
+  p.pe_q_tiles = m.heads;
+  p.pe_k_tiles = m.kv_heads;
+  p.embedding_tensor = m.embed();
+  p.lm_head_shards = choose_lm_head_shards(m.vocab, opt.lm_head_shards, p.lm_head_shard_reason);
+  p.rewrites = m.rewrites;
+  if (m.max_positions > 0 && opt.cache_size > m.max_positions)
+    p.notes.push_back("--cache " + std::to_string(opt.cache_size) + " exceeds max_position_embeddings " +
+                      std::to_string(m.max_positions) + ": quality beyond it is the model's own");
+  return p;
+}
+
+void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const LlamaFamily& m, GraphBuilder& g) {
+  const int64_t n = plan.cache_size, d = m.head_dim;
+  auto model = g.scope("model");
+  RuntimeInputs in = declare_runtime_inputs(g, plan);
+  PeTables pe = tile_pe_tables(g, in, plan);
+  Value hidden = in.embeds;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+
+  for (int64_t i = 0; i < m.layers; ++i) {
+    auto ls = g.scope("layers." + std::to_string(i));
+    const std::string p = m.layer(i);
+    Value mask = head_mask(g, in.mask, n);
+    Value a;
+    {
+      auto s = g.scope("input_layernorm");
+      a = rms_norm(g, ckpt, hidden, p + "input_layernorm.weight", m.rms_eps);
+    }
+    Value attn;
+    {
+      auto s = g.scope("attn");
+      auto proj = [&](const char* name, bool bias) {
+        auto ps = g.scope(name);
+        const std::string base = p + "self_attn." + name;
+        return linear(g, ckpt, a, {base + ".weight", bias ? std::optional(base + ".bias") : std::nullopt});
+      };
+      Value q = proj("q_proj", m.qkv_bias), k = proj("k_proj", m.qkv_bias), v = proj("v_proj", m.qkv_bias);
+      if (m.qk_norm) {
+        {
+          auto ns = g.scope("q_norm");
+          q = head_rms_norm(g, ckpt, q, p + "self_attn.q_norm.weight", m.heads, d, m.rms_eps);
+        }
+        auto ns = g.scope("k_norm");
+        k = head_rms_norm(g, ckpt, k, p + "self_attn.k_norm.weight", m.kv_heads, d, m.rms_eps);
+      }
+      if (m.rope_layers[static_cast<size_t>(i)]) {
+        {
+          auto rs = g.scope("q");
+          q = apply_rope(g, q, pe.q_cos, pe.q_sin, m.heads, d);
+        }
+        auto rs = g.scope("k");  // at KV width, before the GQA expansion
+        k = apply_rope(g, k, pe.k_cos, pe.k_sin, m.kv_heads, d);
+      }
+      Value ctx = attention(g, q, k, v, mask, {n, m.heads, m.kv_heads, d, scale});
+      auto os = g.scope("o_proj");
+      const std::string o = p + "self_attn.o_proj";
+      attn = linear(g, ckpt, ctx, {o + ".weight", m.o_bias ? std::optional(o + ".bias") : std::nullopt});
+    }
+    hidden = g.add(hidden, attn, "attn_residual/Add");
+    Value x;
+    {
+      auto s = g.scope("post_attention_layernorm");
+      x = rms_norm(g, ckpt, hidden, p + "post_attention_layernorm.weight", m.rms_eps);
+    }
+    Value mlp;
+    {
+      auto s = g.scope("mlp");
+      Value gate, up;
+      {
+        auto ps = g.scope("gate_proj");
+        gate = linear(g, ckpt, x, {p + "mlp.gate_proj.weight", std::nullopt});
+      }
+      {
+        auto ps = g.scope("up_proj");
+        up = linear(g, ckpt, x, {p + "mlp.up_proj.weight", std::nullopt});
+      }
+      Value act = g.mul(silu(g, gate), up, "swiglu/Mul");
+      auto ps = g.scope("down_proj");
+      mlp = linear(g, ckpt, act, {p + "mlp.down_proj.weight", std::nullopt});
+    }
+    hidden = g.add(hidden, mlp, "mlp_residual/Add");
+  }
+  Value normed;
+  {
+    auto s = g.scope("norm");
+    normed = rms_norm(g, ckpt, hidden, "model.norm.weight", m.rms_eps);
+  }
+  Value last = last_position(g, normed);
+  auto s = g.scope("lm_head");
+  Value head = g.weight("weight", ckpt, m.lm_head, {.transpose = true});
+  g.output(g.matmul(last, head), "logits");
+}
+
+}  // namespace llm2hef::sdk

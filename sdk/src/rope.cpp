@@ -1,0 +1,125 @@
+#include "llm2hef/sdk/rope.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::sdk {
+
+namespace {
+
+// rope_scaling, or the v5 rope_parameters; null when neither is set.
+nlohmann::json rope_params(const JsonFile& c) {
+  for (const char* key : {"rope_scaling", "rope_parameters"})
+    if (c.has(key)) {
+      const auto& v = c.raw()[key];
+      if (!v.is_object()) throw BadInput(c.where(key) + ": expected an object");
+      return v;
+    }
+  return nullptr;
+}
+
+double number(const JsonFile& c, const nlohmann::json& p, const char* key) {
+  if (!p.contains(key) || !p[key].is_number())
+    throw BadInput(c.where("rope_scaling") + ": '" + key + "' is required for this rope_type");
+  return p[key].get<double>();
+}
+
+}  // namespace
+
+std::vector<float> rope_inv_freq(const JsonFile& c, int64_t head_dim, std::vector<std::string>& rewrites) {
+  if (head_dim <= 0 || head_dim % 2) throw BadInput(c.where("head_dim") + ": must be a positive even number");
+  if (auto f = c.find_number("partial_rotary_factor"); f && *f != 1.0)
+    throw Unsupported(c.where("partial_rotary_factor") + ": partial rotary embeddings are not supported");
+  const nlohmann::json p = rope_params(c);
+  double base = c.find_number("rope_theta").value_or(0);
+  if (base == 0 && p.is_object() && p.contains("rope_theta")) base = p["rope_theta"].get<double>();
+  if (base == 0) base = 10000.0;
+
+  std::string type = "default";
+  if (p.is_object()) type = p.value("rope_type", p.value("type", std::string("default")));
+
+  const int64_t half = head_dim / 2;
+  std::vector<double> inv(static_cast<size_t>(half));
+  for (int64_t j = 0; j < half; ++j)
+    inv[static_cast<size_t>(j)] = 1.0 / std::pow(base, static_cast<double>(2 * j) / static_cast<double>(head_dim));
+
+  char buf[256];
+  if (type == "default") {
+    std::snprintf(buf, sizeof buf, "RoPE theta %g into the theta resource", base);
+  } else if (type == "linear") {
+    const double factor = number(c, p, "factor");
+    for (auto& v : inv) v /= factor;
+    std::snprintf(buf, sizeof buf, "RoPE theta %g with linear scaling x%g folded into the theta resource", base, factor);
+  } else if (type == "llama3") {
+    const double factor = number(c, p, "factor"), low = number(c, p, "low_freq_factor"),
+                 high = number(c, p, "high_freq_factor"), old_ctx = number(c, p, "original_max_position_embeddings");
+    const double low_wl = old_ctx / low, high_wl = old_ctx / high;
+    int smoothed = 0, divided = 0;
+    for (auto& v : inv) {
+      const double wavelen = 2.0 * std::numbers::pi / v;
+      if (wavelen > low_wl) {
+        v /= factor;
+        ++divided;
+      } else if (wavelen >= high_wl) {  // the smoothing band
+        const double smooth = (old_ctx / wavelen - low) / (high - low);
+        v = (1.0 - smooth) * v / factor + smooth * v;
+        ++smoothed;
+      }
+    }
+    std::snprintf(buf, sizeof buf,
+                  "RoPE theta %g with llama3 scaling (factor %g: %d frequencies divided, %d smoothed) folded into the theta resource",
+                  base, factor, divided, smoothed);
+  } else {
+    throw Unsupported(c.where("rope_scaling") + ": rope_type '" + type +
+                      "' is not supported (only default, linear and llama3 fold into a constant theta)");
+  }
+  rewrites.emplace_back(buf);
+  std::vector<float> out(inv.size());
+  for (size_t i = 0; i < inv.size(); ++i) out[i] = static_cast<float>(inv[i]);
+  return out;
+}
+
+std::vector<float> rope_theta_resource(const std::vector<float>& inv_freq) {
+  std::vector<float> t = inv_freq;
+  t.insert(t.end(), inv_freq.begin(), inv_freq.end());
+  return t;
+}
+
+Value apply_rope(GraphBuilder& g, const Value& x, const Value& cos_tiled, const Value& sin_tiled, int64_t heads,
+                 int64_t d) {
+  auto s = g.scope("rope");
+  const int64_t w = heads * d, half = d / 2;
+  Value r = g.constant_rows("rotate_half", {w, w}, [=](int64_t r0, int64_t r1, std::span<float> out) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const int64_t h = i / d, k = i % d;
+      // (x R)[j] = -x[j + D/2] for j < D/2, x[j - D/2] otherwise.
+      const int64_t col = h * d + (k < half ? k + half : k - half);
+      out[static_cast<size_t>((i - r0) * w + col)] = k < half ? 1.0f : -1.0f;
+    }
+  });
+  Value rotated = g.matmul(x, r, "rotate_half/MatMul");
+  return g.add(g.mul(x, cos_tiled, "cos/Mul"), g.mul(rotated, sin_tiled, "sin/Mul"));
+}
+
+Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
+                    int64_t d, float eps) {
+  ckpt.expect(weight, {d});
+  const int64_t w = heads * d;
+  Value seg = g.constant_rows("segment_sum", {w, heads}, [=](int64_t r0, int64_t r1, std::span<float> out) {
+    for (int64_t i = r0; i < r1; ++i) out[static_cast<size_t>((i - r0) * heads + i / d)] = 1.0f;
+  });
+  Value spread = g.constant_rows("segment_mean", {heads, w}, [=](int64_t r0, int64_t r1, std::span<float> out) {
+    for (int64_t h = r0; h < r1; ++h)
+      for (int64_t k = 0; k < d; ++k) out[static_cast<size_t>((h - r0) * w + h * d + k)] = 1.0f / static_cast<float>(d);
+  });
+  Value var = g.matmul(g.matmul(g.pow(x, 2.0f), seg, "sumsq/MatMul"), spread, "mean/MatMul");
+  Value inv = g.reciprocal(g.sqrt(g.add(var, g.scalar("eps", eps))));
+  const std::vector<float> wv = ckpt.read(weight);
+  std::vector<float> tiled(static_cast<size_t>(w));
+  for (int64_t i = 0; i < w; ++i) tiled[static_cast<size_t>(i)] = wv[static_cast<size_t>(i % d)];
+  return g.mul(g.mul(x, inv), g.constant("weight", {w}, tiled));
+}
+
+}  // namespace llm2hef::sdk
