@@ -20,5 +20,7 @@ plugins::AdapterHost make_host(const Globals& g);
 int cmd_adapters(const Globals& g, const std::vector<std::string>& args);
 int cmd_export(const Globals& g, const std::vector<std::string>& args);
 int cmd_inputs(const Globals& g, const std::vector<std::string>& args);
+int cmd_lint(const Globals& g, const std::vector<std::string>& args);
+int cmd_inspect(const Globals& g, const std::vector<std::string>& args);
 
 }  // namespace llm2hef::cli

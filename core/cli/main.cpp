@@ -18,6 +18,8 @@ Commands:
   adapters   list the architecture adapters found (--json, --verbose)
   export     checkpoint folder -> ONNX + genai resources + DFC scripts
   inputs     runtime-equivalent host inputs for a prompt (.npz)
+  lint       check any ONNX against the Hailo-10H graph contract (--json)
+  inspect    what an export would do: adapter, sizes, memory on the 8 GB device, rewrites
 
 Global options:
   --adapter-path DIR   search DIR (or a .so file) for adapters first; repeatable
@@ -68,6 +70,8 @@ int main(int argc, char** argv) {
     if (command == "adapters") return llm2hef::cli::cmd_adapters(globals, rest);
     if (command == "export") return llm2hef::cli::cmd_export(globals, rest);
     if (command == "inputs") return llm2hef::cli::cmd_inputs(globals, rest);
+    if (command == "lint") return llm2hef::cli::cmd_lint(globals, rest);
+    if (command == "inspect") return llm2hef::cli::cmd_inspect(globals, rest);
     throw llm2hef::UsageError("unknown command '" + command + "' (see llm2hef --help)");
   } catch (const llm2hef::Error& e) {
     std::cerr << "llm2hef: error: " << e.what() << "\n";

@@ -40,45 +40,53 @@ std::vector<float> rope_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
   std::string type = "default";
   if (p.is_object()) type = p.value("rope_type", p.value("type", std::string("default")));
 
+  // Step by step in float32, as transformers computes its inv_freq buffer
+  // (architectures.md 1.3-1.4), so theta.npy equals HF's buffer bit for bit.
   const int64_t half = head_dim / 2;
-  std::vector<double> inv(static_cast<size_t>(half));
-  for (int64_t j = 0; j < half; ++j)
-    inv[static_cast<size_t>(j)] = 1.0 / std::pow(base, static_cast<double>(2 * j) / static_cast<double>(head_dim));
+  std::vector<float> inv(static_cast<size_t>(half));
+  const float base_f = static_cast<float>(base);
+  for (int64_t j = 0; j < half; ++j) {
+    const float e = static_cast<float>(2 * j) / static_cast<float>(head_dim);
+    const float p = static_cast<float>(std::pow(static_cast<double>(base_f), static_cast<double>(e)));
+    inv[static_cast<size_t>(j)] = 1.0f / p;
+  }
 
   char buf[256];
   if (type == "default") {
     std::snprintf(buf, sizeof buf, "RoPE theta %g into the theta resource", base);
   } else if (type == "linear") {
-    const double factor = number(c, p, "factor");
+    const float factor = static_cast<float>(number(c, p, "factor"));
     for (auto& v : inv) v /= factor;
-    std::snprintf(buf, sizeof buf, "RoPE theta %g with linear scaling x%g folded into the theta resource", base, factor);
+    std::snprintf(buf, sizeof buf, "RoPE theta %g with linear scaling x%g folded into the theta resource", base,
+                  static_cast<double>(factor));
   } else if (type == "llama3") {
-    const double factor = number(c, p, "factor"), low = number(c, p, "low_freq_factor"),
-                 high = number(c, p, "high_freq_factor"), old_ctx = number(c, p, "original_max_position_embeddings");
-    const double low_wl = old_ctx / low, high_wl = old_ctx / high;
+    const double factor_d = number(c, p, "factor"), low_d = number(c, p, "low_freq_factor"),
+                 high_d = number(c, p, "high_freq_factor"), old_d = number(c, p, "original_max_position_embeddings");
+    const float factor = static_cast<float>(factor_d), low = static_cast<float>(low_d), old = static_cast<float>(old_d);
+    const float low_wl = static_cast<float>(old_d / low_d), high_wl = static_cast<float>(old_d / high_d);
+    const float band = static_cast<float>(high_d - low_d);
+    const float two_pi = static_cast<float>(2.0 * std::numbers::pi);
     int smoothed = 0, divided = 0;
     for (auto& v : inv) {
-      const double wavelen = 2.0 * std::numbers::pi / v;
+      const float wavelen = (1.0f / v) * two_pi;
       if (wavelen > low_wl) {
-        v /= factor;
+        v = v / factor;
         ++divided;
-      } else if (wavelen >= high_wl) {  // the smoothing band
-        const double smooth = (old_ctx / wavelen - low) / (high - low);
-        v = (1.0 - smooth) * v / factor + smooth * v;
+      } else if (!(wavelen < high_wl)) {  // the smoothing band
+        const float smooth = ((1.0f / wavelen) * old - low) / band;
+        v = (1.0f - smooth) * v / factor + smooth * v;
         ++smoothed;
       }
     }
     std::snprintf(buf, sizeof buf,
                   "RoPE theta %g with llama3 scaling (factor %g: %d frequencies divided, %d smoothed) folded into the theta resource",
-                  base, factor, divided, smoothed);
+                  base, factor_d, divided, smoothed);
   } else {
     throw Unsupported(c.where("rope_scaling") + ": rope_type '" + type +
                       "' is not supported (only default, linear and llama3 fold into a constant theta)");
   }
   rewrites.emplace_back(buf);
-  std::vector<float> out(inv.size());
-  for (size_t i = 0; i < inv.size(); ++i) out[i] = static_cast<float>(inv[i]);
-  return out;
+  return inv;
 }
 
 std::vector<float> rope_theta_resource(const std::vector<float>& inv_freq) {

@@ -303,3 +303,100 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
     if path and _REPORT:
         Path(path).write_text(json.dumps(_REPORT, indent=1) + "\n")
+
+
+# =========================================================================== Llama family
+# Qwen2 / Llama / SmolLM3 / Qwen3 fixtures (tools/fixtures/make_llama_family_fixtures.py).
+# Exports go through the same _ExportCache, with gelu "default" (no --gelu flag).
+LLAMA_FAMILY = ["qwen2-tiny", "llama3-tiny", "smollm3-tiny", "smollm3-interval", "qwen3-tiny",
+                "llama-bigvocab"]
+LLAMA_CACHES = [64, 32]
+# One fixture per adapter for the (slower) cache-consistency checks.
+LLAMA_CONSISTENCY = ["qwen2-tiny", "llama3-tiny", "smollm3-tiny", "qwen3-tiny"]
+LLAMA_GELU = "default"
+
+
+def llama_combos(names=None):
+    """(fixture, cache, "default") for every Llama-family export the suite makes."""
+    return [(f, c, LLAMA_GELU) for f in (names or LLAMA_FAMILY) for c in LLAMA_CACHES]
+
+
+def llama_combo_id(c) -> str:
+    return f"{c[0]}-c{c[1]}"
+
+
+def llama_generation_config(name: str) -> dict:
+    return json.loads((FIXTURES / name / "generation_config.json").read_text())
+
+
+class ConsistencyCtx:
+    """Shared state for the cache-consistency checks (same logic as the Ctx of
+    test_gpt2_cache_consistency.py, with the vocabulary size taken from
+    fixture.json's config under either spelling)."""
+
+    def __init__(self, ex, tmp_path, seed_base: int = 1000):
+        self.ex = ex
+        self.tmp = tmp_path
+        self.N = ex.cache
+        self.emb = np.load(ex.out / "resources" / "embeddings.npy")
+        self.V = self.emb.shape[0]
+        self.rng = np.random.default_rng(seed_base + self.N)
+        self.tokens = self.rng.integers(0, self.V, size=self.N)
+        # A full prompt puts position p on row p: the runtime's pe rows per position.
+        self.full = ex.inputs(self.tokens, tmp_path)
+
+    def feeds(self, n):
+        if n == self.N:
+            return {k: v.copy() for k, v in self.full.items()}
+        return self.ex.inputs(self.tokens[:n], self.tmp)
+
+    def randomize_rows(self, f, rows, pe_mode="positions"):
+        """New embeddings and pe rows for `rows` (the mask is left as it is)."""
+        f = {k: v.copy() for k, v in f.items()}
+        rows = np.asarray(rows)
+        f["inputs_embeds"][0, rows] = self.emb[self.rng.integers(0, self.V, size=rows.size)]
+        if pe_mode == "positions":  # rows of other, valid positions
+            pos = self.rng.integers(0, self.N, size=rows.size)
+            for k in INPUT_NAMES[2:]:
+                f[k][0, rows] = self.full[k][0, pos]
+        else:  # arbitrary values in [-1, 1]
+            for k in INPUT_NAMES[2:]:
+                f[k][0, rows] = self.rng.uniform(-1, 1, size=f[k][0, rows].shape).astype(np.float32)
+        return f
+
+    def hidden(self, f):
+        return self.ex.run_hidden(f)
+
+
+def _llama_summary(tr) -> None:
+    rows = [r for r in _REPORT if r.get("kind") == "llama_logits"]
+    if rows:
+        tr.section("Llama family logit match (onnxruntime vs Hugging Face, last position)")
+        groups: dict[tuple, list] = {}
+        for r in rows:
+            groups.setdefault((r["fixture"], r["cache"]), []).append(r)
+        tr.write_line(f"{'fixture':<18} {'cache':>5} {'lengths':<34} "
+                      f"{'max|diff|':>10} {'min cos':>11} {'argmax':>7} {'result':>6}")
+        for (f, c), rs in sorted(groups.items()):
+            lens = ",".join(str(r["length"]) for r in sorted(rs, key=lambda r: r["length"]))
+            worst = max(r["max_abs"] for r in rs)
+            cos = min(r["cosine"] for r in rs)
+            am = sum(r["argmax_ok"] for r in rs)
+            ok = "ok" if all(r["passed"] for r in rs) else "FAIL"
+            tr.write_line(f"{f:<18} {c:>5} {lens:<34} {worst:>10.3e} {cos:>11.8f} "
+                          f"{am:>3}/{len(rs):<3} {ok:>6}")
+    other = [r for r in _REPORT if r.get("kind") == "llama_consistency"]
+    if other:
+        tr.section("Llama family cache consistency (max |diff| of the hidden rows that must not move)")
+        for r in other:
+            moved = "" if r["moved"] != r["moved"] else f"  (perturbed rows moved by {r['moved']:.3e})"
+            tr.write_line(f"{r['fixture']:<18} c{r['cache']:<4} {r['check']:<28} "
+                          f"max|diff| {r['max_abs']:.3e}{moved}")
+
+
+_gpt2_terminal_summary = pytest_terminal_summary
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: F811
+    _gpt2_terminal_summary(terminalreporter, exitstatus, config)
+    _llama_summary(terminalreporter)

@@ -15,7 +15,8 @@ namespace llm2hef::sdk {
 // HF's inv_freq for `head_dim` (j = 0..head_dim/2-1), with the config's
 // rope scaling folded in: default, "linear" and "llama3" (with its smoothing
 // band); any other rope type is refused. Reads rope_theta / rope_scaling and
-// their v5 spelling rope_parameters. Computed in double, rounded to float32.
+// their v5 spelling rope_parameters. Computed in float32 step by step as
+// transformers does, so the result equals its inv_freq buffer.
 // `rewrites` gets one line describing what was folded.
 std::vector<float> rope_inv_freq(const JsonFile& config, int64_t head_dim, std::vector<std::string>& rewrites);
 

@@ -1,0 +1,79 @@
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "llm2hef/core/lint.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::cli {
+
+namespace {
+constexpr const char* kHelp = R"(Usage: llm2hef lint MODEL.onnx [--json]
+
+Checks any ONNX graph (llm2hef's or your own export) against the Hailo-10H
+graph contract (docs/lint.md; hailo-contract.md sections 2-3). Only the
+protobuf is read: external weight data is never opened, so large models
+lint in seconds. onnx shape inference fills in missing value shapes.
+
+Rules (severity):
+  dynamic-shape (error)           symbolic/unknown dims, unknown rank, unspecified inputs
+  batch (error)                   an input with batch > 1
+  unconsumed-input (error)        a graph input no node reads
+  expand (error)                  any Expand node (GQA must be a constant 0/1 matmul)
+  reshape-transpose (error)       an op between a head-split Reshape and its Transpose
+  gather-on-activation (error)    Gather on a non-constant tensor
+  position-mixing (error)         positions mixed outside the attention matmuls
+  output-not-last-position (error) an output that is not [1, 1, N]
+  input-format (warning)          rank-4 inputs need net_input_format (else NCHW)
+  unknown-op (warning)            ops outside the patterns the DFC is known to parse
+  opset (warning)                 an opset other than 17
+  shape-inference (warning)       onnx shape inference failed
+
+  --json    {"file", "findings": [{"rule", "severity", "node", "op", "kind",
+            "message", "section"}], "errors", "warnings"} on stdout
+
+Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage,
+3 the file is missing or not an ONNX model.
+)";
+}  // namespace
+
+int cmd_lint(const Globals&, const std::vector<std::string>& argv) {
+  Args args(argv, {}, {"json", "help", "h"});
+  if (args.has("help") || args.has("h")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  if (args.positionals().size() != 1) throw UsageError("lint takes one .onnx file (see llm2hef lint --help)");
+  const core::LintReport report = core::lint_onnx_file(args.positionals()[0]);
+  if (args.has("json")) {
+    nlohmann::json findings = nlohmann::json::array();
+    for (const auto& f : report.findings) {
+      const char* kind = "node";
+      switch (f.subject) {
+        case core::LintSubject::model: kind = "model"; break;
+        case core::LintSubject::input: kind = "input"; break;
+        case core::LintSubject::output: kind = "output"; break;
+        case core::LintSubject::node: kind = "node"; break;
+      }
+      findings.push_back({{"rule", f.rule},
+                          {"severity", f.severity == core::LintSeverity::error ? "error" : "warning"},
+                          {"node", f.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.name)},
+                          {"op", f.op.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.op)},
+                          {"kind", kind},
+                          {"message", f.message},
+                          {"section", f.section}});
+    }
+    nlohmann::json out = {{"file", report.file},
+                          {"findings", findings},
+                          {"errors", report.errors()},
+                          {"warnings", report.warnings()}};
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << core::lint_text(report);
+  }
+  return report.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;
+}
+
+}  // namespace llm2hef::cli

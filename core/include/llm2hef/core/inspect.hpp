@@ -1,0 +1,31 @@
+// `llm2hef inspect`: what an export of a checkpoint would produce and whether
+// it fits the Hailo-10H, without writing anything.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "llm2hef/plugins/host.hpp"
+#include "llm2hef/sdk/adapter.hpp"
+
+namespace llm2hef::core {
+
+// On-board memory of the Hailo-10H.
+inline constexpr double kDeviceMemoryBytes = 8.0 * 1024 * 1024 * 1024;
+
+struct InspectRequest {
+  std::filesystem::path model_dir;
+  int64_t cache_size = 2048, prefill = 96;
+  std::optional<std::string> adapter;
+};
+
+// The report; "supported" is false (with "refused" saying why) when the
+// adapter's plan refuses the model. Throws for unreadable input.
+nlohmann::json inspect_model(const InspectRequest& request, const plugins::AdapterHost& host);
+
+std::string inspect_text(const nlohmann::json& report);
+
+}  // namespace llm2hef::core

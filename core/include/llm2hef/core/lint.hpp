@@ -1,0 +1,53 @@
+// `llm2hef lint`: checks any ONNX graph against the Hailo-10H graph contract
+// (hailo-contract.md sections 2-3, DESIGN.md "The graph contract") without
+// loading its external data, so a multi-GB model lints in well under a second.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace llm2hef::core {
+
+enum class LintSeverity { error, warning };
+
+// What a finding points at.
+enum class LintSubject { model, input, output, node };
+
+struct LintFinding {
+  std::string rule;        // e.g. "expand", see lint_rules()
+  LintSeverity severity = LintSeverity::error;
+  LintSubject subject = LintSubject::node;
+  std::string name;        // node name (its first output when unnamed), input or output name; empty for the model
+  std::string op;          // op type for nodes ("com.example:Foo" outside the default domain); empty otherwise
+  std::string message;
+  std::string section;     // the contract it cites, e.g. "hailo-contract.md §2"
+};
+
+struct LintReport {
+  std::string file;
+  std::vector<LintFinding> findings;
+  size_t errors() const;
+  size_t warnings() const;
+};
+
+struct LintRule {
+  const char* id;
+  LintSeverity severity;  // the usual severity (a few rules also emit the other one)
+  const char* section;
+  const char* summary;
+};
+
+// Every rule lint implements, in report order.
+const std::vector<LintRule>& lint_rules();
+
+// Lints one .onnx file. Throws BadInput when the file cannot be read or is not an ONNX model.
+LintReport lint_onnx_file(const std::filesystem::path& path);
+
+// Lints a serialized ModelProto held in memory; `label` is used as the report's file name.
+LintReport lint_onnx_bytes(const std::string& bytes, const std::string& label);
+
+// One line per finding (`error [rule] node 'NAME' (Op): message (section)`), then a summary line.
+std::string lint_text(const LintReport& report);
+
+}  // namespace llm2hef::core

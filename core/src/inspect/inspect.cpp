@@ -1,0 +1,111 @@
+#include "llm2hef/core/inspect.hpp"
+
+#include <cstdio>
+
+#include "llm2hef/core/checkpoint_dir.hpp"
+#include "llm2hef/registry/registry.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core {
+
+using nlohmann::json;
+
+namespace {
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+}  // namespace
+
+json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
+  std::unique_ptr<sdk::Checkpoint> ckpt = open_checkpoint(r.model_dir);
+  const registry::Resolution res = registry::resolve(ckpt->config(), host, r.adapter);
+  const sdk::AdapterInfo& info = res.adapter->info();
+  json out;
+  out["model"] = r.model_dir.string();
+  out["architectures"] = ckpt->config().raw().value("architectures", json::array());
+  out["adapter"] = {{"name", info.name}, {"version", info.version}, {"file", res.adapter->path().string()},
+                    {"matched_by", registry::to_string(res.how)}};
+  int64_t params = 0;
+  for (const auto& t : ckpt->tensor_names()) params += ckpt->info(t).numel();
+  out["parameters"] = params;
+
+  sdk::ExportOptions opt;
+  opt.cache_size = r.cache_size;
+  opt.prefill = r.prefill;
+  sdk::Plan plan;
+  try {
+    plan = res.adapter->adapter().plan(*ckpt, opt);
+  } catch (const Unsupported& e) {
+    out["supported"] = false;
+    out["refused"] = e.what();
+    return out;
+  }
+  out["supported"] = true;
+  const auto& d = plan.dims;
+  out["dims"] = {{"hidden", d.hidden}, {"layers", d.layers}, {"vocab", d.vocab}, {"heads", d.heads},
+                 {"kv_heads", d.kv_heads}, {"head_dim", d.head_dim}, {"intermediate", d.intermediate}};
+  out["cache_size"] = plan.cache_size;
+  out["prefill"] = plan.prefill;
+
+  // Memory model (estimates; only the DFC's allocation is authoritative):
+  // every on-chip weight at A8W4 (4 bits), the lm_head included even when
+  // tied, the embedding table off-chip as uint16 (embeddings.bin); the graph
+  // caches K and V after the GQA expansion, one byte per value (a8).
+  const double embed = static_cast<double>(d.vocab * d.hidden);
+  // The embedding table leaves the chip; a tied head comes back as its own tensor.
+  const bool untied_head = ckpt->has("lm_head.weight");
+  const double chip_params = static_cast<double>(params) - embed + (untied_head ? 0.0 : embed);
+  const double weights = chip_params * 0.5;
+  const double kv = 2.0 * static_cast<double>(d.layers * d.heads * d.head_dim * plan.cache_size);
+  const double embeddings_bin = embed * 2.0;
+  const double total = weights + kv + embeddings_bin;
+  out["memory"] = {{"weights_a8w4_bytes", weights},
+                   {"kv_cache_bytes", kv},
+                   {"embeddings_bin_bytes", embeddings_bin},
+                   {"total_bytes", total},
+                   {"device_bytes", kDeviceMemoryBytes},
+                   {"fits", total < kDeviceMemoryBytes},
+                   {"assumptions",
+                    "weights 4 bit each (lm_head counted separately from the embedding), K/V cached at "
+                    "heads x head_dim (after GQA expansion) 1 byte per value, embeddings.bin uint16; the DFC's "
+                    "own allocation is authoritative"}};
+  out["theta_length"] = plan.theta.size();
+  out["lm_head_shards"] = plan.lm_head_shards;
+  out["lm_head_shard_reason"] = plan.lm_head_shard_reason;
+  out["rewrites"] = plan.rewrites;
+  out["notes"] = plan.notes;
+  return out;
+}
+
+std::string inspect_text(const json& r) {
+  std::string s;
+  s += "model         " + r["model"].get<std::string>() + "\n";
+  s += "adapter       " + r["adapter"]["name"].get<std::string>() + " " + r["adapter"]["version"].get<std::string>() +
+       " (matched by " + r["adapter"]["matched_by"].get<std::string>() + ")\n";
+  s += "parameters    " + std::to_string(r["parameters"].get<int64_t>()) + "\n";
+  if (!r["supported"].get<bool>()) return s + "REFUSED       " + r["refused"].get<std::string>() + "\n";
+  const auto& d = r["dims"];
+  s += "shape         hidden " + std::to_string(d["hidden"].get<int64_t>()) + ", layers " +
+       std::to_string(d["layers"].get<int64_t>()) + ", heads " + std::to_string(d["heads"].get<int64_t>()) + "/" +
+       std::to_string(d["kv_heads"].get<int64_t>()) + " x " + std::to_string(d["head_dim"].get<int64_t>()) +
+       ", vocab " + std::to_string(d["vocab"].get<int64_t>()) + "\n";
+  const auto& m = r["memory"];
+  s += "cache         " + std::to_string(r["cache_size"].get<int64_t>()) + " (prefill " +
+       std::to_string(r["prefill"].get<int64_t>()) + ")\n";
+  s += "weights A8W4  " + gib(m["weights_a8w4_bytes"].get<double>()) + "\n";
+  s += "KV cache      " + gib(m["kv_cache_bytes"].get<double>()) + "\n";
+  s += "embeddings    " + gib(m["embeddings_bin_bytes"].get<double>()) + " (uint16, in the HEF)\n";
+  s += "total         " + gib(m["total_bytes"].get<double>()) + " of 8 GiB: " +
+       (m["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
+  s += "lm_head       " + r["lm_head_shard_reason"].get<std::string>() + "\n";
+  s += "rewrites:\n";
+  for (const auto& w : r["rewrites"]) s += "  - " + w.get<std::string>() + "\n";
+  for (const auto& n : r["notes"]) s += "note: " + n.get<std::string>() + "\n";
+  return s;
+}
+
+}  // namespace llm2hef::core

@@ -1,0 +1,204 @@
+"""Graph and packaging contract of the Llama-family exports: I/O, manifest,
+resources (theta = HF's inv_freq twice, embeddings, hailo-config), lm_head
+sharding, and the runtime layout of `llm2hef inputs`."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import (FIXTURES, INPUT_NAMES, LLAMA_CACHES, fixture_info, llama_combo_id, llama_combos,
+                      llama_generation_config, load_checkpoint, reference)
+
+COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos()]
+ONE_CACHE = [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos() if c[1] == LLAMA_CACHES[0]]
+SUFFIX_ROLES = ["embeddings", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin"]
+LM_HEAD_MAX = 40000
+
+
+def cfg_of(fixture):
+    return fixture_info(fixture)["config"]
+
+
+def dims_of(vi):
+    t = vi.type.tensor_type
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+
+
+def expected_shards(vocab: int) -> list[int]:
+    return [vocab] if vocab <= LM_HEAD_MAX else {40960: [20480, 20480]}[vocab]
+
+
+def hailo_config(ex) -> dict:
+    return json.loads((ex.out / "resources" / "hailo-config.json").read_text())
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_onnx_checker_full(combo, exports):
+    import onnx
+    ex = exports.get(*combo)
+    onnx.checker.check_model(str(ex.out / "model.onnx"), full_check=True)
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_io_names_order_shapes(combo, exports):
+    import onnx
+    fixture, N, _ = combo
+    cfg = cfg_of(fixture)
+    ex = exports.get(*combo)
+    m = onnx.load(str(ex.out / "model.onnx"), load_external_data=False)
+    H, V, heads, T = cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"], cfg["head_dim"]
+    init_names = {i.name for i in m.graph.initializer}
+    graph_inputs = [i for i in m.graph.input if i.name not in init_names]
+    assert [i.name for i in graph_inputs] == INPUT_NAMES
+    want = {"inputs_embeds": [1, N, H], "attention_mask": [1, 1, N, heads * N]}
+    for vi in graph_inputs:
+        assert vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT, vi.name
+        assert dims_of(vi) == want.get(vi.name, [1, N, T]), (vi.name, dims_of(vi))
+    assert [o.name for o in m.graph.output] == ["logits"]
+    assert dims_of(m.graph.output[0]) == [1, 1, V]
+    consumed = {i for n in m.graph.node for i in n.input}
+    for name in INPUT_NAMES:
+        assert name in consumed, f"graph input {name} is not consumed by any node"
+    inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+        for d in vi.type.tensor_type.shape.dim:
+            assert d.HasField("dim_value"), f"{vi.name} has a dynamic dimension"
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_manifest(combo, exports):
+    fixture, N, _ = combo
+    cfg = cfg_of(fixture)
+    ex = exports.get(*combo)
+    man = ex.manifest
+    assert man["cache_size"] == N and man["prefill"] == ex.prefill
+    d = man["dims"]
+    got = (d["hidden"], d["layers"], d["vocab"], d["heads"], d["kv_heads"], d["head_dim"])
+    want = (cfg["hidden_size"], cfg["num_hidden_layers"], cfg["vocab_size"], cfg["num_attention_heads"],
+            cfg["num_key_value_heads"], cfg["head_dim"])
+    assert got == want, (got, want)
+    assert man["theta_length"] == cfg["head_dim"]
+    assert man["pe_tiles"] == {"q": cfg["num_attention_heads"], "k": cfg["num_key_value_heads"]}, man["pe_tiles"]
+    assert man["lm_head_shards"] == expected_shards(cfg["vocab_size"]), man["lm_head_shards"]
+    assert sum(man["lm_head_shards"]) == cfg["vocab_size"]
+    assert [i["name"] for i in man["inputs"]] == INPUT_NAMES
+    shapes = {i["name"]: list(i["shape"]) for i in man["inputs"]}
+    assert shapes["attention_mask"] == [1, 1, N, cfg["num_attention_heads"] * N]
+    for n in INPUT_NAMES[2:]:
+        assert shapes[n] == [1, N, cfg["head_dim"]], (n, shapes[n])
+    for f in ["model.onnx.data", "resources/tokenizer.json", "resources/embeddings.npy",
+              "resources/theta.npy", "resources/hailo-config.json"]:
+        assert (ex.out / f).is_file() and (ex.out / f).stat().st_size > 0, f
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_theta_is_hf_inv_freq_twice(combo, exports, report):
+    fixture, N, _ = combo
+    ex = exports.get(*combo)
+    theta = np.load(ex.out / "resources" / "theta.npy")
+    inv = np.asarray(fixture_info(fixture)["rotary_emb_inv_freq"], np.float32)
+    want = np.concatenate([inv, inv])
+    assert theta.dtype == np.float32 and theta.shape == want.shape, (theta.dtype, theta.shape)
+    assert np.all(theta > 0)
+    ulps = np.abs(theta.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1, (f"theta differs from HF's inv_freq by up to {int(ulps.max())} ulp; "
+                             f"theta {theta.tolist()} vs {want.tolist()}")
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_embeddings_resource(combo, exports, checkpoints):
+    fixture, _, _ = combo
+    ex = exports.get(*combo)
+    emb = np.load(ex.out / "resources" / "embeddings.npy")
+    wte = checkpoints(fixture)["model.embed_tokens.weight"]
+    assert emb.dtype == np.float32 and emb.shape == wte.shape, (emb.dtype, emb.shape, wte.shape)
+    assert np.array_equal(emb, wte), f"max |diff| {np.abs(emb - wte).max()}"
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_hailo_config(combo, exports):
+    fixture, N, _ = combo
+    info = fixture_info(fixture)
+    cfg = info["config"]
+    ex = exports.get(*combo)
+    hc = hailo_config(ex)
+    gen = llama_generation_config(fixture)
+    eos = gen["eos_token_id"] if isinstance(gen["eos_token_id"], list) else [gen["eos_token_id"]]
+    assert eos == info["eos_token_ids"]
+    assert hc["eos_token_id"] == eos[0], (hc["eos_token_id"], eos)
+    assert list(hc["stop_token_id"]) == eos, (hc["stop_token_id"], eos)
+    if fixture == "llama3-tiny":
+        assert len(hc["stop_token_id"]) == 3
+    pp = hc["pre_process_params"]
+    assert pp["kv_cache_size"] == N and pp["prefill_input_tokens_count"] == ex.prefill
+    assert pp["num_attention_heads"] == cfg["num_attention_heads"]
+    assert pp["num_key_value_heads"] == cfg["num_key_value_heads"]
+    suffixes = hc["input_layers_names_suffixes"]
+    for i, role in enumerate(SUFFIX_ROLES):
+        assert str(suffixes[role]).endswith(f"input_layer{i + 1}"), (role, suffixes[role])
+    # Chat template carried over (the literal BOS text may replace {{ bos_token }}
+    # or be prepended when the tokenizer's post-processor added it).
+    tc = json.loads((FIXTURES / fixture / "tokenizer_config.json").read_text())
+    assert isinstance(hc.get("chat_template"), str) and hc["chat_template"]
+    if "chat_template" in tc:
+        tmpl = tc["chat_template"]
+        bos = tc.get("bos_token") if info["tokenizer"]["bos_prepended_by_post_processor"] else None
+        if bos:
+            tmpl = tmpl.replace("{{ bos_token }}", bos)
+            if not tmpl.startswith(bos):
+                tmpl = bos + tmpl
+        assert hc["chat_template"] == tmpl, (hc["chat_template"], tmpl)
+    specials = info["tokenizer"]["special_tokens"]
+    if "<think>" in specials:
+        assert hc.get("begin_of_reasoning_token_id") == specials["<think>"]
+        assert hc.get("end_of_reasoning_token_id") == specials["</think>"]
+    tok = json.loads((ex.out / "resources" / "tokenizer.json").read_text())
+    added = {t["content"]: t["id"] for t in tok["added_tokens"]}
+    for text, i in specials.items():
+        assert added.get(text) == i, (text, added.get(text), i)
+
+
+@pytest.mark.parametrize("combo", ONE_CACHE)
+def test_external_data(combo, exports, checkpoints):
+    import onnx
+    from onnx.external_data_helper import uses_external_data
+    fixture, _, _ = combo
+    ex = exports.get(*combo)
+    m = onnx.load(str(ex.out / "model.onnx"), load_external_data=False)
+    for t in m.graph.initializer:
+        if not uses_external_data(t):
+            assert t.ByteSize() <= 64 * 1024, f"initializer {t.name} ({t.ByteSize()} bytes) is inline"
+    ckpt = checkpoints(fixture)
+    weights = sum(v.size * 4 for k, v in ckpt.items() if k != "model.embed_tokens.weight")
+    assert (ex.out / "model.onnx.data").stat().st_size >= 0.95 * weights
+
+
+@pytest.mark.parametrize("combo", [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos()
+                                   if c[1] == LLAMA_CACHES[1]])
+def test_inputs_match_runtime_layout(combo, exports, tmp_path):
+    """`llm2hef inputs`: prompt bottom-aligned, head-tiled 0/-100 mask, cos/sin of
+    theta * position for q and k."""
+    fixture, N, _ = combo
+    cfg = cfg_of(fixture)
+    heads = cfg["num_attention_heads"]
+    ex = exports.get(*combo)
+    emb = np.load(ex.out / "resources" / "embeddings.npy")
+    theta = np.load(ex.out / "resources" / "theta.npy").astype(np.float32)
+    refs = reference(fixture)
+    for n in sorted({1, 3, N // 2 + 1, N}):
+        tokens = refs[max(L for L in refs if L >= n)][0][:n]
+        f = ex.inputs(tokens, tmp_path)
+        for k in INPUT_NAMES:
+            assert f[k].dtype == np.float32, (k, f[k].dtype)
+        pad = N - n
+        assert np.array_equal(f["inputs_embeds"][0, pad:], emb[tokens])
+        want = np.zeros((N, N), np.float32)
+        for r in range(pad, N):
+            want[r, :pad] = -100.0
+            want[r, r + 1:] = -100.0
+        assert np.array_equal(f["attention_mask"][0, 0], np.tile(want, (1, heads)))
+        ang = theta[None, :] * np.arange(n, dtype=np.float32)[:, None]
+        for k, fn in [("pe_q_cos", np.cos), ("pe_k_cos", np.cos), ("pe_q_sin", np.sin), ("pe_k_sin", np.sin)]:
+            np.testing.assert_allclose(f[k][0, pad:], fn(ang), atol=2e-6, rtol=0, err_msg=k)
