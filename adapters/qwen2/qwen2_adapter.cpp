@@ -1,7 +1,6 @@
 // Qwen2 / Qwen2.5: architectures.md section 4. The Llama-family graph with
 // biases on q/k/v (always present in Qwen2Attention), none on o_proj.
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/llama_family.hpp"
 
 namespace {
@@ -15,11 +14,7 @@ class Qwen2Adapter final : public LlamaFamilyAdapter {
   }
 
  protected:
-  void customize(const Checkpoint& ckpt, LlamaFamily& m) const override {
-    // The window would have to live in the runtime's mask, which has no such setting.
-    if (ckpt.config().find_bool("use_sliding_window").value_or(false))
-      throw llm2hef::Unsupported(ckpt.config().where("use_sliding_window") +
-                                 ": sliding-window attention is not supported by the Hailo runtime's mask");
+  void customize(const Checkpoint& /*ckpt*/, LlamaFamily& m) const override {
     m.qkv_bias = true;
     m.rewrites.push_back("q/k/v projection biases");
   }

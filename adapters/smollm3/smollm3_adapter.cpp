@@ -21,8 +21,6 @@ class SmolLM3Adapter final : public LlamaFamilyAdapter {
  protected:
   void customize(const Checkpoint& ckpt, LlamaFamily& m) const override {
     const JsonFile& c = ckpt.config();
-    if (c.find_bool("use_sliding_window").value_or(false))
-      throw llm2hef::Unsupported(c.where("use_sliding_window") + ": sliding-window attention is not supported");
     if (auto flags = c.find_int_list("no_rope_layers")) {
       if (static_cast<int64_t>(flags->size()) != m.layers)
         throw llm2hef::BadInput(c.where("no_rope_layers") + ": " + std::to_string(flags->size()) + " entries for " +

@@ -26,6 +26,9 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
   const std::string act = c.find_string("hidden_act").value_or("silu");
   if (act != "silu") throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
   if (c.find_bool("mlp_bias").value_or(false)) throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
+  // A window would have to live in the runtime's mask, which has no such setting.
+  if (c.find_bool("use_sliding_window").value_or(false))
+    throw Unsupported(c.where("use_sliding_window") + ": sliding-window attention is not supported by the Hailo runtime's mask");
   m.inv_freq = rope_inv_freq(c, m.head_dim, m.rewrites);
   m.rope_layers.assign(static_cast<size_t>(m.layers), true);
 
