@@ -152,13 +152,18 @@ std::vector<int64_t> choose_lm_head_shards(int64_t vocab, int64_t requested, std
     reason = "vocabulary of " + std::to_string(vocab) + " fits one output (<= " + std::to_string(max_width) + ")";
     return {vocab};
   }
-  for (int64_t n = 2; n <= vocab; ++n) {
+  // Beyond this many outputs an "equal split" is a degenerate one (a prime
+  // vocabulary would give width-1 shards); refuse rather than export that.
+  constexpr int64_t kMaxShards = 64;
+  for (int64_t n = 2; n <= kMaxShards; ++n) {
     if (vocab % n != 0 || vocab / n > max_width) continue;
     reason = std::to_string(n) + " x " + std::to_string(vocab / n) + ": the fewest equal shards no wider than " +
              std::to_string(max_width) + " (the runtime requires equal output frame sizes)";
     return std::vector<int64_t>(static_cast<size_t>(n), vocab / n);
   }
-  throw InternalError("unreachable: every vocabulary divides into width-1 shards");
+  throw Unsupported("the vocabulary of " + std::to_string(vocab) + " has no split into at most " +
+                    std::to_string(kMaxShards) + " equal outputs no wider than " + std::to_string(max_width) +
+                    " (the runtime requires equal output frame sizes); pass --lm-head-shards K with K dividing it");
 }
 
 }  // namespace llm2hef::sdk

@@ -1,4 +1,5 @@
-"""Shared helpers for the GPT-2 numerics tests.
+"""Shared fixtures and helpers for the GPT-2 and Llama-family numerics tests
+(the checks both families run are in numerics_checks.py).
 
 The tests drive the llm2hef binary (env LLM2HEF_BIN, default build/llm2hef):
 
@@ -117,15 +118,23 @@ def llm2hef_bin() -> Path:
     return Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 
 
+def _missing_bin(exe: Path) -> str:
+    return f"llm2hef binary not found at {exe} (build it, or set LLM2HEF_BIN)"
+
+
+def _failed(cmd: list[str], proc: subprocess.CompletedProcess) -> str:
+    return (f"`{' '.join(cmd)}` exited {proc.returncode}\n"
+            f"--- stdout\n{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}")
+
+
 def run_llm2hef(args, timeout=EXPORT_TIMEOUT_S, check=True) -> subprocess.CompletedProcess:
     exe = llm2hef_bin()
     if not exe.exists():
-        pytest.fail(f"llm2hef binary not found at {exe} (build it, or set LLM2HEF_BIN)")
+        pytest.fail(_missing_bin(exe))
     cmd = [str(exe)] + [str(a) for a in args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
-        pytest.fail(f"`{' '.join(cmd)}` exited {proc.returncode}\n"
-                    f"--- stdout\n{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}")
+        pytest.fail(_failed(cmd, proc))
     return proc
 
 
@@ -233,13 +242,12 @@ class _ExportCache:
                 args += ["--gelu", gelu]
             exe = llm2hef_bin()
             if not exe.exists():
-                self.done[key] = f"llm2hef binary not found at {exe} (build it, or set LLM2HEF_BIN)"
+                self.done[key] = _missing_bin(exe)
             else:
                 cmd = [str(exe)] + [str(a) for a in args]
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S)
                 if proc.returncode != 0:
-                    self.done[key] = (f"`{' '.join(cmd)}` exited {proc.returncode}\n--- stdout\n"
-                                      f"{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}")
+                    self.done[key] = _failed(cmd, proc)
                 else:
                     self.done[key] = Export(fixture, cache, prefill_for(cache), gelu, out)
         got = self.done[key]
@@ -274,32 +282,49 @@ def report():
     return _REPORT
 
 
+def _logit_section(tr, title: str, rows: list[dict], cols: list[tuple[str, str]], lens_w: int) -> None:
+    """One line per export: `cols` ((report key, format spec) naming the export),
+    then the lengths run and the worst figures over them."""
+    if not rows:
+        return
+    tr.section(title)
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k, _ in cols), []).append(r)
+    tr.write_line(" ".join(f"{k:{w}}" for k, w in cols) + f" {'lengths':<{lens_w}} "
+                  f"{'max|diff|':>10} {'min cos':>11} {'argmax':>7} {'result':>6}")
+    for key, rs in sorted(groups.items()):
+        lens = ",".join(str(r["length"]) for r in sorted(rs, key=lambda r: r["length"]))
+        worst = max(r["max_abs"] for r in rs)
+        cos = min(r["cosine"] for r in rs)
+        am = sum(r["argmax_ok"] for r in rs)
+        ok = "ok" if all(r["passed"] for r in rs) else "FAIL"
+        tr.write_line(" ".join(f"{v:{w}}" for v, (_, w) in zip(key, cols)) + f" {lens:<{lens_w}} "
+                      f"{worst:>10.3e} {cos:>11.8f} {am:>3}/{len(rs):<3} {ok:>6}")
+
+
+def _consistency_section(tr, title: str, rows: list[dict], fixture_w: int, gelu: bool) -> None:
+    if not rows:
+        return
+    tr.section(title)
+    for r in rows:
+        moved = "" if r["moved"] != r["moved"] else f"  (perturbed rows moved by {r['moved']:.3e})"
+        g = f"{r['gelu']:<8} " if gelu else ""
+        tr.write_line(f"{r['fixture']:<{fixture_w}} c{r['cache']:<4} {g}{r['check']:<28} "
+                      f"max|diff| {r['max_abs']:.3e}{moved}")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    rows = [r for r in _REPORT if r.get("kind") == "logits"]
-    if rows:
-        tr = terminalreporter
-        tr.section("GPT-2 logit match (onnxruntime vs Hugging Face, last position)")
-        groups: dict[tuple, list] = {}
-        for r in rows:
-            groups.setdefault((r["fixture"], r["cache"], r["gelu"]), []).append(r)
-        tr.write_line(f"{'fixture':<20} {'cache':>5} {'gelu':<8} {'lengths':<32} "
-                      f"{'max|diff|':>10} {'min cos':>11} {'argmax':>7} {'result':>6}")
-        for (f, c, g), rs in sorted(groups.items()):
-            lens = ",".join(str(r["length"]) for r in sorted(rs, key=lambda r: r["length"]))
-            worst = max(r["max_abs"] for r in rs)
-            cos = min(r["cosine"] for r in rs)
-            am = sum(r["argmax_ok"] for r in rs)
-            ok = "ok" if all(r["passed"] for r in rs) else "FAIL"
-            tr.write_line(f"{f:<20} {c:>5} {g:<8} {lens:<32} {worst:>10.3e} {cos:>11.8f} "
-                          f"{am:>3}/{len(rs):<3} {ok:>6}")
-    other = [r for r in _REPORT if r.get("kind") == "consistency"]
-    if other:
-        tr = terminalreporter
-        tr.section("GPT-2 cache consistency (max |diff| of the hidden rows that must not move)")
-        for r in other:
-            moved = "" if r["moved"] != r["moved"] else f"  (perturbed rows moved by {r['moved']:.3e})"
-            tr.write_line(f"{r['fixture']:<20} c{r['cache']:<4} {r['gelu']:<8} {r['check']:<28} "
-                          f"max|diff| {r['max_abs']:.3e}{moved}")
+    tr = terminalreporter
+    kind = lambda k: [r for r in _REPORT if r.get("kind") == k]  # noqa: E731
+    _logit_section(tr, "GPT-2 logit match (onnxruntime vs Hugging Face, last position)", kind("logits"),
+                   [("fixture", "<20"), ("cache", ">5"), ("gelu", "<8")], 32)
+    _consistency_section(tr, "GPT-2 cache consistency (max |diff| of the hidden rows that must not move)",
+                         kind("consistency"), 20, gelu=True)
+    _logit_section(tr, "Llama family logit match (onnxruntime vs Hugging Face, last position)",
+                   kind("llama_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
+    _consistency_section(tr, "Llama family cache consistency (max |diff| of the hidden rows that must not move)",
+                         kind("llama_consistency"), 18, gelu=False)
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
     if path and _REPORT:
         Path(path).write_text(json.dumps(_REPORT, indent=1) + "\n")
@@ -330,16 +355,16 @@ def llama_generation_config(name: str) -> dict:
 
 
 class ConsistencyCtx:
-    """Shared state for the cache-consistency checks (same logic as the Ctx of
-    test_gpt2_cache_consistency.py, with the vocabulary size taken from
-    fixture.json's config under either spelling)."""
+    """Shared state for the cache-consistency checks (numerics_checks.py) of both
+    families: random tokens from `vocab` (default: the embeddings' rows), their
+    full-prompt feeds, and row perturbations."""
 
-    def __init__(self, ex, tmp_path, seed_base: int = 1000):
+    def __init__(self, ex, tmp_path, seed_base: int = 1000, vocab: int | None = None):
         self.ex = ex
         self.tmp = tmp_path
         self.N = ex.cache
         self.emb = np.load(ex.out / "resources" / "embeddings.npy")
-        self.V = self.emb.shape[0]
+        self.V = self.emb.shape[0] if vocab is None else vocab
         self.rng = np.random.default_rng(seed_base + self.N)
         self.tokens = self.rng.integers(0, self.V, size=self.N)
         # A full prompt puts position p on row p: the runtime's pe rows per position.
@@ -366,37 +391,3 @@ class ConsistencyCtx:
 
     def hidden(self, f):
         return self.ex.run_hidden(f)
-
-
-def _llama_summary(tr) -> None:
-    rows = [r for r in _REPORT if r.get("kind") == "llama_logits"]
-    if rows:
-        tr.section("Llama family logit match (onnxruntime vs Hugging Face, last position)")
-        groups: dict[tuple, list] = {}
-        for r in rows:
-            groups.setdefault((r["fixture"], r["cache"]), []).append(r)
-        tr.write_line(f"{'fixture':<18} {'cache':>5} {'lengths':<34} "
-                      f"{'max|diff|':>10} {'min cos':>11} {'argmax':>7} {'result':>6}")
-        for (f, c), rs in sorted(groups.items()):
-            lens = ",".join(str(r["length"]) for r in sorted(rs, key=lambda r: r["length"]))
-            worst = max(r["max_abs"] for r in rs)
-            cos = min(r["cosine"] for r in rs)
-            am = sum(r["argmax_ok"] for r in rs)
-            ok = "ok" if all(r["passed"] for r in rs) else "FAIL"
-            tr.write_line(f"{f:<18} {c:>5} {lens:<34} {worst:>10.3e} {cos:>11.8f} "
-                          f"{am:>3}/{len(rs):<3} {ok:>6}")
-    other = [r for r in _REPORT if r.get("kind") == "llama_consistency"]
-    if other:
-        tr.section("Llama family cache consistency (max |diff| of the hidden rows that must not move)")
-        for r in other:
-            moved = "" if r["moved"] != r["moved"] else f"  (perturbed rows moved by {r['moved']:.3e})"
-            tr.write_line(f"{r['fixture']:<18} c{r['cache']:<4} {r['check']:<28} "
-                          f"max|diff| {r['max_abs']:.3e}{moved}")
-
-
-_gpt2_terminal_summary = pytest_terminal_summary
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: F811
-    _gpt2_terminal_summary(terminalreporter, exitstatus, config)
-    _llama_summary(terminalreporter)

@@ -8,14 +8,10 @@ import numpy as np
 import pytest
 
 from conftest import INPUT_NAMES, FIXTURES, combos, combo_id, fixture_info, reference
+from numerics_checks import (SUFFIX_ROLES, assert_inputs_consumed, assert_runtime_layout,
+                             assert_static_shapes, dims_of)
 
 CONTRACT_COMBOS = [pytest.param(c, id=combo_id(c)) for c in combos()]
-SUFFIX_ROLES = ["embeddings", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin"]
-
-
-def dims_of(vi):
-    t = vi.type.tensor_type
-    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
 
 
 def load_graph(ex):
@@ -58,20 +54,10 @@ def test_io_names_order_shapes(combo, exports):
     assert dims_of(out) == [1, 1, V]
     assert T % 2 == 0 and T > 0, T
 
-    # Every input is consumed by at least one node.
-    consumed = {i for n in m.graph.node for i in n.input}
-    for node in m.graph.node:  # and inside subgraphs, should there be any
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                consumed |= {i for n in a.g.node for i in n.input}
-    for name in INPUT_NAMES:
-        assert name in consumed, f"graph input {name} is not consumed by any node"
-
+    # Every input is consumed by at least one node (inside subgraphs too, should there be any).
+    assert_inputs_consumed(m, subgraphs=True)
     # Static shapes all the way: shape inference finds no symbolic dimension.
-    inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
-    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
-        for d in vi.type.tensor_type.shape.dim:
-            assert d.HasField("dim_value"), f"{vi.name} has a dynamic dimension"
+    assert_static_shapes(m)
 
 
 @pytest.mark.parametrize("combo", CONTRACT_COMBOS)
@@ -194,18 +180,10 @@ def test_inputs_match_runtime_layout(combo, exports, tmp_path):
         pad = cache - n
         # Real tokens bottom-aligned at positions 0..n-1.
         assert np.array_equal(f["positions"][pad:], np.arange(n))
-        assert np.array_equal(f["inputs_embeds"][0, pad:], emb[tokens])
-        # Mask: padding rows allow everything; real row r blocks the padding
-        # columns and the future; additive 0 / -100; tiled head-major.
-        want = np.zeros((cache, cache), np.float32)
-        for r in range(pad, cache):
-            want[r, :pad] = -100.0
-            want[r, r + 1:] = -100.0
-        assert np.array_equal(f["attention_mask"][0, 0], np.tile(want, (1, heads)))
+        # Embeddings; mask (padding rows allow everything; real row r blocks the
+        # padding columns and the future; additive 0 / -100; tiled head-major);
         # RoPE tables: cos/sin(theta * p), float32 product.
-        ang = theta[None, :] * np.arange(n, dtype=np.float32)[:, None]
-        for k, fn in [("pe_q_cos", np.cos), ("pe_k_cos", np.cos), ("pe_q_sin", np.sin), ("pe_k_sin", np.sin)]:
-            np.testing.assert_allclose(f[k][0, pad:], fn(ang), atol=2e-6, rtol=0, err_msg=k)
+        assert_runtime_layout(f, emb, theta, tokens, cache, heads)
 
 
 def test_fixture_checkpoints_readable(checkpoints):

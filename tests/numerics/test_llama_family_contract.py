@@ -10,20 +10,16 @@ import pytest
 
 from conftest import (FIXTURES, INPUT_NAMES, LLAMA_CACHES, fixture_info, llama_combo_id, llama_combos,
                       llama_generation_config, load_checkpoint, reference)
+from numerics_checks import (SUFFIX_ROLES, assert_inputs_consumed, assert_runtime_layout,
+                             assert_static_shapes, dims_of)
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos()]
 ONE_CACHE = [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos() if c[1] == LLAMA_CACHES[0]]
-SUFFIX_ROLES = ["embeddings", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin"]
 LM_HEAD_MAX = 40000
 
 
 def cfg_of(fixture):
     return fixture_info(fixture)["config"]
-
-
-def dims_of(vi):
-    t = vi.type.tensor_type
-    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
 
 
 def expected_shards(vocab: int) -> list[int]:
@@ -58,13 +54,8 @@ def test_io_names_order_shapes(combo, exports):
         assert dims_of(vi) == want.get(vi.name, [1, N, T]), (vi.name, dims_of(vi))
     assert [o.name for o in m.graph.output] == ["logits"]
     assert dims_of(m.graph.output[0]) == [1, 1, V]
-    consumed = {i for n in m.graph.node for i in n.input}
-    for name in INPUT_NAMES:
-        assert name in consumed, f"graph input {name} is not consumed by any node"
-    inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
-    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
-        for d in vi.type.tensor_type.shape.dim:
-            assert d.HasField("dim_value"), f"{vi.name} has a dynamic dimension"
+    assert_inputs_consumed(m, subgraphs=False)
+    assert_static_shapes(m)
 
 
 @pytest.mark.parametrize("combo", COMBOS)
@@ -192,13 +183,4 @@ def test_inputs_match_runtime_layout(combo, exports, tmp_path):
         f = ex.inputs(tokens, tmp_path)
         for k in INPUT_NAMES:
             assert f[k].dtype == np.float32, (k, f[k].dtype)
-        pad = N - n
-        assert np.array_equal(f["inputs_embeds"][0, pad:], emb[tokens])
-        want = np.zeros((N, N), np.float32)
-        for r in range(pad, N):
-            want[r, :pad] = -100.0
-            want[r, r + 1:] = -100.0
-        assert np.array_equal(f["attention_mask"][0, 0], np.tile(want, (1, heads)))
-        ang = theta[None, :] * np.arange(n, dtype=np.float32)[:, None]
-        for k, fn in [("pe_q_cos", np.cos), ("pe_k_cos", np.cos), ("pe_q_sin", np.sin), ("pe_k_sin", np.sin)]:
-            np.testing.assert_allclose(f[k][0, pad:], fn(ang), atol=2e-6, rtol=0, err_msg=k)
+        assert_runtime_layout(f, emb, theta, tokens, N, heads)

@@ -99,6 +99,21 @@ TEST(ChatTemplate, BosMadeLiteralAndPrepended) {
   EXPECT_EQ(t.rfind("<s>{% for", 0), 0u);
 }
 
+// Llama 3's original template adds the BOS through the variable, which the
+// runtime does not define: it must come out literal, once, at the start.
+TEST(ChatTemplate, BosVariableInsideExpressionsBecomesOneLiteralPrefix) {
+  JsonOnlyCheckpoint ck({}, {}, {{"bos_token", "<|begin_of_text|>"},
+                                 {"chat_template", "{% for m in messages %}{% set c = m['content'] %}"
+                                                   "{% if loop.index0 == 0 %}{% set c = bos_token + c %}{% endif %}"
+                                                   "{{ c }}{% endfor %}"}});
+  std::vector<std::string> changes;
+  std::string t = core::chat_template_for_runtime(ck, std::nullopt, changes);
+  EXPECT_EQ(t.rfind("<|begin_of_text|>{% for", 0), 0u);
+  EXPECT_EQ(t.find("bos_token"), std::string::npos);
+  EXPECT_EQ(t.find("<|begin_of_text|>", 1), std::string::npos);  // exactly once
+  EXPECT_NE(t.find("{% set c = '' + c %}"), std::string::npos);
+}
+
 TEST(ChatTemplate, BaseModelGetsPassThroughTemplate) {
   JsonOnlyCheckpoint ck({}, {}, {});
   std::vector<std::string> changes;

@@ -114,6 +114,12 @@ TEST(LmHeadShards, RequestedCountMustDivide) {
   EXPECT_THROW(choose_lm_head_shards(50257, 2, why), Unsupported);
 }
 
+TEST(LmHeadShards, NoReasonableEqualSplitIsRefused) {
+  std::string why;
+  EXPECT_THROW(choose_lm_head_shards(50261, 0, why), Unsupported);  // prime
+  EXPECT_EQ(choose_lm_head_shards(50261, 1, why), std::vector<int64_t>{50261});  // explicit choice honoured
+}
+
 TEST(Broadcast, NumpyRules) {
   EXPECT_EQ(broadcast_shapes({1, 4, 8, 8}, {1, 1, 8, 8}), (std::vector<int64_t>{1, 4, 8, 8}));
   EXPECT_EQ(broadcast_shapes({2, 3}, {}), (std::vector<int64_t>{2, 3}));

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <regex>
 
 #include "llm2hef/core/genai_resources.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -101,18 +102,30 @@ std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::op
     tmpl = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
     changes.push_back("chat_template: none in the checkpoint; using a plain concatenation of message contents");
   }
-  if (bos) {
-    for (const char* spelled : {"{{ bos_token }}", "{{bos_token}}"}) {
-      for (size_t at = tmpl.find(spelled); at != std::string::npos; at = tmpl.find(spelled)) {
-        tmpl.replace(at, std::string(spelled).size(), *bos);
-        changes.push_back("chat_template: '" + std::string(spelled) + "' replaced by the literal BOS text");
-      }
-    }
-    if (tmpl.rfind(*bos, 0) != 0) {
-      tmpl = *bos + tmpl;
-      changes.push_back("chat_template: BOS '" + *bos +
+  // The runtime renders the template without a bos_token variable and adds
+  // no BOS itself. A BOS only ever belongs at the very start of the prompt,
+  // so every reference to the variable is dropped and the literal text is
+  // prepended once: when the template used the variable (Llama 3's original
+  // template) or the tokenizer's post-processor would have added it.
+  static const std::regex kPrint(R"(\{\{-?\s*bos_token\s*-?\}\})");
+  static const std::regex kIdentifier(R"(\bbos_token\b)");
+  const bool referenced = std::regex_search(tmpl, kIdentifier);
+  std::optional<std::string> text = bos;
+  if (!text) {
+    const nlohmann::json& b = tc.raw().is_object() && tc.raw().contains("bos_token") ? tc.raw()["bos_token"] : nlohmann::json();
+    if (b.is_string()) text = b.get<std::string>();
+    if (b.is_object() && b.contains("content") && b["content"].is_string()) text = b["content"].get<std::string>();
+  }
+  if (referenced) {
+    if (!text) throw BadInput(tc.where("chat_template") + ": uses bos_token, but no bos_token is defined");
+    tmpl = std::regex_replace(std::regex_replace(tmpl, kPrint, ""), kIdentifier, "''");
+    changes.push_back("chat_template: bos_token references removed; BOS '" + *text + "' rendered once at the start");
+  }
+  if ((referenced || bos) && text && tmpl.rfind(*text, 0) != 0) {
+    tmpl = *text + tmpl;
+    if (!referenced)
+      changes.push_back("chat_template: BOS '" + *text +
                         "' prepended (the runtime ignores the tokenizer's post-processor, which added it)");
-    }
   }
   return tmpl;
 }

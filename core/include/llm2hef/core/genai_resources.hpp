@@ -27,9 +27,10 @@ struct TokenizerFix {
 TokenizerFix fix_tokenizer(const nlohmann::json& tokenizer, const std::string& origin, int64_t vocab_size);
 
 // The chat template the runtime renders: the checkpoint's own (from
-// tokenizer_config.json), with `{{ bos_token }}` made literal and the BOS text
-// prepended when the tokenizer's post-processor would have added it; a plain
-// concatenating template for base models that ship none.
+// tokenizer_config.json) with every bos_token reference removed and the BOS
+// text prepended once when the template used it or the tokenizer's
+// post-processor would have added it; a plain concatenating template for base
+// models that ship none.
 std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
                                       std::vector<std::string>& changes);
 

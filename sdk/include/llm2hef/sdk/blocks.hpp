@@ -84,7 +84,8 @@ Value last_position(GraphBuilder& g, const Value& x);
 // Equal-width lm_head shards: the fewest shards of one width that divides
 // `vocab` with width <= max_width; a single shard when vocab fits. `reason`
 // explains the choice for manifest and inspect. Throws Unsupported for
-// `requested` shard counts that do not divide the vocabulary.
+// `requested` shard counts that do not divide the vocabulary, and when no
+// split into at most 64 equal outputs exists (e.g. a large prime vocabulary).
 std::vector<int64_t> choose_lm_head_shards(int64_t vocab, int64_t requested, std::string& reason,
                                            int64_t max_width = 40000);
 
