@@ -323,7 +323,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                          kind("consistency"), 20, gelu=True)
     _logit_section(tr, "Llama family logit match (onnxruntime vs Hugging Face, last position)",
                    kind("llama_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
-    _consistency_section(tr, "Llama family cache consistency (max |diff| of the hidden rows that must not move)",
+    _consistency_section(tr, "Llama family cache consistency "
+                         "(max |diff| of the hidden rows that must not move)",
                          kind("llama_consistency"), 18, gelu=False)
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
     if path and _REPORT:

@@ -142,10 +142,69 @@ def check_prefix_consistency(c) -> float:
     return worst
 
 
+def consistency_tests(combos, *, kind: str, hidden_key: str, vocab_key: str | None):
+    """The four cache-consistency tests for `combos`, to be bound to module-level
+    test_* names by a test file: the hidden output exists with [1, cache,
+    config[hidden_key]], causality, inert padding rows (positions / uniform pe)
+    and prefix consistency. Figures go to the report under `kind`; tokens are
+    drawn from config[vocab_key] ids (None: from the embeddings' rows)."""
+    from conftest import ConsistencyCtx, fixture_info
+
+    def ctx(ex, tmp_path):
+        vocab = None if vocab_key is None else fixture_info(ex.fixture)["config"][vocab_key]
+        return ConsistencyCtx(ex, tmp_path, vocab=vocab)
+
+    @pytest.mark.parametrize("combo", combos)
+    def test_hidden_output_found(combo, exports):
+        ex = exports.get(*combo)
+        check_hidden_output(ex, fixture_info(ex.fixture)["config"][hidden_key])
+
+    @pytest.mark.parametrize("combo", combos)
+    def test_causality(combo, exports, report, tmp_path):
+        ex = exports.get(*combo)
+        worst, moved_min = check_causality(ctx(ex, tmp_path))
+        record_consistency(report, kind, ex, "causality", worst, moved_min)
+
+    @pytest.mark.parametrize("pe_mode", ["positions", "uniform"])
+    @pytest.mark.parametrize("combo", combos)
+    def test_padding_rows_inert(combo, pe_mode, exports, report, tmp_path):
+        ex = exports.get(*combo)
+        worst, moved_min = check_padding_rows_inert(ctx(ex, tmp_path), pe_mode)
+        record_consistency(report, kind, ex, f"padding inert ({pe_mode})", worst, moved_min)
+
+    @pytest.mark.parametrize("combo", combos)
+    def test_prefix_consistency(combo, exports, report, tmp_path):
+        ex = exports.get(*combo)
+        worst = check_prefix_consistency(ctx(ex, tmp_path))
+        record_consistency(report, kind, ex, "prefix consistency", worst, float("nan"))
+
+    return test_hidden_output_found, test_causality, test_padding_rows_inert, test_prefix_consistency
+
+
 # --------------------------------------------------------------------------- graph contract
 def dims_of(vi):
     t = vi.type.tensor_type
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+
+
+def check_onnx_full(ex) -> None:
+    import onnx
+    # A path (not a ModelProto) so that the checker finds the external data.
+    onnx.checker.check_model(str(ex.out / "model.onnx"), full_check=True)
+
+
+def assert_graph_io(m, want: dict[str, list[int]], vocab: int) -> None:
+    """The six float inputs, in order, with the shapes in `want`, and the one
+    output `logits` [1, 1, vocab]."""
+    import onnx
+    init_names = {i.name for i in m.graph.initializer}
+    graph_inputs = [i for i in m.graph.input if i.name not in init_names]
+    assert [i.name for i in graph_inputs] == INPUT_NAMES
+    for vi in graph_inputs:
+        assert vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT, vi.name
+        assert dims_of(vi) == want[vi.name], (vi.name, dims_of(vi))
+    assert [o.name for o in m.graph.output] == ["logits"]
+    assert dims_of(m.graph.output[0]) == [1, 1, vocab]
 
 
 def assert_inputs_consumed(m, subgraphs: bool) -> None:

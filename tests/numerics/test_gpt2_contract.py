@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from conftest import INPUT_NAMES, FIXTURES, combos, combo_id, fixture_info, reference
-from numerics_checks import (SUFFIX_ROLES, assert_inputs_consumed, assert_runtime_layout,
-                             assert_static_shapes, dims_of)
+from numerics_checks import (SUFFIX_ROLES, assert_graph_io, assert_inputs_consumed,
+                             assert_runtime_layout, assert_static_shapes, check_onnx_full)
 
 CONTRACT_COMBOS = [pytest.param(c, id=combo_id(c)) for c in combos()]
 
@@ -25,10 +25,7 @@ def theta_len(ex) -> int:
 
 @pytest.mark.parametrize("combo", CONTRACT_COMBOS)
 def test_onnx_checker_full(combo, exports):
-    import onnx
-    ex = exports.get(*combo)
-    # A path (not a ModelProto) so that the checker finds the external data.
-    onnx.checker.check_model(str(ex.out / "model.onnx"), full_check=True)
+    check_onnx_full(exports.get(*combo))
 
 
 @pytest.mark.parametrize("combo", CONTRACT_COMBOS)
@@ -40,18 +37,10 @@ def test_io_names_order_shapes(combo, exports):
     m = load_graph(ex)
     N, H, V, heads = cache, cfg["n_embd"], cfg["vocab_size"], cfg["n_head"]
     T = theta_len(ex)
-    init_names = {i.name for i in m.graph.initializer}
-    graph_inputs = [i for i in m.graph.input if i.name not in init_names]
-    assert [i.name for i in graph_inputs] == INPUT_NAMES
     want = {"inputs_embeds": [1, N, H], "attention_mask": [1, 1, N, heads * N],
             "pe_q_cos": [1, N, T], "pe_q_sin": [1, N, T], "pe_k_cos": [1, N, T], "pe_k_sin": [1, N, T]}
-    for vi in graph_inputs:
-        assert vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT, vi.name
-        assert dims_of(vi) == want[vi.name], (vi.name, dims_of(vi))
-    assert [o.name for o in m.graph.output] == ["logits"]
-    out = m.graph.output[0]
-    assert out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
-    assert dims_of(out) == [1, 1, V]
+    assert_graph_io(m, want, V)
+    assert m.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
     assert T % 2 == 0 and T > 0, T
 
     # Every input is consumed by at least one node (inside subgraphs too, should there be any).

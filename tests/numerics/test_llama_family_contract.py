@@ -10,8 +10,8 @@ import pytest
 
 from conftest import (FIXTURES, INPUT_NAMES, LLAMA_CACHES, fixture_info, llama_combo_id, llama_combos,
                       llama_generation_config, load_checkpoint, reference)
-from numerics_checks import (SUFFIX_ROLES, assert_inputs_consumed, assert_runtime_layout,
-                             assert_static_shapes, dims_of)
+from numerics_checks import (SUFFIX_ROLES, assert_graph_io, assert_inputs_consumed,
+                             assert_runtime_layout, assert_static_shapes, check_onnx_full)
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos()]
 ONE_CACHE = [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos() if c[1] == LLAMA_CACHES[0]]
@@ -32,9 +32,7 @@ def hailo_config(ex) -> dict:
 
 @pytest.mark.parametrize("combo", COMBOS)
 def test_onnx_checker_full(combo, exports):
-    import onnx
-    ex = exports.get(*combo)
-    onnx.checker.check_model(str(ex.out / "model.onnx"), full_check=True)
+    check_onnx_full(exports.get(*combo))
 
 
 @pytest.mark.parametrize("combo", COMBOS)
@@ -45,15 +43,9 @@ def test_io_names_order_shapes(combo, exports):
     ex = exports.get(*combo)
     m = onnx.load(str(ex.out / "model.onnx"), load_external_data=False)
     H, V, heads, T = cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"], cfg["head_dim"]
-    init_names = {i.name for i in m.graph.initializer}
-    graph_inputs = [i for i in m.graph.input if i.name not in init_names]
-    assert [i.name for i in graph_inputs] == INPUT_NAMES
-    want = {"inputs_embeds": [1, N, H], "attention_mask": [1, 1, N, heads * N]}
-    for vi in graph_inputs:
-        assert vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT, vi.name
-        assert dims_of(vi) == want.get(vi.name, [1, N, T]), (vi.name, dims_of(vi))
-    assert [o.name for o in m.graph.output] == ["logits"]
-    assert dims_of(m.graph.output[0]) == [1, 1, V]
+    want = {"inputs_embeds": [1, N, H], "attention_mask": [1, 1, N, heads * N],
+            **{k: [1, N, T] for k in INPUT_NAMES[2:]}}
+    assert_graph_io(m, want, V)
     assert_inputs_consumed(m, subgraphs=False)
     assert_static_shapes(m)
 
