@@ -1,0 +1,73 @@
+# llm2hef_add_adapter(name SOURCES src... [OUTPUT_DIRECTORY dir] [INSTALL_DESTINATION dir])
+#
+# Builds one adapter plugin: a MODULE library named exactly `name`.so (no
+# "lib" prefix), linked against llm2hef::sdk, with hidden visibility and
+# -Wl,--no-undefined so an unresolved symbol fails at link time, not at load.
+#
+# Shared by the llm2hef tree (cmake/Warnings.cmake includes it) and by the
+# installed CMake package (find_package(llm2hef_sdk CONFIG) includes it), so
+# first-party and out-of-tree adapters are built the same way.
+#
+#   OUTPUT_DIRECTORY     where the .so lands in the build tree. Default: the
+#                        llm2hef build tree's adapters/ folder in-tree,
+#                        otherwise the calling project's binary dir.
+#   INSTALL_DESTINATION  where `cmake --install` puts it. Default:
+#                        <libdir>/llm2hef/adapters, the folder an llm2hef
+#                        installed under the same prefix searches.
+include_guard(GLOBAL)
+include(GNUInstallDirs)
+
+function(llm2hef_add_adapter name)
+  cmake_parse_arguments(A "" "OUTPUT_DIRECTORY;INSTALL_DESTINATION" "SOURCES" ${ARGN})
+  if(NOT A_SOURCES)
+    message(FATAL_ERROR "llm2hef_add_adapter(${name}): SOURCES is required")
+  endif()
+  if(A_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "llm2hef_add_adapter(${name}): unknown arguments: ${A_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET llm2hef::sdk)
+    message(FATAL_ERROR "llm2hef_add_adapter(${name}): llm2hef::sdk is not defined "
+                        "(call find_package(llm2hef_sdk CONFIG REQUIRED) first)")
+  endif()
+
+  if(NOT A_OUTPUT_DIRECTORY)
+    if(DEFINED LLM2HEF_BUILD_ADAPTER_DIR)      # inside the llm2hef tree
+      set(A_OUTPUT_DIRECTORY "${LLM2HEF_BUILD_ADAPTER_DIR}")
+    else()
+      set(A_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}")
+    endif()
+  endif()
+  if(NOT A_INSTALL_DESTINATION)
+    if(DEFINED LLM2HEF_INSTALL_ADAPTER_SUBDIR)
+      set(A_INSTALL_DESTINATION "${LLM2HEF_INSTALL_ADAPTER_SUBDIR}")
+    else()
+      set(A_INSTALL_DESTINATION "${CMAKE_INSTALL_LIBDIR}/llm2hef/adapters")
+    endif()
+  endif()
+
+  # Installed next to libllm2hef_sdk.so: <libdir>/llm2hef/adapters -> <libdir>.
+  # Out of tree, the SDK's own libdir is added in case the adapter is
+  # installed under another prefix. (Loaded by the host, the SDK is already
+  # in the process; the RPATH matters for ldd and for loading it elsewhere.)
+  set(rpath "")
+  if(NOT IS_ABSOLUTE "${A_INSTALL_DESTINATION}")
+    file(RELATIVE_PATH up "/_/${A_INSTALL_DESTINATION}" "/_/${CMAKE_INSTALL_LIBDIR}")
+    list(APPEND rpath "$ORIGIN/${up}")
+  endif()
+  if(DEFINED LLM2HEF_SDK_LIBRARY_DIR)
+    list(APPEND rpath "${LLM2HEF_SDK_LIBRARY_DIR}")
+  endif()
+
+  add_library(${name} MODULE ${A_SOURCES})
+  target_compile_options(${name} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+  target_link_libraries(${name} PRIVATE llm2hef::sdk)
+  target_compile_features(${name} PRIVATE cxx_std_20)
+  set_target_properties(${name} PROPERTIES
+    PREFIX ""
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    LIBRARY_OUTPUT_DIRECTORY "${A_OUTPUT_DIRECTORY}"
+    INSTALL_RPATH "${rpath}")
+  target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  install(TARGETS ${name} LIBRARY DESTINATION "${A_INSTALL_DESTINATION}")
+endfunction()

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Installs the current build into a temporary prefix and uses it the way a
+# third party would (see tests/install/CMakeLists.txt). Arguments: build dir,
+# source dir, cmake, generator, make program, C++ compiler, python3, bindir,
+# libdir, includedir (relative install dirs as GNUInstallDirs set them).
+set -euo pipefail
+
+BUILD=$1 SRC=$2 CMAKE=$3 GENERATOR=$4 MAKE_PROGRAM=$5 CXX=$6 PY=$7
+BINDIR=$8 LIBDIR=$9 INCDIR=${10}
+
+# The host must find adapters on its own: no search path from the caller.
+unset LLM2HEF_ADAPTER_PATH
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/llm2hef-install-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+P=$TMP/prefix
+LLM2HEF=$P/$BINDIR/llm2hef
+ADIR=$P/$LIBDIR/llm2hef/adapters
+
+step() { echo "== $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+step "install $BUILD to $P"
+"$CMAKE" --install "$BUILD" --prefix "$P" >"$TMP/install.log" || { cat "$TMP/install.log"; fail "cmake --install"; }
+
+for f in "$LLM2HEF" "$P/$LIBDIR/libllm2hef_sdk.so" \
+         "$P/$INCDIR/llm2hef/sdk/abi.hpp" "$P/$INCDIR/llm2hef/sdk/build_info.hpp" \
+         "$P/$INCDIR/llm2hef/sdk/llama_family.hpp" \
+         "$P/$LIBDIR/cmake/llm2hef_sdk/llm2hef_sdkConfig.cmake" \
+         "$P/$LIBDIR/cmake/llm2hef_sdk/llm2hef_sdkConfigVersion.cmake" \
+         "$P/$LIBDIR/cmake/llm2hef_sdk/llm2hef_sdkTargets.cmake" \
+         "$P/$LIBDIR/cmake/llm2hef_sdk/Llm2hefAdapter.cmake" \
+         "$P/$LIBDIR/pkgconfig/llm2hef_sdk.pc"; do
+  [ -e "$f" ] || fail "not installed: $f"
+done
+for a in gpt2 llama qwen2 qwen3 smollm3; do
+  [ -f "$ADIR/llm2hef_adapter_$a.so" ] || fail "adapter not installed: $ADIR/llm2hef_adapter_$a.so"
+done
+
+step "installed binaries resolve libllm2hef_sdk.so inside the prefix (RPATH)"
+for f in "$LLM2HEF" "$ADIR/llm2hef_adapter_gpt2.so"; do
+  sdk=$(ldd "$f" | awk '/libllm2hef_sdk\.so/ {print $3}')
+  [ -n "$sdk" ] || { ldd "$f"; fail "$f: libllm2hef_sdk.so not found"; }
+  [ "$(realpath "$(dirname "$sdk")")" = "$(realpath "$P/$LIBDIR")" ] || fail "$f uses $sdk, not the installed SDK"
+done
+
+step "installed llm2hef finds the installed adapters first, with no environment"
+"$LLM2HEF" adapters --verbose --json >"$TMP/adapters-installed.json"
+"$PY" - "$TMP/adapters-installed.json" "$ADIR" <<'PY'
+import json, os, sys
+report = json.load(open(sys.argv[1]))
+adir = os.path.realpath(sys.argv[2])
+by_name = {a["name"]: a for a in report["adapters"]}
+for name in ("gpt2", "llama", "qwen2", "qwen3", "smollm3"):
+    assert name in by_name, f"adapter {name} not loaded: {sorted(by_name)}"
+    where = os.path.realpath(os.path.dirname(by_name[name]["file"]))
+    assert where == adir, f"{name} loaded from {where}, expected the install folder {adir}"
+print("ok:", ", ".join(f"{n} <- {by_name[n]['file']}" for n in sorted(by_name)))
+PY
+
+step "pkg-config"
+export PKG_CONFIG_PATH=$P/$LIBDIR/pkgconfig
+flags=$(pkg-config --cflags --libs llm2hef_sdk) || fail "pkg-config --cflags --libs llm2hef_sdk"
+echo "$flags"
+[ "$(pkg-config --modversion llm2hef_sdk)" = "$(sed -n 's/.*LLM2HEF_SDK_VERSION "\(.*\)"/\1/p' "$P/$INCDIR/llm2hef/sdk/build_info.hpp")" ] \
+  || fail "pkg-config version differs from the installed SDK's"
+[ "$(realpath "$(pkg-config --variable=includedir llm2hef_sdk)")" = "$(realpath "$P/$INCDIR")" ] \
+  || fail "pkg-config includedir $(pkg-config --variable=includedir llm2hef_sdk) is not $P/$INCDIR"
+[ "$(realpath "$(pkg-config --variable=adapterdir llm2hef_sdk)")" = "$(realpath "$ADIR")" ] \
+  || fail "pkg-config adapterdir is not $ADIR"
+
+step "pkg-config alone is enough to build the example"
+mkdir "$TMP/pc-adapters"
+# shellcheck disable=SC2086  # $flags is a list of compiler flags
+"$CXX" -std=c++20 -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -Wl,--no-undefined \
+  "$SRC/examples/hello_adapter/hello_adapter.cpp" $flags -o "$TMP/pc-adapters/hello_adapter.so" \
+  || fail "compiling the example with pkg-config's flags"
+"$LLM2HEF" --adapter-path "$TMP/pc-adapters" adapters --json >"$TMP/adapters-pc.json"
+grep -q '"HelloLlamaForCausalLM"' "$TMP/adapters-pc.json" && grep -qF "\"$TMP/pc-adapters/hello_adapter.so\"" "$TMP/adapters-pc.json" \
+  || { cat "$TMP/adapters-pc.json"; fail "the pkg-config build of the example did not load"; }
+
+step "configure and build examples/hello_adapter out of tree"
+HB=$TMP/hello-build
+"$CMAKE" -S "$SRC/examples/hello_adapter" -B "$HB" -G "$GENERATOR" \
+  -DCMAKE_MAKE_PROGRAM="$MAKE_PROGRAM" -DCMAKE_CXX_COMPILER="$CXX" \
+  -DCMAKE_PREFIX_PATH="$P" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
+  -DCMAKE_INSTALL_PREFIX="$P" >"$TMP/hello-configure.log" 2>&1 \
+  || { cat "$TMP/hello-configure.log"; fail "configuring the example"; }
+! grep -q "llm2hef will refuse adapters built here" "$TMP/hello-configure.log" \
+  || { cat "$TMP/hello-configure.log"; fail "the package warns of a compiler mismatch with the build's own compiler"; }
+found=$(sed -n 's/^llm2hef_sdk_DIR:PATH=//p' "$HB/CMakeCache.txt")
+[ "$(realpath "$found")" = "$(realpath "$P/$LIBDIR/cmake/llm2hef_sdk")" ] \
+  || fail "find_package(llm2hef_sdk) found $found, not the temporary prefix"
+"$CMAKE" --build "$HB" >"$TMP/hello-build.log" 2>&1 || { cat "$TMP/hello-build.log"; fail "building the example"; }
+[ -f "$HB/hello_adapter.so" ] || fail "the example did not produce $HB/hello_adapter.so"
+
+mkdir "$TMP/adapters"
+cp "$HB/hello_adapter.so" "$TMP/adapters/"
+
+step "installed llm2hef loads the example through --adapter-path"
+"$LLM2HEF" --adapter-path "$TMP/adapters" adapters --json >"$TMP/adapters-hello.json"
+"$PY" - "$TMP/adapters-hello.json" "$TMP/adapters/hello_adapter.so" <<'PY'
+import json, os, sys
+report = json.load(open(sys.argv[1]))
+hello = [a for a in report["adapters"] if a["name"] == "hello"]
+assert hello, f"example adapter not listed: {[a['name'] for a in report['adapters']]}"
+assert hello[0]["architectures"] == ["HelloLlamaForCausalLM"], hello[0]
+assert os.path.realpath(hello[0]["file"]) == os.path.realpath(sys.argv[2]), hello[0]["file"]
+print("ok: hello", hello[0]["version"], hello[0]["architectures"], hello[0]["file"])
+PY
+
+step "export a checkpoint whose architecture only the example claims"
+M=$TMP/hello-llama-tiny
+cp -r "$SRC/tests/fixtures/llama3-tiny" "$M"
+chmod -R u+w "$M"
+"$PY" - "$M/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["architectures"] = ["HelloLlamaForCausalLM"]
+c.pop("model_type", None)
+json.dump(c, open(sys.argv[1], "w"), indent=2)
+PY
+# Without the example the model is refused (exit 4: no adapter claims it).
+set +e
+"$LLM2HEF" export "$M" -o "$TMP/out-none" --cache 16 --prefill 4 --no-progress >"$TMP/export-none.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 4 ] || { cat "$TMP/export-none.log"; fail "export without the example: exit $rc, expected 4"; }
+[ ! -e "$TMP/out-none" ] || fail "a refused export left $TMP/out-none behind"
+
+"$LLM2HEF" --adapter-path "$TMP/adapters" export "$M" -o "$TMP/out" --cache 16 --prefill 4 --no-progress \
+  || fail "export with the example adapter"
+"$PY" - "$TMP/out/manifest.json" "$TMP/out" <<'PY'
+import json, os, sys
+m = json.load(open(sys.argv[1]))
+a = m["adapter"]
+assert a["name"] == "hello", a
+assert a["matched"] == "HelloLlamaForCausalLM" and a["matched_by"] == "architectures", a
+for f in ("model.onnx", "model.onnx.data", "resources/embeddings.npy", "resources/theta.npy",
+          "resources/hailo-config.json", "compile.py"):
+    assert os.path.isfile(os.path.join(sys.argv[2], f)), f"missing {f}"
+print("ok: manifest adapter", a)
+PY
+
+step "cmake --install of the example drops it into the prefix's adapter folder"
+"$CMAKE" --install "$HB" >"$TMP/hello-install.log" || { cat "$TMP/hello-install.log"; fail "installing the example"; }
+[ -f "$ADIR/hello_adapter.so" ] || fail "the example was not installed to $ADIR"
+"$LLM2HEF" adapters --json >"$TMP/adapters-installed-hello.json"
+"$PY" - "$TMP/adapters-installed-hello.json" "$ADIR/hello_adapter.so" <<'PY'
+import json, os, sys
+hello = [a for a in json.load(open(sys.argv[1]))["adapters"] if a["name"] == "hello"]
+assert hello and os.path.realpath(hello[0]["file"]) == os.path.realpath(sys.argv[2]), hello
+print("ok: installed example found with no --adapter-path")
+PY
+
+echo "PASS"
