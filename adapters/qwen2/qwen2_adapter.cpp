@@ -15,7 +15,9 @@ class Qwen2Adapter final : public LlamaFamilyAdapter {
 
  protected:
   void customize(const Checkpoint& /*ckpt*/, LlamaFamily& m) const override {
+    // Qwen2Attention hard-codes q/k/v biases and none on o_proj, whatever attention_bias says.
     m.qkv_bias = true;
+    m.o_bias = false;
     m.rewrites.push_back("q/k/v projection biases");
   }
 };

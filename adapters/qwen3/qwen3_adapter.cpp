@@ -16,10 +16,9 @@ class Qwen3Adapter final : public LlamaFamilyAdapter {
   }
 
  protected:
-  void customize(const Checkpoint& ckpt, LlamaFamily& m) const override {
+  void customize(const Checkpoint& /*ckpt*/, LlamaFamily& m) const override {
     m.qk_norm = true;
     m.rewrites.push_back("QK-Norm through constant segment matrices, before RoPE");
-    if (ckpt.config().find_bool("attention_bias").value_or(false)) m.qkv_bias = m.o_bias = true;
   }
 };
 

@@ -29,6 +29,10 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
   // A window would have to live in the runtime's mask, which has no such setting.
   if (c.find_bool("use_sliding_window").value_or(false))
     throw Unsupported(c.where("use_sliding_window") + ": sliding-window attention is not supported by the Hailo runtime's mask");
+  if (c.find_bool("attention_bias").value_or(false)) {
+    m.qkv_bias = m.o_bias = true;
+    m.rewrites.push_back("attention biases on q/k/v/o projections");
+  }
   m.inv_freq = rope_inv_freq(c, m.head_dim, m.rewrites);
   m.rope_layers.assign(static_cast<size_t>(m.layers), true);
 

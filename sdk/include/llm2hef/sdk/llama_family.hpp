@@ -29,7 +29,8 @@ struct LlamaFamily {
 };
 
 // The keys every member shares: sizes, head_dim (config value, else
-// hidden/heads), rms_norm_eps, tie_word_embeddings, RoPE with its scaling.
+// hidden/heads), rms_norm_eps, tie_word_embeddings, attention_bias, RoPE with
+// its scaling.
 // Checks the embedding and head tensors exist with the right shapes.
 LlamaFamily read_llama_family(const Checkpoint& ckpt);
 
