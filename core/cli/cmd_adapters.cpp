@@ -11,6 +11,7 @@ plugins::AdapterHost make_host(const Globals& g) {
   o.explicit_paths = g.adapter_paths;
   o.install_dir = plugins::install_adapter_dir(plugins::executable_path(), LLM2HEF_INSTALL_ADAPTER_SUBDIR);
   o.build_dir = std::filesystem::path(LLM2HEF_BUILD_ADAPTER_DIR);
+  o.allow_unsafe = g.allow_unsafe_adapters;
   plugins::AdapterHost host(std::move(o));
   host.discover();
   return host;

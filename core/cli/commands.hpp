@@ -11,6 +11,7 @@ namespace llm2hef::cli {
 
 struct Globals {
   std::vector<std::string> adapter_paths;
+  bool allow_unsafe_adapters = false;  // --allow-unsafe-adapters
   std::string argv0;
 };
 

@@ -12,7 +12,7 @@ namespace {
 
 constexpr const char* kUsage = R"(llm2hef - bring Hugging Face LLMs to the Hailo-10H
 
-Usage: llm2hef [--adapter-path DIR[:DIR...]] COMMAND [ARGS...]
+Usage: llm2hef [--adapter-path DIR[:DIR...]] [--allow-unsafe-adapters] COMMAND [ARGS...]
 
 Commands:
   adapters   list the architecture adapters found (--json, --verbose)
@@ -23,6 +23,9 @@ Commands:
 
 Global options:
   --adapter-path DIR   search DIR (or a .so file) for adapters first; repeatable
+  --allow-unsafe-adapters
+                       load adapters even from world-writable folders or files,
+                       or files owned by another user (refused by default)
   -h, --help           this text; `llm2hef COMMAND --help` for a command
   --version            print the version
 
@@ -50,6 +53,8 @@ int main(int argc, char** argv) {
         } else {
           globals.adapter_paths.push_back(a.substr(std::string("--adapter-path=").size()));
         }
+      } else if (a == "--allow-unsafe-adapters") {
+        globals.allow_unsafe_adapters = true;
       } else if (a == "-h" || a == "--help") {
         std::cout << kUsage;
         return 0;

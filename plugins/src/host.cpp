@@ -1,5 +1,8 @@
 #include "llm2hef/plugins/host.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <system_error>
@@ -35,6 +38,36 @@ fs::path absolute_or_same(const fs::path& p) {
   std::error_code ec;
   fs::path abs = fs::absolute(p, ec);
   return ec ? p : abs.lexically_normal();
+}
+
+constexpr const char* kOverrideHint = " (pass --allow-unsafe-adapters to override)";
+
+// lstat() of the canonical path (symlinks resolved first, so this is the
+// object itself); nullopt when it cannot be resolved or stat-ed.
+std::optional<struct stat> canonical_stat(const fs::path& p) {
+  std::error_code ec;
+  const fs::path canonical = fs::canonical(p, ec);
+  if (ec) return std::nullopt;
+  struct stat st{};
+  if (::lstat(canonical.c_str(), &st) != 0) return std::nullopt;
+  return st;
+}
+
+bool world_writable_folder(const fs::path& dir) {
+  const auto st = canonical_stat(dir);
+  return st && S_ISDIR(st->st_mode) && (st->st_mode & S_IWOTH) != 0;
+}
+
+// Why an adapter file must not be loaded, or empty when it is fine. A file
+// that cannot be stat-ed is left for load_adapter() to report.
+std::string file_refusal(const fs::path& file) {
+  const auto st = canonical_stat(file);
+  if (!st) return {};
+  if ((st->st_mode & S_IWOTH) != 0) return std::string("file is world-writable; refusing to load it") + kOverrideHint;
+  if (st->st_uid != ::geteuid() && st->st_uid != 0)
+    return "file is owned by uid " + std::to_string(st->st_uid) + ", not by you or root; refusing to load it" +
+           kOverrideHint;
+  return {};
 }
 
 }  // namespace
@@ -96,7 +129,7 @@ void AdapterHost::discover() {
 
 void AdapterHost::search_root(const fs::path& given, RootKind kind) {
   const fs::path root = absolute_or_same(given);
-  SearchRoot rec{root, kind, SearchRoot::State::missing, {}};
+  SearchRoot rec{root, kind, SearchRoot::State::missing, {}, false};
   std::error_code ec;
   const fs::file_status st = fs::status(root, ec);
 
@@ -141,15 +174,26 @@ void AdapterHost::search_root(const fs::path& given, RootKind kind) {
     return;  // a half-listed folder would give order-dependent results
   }
   rec.state = SearchRoot::State::folder;
+  // Anyone could have put (or swapped in) these files: refuse them all.
+  std::string refusal;
+  if (world_writable_folder(root)) {
+    rec.world_writable = true;
+    if (options_.allow_unsafe) {
+      rec.note = "world-writable; loaded anyway (--allow-unsafe-adapters)";
+    } else {
+      rec.note = "world-writable; adapters refused";
+      refusal = "folder " + root.string() + " is world-writable; refusing to load adapters from it" + kOverrideHint;
+    }
+  }
   roots_.push_back(std::move(rec));
 
   std::sort(files.begin(), files.end(),
             [](const fs::path& a, const fs::path& b) { return a.filename().native() < b.filename().native(); });
-  for (const auto& f : files) consider(f, root, kind);
+  for (const auto& f : files) consider(f, root, kind, refusal);
 }
 
-void AdapterHost::consider(const fs::path& file, const fs::path& root, RootKind kind) {
-  Considered rec{file, root, kind, false, {}, std::nullopt};
+void AdapterHost::consider(const fs::path& file, const fs::path& root, RootKind kind, const std::string& refusal) {
+  Considered rec{file, root, kind, false, {}, std::nullopt, false};
 
   std::error_code ec;
   fs::path canonical = fs::canonical(file, ec);
@@ -161,6 +205,17 @@ void AdapterHost::consider(const fs::path& file, const fs::path& root, RootKind 
     return;
   }
   seen_.emplace(canonical, considered_.size());
+
+  // The safety checks come before anything is dlopen-ed: loading runs the
+  // library's constructors.
+  if (!options_.allow_unsafe) {
+    rec.reason = refusal.empty() ? file_refusal(file) : refusal;
+    if (!rec.reason.empty()) {
+      rec.unsafe = true;
+      considered_.push_back(std::move(rec));
+      return;
+    }
+  }
 
   try {
     LoadedAdapter loaded = load_adapter(file);

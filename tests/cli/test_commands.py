@@ -67,6 +67,34 @@ def test_adapters_verbose_lists_files_considered(tmp_path):
     assert any(a["name"] == "gpt2" for a in report["adapters"])  # the host kept working
 
 
+
+def test_world_writable_adapter_folder_is_refused(tmp_path):
+    # A copy of the gpt2 adapter in a folder anyone may write to.
+    r = run("adapters", "--json")
+    src = Path([a for a in json.loads(r.stdout)["adapters"] if a["name"] == "gpt2"][0]["file"])
+    unsafe = tmp_path / "unsafe"
+    unsafe.mkdir()
+    copy = unsafe / src.name
+    copy.write_bytes(src.read_bytes())
+    copy.chmod(0o755)
+    unsafe.chmod(0o777)
+
+    r = run("--adapter-path", unsafe, "adapters", "--verbose", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    entry = [c for c in report["considered"] if c["file"] == str(copy)]
+    assert entry and entry[0]["status"] == "skipped"
+    assert entry[0]["reason"] == (
+        f"folder {unsafe} is world-writable; refusing to load adapters from it "
+        "(pass --allow-unsafe-adapters to override)")
+    assert all(a["file"] != str(copy) for a in report["adapters"])
+
+    r = run("--adapter-path", unsafe, "--allow-unsafe-adapters", "adapters", "--verbose", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert [a["file"] for a in report["adapters"] if a["name"] == "gpt2"] == [str(copy)]
+    unsafe.chmod(0o755)
+
 def test_unknown_adapter_option_is_refused(tmp_path):
     r = run("export", FIXTURE, "-o", tmp_path / "o", "--cache", 16, "--prefill", 4, "--colour", "blue")
     assert r.returncode == 2

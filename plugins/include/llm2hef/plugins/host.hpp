@@ -15,6 +15,13 @@
 // is tried, in name order so that results do not depend on directory order.
 // A file reached twice (the same folder listed twice, a symlink) is loaded once.
 // Every file tried leaves a Considered record, so nothing is skipped silently.
+//
+// Adapters are native code, so before anything is dlopen-ed the host refuses
+// (unless SearchOptions::allow_unsafe, --allow-unsafe-adapters):
+//   - every file in a search folder that is world-writable (S_IWOTH);
+//   - a file that is world-writable, or owned by neither the effective user
+//     nor root.
+// Both are checked on the canonical path (symlinks resolved).
 #pragma once
 
 #include <cstddef>
@@ -52,6 +59,9 @@ struct SearchOptions {
   std::optional<std::string> environment = adapter_path_from_environment();
   std::optional<std::filesystem::path> install_dir;
   std::optional<std::filesystem::path> build_dir;
+  // --allow-unsafe-adapters: load from world-writable folders and files, and
+  // files owned by someone else (see the safety checks above).
+  bool allow_unsafe = false;
 };
 
 // One place searched.
@@ -59,7 +69,11 @@ struct SearchRoot {
   std::filesystem::path path;
   RootKind kind;
   enum class State { folder, file, missing, unreadable } state;
-  std::string note;  // why it is missing or unreadable; empty otherwise
+  // Why it is missing or unreadable, or that the folder is world-writable;
+  // empty otherwise.
+  std::string note;
+  // The folder is world-writable: its files were refused unless allow_unsafe.
+  bool world_writable = false;
 };
 
 // One file tried.
@@ -71,6 +85,9 @@ struct Considered {
   std::string reason;  // empty when loaded; otherwise why it was skipped
   // Set when the file itself is broken (not for duplicates).
   std::optional<PluginLoadError::Reason> error;
+  // Refused by the safety checks before loading (error stays empty: the file
+  // itself was never opened as a library).
+  bool unsafe = false;
 };
 
 class AdapterHost {
@@ -99,9 +116,11 @@ class AdapterHost {
 
  private:
   void search_root(const std::filesystem::path& root, RootKind kind);
-  void consider(const std::filesystem::path& file, const std::filesystem::path& root, RootKind kind);
+  void consider(const std::filesystem::path& file, const std::filesystem::path& root, RootKind kind,
+                const std::string& refusal = {});
 
-  SearchOptions options_{.explicit_paths = {}, .environment = std::nullopt, .install_dir = {}, .build_dir = {}};
+  SearchOptions options_{
+      .explicit_paths = {}, .environment = std::nullopt, .install_dir = {}, .build_dir = {}, .allow_unsafe = false};
   std::vector<LoadedAdapter> adapters_;
   std::vector<SearchRoot> roots_;
   std::vector<Considered> considered_;
