@@ -93,10 +93,14 @@ void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs
 
 }  // namespace
 
+void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
+  if (cache_size < 2) throw UsageError("--cache must be at least 2 (it is the KV-cache size and the graph's sequence length)");
+  if (prefill < 1 || prefill > cache_size)
+    throw UsageError("--prefill must be between 1 and --cache (" + std::to_string(cache_size) + ")");
+}
+
 json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
-  if (r.cache_size < 2) throw UsageError("--cache must be at least 2 (it is the KV-cache size and the graph's sequence length)");
-  if (r.prefill < 1 || r.prefill > r.cache_size)
-    throw UsageError("--prefill must be between 1 and --cache (" + std::to_string(r.cache_size) + ")");
+  check_cache_and_prefill(r.cache_size, r.prefill);
 
   std::unique_ptr<sdk::Checkpoint> ckpt = open_checkpoint(r.model_dir);
   const registry::Resolution res = registry::resolve(ckpt->config(), host, r.adapter);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "llm2hef/core/checkpoint_dir.hpp"
+#include "llm2hef/core/export.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -21,6 +22,7 @@ std::string gib(double bytes) {
 }  // namespace
 
 json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
+  check_cache_and_prefill(r.cache_size, r.prefill);
   std::unique_ptr<sdk::Checkpoint> ckpt = open_checkpoint(r.model_dir);
   const registry::Resolution res = registry::resolve(ckpt->config(), host, r.adapter);
   const sdk::AdapterInfo& info = res.adapter->info();

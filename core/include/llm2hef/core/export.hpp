@@ -25,6 +25,10 @@ struct ExportRequest {
   bool progress = false;
 };
 
+// Throws UsageError unless cache >= 2 and 1 <= prefill <= cache (shared by
+// export and inspect).
+void check_cache_and_prefill(int64_t cache_size, int64_t prefill);
+
 // Returns the manifest written to OUT/manifest.json.
 nlohmann::json export_model(const ExportRequest& request, const plugins::AdapterHost& host);
 
