@@ -70,4 +70,8 @@ function(llm2hef_add_adapter name)
     INSTALL_RPATH "${rpath}")
   target_link_options(${name} PRIVATE -Wl,--no-undefined)
   install(TARGETS ${name} LIBRARY DESTINATION "${A_INSTALL_DESTINATION}")
+  if(DEFINED LLM2HEF_BUILD_ADAPTER_DIR)
+    # In the llm2hef tree: listed in the first-party index (adapters/CMakeLists.txt).
+    set_property(GLOBAL APPEND PROPERTY LLM2HEF_FIRST_PARTY_ADAPTERS ${name})
+  endif()
 endfunction()

@@ -58,9 +58,9 @@ bool world_writable_folder(const fs::path& dir) {
   return st && S_ISDIR(st->st_mode) && (st->st_mode & S_IWOTH) != 0;
 }
 
-// Why an adapter file must not be loaded, or empty when it is fine. A file
-// that cannot be stat-ed is left for load_adapter() to report.
-std::string file_refusal(const fs::path& file) {
+}  // namespace
+
+std::string unsafe_file_reason(const fs::path& file) {
   const auto st = canonical_stat(file);
   if (!st) return {};
   if ((st->st_mode & S_IWOTH) != 0) return std::string("file is world-writable; refusing to load it") + kOverrideHint;
@@ -69,8 +69,6 @@ std::string file_refusal(const fs::path& file) {
            kOverrideHint;
   return {};
 }
-
-}  // namespace
 
 const char* to_string(RootKind kind) {
   switch (kind) {
@@ -209,7 +207,7 @@ void AdapterHost::consider(const fs::path& file, const fs::path& root, RootKind 
   // The safety checks come before anything is dlopen-ed: loading runs the
   // library's constructors.
   if (!options_.allow_unsafe) {
-    rec.reason = refusal.empty() ? file_refusal(file) : refusal;
+    rec.reason = refusal.empty() ? unsafe_file_reason(file) : refusal;
     if (!rec.reason.empty()) {
       rec.unsafe = true;
       considered_.push_back(std::move(rec));

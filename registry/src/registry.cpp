@@ -42,32 +42,35 @@ struct Candidate {
 };
 
 // Adapters claiming any of `values` through `claimed` (architectures or
-// model_types), each once, in discovery order.
+// model_types), each once, ordered by the rule in registry.hpp: the position
+// of the value in `values` first, then discovery order.
 template <typename Claims>
 std::vector<Candidate> candidates(const plugins::AdapterHost& host, const std::vector<std::string>& values,
                                   Claims claimed) {
   std::vector<Candidate> out;
-  for (const auto& a : host.adapters())
-    for (const auto& v : values)
-      if (contains(claimed(a.info()), v)) {
-        out.push_back({&a, v});
-        break;
-      }
+  for (const auto& v : values)
+    for (const auto& a : host.adapters()) {
+      const bool already = std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.adapter == &a; });
+      if (!already && contains(claimed(a.info()), v)) out.push_back({&a, v});
+    }
   return out;
 }
 
-[[noreturn]] void ambiguous(const sdk::JsonFile& config, const char* what, const std::vector<Candidate>& found) {
-  std::vector<std::string> values, who;
-  for (const auto& c : found) {
-    values.push_back(in_quotes(c.value));
-    who.push_back(c.adapter->name() + " (" + c.adapter->path().string() + ")");
+Resolution choose(const sdk::JsonFile& config, MatchKind how, const std::vector<Candidate>& found) {
+  Resolution r{found[0].adapter, how, found[0].value, {}, {}};
+  if (found.size() == 1) return r;
+  std::vector<std::string> others;
+  for (std::size_t i = 1; i < found.size(); ++i) {
+    r.passed_over.push_back(found[i].adapter);
+    others.push_back(found[i].adapter->name() + " (" + found[i].adapter->path().string() + ", claims " +
+                     in_quotes(found[i].value) + ")");
   }
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  const std::string claim = values.size() == 1 ? std::string(what) + " " + values[0] + " is claimed by more than one adapter"
-                                               : std::string(what) + "s " + join(values, ", ") +
-                                                     " are claimed by different adapters";
-  throw Unsupported(origin_of(config) + ": " + claim + ": " + join(who, ", ") + "; pass --adapter NAME to choose one");
+  const char* what = how == MatchKind::model_type ? "model_type" : "architecture";
+  r.warning = origin_of(config) + ": " + std::string(what) + " " + in_quotes(found[0].value) +
+              " is claimed by more than one adapter; using " + found[0].adapter->name() + " (" +
+              found[0].adapter->path().string() + "), found first in the search order, over " + join(others, ", ") +
+              "; pass --adapter NAME to choose another";
+  return r;
 }
 
 std::string available_hint(const plugins::AdapterHost& host) {
@@ -94,7 +97,7 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
     // The user's explicit choice bypasses matching: it is how conflicts are
     // settled and how an adapter is tried on a lookalike architecture.
     if (const LoadedAdapter* a = host.find(*adapter_override))
-      return {a, MatchKind::override_name, *adapter_override};
+      return {a, MatchKind::override_name, *adapter_override, {}, {}};
     throw UsageError("unknown adapter " + in_quotes(*adapter_override) + " (--adapter); " + available_hint(host));
   }
 
@@ -102,13 +105,11 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
   const std::optional<std::string> model_type = config.find_string("model_type");
 
   auto by_arch = candidates(host, architectures, [](const sdk::AdapterInfo& i) -> auto& { return i.architectures; });
-  if (by_arch.size() == 1) return {by_arch[0].adapter, MatchKind::architecture, by_arch[0].value};
-  if (by_arch.size() > 1) ambiguous(config, "architecture", by_arch);
+  if (!by_arch.empty()) return choose(config, MatchKind::architecture, by_arch);
 
   if (model_type) {
     auto by_type = candidates(host, {*model_type}, [](const sdk::AdapterInfo& i) -> auto& { return i.model_types; });
-    if (by_type.size() == 1) return {by_type[0].adapter, MatchKind::model_type, by_type[0].value};
-    if (by_type.size() > 1) ambiguous(config, "model_type", by_type);
+    if (!by_type.empty()) return choose(config, MatchKind::model_type, by_type);
   }
 
   std::vector<std::string> found_arch;
@@ -123,6 +124,16 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
                                              : "supported architectures: " + join(supported, ", ") +
                                                    "; pass --adapter NAME to force one";
   throw Unsupported(origin_of(config) + ": no adapter supports this model (" + found + "); " + hint);
+}
+
+nlohmann::json resolution_json(const Resolution& r) {
+  nlohmann::json passed_over = nlohmann::json::array();
+  for (const auto* a : r.passed_over) passed_over.push_back({{"name", a->name()}, {"file", a->path().string()}});
+  nlohmann::json out = {{"name", r.adapter->name()},          {"version", r.adapter->info().version},
+                        {"file", r.adapter->path().string()}, {"matched_by", to_string(r.how)},
+                        {"matched", r.matched},               {"passed_over", passed_over}};
+  if (!r.warning.empty()) out["warning"] = r.warning;
+  return out;
 }
 
 std::vector<ArchitectureConflict> architecture_conflicts(const plugins::AdapterHost& host) {

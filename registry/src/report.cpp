@@ -88,7 +88,7 @@ nlohmann::json adapters_report(const plugins::AdapterHost& host, bool verbose) {
   for (const auto& c : architecture_conflicts(host)) {
     nlohmann::json names = nlohmann::json::array();
     for (const auto* a : c.adapters) names.push_back(a->name());
-    conflicts.push_back({{"architecture", c.architecture}, {"adapters", std::move(names)}});
+    conflicts.push_back({{"architecture", c.architecture}, {"adapters", names}, {"chosen", names.front()}});
   }
 
   nlohmann::json report = {{"adapters", std::move(adapters)}, {"conflicts", std::move(conflicts)}};
@@ -148,8 +148,10 @@ std::string adapters_text(const nlohmann::json& report) {
 
   const auto& conflicts = array_at(report, "conflicts");
   if (!conflicts.empty()) {
-    out << "\nConflicts (checkpoints with these architectures need --adapter NAME):\n";
-    for (const auto& c : conflicts) out << "  " << str(c, "architecture") << ": " << joined(c, "adapters", ", ") << "\n";
+    out << "\nConflicts (the adapter found first is used, with a warning; --adapter NAME chooses another):\n";
+    for (const auto& c : conflicts)
+      out << "  " << str(c, "architecture") << ": " << joined(c, "adapters", ", ") << " -> " << str(c, "chosen")
+          << "\n";
   }
 
   const auto& roots = array_at(report, "roots");

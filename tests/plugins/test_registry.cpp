@@ -110,21 +110,68 @@ TEST_F(Registry, NoMatch) {
             "ClashForCausalLM (claim_b), FakeForCausalLM (fake_good); pass --adapter NAME to force one");
 }
 
-TEST_F(Registry, ConflictIsNeverResolvedSilently) {
-  EXPECT_EQ(error_of<llm2hef::Unsupported>(config({{"architectures", {"ClashForCausalLM"}}})),
-            "/models/x/config.json: architecture 'ClashForCausalLM' is claimed by more than one adapter: claim_a (" +
-                claim_a_file + "), claim_b (" + claim_b_file + "); pass --adapter NAME to choose one");
-  // Different architectures of one config claimed by different adapters: same thing.
-  EXPECT_EQ(error_of<llm2hef::Unsupported>(config({{"architectures", {"OnlyAForCausalLM", "FakeForCausalLM"}}})),
-            "/models/x/config.json: architectures 'FakeForCausalLM', 'OnlyAForCausalLM' are claimed by different "
-            "adapters: claim_a (" + claim_a_file + "), fake_good (" + (adapter_dir / "fake_good.so").string() +
-                "); pass --adapter NAME to choose one");
+TEST_F(Registry, ConflictGoesToTheAdapterFoundFirstWithAWarning) {
+  auto r = resolve(config({{"architectures", {"ClashForCausalLM"}}}), *host_, {});
+  EXPECT_EQ(r.adapter->name(), "claim_a");  // claim_a.so sorts before claim_b.so in the folder
+  EXPECT_EQ(r.how, MatchKind::architecture);
+  ASSERT_EQ(r.passed_over.size(), 1u);
+  EXPECT_EQ(r.passed_over[0]->name(), "claim_b");
+  EXPECT_EQ(r.warning, "/models/x/config.json: architecture 'ClashForCausalLM' is claimed by more than one adapter; "
+                       "using claim_a (" + claim_a_file + "), found first in the search order, over claim_b (" +
+                           claim_b_file + ", claims 'ClashForCausalLM'); pass --adapter NAME to choose another");
+  nlohmann::json recorded = resolution_json(r);
+  EXPECT_EQ(recorded["name"], "claim_a");
+  EXPECT_EQ(recorded["passed_over"], nlohmann::json::parse(R"([{"name":"claim_b","file":")" + claim_b_file + R"("}])"));
+  EXPECT_EQ(recorded["warning"], r.warning);
+}
+
+TEST_F(Registry, ConflictFollowsTheConfigsArchitectureOrder) {
+  // Two architectures of one config claimed by different adapters: the one
+  // config.json lists first decides, whatever the search order.
+  auto a = resolve(config({{"architectures", {"OnlyAForCausalLM", "FakeForCausalLM"}}}), *host_, {});
+  EXPECT_EQ(a.adapter->name(), "claim_a");
+  ASSERT_EQ(a.passed_over.size(), 1u);
+  EXPECT_EQ(a.passed_over[0]->name(), "fake_good");
+  EXPECT_NE(a.warning.find("fake_good (" + (adapter_dir / "fake_good.so").string() + ", claims 'FakeForCausalLM')"),
+            std::string::npos)
+      << a.warning;
+  auto f = resolve(config({{"architectures", {"FakeForCausalLM", "OnlyAForCausalLM"}}}), *host_, {});
+  EXPECT_EQ(f.adapter->name(), "fake_good");
+  EXPECT_EQ(f.passed_over[0]->name(), "claim_a");
+}
+
+TEST_F(Registry, AnEarlierSearchRootWinsAConflict) {
+  // claim_b given on its own before the folder: it is found first, so it wins,
+  // which is how a user prefers a development build without --adapter.
+  SearchOptions o;
+  o.explicit_paths = {claim_b_file, adapter_dir.string()};
+  o.environment.reset();
+  AdapterHost host(std::move(o));
+  host.discover();
+  auto r = resolve(config({{"architectures", {"ClashForCausalLM"}}}), host, {});
+  EXPECT_EQ(r.adapter->name(), "claim_b");
+  ASSERT_EQ(r.passed_over.size(), 1u);
+  EXPECT_EQ(r.passed_over[0]->name(), "claim_a");
+}
+
+TEST_F(Registry, UniqueAndOverriddenMatchesCarryNoWarning) {
+  auto unique = resolve(config({{"architectures", {"FakeForCausalLM"}}}), *host_, {});
+  EXPECT_TRUE(unique.passed_over.empty());
+  EXPECT_TRUE(unique.warning.empty());
+  EXPECT_FALSE(resolution_json(unique).contains("warning"));
+  auto chosen = resolve(config({{"architectures", {"ClashForCausalLM"}}}), *host_, "claim_b");
+  EXPECT_EQ(chosen.adapter->name(), "claim_b");
+  EXPECT_TRUE(chosen.passed_over.empty());
+  EXPECT_TRUE(chosen.warning.empty());
 }
 
 TEST_F(Registry, ModelTypeConflict) {
-  EXPECT_EQ(error_of<llm2hef::Unsupported>(config({{"model_type", "clash"}})),
-            "/models/x/config.json: model_type 'clash' is claimed by more than one adapter: claim_a (" +
-                claim_a_file + "), claim_b (" + claim_b_file + "); pass --adapter NAME to choose one");
+  auto r = resolve(config({{"model_type", "clash"}}), *host_, {});
+  EXPECT_EQ(r.adapter->name(), "claim_a");
+  EXPECT_EQ(r.how, MatchKind::model_type);
+  EXPECT_EQ(r.warning, "/models/x/config.json: model_type 'clash' is claimed by more than one adapter; using claim_a (" +
+                           claim_a_file + "), found first in the search order, over claim_b (" + claim_b_file +
+                           ", claims 'clash'); pass --adapter NAME to choose another");
 }
 
 TEST_F(Registry, MistypedFieldsAreBadInput) {
@@ -169,7 +216,7 @@ TEST_F(Registry, ReportJson) {
   EXPECT_EQ(good["options"], nlohmann::json::parse(R"([{"name":"flavor","choices":["plain","spicy"],
                                                         "default":"plain","help":"which flavor to fake"}])"));
   EXPECT_EQ(r["conflicts"], nlohmann::json::parse(R"([{"architecture":"ClashForCausalLM",
-                                                       "adapters":["claim_a","claim_b"]}])"));
+                                                       "adapters":["claim_a","claim_b"], "chosen":"claim_a"}])"));
 
   nlohmann::json v = adapters_report(*host_, true);
   ASSERT_EQ(v["considered"].size(), 13u);

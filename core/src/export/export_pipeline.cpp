@@ -1,5 +1,7 @@
 #include <fstream>
 
+#include <spdlog/spdlog.h>
+
 #include "llm2hef/core/atomic_output.hpp"
 #include "llm2hef/core/checkpoint_dir.hpp"
 #include "llm2hef/core/dfc_kit.hpp"
@@ -104,6 +106,7 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
 
   std::unique_ptr<sdk::Checkpoint> ckpt = open_checkpoint(r.model_dir);
   const registry::Resolution res = registry::resolve(ckpt->config(), host, r.adapter);
+  if (!res.warning.empty()) spdlog::warn("{}", res.warning);
   const sdk::Adapter& adapter = res.adapter->adapter();
   const sdk::AdapterInfo& info = res.adapter->info();
   const sdk::ExportOptions options = export_options(r, info);
@@ -130,8 +133,7 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   json manifest;
   manifest["format_version"] = 1;
   manifest["llm2hef_version"] = LLM2HEF_SDK_VERSION;
-  manifest["adapter"] = {{"name", info.name}, {"version", info.version}, {"file", res.adapter->path().string()},
-                         {"matched_by", registry::to_string(res.how)}, {"matched", res.matched}};
+  manifest["adapter"] = registry::resolution_json(res);
   manifest["model"] = {{"name", model_name}, {"dir", fs::absolute(r.model_dir).string()},
                        {"architectures", ckpt->config().raw().value("architectures", json::array())},
                        {"model_type", ckpt->config().raw().value("model_type", "")}};

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <spdlog/spdlog.h>
+
 #include "llm2hef/core/checkpoint_dir.hpp"
 #include "llm2hef/core/export.hpp"
 #include "llm2hef/registry/registry.hpp"
@@ -25,12 +27,11 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   check_cache_and_prefill(r.cache_size, r.prefill);
   std::unique_ptr<sdk::Checkpoint> ckpt = open_checkpoint(r.model_dir);
   const registry::Resolution res = registry::resolve(ckpt->config(), host, r.adapter);
-  const sdk::AdapterInfo& info = res.adapter->info();
   json out;
   out["model"] = r.model_dir.string();
   out["architectures"] = ckpt->config().raw().value("architectures", json::array());
-  out["adapter"] = {{"name", info.name}, {"version", info.version}, {"file", res.adapter->path().string()},
-                    {"matched_by", registry::to_string(res.how)}};
+  if (!res.warning.empty()) spdlog::warn("{}", res.warning);
+  out["adapter"] = registry::resolution_json(res);
   int64_t params = 0;
   for (const auto& t : ckpt->tensor_names()) params += ckpt->info(t).numel();
   out["parameters"] = params;
@@ -88,6 +89,9 @@ std::string inspect_text(const json& r) {
   s += "model         " + r["model"].get<std::string>() + "\n";
   s += "adapter       " + r["adapter"]["name"].get<std::string>() + " " + r["adapter"]["version"].get<std::string>() +
        " (matched by " + r["adapter"]["matched_by"].get<std::string>() + ")\n";
+  for (const auto& other : r["adapter"]["passed_over"])
+    s += "passed over   " + other["name"].get<std::string>() + " (" + other["file"].get<std::string>() +
+         "), also claims it; --adapter NAME chooses\n";
   s += "parameters    " + std::to_string(r["parameters"].get<int64_t>()) + "\n";
   if (!r["supported"].get<bool>()) return s + "REFUSED       " + r["refused"].get<std::string>() + "\n";
   const auto& d = r["dims"];

@@ -51,6 +51,11 @@ std::filesystem::path executable_path();
 // `install_subdir` is LLM2HEF_INSTALL_ADAPTER_SUBDIR (e.g. "lib/llm2hef/adapters").
 std::filesystem::path install_adapter_dir(const std::filesystem::path& executable, std::string_view install_subdir);
 
+// Why the safety rules above refuse to load `file` (world-writable, or owned by
+// neither the effective user nor root), or empty when it may be loaded. A file
+// that cannot be stat-ed is left for load_adapter() to report.
+std::string unsafe_file_reason(const std::filesystem::path& file);
+
 struct SearchOptions {
   // --adapter-path values, in command-line order; each may hold ':'-separated entries.
   std::vector<std::string> explicit_paths;

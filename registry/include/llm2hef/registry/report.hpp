@@ -6,7 +6,7 @@
 //   {"adapters":   [{"name", "version", "description", "architectures",
 //                    "model_types", "file",
 //                    "options": [{"name", "choices", "default", "help"}]}],
-//    "conflicts":  [{"architecture", "adapters": [names]}],
+//    "conflicts":  [{"architecture", "adapters": [names], "chosen": name}],
 //    // only with verbose:
 //    "roots":      [{"path", "kind", "state", "note"}],
 //    "considered": [{"file", "root", "root_kind", "status": "loaded"|"skipped",

@@ -1,0 +1,132 @@
+#include "llm2hef/registry/json_schema.hpp"
+
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+namespace llm2hef::registry {
+
+namespace {
+
+using nlohmann::json;
+
+const std::set<std::string>& supported_keywords() {
+  static const std::set<std::string> k = {"$schema", "$id",      "title",     "description", "type",
+                                          "const",   "enum",     "required",  "properties",  "additionalProperties",
+                                          "items",   "minItems", "uniqueItems", "minLength", "maxLength",
+                                          "pattern", "minimum"};
+  return k;
+}
+
+void check_schema(const json& s, const std::string& at) {
+  if (!s.is_object()) throw std::invalid_argument("schema at " + at + " is not an object");
+  for (const auto& [key, value] : s.items()) {
+    if (!supported_keywords().count(key))
+      throw std::invalid_argument("schema at " + at + " uses unsupported keyword '" + key + "'");
+    if (key == "properties") {
+      for (const auto& [name, sub] : value.items()) check_schema(sub, at + "/properties/" + name);
+    } else if (key == "items") {
+      check_schema(value, at + "/items");
+    } else if (key == "additionalProperties" && !value.is_boolean()) {
+      throw std::invalid_argument("schema at " + at + ": only boolean additionalProperties is supported");
+    } else if (key == "pattern") {
+      (void)std::regex(value.get<std::string>(), std::regex::ECMAScript);  // throws on a bad pattern
+    }
+  }
+}
+
+std::string child(const std::string& parent, const std::string& name) { return parent.empty() ? name : parent + "." + name; }
+
+bool has_type(const json& v, const std::string& type) {
+  if (type == "object") return v.is_object();
+  if (type == "array") return v.is_array();
+  if (type == "string") return v.is_string();
+  if (type == "integer") return v.is_number_integer();
+  if (type == "number") return v.is_number();
+  if (type == "boolean") return v.is_boolean();
+  if (type == "null") return v.is_null();
+  return false;
+}
+
+// JSON Schema counts characters (code points), not bytes.
+std::size_t code_points(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+void validate_at(const json& s, const json& v, const std::string& field, std::vector<SchemaViolation>& out) {
+  auto fail = [&](std::string message) { out.push_back({field, std::move(message)}); };
+  if (s.contains("type")) {
+    const std::string type = s["type"].get<std::string>();
+    if (!has_type(v, type)) {
+      fail("expected " + std::string(type == "integer" || type == "array" || type == "object" ? "an " : "a ") + type +
+           ", got " + v.dump());
+      return;  // the other keywords would only repeat the same complaint
+    }
+  }
+  if (s.contains("const") && v != s["const"]) fail("must be " + s["const"].dump() + ", got " + v.dump());
+  if (s.contains("enum")) {
+    bool found = false;
+    for (const auto& e : s["enum"]) found = found || e == v;
+    if (!found) fail("must be one of " + s["enum"].dump() + ", got " + v.dump());
+  }
+  if (v.is_string()) {
+    const std::string text = v.get<std::string>();
+    if (s.contains("minLength") && code_points(text) < s["minLength"].get<std::size_t>())
+      fail(s["minLength"].get<std::size_t>() == 1 ? "must not be empty"
+                                                  : "shorter than " + s["minLength"].dump() + " characters");
+    if (s.contains("maxLength") && code_points(text) > s["maxLength"].get<std::size_t>())
+      fail("longer than " + s["maxLength"].dump() + " characters");
+    if (s.contains("pattern") && !std::regex_search(text, std::regex(s["pattern"].get<std::string>())))
+      fail(v.dump() + " does not match " + s["pattern"].get<std::string>());
+  }
+  if (v.is_number() && s.contains("minimum") && v.get<double>() < s["minimum"].get<double>())
+    fail("must be >= " + s["minimum"].dump() + ", got " + v.dump());
+  if (v.is_array()) {
+    if (s.contains("minItems") && v.size() < s["minItems"].get<std::size_t>())
+      fail("needs at least " + s["minItems"].dump() + " item(s)");
+    if (s.value("uniqueItems", false)) {
+      for (std::size_t i = 0; i < v.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (v[i] == v[j]) fail("item " + v[i].dump() + " is listed twice");
+    }
+    if (s.contains("items"))
+      for (std::size_t i = 0; i < v.size(); ++i)
+        validate_at(s["items"], v[i], field + "[" + std::to_string(i) + "]", out);
+  }
+  if (v.is_object()) {
+    if (s.contains("required"))
+      for (const auto& name : s["required"])
+        if (!v.contains(name.get<std::string>())) out.push_back({child(field, name.get<std::string>()), "is required"});
+    const json properties = s.value("properties", json::object());
+    for (const auto& [name, value] : v.items()) {
+      if (properties.contains(name))
+        validate_at(properties[name], value, child(field, name), out);
+      else if (!s.value("additionalProperties", true))
+        out.push_back({child(field, name), "is not a known field"});
+    }
+  }
+}
+
+}  // namespace
+
+JsonSchema::JsonSchema(json schema) : schema_(std::move(schema)) { check_schema(schema_, "#"); }
+
+std::vector<SchemaViolation> JsonSchema::validate(const json& instance) const {
+  std::vector<SchemaViolation> out;
+  validate_at(schema_, instance, "", out);
+  return out;
+}
+
+std::string describe(const std::vector<SchemaViolation>& violations) {
+  std::string out;
+  for (const auto& v : violations) {
+    if (!out.empty()) out += "; ";
+    out += (v.field.empty() ? std::string("document") : "field '" + v.field + "'") + ": " + v.message;
+  }
+  return out;
+}
+
+}  // namespace llm2hef::registry

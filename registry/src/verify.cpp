@@ -1,0 +1,233 @@
+#include "llm2hef/registry/verify.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "llm2hef/plugins/host.hpp"
+#include "llm2hef/plugins/loader.hpp"
+#include "llm2hef/registry/manifest.hpp"
+#include "llm2hef/registry/sha256.hpp"
+#include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace llm2hef::registry {
+
+namespace {
+
+using nlohmann::json;
+
+json read_json_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw BadInput(file.string() + ": cannot open for reading");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw BadInput(file.string() + ": not valid JSON: " + e.what());
+  }
+}
+
+std::string joined(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+// "" when equal as sets, else what is missing from / extra in the library.
+std::string compare_claims(const char* what, const json& manifest_list, const std::vector<std::string>& reported) {
+  std::set<std::string> claimed, actual(reported.begin(), reported.end());
+  for (const auto& v : manifest_list) claimed.insert(v.get<std::string>());
+  std::set<std::string> only_manifest, only_library;
+  std::set_difference(claimed.begin(), claimed.end(), actual.begin(), actual.end(),
+                      std::inserter(only_manifest, only_manifest.end()));
+  std::set_difference(actual.begin(), actual.end(), claimed.begin(), claimed.end(),
+                      std::inserter(only_library, only_library.end()));
+  std::string out;
+  if (!only_manifest.empty())
+    out += std::string(what) + " claimed by the manifest but not by the library: " + joined(only_manifest);
+  if (!only_library.empty())
+    out += std::string(out.empty() ? "" : "; ") + what + " the library claims but the manifest does not list: " +
+           joined(only_library);
+  return out;
+}
+
+class Verifier {
+ public:
+  Verifier(ManifestVerdict& verdict, const VerifyOptions& options) : v_(verdict), options_(options) {}
+
+  void run(const json& manifest, const fs::path& folder) {
+    if (manifest.is_object() && manifest.contains("name") && manifest["name"].is_string())
+      v_.adapter = manifest["name"].get<std::string>();
+    const auto violations = manifest_schema().validate(manifest);
+    if (!record("schema", violations.empty(), violations.empty() ? "valid" : describe(violations))) return;
+    v_.library = folder / manifest["library"]["file"].get<std::string>();
+
+    if (!check_library()) return;
+    if (!check_checksum(manifest["library"])) return;
+    if (!check_abi(manifest)) return;
+
+    std::optional<plugins::LoadedAdapter> loaded;
+    try {
+      loaded.emplace(plugins::load_adapter(v_.library));
+    } catch (const plugins::PluginLoadError& e) {
+      record("load", false, e.detail());
+      return;
+    }
+    record("load", true, "loaded");
+
+    const sdk::AdapterInfo& info = loaded->info();
+    std::string identity;
+    if (info.name != manifest["name"].get<std::string>())
+      identity = "library is adapter '" + info.name + "', manifest says '" + manifest["name"].get<std::string>() + "'";
+    if (info.version != manifest["version"].get<std::string>())
+      identity += std::string(identity.empty() ? "" : "; ") + "library is version " + info.version +
+                  ", manifest says " + manifest["version"].get<std::string>();
+    if (!record("identity", identity.empty(), identity.empty() ? info.name + " " + info.version : identity)) return;
+
+    std::string claims = compare_claims("architectures", manifest["architectures"], info.architectures);
+    const std::string types = compare_claims("model_types", manifest.value("model_types", json::array()), info.model_types);
+    if (!types.empty()) claims += (claims.empty() ? "" : "; ") + types;
+    record("claims", claims.empty(),
+           claims.empty() ? std::to_string(info.architectures.size()) + " architecture(s), " +
+                                std::to_string(info.model_types.size()) + " model_type(s) match"
+                          : claims);
+  }
+
+ private:
+  bool record(const char* name, bool passed, std::string detail) {
+    v_.checks.push_back({name, passed, std::move(detail)});
+    return passed;
+  }
+
+  bool check_library() {
+    std::error_code ec;
+    const auto status = fs::status(v_.library, ec);
+    if (ec || !fs::exists(status)) return record("library", false, v_.library.string() + ": not found");
+    if (!fs::is_regular_file(status)) return record("library", false, v_.library.string() + ": not a regular file");
+    if (!options_.allow_unsafe) {
+      const std::string refusal = plugins::unsafe_file_reason(v_.library);
+      if (!refusal.empty()) return record("library", false, v_.library.string() + ": " + refusal);
+    }
+    return record("library", true, v_.library.string());
+  }
+
+  bool check_checksum(const json& library) {
+    std::string actual;
+    try {
+      actual = sha256_file_hex(v_.library);
+    } catch (const Error& e) {
+      return record("sha256", false, e.what());
+    }
+    const std::string expected = library["sha256"].get<std::string>();
+    if (actual != expected)
+      return record("sha256", false,
+                    "checksum mismatch: manifest says " + expected + ", file has " + actual +
+                        " (the library was changed after the manifest was written; it was not loaded)");
+    if (library.contains("size")) {
+      const auto size = fs::file_size(v_.library);
+      if (size != library["size"].get<std::uintmax_t>())
+        return record("sha256", false, "size mismatch: manifest says " + library["size"].dump() + " bytes, file has " +
+                                           std::to_string(size));
+    }
+    return record("sha256", true, actual);
+  }
+
+  bool check_abi(const json& manifest) {
+    const auto abi = manifest["sdk_abi"].get<std::int64_t>();
+    if (abi != LLM2HEF_ADAPTER_ABI_VERSION)
+      return record("abi", false,
+                    "built for SDK ABI " + std::to_string(abi) + ", this llm2hef speaks ABI " +
+                        std::to_string(LLM2HEF_ADAPTER_ABI_VERSION));
+    if (manifest.contains("sdk_fingerprint") && manifest["sdk_fingerprint"].get<std::string>() != host_fingerprint())
+      return record("abi", false,
+                    "built with fingerprint '" + manifest["sdk_fingerprint"].get<std::string>() + "', this llm2hef is '" +
+                        host_fingerprint() + "'");
+    return record("abi", true, "ABI " + std::to_string(abi));
+  }
+
+  ManifestVerdict& v_;
+  const VerifyOptions& options_;
+};
+
+void verify_document(const json& document, const fs::path& file, const VerifyOptions& options, VerifyReport& report) {
+  const fs::path folder = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  if (!is_index(document)) {
+    ManifestVerdict& v = report.manifests.emplace_back();
+    v.source = file.string();
+    Verifier(v, options).run(document, folder);
+    return;
+  }
+  if (document["index_version"] != kIndexVersion)
+    throw BadInput(file.string() + ": field 'index_version': this llm2hef reads index version " +
+                   std::to_string(kIndexVersion) + ", got " + document["index_version"].dump());
+  if (!document.contains("adapters") || !document["adapters"].is_array())
+    throw BadInput(file.string() + ": field 'adapters': expected a list of manifests");
+  if (document["adapters"].empty()) throw BadInput(file.string() + ": field 'adapters': the index lists no adapter");
+  for (std::size_t i = 0; i < document["adapters"].size(); ++i) {
+    ManifestVerdict& v = report.manifests.emplace_back();
+    v.source = file.string() + "#adapters[" + std::to_string(i) + "]";
+    Verifier(v, options).run(document["adapters"][i], folder);
+  }
+}
+
+}  // namespace
+
+bool ManifestVerdict::passed() const {
+  return !checks.empty() && std::all_of(checks.begin(), checks.end(), [](const auto& c) { return c.passed; }) &&
+         checks.back().name == "claims";
+}
+
+bool VerifyReport::passed() const {
+  return !manifests.empty() && std::all_of(manifests.begin(), manifests.end(), [](const auto& m) { return m.passed(); });
+}
+
+json VerifyReport::to_json() const {
+  json list = json::array();
+  for (const auto& m : manifests) {
+    json checks = json::array();
+    for (const auto& c : m.checks) checks.push_back({{"check", c.name}, {"passed", c.passed}, {"detail", c.detail}});
+    list.push_back({{"source", m.source},
+                    {"adapter", m.adapter.empty() ? json(nullptr) : json(m.adapter)},
+                    {"library", m.library.empty() ? json(nullptr) : json(m.library.string())},
+                    {"passed", m.passed()},
+                    {"checks", checks}});
+  }
+  return {{"passed", passed()}, {"manifests", list}};
+}
+
+std::string VerifyReport::to_text() const {
+  std::string out;
+  for (const auto& m : manifests) {
+    out += (m.passed() ? "PASS  " : "FAIL  ") + (m.adapter.empty() ? std::string("?") : m.adapter) + "  (" + m.source +
+           ")\n";
+    for (const auto& c : m.checks) out += std::string("  ") + (c.passed ? "ok    " : "FAIL  ") + c.name + ": " + c.detail + "\n";
+  }
+  std::size_t failed = std::count_if(manifests.begin(), manifests.end(), [](const auto& m) { return !m.passed(); });
+  out += std::to_string(manifests.size()) + " manifest(s), " + std::to_string(failed) + " failed\n";
+  return out;
+}
+
+VerifyReport verify_published(const fs::path& path, const VerifyOptions& options) {
+  VerifyReport report;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(path, ec))
+      if (entry.path().extension() == ".json" && entry.is_regular_file()) files.push_back(entry.path());
+    if (ec) throw BadInput(path.string() + ": cannot list the folder: " + ec.message());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw BadInput(path.string() + ": no manifest (*.json) in this folder");
+    for (const auto& f : files) verify_document(read_json_file(f), f, options, report);
+    return report;
+  }
+  if (!fs::exists(path, ec)) throw BadInput(path.string() + ": no such file or folder");
+  verify_document(read_json_file(path), path, options, report);
+  return report;
+}
+
+}  // namespace llm2hef::registry
