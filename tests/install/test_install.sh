@@ -37,6 +37,13 @@ for a in gpt2 llama qwen2 qwen3 smollm3; do
   [ -f "$ADIR/llm2hef_adapter_$a.so" ] || fail "adapter not installed: $ADIR/llm2hef_adapter_$a.so"
 done
 
+step "the install step indexed the installed adapters, and the index verifies"
+[ -f "$ADIR/index.json" ] || fail "no $ADIR/index.json"
+[ -f "$P/share/llm2hef/schema/adapter-manifest.schema.json" ] || fail "manifest schema not installed"
+"$LLM2HEF" registry verify "$ADIR/index.json" >"$TMP/verify-installed.log" \
+  || { cat "$TMP/verify-installed.log"; fail "registry verify of the installed index"; }
+tail -1 "$TMP/verify-installed.log"
+
 step "installed binaries resolve libllm2hef_sdk.so inside the prefix (RPATH)"
 for f in "$LLM2HEF" "$ADIR/llm2hef_adapter_gpt2.so"; do
   sdk=$(ldd "$f" | awk '/libllm2hef_sdk\.so/ {print $3}')
@@ -108,6 +115,20 @@ assert hello[0]["architectures"] == ["HelloLlamaForCausalLM"], hello[0]
 assert os.path.realpath(hello[0]["file"]) == os.path.realpath(sys.argv[2]), hello[0]["file"]
 print("ok: hello", hello[0]["version"], hello[0]["architectures"], hello[0]["file"])
 PY
+
+step "publish the example: write its manifest, verify it, and catch a tampered copy"
+"$LLM2HEF" registry manifest "$TMP/adapters/hello_adapter.so" --license MIT --maintainer "Example <hello@example.org>" \
+  -o "$TMP/adapters/hello_adapter.json" || fail "registry manifest of the example"
+"$LLM2HEF" registry verify "$TMP/adapters" || fail "registry verify of the example's manifest"
+mkdir "$TMP/tampered"
+cp "$TMP/adapters/hello_adapter.json" "$TMP/adapters/hello_adapter.so" "$TMP/tampered/"
+printf 'tampered' >>"$TMP/tampered/hello_adapter.so"
+set +e
+"$LLM2HEF" registry verify "$TMP/tampered" >"$TMP/verify-tampered.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q "checksum mismatch" "$TMP/verify-tampered.log" \
+  || { cat "$TMP/verify-tampered.log"; fail "a tampered example passed registry verify (exit $rc)"; }
 
 step "export a checkpoint whose architecture only the example claims"
 M=$TMP/hello-llama-tiny

@@ -1,0 +1,138 @@
+"""`llm2hef registry` on the real binary: the first-party index the build
+writes, publishing a copy of an adapter, tampering with it, and the schema
+file itself checked by an independent validator (python-jsonschema)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+ADAPTER_DIR = Path(os.environ.get("LLM2HEF_BUILD_ADAPTER_DIR", BIN.parent / "adapters"))
+FIRST_PARTY = [t for t in os.environ.get("LLM2HEF_FIRST_PARTY_ADAPTERS", "").split(",") if t]
+SCHEMA = json.loads((REPO / "registry" / "schema" / "adapter-manifest.schema.json").read_text())
+
+
+def run(*args):
+    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def index():
+    return json.loads((ADAPTER_DIR / "index.json").read_text())
+
+
+def test_first_party_index_covers_every_first_party_adapter(index):
+    assert FIRST_PARTY, "LLM2HEF_FIRST_PARTY_ADAPTERS is not set (run through ctest)"
+    listed = sorted(Path(m["library"]["file"]).stem for m in index["adapters"])
+    assert listed == sorted(FIRST_PARTY)
+
+
+def test_first_party_index_verifies(index):
+    r = run("registry", "verify", ADAPTER_DIR / "index.json", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    assert report["passed"] is True
+    assert len(report["manifests"]) == len(index["adapters"])
+    for m in report["manifests"]:
+        assert [c["check"] for c in m["checks"]] == ["schema", "library", "sha256", "abi", "load", "identity", "claims"]
+
+
+def test_first_party_manifests_match_the_adapters_report(index):
+    adapters = {a["name"]: a for a in json.loads(run("adapters", "--json").stdout)["adapters"]}
+    for m in index["adapters"]:
+        a = adapters[m["name"]]
+        assert (m["version"], m["architectures"], m["model_types"]) == (a["version"], a["architectures"], a["model_types"])
+
+
+def test_schema_is_valid_draft_2020_12_and_accepts_every_generated_manifest(index):
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    for m in index["adapters"]:
+        jsonschema.validate(m, SCHEMA, cls=jsonschema.Draft202012Validator)
+
+
+def published(tmp_path, name="gpt2"):
+    lib = tmp_path / f"llm2hef_adapter_{name}.so"
+    shutil.copy(ADAPTER_DIR / lib.name, lib)
+    manifest = tmp_path / f"llm2hef_adapter_{name}.json"
+    r = run("registry", "manifest", lib, "--license", "Apache-2.0", "--maintainer", "Someone <s@example.org>",
+            "--homepage", "https://example.org/x", "-o", manifest)
+    assert r.returncode == 0, r.stderr
+    return lib, manifest
+
+
+def test_manifest_then_verify(tmp_path):
+    lib, manifest = published(tmp_path)
+    m = json.loads(manifest.read_text())
+    assert m["library"] == {"file": lib.name, "sha256": __import__("hashlib").sha256(lib.read_bytes()).hexdigest(),
+                            "size": lib.stat().st_size}
+    assert m["license"] == "Apache-2.0" and m["homepage"] == "https://example.org/x"
+    r = run("registry", "verify", tmp_path)
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.startswith("PASS  gpt2")
+
+
+def test_tampered_library_fails_without_being_loaded(tmp_path):
+    lib, manifest = published(tmp_path)
+    data = bytearray(lib.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    lib.write_bytes(bytes(data))
+    r = run("registry", "verify", manifest, "--json")
+    assert r.returncode == 1
+    (m,) = json.loads(r.stdout)["manifests"]
+    assert [c["check"] for c in m["checks"]] == ["schema", "library", "sha256"]
+    assert m["checks"][-1]["passed"] is False
+    assert "checksum mismatch" in m["checks"][-1]["detail"]
+    assert "it was not loaded" in m["checks"][-1]["detail"]
+
+
+def test_claims_must_match(tmp_path):
+    _, manifest = published(tmp_path, "qwen2")
+    m = json.loads(manifest.read_text())
+    m["architectures"].append("Qwen2MoeForCausalLM")
+    manifest.write_text(json.dumps(m))
+    r = run("registry", "verify", manifest)
+    assert r.returncode == 1
+    assert "FAIL  claims: architectures claimed by the manifest but not by the library: Qwen2MoeForCausalLM" in r.stdout
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda m: m.pop("license"), "license"),
+    (lambda m: m["library"].update(sha256="0" * 63), "library.sha256"),
+    (lambda m: m.update(sdk_abi=0), "sdk_abi"),
+    (lambda m: m.update(unexpected=1), "unexpected"),
+    (lambda m: m["library"].update(file="sub/dir.so"), "library.file"),
+    (lambda m: m.update(architectures=[]), "architectures"),
+])
+def test_invalid_manifests_are_refused_by_both_validators(tmp_path, mutate, field):
+    _, manifest = published(tmp_path)
+    m = json.loads(manifest.read_text())
+    mutate(m)
+    manifest.write_text(json.dumps(m))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(m, SCHEMA, cls=jsonschema.Draft202012Validator)
+    r = run("registry", "verify", manifest)
+    assert r.returncode == 1
+    assert f"FAIL  schema: field '{field}'" in r.stdout
+
+
+def test_usage_and_bad_input(tmp_path):
+    assert run("registry", "--help").returncode == 0
+    assert "Usage: llm2hef registry" in run("registry", "--help").stdout
+    assert run("registry").returncode == 2
+    assert run("registry", "publish").returncode == 2
+    r = run("registry", "manifest", ADAPTER_DIR / "llm2hef_adapter_gpt2.so")
+    assert r.returncode == 2 and "--license" in r.stderr
+    r = run("registry", "verify", tmp_path / "missing.json")
+    assert r.returncode == 3 and "missing.json: no such file or folder" in r.stderr
+    (tmp_path / "broken.json").write_text("{")
+    r = run("registry", "verify", tmp_path / "broken.json")
+    assert r.returncode == 3 and "broken.json: not valid JSON" in r.stderr
+    r = run("registry", "index", tmp_path, "--license", "MIT", "--maintainer", "x")
+    assert r.returncode == 3 and "no adapter library" in r.stderr
