@@ -21,8 +21,9 @@ namespace {
 constexpr const char* kHelp = R"(Usage: llm2hef adapters [--json] [--verbose]
 
 Lists the architecture adapters found: name, version, Hugging Face
-architectures claimed, options and file. Two adapters claiming one
-architecture are reported as a conflict.
+architectures claimed, options and file. An architecture claimed by two
+adapters is listed with the one that wins (found first in the search order;
+export warns and --adapter NAME chooses another).
 
   --json      machine-readable output
   --verbose   also list every file considered and why it was skipped
