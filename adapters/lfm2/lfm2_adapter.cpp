@@ -240,23 +240,27 @@ class Lfm2Adapter final : public Adapter {
     p.options["conv_layers"] = conv;
     p.options["conv_kernel"] = m.kernel;
     p.options["conv_shift_constant_values"] = c.shift_constant_values;
+    p.options["conv_mask_macs_per_row"] = c.mask_macs_per_row;
     p.options["conv_shift_matmuls_per_layer"] = c.per_layer_matmuls;
-    p.options["conv_shift_macs_per_layer_full_prefill"] = c.per_layer_macs;
+    p.options["conv_shift_macs_per_layer_per_row"] = c.per_layer_macs_per_row;
     p.options["conv_cached_values_per_layer"] = c.per_layer_cached_values;
-    char buf[512];
+    // The conv layer's own projections, for scale: in_proj 3H x H + out_proj H x H.
+    const double own = 4.0 * static_cast<double>(m.hidden * m.hidden);
+    char buf[640];
     std::snprintf(buf, sizeof buf,
-                  "conv cost at cache %lld: no extra inputs (pe width %zu, mask %lld x %lld as for any model); one "
-                  "[%lld, %lld] 0/1 shift constant applied %lld times to the mask, once per graph; per conv layer "
-                  "%lld matmul(s) [%lld, %lld] x [%lld, %lld] (%.2f GMAC at a full-cache prefill) and a B*x cache of "
-                  "%lld x %lld (%s at 1 byte per value; %lld conv layers: %s)",
+                  "conv cost at cache %lld: no extra inputs (pe width %zu and mask [%lld, %lld] as for any model); "
+                  "one [%lld, %lld] 0/1 shift constant applied %lld times to the mask (%.1f M MAC per row, once per "
+                  "graph); per conv layer %lld matmul(s) [rows, %lld] x [%lld, %lld] (%.1f M MAC per row, %.0f%% of "
+                  "the layer's own projections) and a B*x cache of %lld x %lld (%s at 1 byte per value; %lld conv "
+                  "layers: %s)",
                   static_cast<long long>(n), p.theta.size(), static_cast<long long>(n),
                   static_cast<long long>(m.heads * n), static_cast<long long>(n), static_cast<long long>(n),
-                  static_cast<long long>(m.kernel), static_cast<long long>(c.per_layer_matmuls),
-                  static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
-                  static_cast<long long>(m.hidden), static_cast<double>(c.per_layer_macs) / 1e9,
-                  static_cast<long long>(n), static_cast<long long>(m.hidden),
-                  mib(static_cast<double>(c.per_layer_cached_values)).c_str(), static_cast<long long>(conv),
-                  mib(static_cast<double>(c.per_layer_cached_values * conv)).c_str());
+                  static_cast<long long>(m.kernel), static_cast<double>(c.mask_macs_per_row) / 1e6,
+                  static_cast<long long>(c.per_layer_matmuls), static_cast<long long>(n), static_cast<long long>(n),
+                  static_cast<long long>(m.hidden), static_cast<double>(c.per_layer_macs_per_row) / 1e6,
+                  100.0 * static_cast<double>(c.per_layer_macs_per_row) / own, static_cast<long long>(n),
+                  static_cast<long long>(m.hidden), mib(static_cast<double>(c.per_layer_cached_values)).c_str(),
+                  static_cast<long long>(conv), mib(static_cast<double>(c.per_layer_cached_values * conv)).c_str());
     p.notes.push_back(buf);
     if (m.kernel > 2)
       p.notes.push_back("unproven on the DFC: whether it keeps one B*x cache per conv layer or one per shift matmul (" +

@@ -73,8 +73,9 @@ ShortConvCost short_conv_cost(int64_t n, int64_t h, int64_t kernel) {
   ShortConvCost c;
   if (kernel <= 1) return c;
   c.shift_constant_values = n * n;
+  c.mask_macs_per_row = kernel * n * n;
   c.per_layer_matmuls = kernel - 1;
-  c.per_layer_macs = (kernel - 1) * n * n * h;
+  c.per_layer_macs_per_row = (kernel - 1) * n * h;
   c.per_layer_cached_values = n * h;
   return c;
 }
