@@ -400,8 +400,8 @@ class ConsistencyCtx:
 
 # =========================================================================== LFM2
 # Tiny Lfm2ForCausalLM fixtures (tools/fixtures/make_lfm2_fixtures.py), both layer
-# kinds, conv_bias off and on, GQA 2 and 3. Exported like the Llama family (no flag).
-LFM2 = ["lfm2-tiny", "lfm2-bias"]
+# kinds, conv_bias off and on, GQA 2 and 3, kernel 3 and 4. Exported like the Llama family (no flag).
+LFM2 = ["lfm2-tiny", "lfm2-bias", "lfm2-kernel4"]
 LFM2_CACHES = [64, 32]
 
 
