@@ -64,3 +64,34 @@ def test_not_a_checkpoint(tmp_path):
     r = inspect(tmp_path)
     assert r.returncode == 3
     assert "config.json" in r.stderr
+
+
+def test_lfm2_cache_counts_conv_layers():
+    """LFM2 caches K/V only in its attention layers and B*x in its conv layers."""
+    rep = json.loads(inspect(FIXTURES / "lfm2-tiny", "--cache", 32, "--json").stdout)
+    cfg = json.loads((FIXTURES / "lfm2-tiny" / "fixture.json").read_text())["config"]
+    assert rep["adapter"]["name"] == "lfm2" and rep["supported"] is True
+    attn, conv = cfg["layer_types"].count("full_attention"), cfg["layer_types"].count("conv")
+    per_pos = attn * 2 * cfg["num_attention_heads"] * cfg["head_dim"] + conv * cfg["hidden_size"]
+    assert rep["memory"]["kv_cache_bytes"] == per_pos * 32
+    assert "conv layers" in rep["memory"]["kv_cache_layout"]
+    assert any(n.startswith("conv cost at cache 32") for n in rep["notes"])
+
+
+@pytest.mark.parametrize("name,ffn,params,conv_layers", [("LFM2-350M", 4608, 354_483_968, 10),
+                                                         ("LFM2-2.6B", 10752, 2_569_272_320, 22)])
+def test_lfm2_released_shapes(tmp_path, name, ffn, params, conv_layers):
+    """Shape-only checkpoints of the released sizes (sparse files): FFN width after
+    HF's auto-adjust, parameter count, and the conv cost figures at cache 2048."""
+    import sys
+    sys.path.insert(0, str(REPO / "tools" / "fixtures"))
+    import make_lfm2_shape_checkpoints as shapes
+    shapes.write(tmp_path, name)
+    r = inspect(tmp_path / name, "--cache", 2048, "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["dims"]["intermediate"] == ffn and rep["parameters"] == params
+    h = rep["dims"]["hidden"]
+    assert f"{conv_layers} conv layers x {h} (B*x)" in rep["memory"]["kv_cache_layout"]
+    note = next(n for n in rep["notes"] if n.startswith("conv cost"))
+    assert f"[rows, 2048] x [2048, {h}]" in note and "no extra inputs (pe width 64" in note, note

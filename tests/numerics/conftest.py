@@ -326,6 +326,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _consistency_section(tr, "Llama family cache consistency "
                          "(max |diff| of the hidden rows that must not move)",
                          kind("llama_consistency"), 18, gelu=False)
+    _logit_section(tr, "LFM2 logit match (onnxruntime vs Hugging Face, last position)",
+                   kind("lfm2_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
+    _consistency_section(tr, "LFM2 cache consistency (max |diff| of the hidden rows that must not move)",
+                         kind("lfm2_consistency"), 18, gelu=False)
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
     if path and _REPORT:
         Path(path).write_text(json.dumps(_REPORT, indent=1) + "\n")
@@ -392,3 +396,17 @@ class ConsistencyCtx:
 
     def hidden(self, f):
         return self.ex.run_hidden(f)
+
+
+# =========================================================================== LFM2
+# Tiny Lfm2ForCausalLM fixtures (tools/fixtures/make_lfm2_fixtures.py), both layer
+# kinds, conv_bias off and on, GQA 2 and 3, kernel 3 and 4. Exported like the Llama family (no flag).
+LFM2 = ["lfm2-tiny", "lfm2-bias", "lfm2-kernel4"]
+LFM2_CACHES = [64, 32]
+
+
+def lfm2_combos(names=None):
+    """(fixture, cache, "default") for every LFM2 export the suite makes; a cache
+    above the fixture's max_position_embeddings is skipped (lfm2-bias has 64)."""
+    return [(f, c, LLAMA_GELU) for f in (names or LFM2) for c in LFM2_CACHES
+            if c <= fixture_info(f)["config"]["max_position_embeddings"]]

@@ -63,7 +63,12 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   const bool untied_head = ckpt->has("lm_head.weight");
   const double chip_params = static_cast<double>(params) - embed + (untied_head ? 0.0 : embed);
   const double weights = chip_params * 0.5;
-  const double kv = 2.0 * static_cast<double>(d.layers * d.heads * d.head_dim * plan.cache_size);
+  double kv = 2.0 * static_cast<double>(d.layers * d.heads * d.head_dim * plan.cache_size);
+  // An adapter whose layers cache something other than K and V in every layer
+  // (LFM2's conv layers cache B*x) states its cached values per position.
+  const bool adapter_cache = plan.options.contains("cache_values_per_position");
+  if (adapter_cache)
+    kv = plan.options["cache_values_per_position"].get<double>() * static_cast<double>(plan.cache_size);
   const double embeddings_bin = embed * 2.0;
   const double total = weights + kv + embeddings_bin;
   out["memory"] = {{"weights_a8w4_bytes", weights},
@@ -72,6 +77,8 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
                    {"total_bytes", total},
                    {"device_bytes", kDeviceMemoryBytes},
                    {"fits", total < kDeviceMemoryBytes},
+                   {"kv_cache_layout", adapter_cache ? plan.options.value("cache_values_per_position_note", "stated by the adapter")
+                                                     : "K and V in every layer"},
                    {"assumptions",
                     "weights 4 bit each (lm_head counted separately from the embedding), K/V cached at "
                     "heads x head_dim (after GQA expansion) 1 byte per value, embeddings.bin uint16; the DFC's "
@@ -103,7 +110,7 @@ std::string inspect_text(const json& r) {
   s += "cache         " + std::to_string(r["cache_size"].get<int64_t>()) + " (prefill " +
        std::to_string(r["prefill"].get<int64_t>()) + ")\n";
   s += "weights A8W4  " + gib(m["weights_a8w4_bytes"].get<double>()) + "\n";
-  s += "KV cache      " + gib(m["kv_cache_bytes"].get<double>()) + "\n";
+  s += "KV cache      " + gib(m["kv_cache_bytes"].get<double>()) + " (" + m.value("kv_cache_layout", "") + ")\n";
   s += "embeddings    " + gib(m["embeddings_bin_bytes"].get<double>()) + " (uint16, in the HEF)\n";
   s += "total         " + gib(m["total_bytes"].get<double>()) + " of 8 GiB: " +
        (m["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";

@@ -1,0 +1,376 @@
+// LFM2 / LFM2.5 (Lfm2ForCausalLM): architectures.md section 7.
+//
+// Attention layers are Llama-style with per-head q/k layernorm (QK-Norm
+// through constant segment matrices) and an `out_proj`. Conv layers
+// (Lfm2ShortConv) are rebuilt by sdk/short_conv.hpp: every time interaction
+// is a matmul of a 0/1 shift matrix, derived from the runtime's mask, with
+// B*x as the cached second operand, so the runtime's KV cache carries the
+// conv state and nothing but the six runtime inputs feeds the graph.
+// `embedding_norm` is the FINAL norm (applied after the last layer).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/rope.hpp"
+#include "llm2hef/sdk/short_conv.hpp"
+
+namespace {
+
+using namespace llm2hef;
+using namespace llm2hef::sdk;
+
+struct Lfm2Config {
+  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0, kernel = 0;
+  int64_t max_positions = 0;
+  float eps = 1e-5f;
+  bool conv_bias = false;
+  std::vector<bool> attention;  // per layer: true = full_attention, false = conv
+  std::vector<float> inv_freq;
+  std::string lm_head;
+  std::vector<std::string> rewrites;
+
+  int64_t attention_layers() const { return static_cast<int64_t>(std::count(attention.begin(), attention.end(), true)); }
+  int64_t conv_layers() const { return layers - attention_layers(); }
+  static std::string layer(int64_t i) { return "model.layers." + std::to_string(i) + "."; }
+};
+
+const std::string kEmbed = "model.embed_tokens.weight";
+const std::string kFinalNorm = "model.embedding_norm.weight";
+
+// HF's feed-forward width (configuration_lfm2.py; architectures.md 7.2):
+// block_ff_dim wins over intermediate_size; with auto-adjust, 2/3 of it, then
+// (only when a multiplier is set) scaled and rounded up to block_multiple_of.
+int64_t configured_ffn(const JsonFile& c) {
+  int64_t ff = c.find_int("block_ff_dim").value_or(0);
+  if (ff == 0) ff = c.get_int("intermediate_size");
+  if (!c.find_bool("block_auto_adjust_ff_dim").value_or(true)) return ff;
+  ff = static_cast<int64_t>(2.0 * static_cast<double>(ff) / 3.0);
+  const auto& raw = c.raw();
+  const bool has_mult = !raw.contains("block_ffn_dim_multiplier") || !raw["block_ffn_dim_multiplier"].is_null();
+  if (!has_mult) return ff;
+  const double mult = c.find_number("block_ffn_dim_multiplier").value_or(1.0);
+  const int64_t multiple = c.find_int("block_multiple_of").value_or(256);
+  if (multiple <= 0) throw BadInput(c.where("block_multiple_of") + ": must be positive");
+  ff = static_cast<int64_t>(mult * static_cast<double>(ff));
+  return multiple * ((ff + multiple - 1) / multiple);
+}
+
+// layer_types, else full_attn_idxs, else every layer attention (HF's rule).
+std::vector<bool> layer_kinds(const JsonFile& c, int64_t layers) {
+  std::vector<bool> attn(static_cast<size_t>(layers), true);
+  const auto& raw = c.raw();
+  if (raw.contains("layer_types") && !raw["layer_types"].is_null()) {
+    const auto& t = raw["layer_types"];
+    if (!t.is_array() || static_cast<int64_t>(t.size()) != layers)
+      throw BadInput(c.where("layer_types") + ": expected a list of " + std::to_string(layers) + " layer types");
+    for (size_t i = 0; i < t.size(); ++i) {
+      const std::string kind = t[i].is_string() ? t[i].get<std::string>() : "";
+      if (kind != "full_attention" && kind != "conv")
+        throw BadInput(c.where("layer_types") + ": entry " + std::to_string(i) + " is '" + t[i].dump() +
+                       "', expected \"full_attention\" or \"conv\"");
+      attn[i] = kind == "full_attention";
+    }
+    return attn;
+  }
+  if (auto idx = c.find_int_list("full_attn_idxs")) {
+    attn.assign(static_cast<size_t>(layers), false);
+    for (int64_t i : *idx) {
+      if (i < 0 || i >= layers)
+        throw BadInput(c.where("full_attn_idxs") + ": index " + std::to_string(i) + " is outside 0.." +
+                       std::to_string(layers - 1));
+      attn[static_cast<size_t>(i)] = true;
+    }
+  }
+  return attn;
+}
+
+// RoPE frequencies. LFM2's config class takes the base from `theta` when that
+// key is present (it wins over rope_theta, as for the original config keys),
+// else rope_theta or rope_parameters.rope_theta, and defaults to 1e6, not 10000.
+std::vector<float> lfm2_inv_freq(const JsonFile& c, int64_t head_dim, std::vector<std::string>& rewrites) {
+  const auto& raw = c.raw();
+  const bool in_params = raw.contains("rope_parameters") && raw["rope_parameters"].is_object() &&
+                         raw["rope_parameters"].contains("rope_theta");
+  if (!c.has("theta") && (c.has("rope_theta") || in_params)) return rope_inv_freq(c, head_dim, rewrites);
+  nlohmann::json doc = raw;
+  doc["rope_theta"] = c.has("theta") ? c.get_number("theta") : 1e6;
+  return rope_inv_freq(JsonFile(c.origin(), doc), head_dim, rewrites);
+}
+
+Lfm2Config read_config(const Checkpoint& ckpt) {
+  const JsonFile& c = ckpt.config();
+  Lfm2Config m;
+  m.hidden = c.get_int("hidden_size");
+  m.layers = c.get_int("num_hidden_layers");
+  m.heads = c.get_int("num_attention_heads");
+  m.kv_heads = c.find_int("num_key_value_heads").value_or(m.heads);
+  m.vocab = c.get_int("vocab_size");
+  m.max_positions = c.find_int("max_position_embeddings").value_or(0);
+  if (m.hidden <= 0 || m.layers <= 0 || m.vocab <= 0)
+    throw BadInput(c.where("hidden_size") + ": hidden_size, num_hidden_layers and vocab_size must be positive");
+  if (m.heads <= 0 || m.kv_heads <= 0 || m.heads % m.kv_heads != 0)
+    throw BadInput(c.where("num_key_value_heads") + ": " + std::to_string(m.kv_heads) +
+                   " does not divide num_attention_heads " + std::to_string(m.heads));
+  m.head_dim = c.find_int("head_dim").value_or(m.hidden / m.heads);
+  m.eps = static_cast<float>(c.find_number("norm_eps").value_or(1e-5));
+  m.kernel = c.find_int("conv_L_cache").value_or(3);
+  if (m.kernel < 1) throw BadInput(c.where("conv_L_cache") + ": must be at least 1");
+  m.conv_bias = c.find_bool("conv_bias").value_or(false);
+  m.attention = layer_kinds(c, m.layers);
+  if (m.attention_layers() == 0)
+    throw Unsupported(c.where("layer_types") +
+                      ": no attention layer; the runtime's position tables would feed nothing (not supported)");
+  m.inv_freq = lfm2_inv_freq(c, m.head_dim, m.rewrites);
+
+  ckpt.expect(kEmbed, {m.vocab, m.hidden});
+  ckpt.expect(kFinalNorm, {m.hidden});
+  // The real width is the w1 rows; the config formula must agree (a repackaged
+  // config with a pre-adjusted intermediate_size would otherwise go unnoticed).
+  const std::string w1 = Lfm2Config::layer(0) + "feed_forward.w1.weight";
+  const TensorInfo& w1i = ckpt.info(w1);
+  if (w1i.shape.size() != 2 || w1i.shape[1] != m.hidden)
+    throw BadInput(w1i.file.string() + ": tensor '" + w1 + "' has shape " + shape_string(w1i.shape) +
+                   ", expected [FFN, " + std::to_string(m.hidden) + "]");
+  m.ffn = w1i.shape[0];
+  const int64_t want = configured_ffn(c);
+  if (want != m.ffn)
+    throw BadInput(c.where("block_ff_dim") + ": the config gives a feed-forward width of " + std::to_string(want) +
+                   " (HF's auto-adjust arithmetic), but " + w1i.file.string() + " has '" + w1 + "' with " +
+                   std::to_string(m.ffn) + " rows");
+  for (int64_t i = 0; i < m.layers; ++i) {
+    const std::string p = Lfm2Config::layer(i);
+    ckpt.expect(p + "feed_forward.w1.weight", {m.ffn, m.hidden});
+    ckpt.expect(p + "feed_forward.w3.weight", {m.ffn, m.hidden});
+    ckpt.expect(p + "feed_forward.w2.weight", {m.hidden, m.ffn});
+    if (m.attention[static_cast<size_t>(i)]) {
+      ckpt.expect(p + "self_attn.q_proj.weight", {m.heads * m.head_dim, m.hidden});
+      ckpt.expect(p + "self_attn.k_proj.weight", {m.kv_heads * m.head_dim, m.hidden});
+      ckpt.expect(p + "self_attn.v_proj.weight", {m.kv_heads * m.head_dim, m.hidden});
+      ckpt.expect(p + "self_attn.out_proj.weight", {m.hidden, m.heads * m.head_dim});
+    } else {
+      ckpt.expect(p + "conv.in_proj.weight", {3 * m.hidden, m.hidden});
+      ckpt.expect(p + "conv.conv.weight", {m.hidden, 1, m.kernel});
+      ckpt.expect(p + "conv.out_proj.weight", {m.hidden, m.hidden});
+      if (m.conv_bias) {
+        ckpt.expect(p + "conv.in_proj.bias", {3 * m.hidden});
+        ckpt.expect(p + "conv.conv.bias", {m.hidden});
+        ckpt.expect(p + "conv.out_proj.bias", {m.hidden});
+      }
+    }
+  }
+
+  // HF reads the original key `tie_embedding` first.
+  const bool tied = c.find_bool("tie_embedding").value_or(c.find_bool("tie_word_embeddings").value_or(true));
+  if (ckpt.has("lm_head.weight")) {
+    ckpt.expect("lm_head.weight", {m.vocab, m.hidden});
+    m.lm_head = "lm_head.weight";
+  } else if (tied) {
+    m.lm_head = kEmbed;
+  } else {
+    throw BadInput(c.where("tie_word_embeddings") + ": false, but the checkpoint has no lm_head.weight");
+  }
+  return m;
+}
+
+std::string mib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string layer_list(const Lfm2Config& m, bool attention) {
+  std::string s;
+  for (int64_t i = 0; i < m.layers; ++i)
+    if (m.attention[static_cast<size_t>(i)] == attention) s += (s.empty() ? "" : ",") + std::to_string(i);
+  return "[" + s + "]";
+}
+
+class Lfm2Adapter final : public Adapter {
+ public:
+  AdapterInfo info() const override {
+    return {"lfm2",
+            "0.1.0",
+            "LiquidAI LFM2 / LFM2.5 (short-conv layers through the KV cache, QK-Norm attention)",
+            {"Lfm2ForCausalLM"},
+            {"lfm2"},
+            {}};
+  }
+
+  Plan plan(const Checkpoint& ckpt, const ExportOptions& opt) const override {
+    const Lfm2Config m = read_config(ckpt);
+    const int64_t n = opt.cache_size;
+    Plan p;
+    p.dims = {m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.ffn};
+    p.cache_size = n;
+    p.prefill = opt.prefill;
+    // Only the attention layers use positions; the conv layers take theirs
+    // from the mask, so theta is RoPE's alone and the pe widths stay head_dim.
+    p.theta = rope_theta_resource(m.inv_freq);
+    p.pe_q_tiles = m.heads;
+    p.pe_k_tiles = m.kv_heads;
+    p.embedding_tensor = kEmbed;
+    p.lm_head_shards = choose_lm_head_shards(m.vocab, opt.lm_head_shards, p.lm_head_shard_reason);
+    p.rewrites = m.rewrites;
+    p.rewrites.push_back("attention layers " + layer_list(m, true) + ": QK-Norm (q/k_layernorm) through constant " +
+                         "segment matrices, RoPE, GQA " + std::to_string(m.heads) + "/" + std::to_string(m.kv_heads) +
+                         " through a constant repeat-interleave MatMul");
+    p.rewrites.push_back("conv layers " + layer_list(m, false) + ": causal depthwise conv (kernel " +
+                         std::to_string(m.kernel) + (m.conv_bias ? ", with biases" : "") +
+                         ") as shift matrices from the mask times B*x, B*x the cached operand (exact)");
+    p.rewrites.push_back("embedding_norm applied as the final norm; " +
+                         std::string(m.lm_head == kEmbed ? "tied lm_head written as its own tensor"
+                                                         : "lm_head from lm_head.weight") +
+                         " after a last-position slice");
+
+    // Cost of the conv formulation, also shown by inspect (options) and the docs.
+    const ShortConvCost c = short_conv_cost(n, m.hidden, m.kernel);
+    const int64_t conv = m.conv_layers(), attn = m.attention_layers();
+    const int64_t kv_per_pos = attn * 2 * m.heads * m.head_dim;  // after the GQA expansion, as inspect counts
+    const int64_t conv_per_pos = conv * m.hidden;
+    p.options["cache_values_per_position"] = kv_per_pos + conv_per_pos;
+    p.options["cache_values_per_position_note"] =
+        std::to_string(attn) + " attention layers x 2 x " + std::to_string(m.heads) + " x " +
+        std::to_string(m.head_dim) + " (K, V) + " + std::to_string(conv) + " conv layers x " +
+        std::to_string(m.hidden) + " (B*x)";
+    p.options["conv_layers"] = conv;
+    p.options["conv_kernel"] = m.kernel;
+    p.options["conv_shift_constant_values"] = c.shift_constant_values;
+    p.options["conv_mask_macs_per_row"] = c.mask_macs_per_row;
+    p.options["conv_shift_matmuls_per_layer"] = c.per_layer_matmuls;
+    p.options["conv_shift_macs_per_layer_per_row"] = c.per_layer_macs_per_row;
+    p.options["conv_cached_values_per_layer"] = c.per_layer_cached_values;
+    // The conv layer's own projections, for scale: in_proj 3H x H + out_proj H x H.
+    const double own = 4.0 * static_cast<double>(m.hidden * m.hidden);
+    char buf[640];
+    std::snprintf(buf, sizeof buf,
+                  "conv cost at cache %lld: no extra inputs (pe width %zu and mask [%lld, %lld] as for any model); "
+                  "one [%lld, %lld] 0/1 shift constant applied %lld times to the mask (%.1f M MAC per row, once per "
+                  "graph); per conv layer %lld matmul(s) [rows, %lld] x [%lld, %lld] (%.1f M MAC per row, %.0f%% of "
+                  "the layer's own projections) and a B*x cache of %lld x %lld (%s at 1 byte per value; %lld conv "
+                  "layers: %s)",
+                  static_cast<long long>(n), p.theta.size(), static_cast<long long>(n),
+                  static_cast<long long>(m.heads * n), static_cast<long long>(n), static_cast<long long>(n),
+                  static_cast<long long>(m.kernel), static_cast<double>(c.mask_macs_per_row) / 1e6,
+                  static_cast<long long>(c.per_layer_matmuls), static_cast<long long>(n), static_cast<long long>(n),
+                  static_cast<long long>(m.hidden), static_cast<double>(c.per_layer_macs_per_row) / 1e6,
+                  100.0 * static_cast<double>(c.per_layer_macs_per_row) / own, static_cast<long long>(n),
+                  static_cast<long long>(m.hidden), mib(static_cast<double>(c.per_layer_cached_values)).c_str(),
+                  static_cast<long long>(conv), mib(static_cast<double>(c.per_layer_cached_values * conv)).c_str());
+    p.notes.push_back(buf);
+    if (m.kernel > 2)
+      p.notes.push_back("unproven on the DFC: whether it keeps one B*x cache per conv layer or one per shift matmul (" +
+                        std::to_string(c.per_layer_matmuls) + "); the second would multiply the conv cache by " +
+                        std::to_string(c.per_layer_matmuls));
+    p.notes.push_back("the conv shifts rely on the runtime's mask rows allowing one contiguous run of key columns that "
+                      "ends at the query's own column (hailo-contract.md section 9); only the chip can confirm it in the "
+                      "token-by-token scope");
+    if (m.max_positions > 0 && n > m.max_positions)
+      p.notes.push_back("--cache " + std::to_string(n) + " exceeds max_position_embeddings " +
+                        std::to_string(m.max_positions) + ": quality beyond it is the model's own");
+    return p;
+  }
+
+  void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& g) const override {
+    const Lfm2Config m = read_config(ckpt);
+    const int64_t n = plan.cache_size, d = m.head_dim;
+    auto model = g.scope("model");
+    RuntimeInputs in = declare_runtime_inputs(g, plan);
+    PeTables pe = tile_pe_tables(g, in, plan);
+    const CausalShifts shifts = m.conv_layers() > 0 ? causal_shifts(g, in.mask, n, m.kernel) : CausalShifts{};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+
+    Value hidden = in.embeds;
+    for (int64_t i = 0; i < m.layers; ++i) {
+      auto ls = g.scope("layers." + std::to_string(i));
+      const std::string p = Lfm2Config::layer(i);
+      Value a;
+      {
+        auto s = g.scope("operator_norm");
+        a = rms_norm(g, ckpt, hidden, p + "operator_norm.weight", m.eps);
+      }
+      Value op;
+      if (m.attention[static_cast<size_t>(i)]) {
+        auto s = g.scope("self_attn");
+        op = attention_block(g, ckpt, m, pe, head_mask(g, in.mask, n), a, p, n, scale);
+      } else {
+        auto s = g.scope("conv");
+        const std::string c = p + "conv.";
+        auto bias = [&](const std::string& t) { return m.conv_bias ? std::optional(c + t) : std::nullopt; };
+        op = short_conv(g, ckpt, a, shifts,
+                        {c + "in_proj.weight", c + "conv.weight", c + "out_proj.weight", bias("in_proj.bias"),
+                         bias("conv.bias"), bias("out_proj.bias"), m.hidden, m.kernel});
+      }
+      hidden = g.add(hidden, op, "operator_residual/Add");
+      Value x;
+      {
+        auto s = g.scope("ffn_norm");
+        x = rms_norm(g, ckpt, hidden, p + "ffn_norm.weight", m.eps);
+      }
+      Value ffn;
+      {
+        auto s = g.scope("feed_forward");
+        Value gate, up;
+        {
+          auto ps = g.scope("w1");
+          gate = linear(g, ckpt, x, {p + "feed_forward.w1.weight", std::nullopt});
+        }
+        {
+          auto ps = g.scope("w3");
+          up = linear(g, ckpt, x, {p + "feed_forward.w3.weight", std::nullopt});
+        }
+        Value act = g.mul(silu(g, gate), up, "swiglu/Mul");
+        auto ps = g.scope("w2");
+        ffn = linear(g, ckpt, act, {p + "feed_forward.w2.weight", std::nullopt});
+      }
+      hidden = g.add(hidden, ffn, "ffn_residual/Add");
+    }
+    Value normed;
+    {
+      auto s = g.scope("embedding_norm");
+      normed = rms_norm(g, ckpt, hidden, kFinalNorm, m.eps);
+    }
+    Value last = last_position(g, normed);
+    auto s = g.scope("lm_head");
+    Value head = g.weight("weight", ckpt, m.lm_head, {.transpose = true});
+    g.output(g.matmul(last, head), "logits");
+  }
+
+ private:
+  static Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Lfm2Config& m, const PeTables& pe,
+                               const Value& mask, const Value& a, const std::string& p, int64_t n, float scale) {
+    const int64_t d = m.head_dim;
+    auto proj = [&](const char* name) {
+      auto ps = g.scope(name);
+      return linear(g, ckpt, a, {p + "self_attn." + name + ".weight", std::nullopt});
+    };
+    Value q = proj("q_proj"), k = proj("k_proj"), v = proj("v_proj");
+    {
+      auto ns = g.scope("q_layernorm");
+      q = head_rms_norm(g, ckpt, q, p + "self_attn.q_layernorm.weight", m.heads, d, m.eps);
+    }
+    {
+      auto ns = g.scope("k_layernorm");
+      k = head_rms_norm(g, ckpt, k, p + "self_attn.k_layernorm.weight", m.kv_heads, d, m.eps);
+    }
+    {
+      auto rs = g.scope("q");
+      q = apply_rope(g, q, pe.q_cos, pe.q_sin, m.heads, d);
+    }
+    {
+      auto rs = g.scope("k");  // at KV width, before the GQA expansion
+      k = apply_rope(g, k, pe.k_cos, pe.k_sin, m.kv_heads, d);
+    }
+    Value ctx = attention(g, q, k, v, mask, {n, m.heads, m.kv_heads, d, scale});
+    auto os = g.scope("out_proj");
+    return linear(g, ckpt, ctx, {p + "self_attn.out_proj.weight", std::nullopt});
+  }
+};
+
+}  // namespace
+
+LLM2HEF_DEFINE_ADAPTER(Lfm2Adapter, "lfm2", "0.1.0")

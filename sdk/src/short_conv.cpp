@@ -1,0 +1,83 @@
+#include "llm2hef/sdk/short_conv.hpp"
+
+#include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
+
+namespace llm2hef::sdk {
+
+CausalShifts causal_shifts(GraphBuilder& g, const Value& mask, int64_t n, int64_t kernel) {
+  if (kernel < 1) throw InternalError("causal_shifts: kernel must be >= 1");
+  auto s = g.scope("conv_shifts");
+  CausalShifts out;
+  if (kernel == 1) return out;
+  // One head's block of the additive mask, then 1 allowed / 0 blocked:
+  // 0 * (1/100) + 1 = 1 and -100 * 0.01f = -1.0f exactly in float32, + 1 = 0.
+  Value head = g.reshape(head_mask(g, mask, n), {1, n, n}, "mask/Reshape");
+  const float scale = -1.0f / kMaskBlocked;
+  Value a = g.add(g.mul(head, g.scalar("scale", scale), "allowed/Mul"), g.scalar("one", 1.0f), "allowed/Add");
+  // shift_left[k, j] = 1 iff k = j + 1: (a shift_left)[r, j] = a[r, j + 1], 0 in the last column.
+  Value shift_left = g.constant_rows("shift_left", {n, n}, [n](int64_t r0, int64_t r1, std::span<float> v) {
+    for (int64_t r = r0; r < r1; ++r)
+      if (r >= 1) v[static_cast<size_t>((r - r0) * n + (r - 1))] = 1.0f;
+  });
+  std::vector<Value> shifted{a};  // shifted[s] = a_s
+  for (int64_t k = 1; k <= kernel; ++k)
+    shifted.push_back(g.matmul(shifted.back(), shift_left, "a_" + std::to_string(k) + "/MatMul"));
+  for (int64_t k = 1; k < kernel; ++k) {
+    const std::string name = "d_" + std::to_string(k);
+    Value edge = g.sub(shifted[static_cast<size_t>(k)], shifted[static_cast<size_t>(k + 1)], name + "/Sub");
+    out.shift.push_back(g.mul(a, edge, name + "/Mul"));
+  }
+  return out;
+}
+
+Value short_conv(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const CausalShifts& shifts,
+                 const ShortConvSpec& spec) {
+  const int64_t h = spec.hidden, l = spec.kernel;
+  if (static_cast<int64_t>(shifts.shift.size()) != l - 1)
+    throw InternalError("short_conv: " + std::to_string(shifts.shift.size()) + " shift matrices for a kernel of " +
+                        std::to_string(l));
+  ckpt.expect(spec.in_proj, {3 * h, h});
+  ckpt.expect(spec.conv, {h, 1, l});
+  ckpt.expect(spec.out_proj, {h, h});
+  if (spec.conv_bias) ckpt.expect(*spec.conv_bias, {h});
+
+  auto part = [&](const char* name, int64_t index) {
+    auto ps = g.scope(name);
+    return linear(g, ckpt, x, {spec.in_proj, spec.in_proj_bias, WeightLayout::out_in, index * h, (index + 1) * h});
+  };
+  Value b = part("in_proj_b", 0), c = part("in_proj_c", 1), xs = part("in_proj_x", 2);
+  Value bx = g.mul(b, xs, "bx/Mul");
+
+  // conv weight [H, 1, L]: tap L-1 is the current step, tap L-1-s the step s back.
+  const std::vector<float> w = ckpt.read(spec.conv);
+  auto tap = [&](int64_t s) {
+    std::vector<float> v(static_cast<size_t>(h));
+    for (int64_t ch = 0; ch < h; ++ch) v[static_cast<size_t>(ch)] = w[static_cast<size_t>(ch * l + (l - 1 - s))];
+    return g.constant("tap_" + std::to_string(s), {h}, v);
+  };
+  Value conv = g.mul(bx, tap(0), "tap_0/Mul");
+  for (int64_t s = 1; s < l; ++s) {
+    // Bx is the second operand: the DFC caches it, as it caches V in P V.
+    Value past = g.matmul(shifts.shift[static_cast<size_t>(s - 1)], bx, "shift_" + std::to_string(s) + "/MatMul");
+    conv = g.add(conv, g.mul(past, tap(s), "tap_" + std::to_string(s) + "/Mul"), "tap_" + std::to_string(s) + "/Add");
+  }
+  if (spec.conv_bias) conv = g.add(conv, g.weight("conv_bias", ckpt, *spec.conv_bias), "conv_bias/Add");
+  Value y = g.mul(c, conv, "cy/Mul");
+  auto os = g.scope("out_proj");
+  return linear(g, ckpt, y, {spec.out_proj, spec.out_proj_bias});
+}
+
+ShortConvCost short_conv_cost(int64_t n, int64_t h, int64_t kernel) {
+  ShortConvCost c;
+  if (kernel <= 1) return c;
+  c.shift_constant_values = n * n;
+  c.mask_macs_per_row = kernel * n * n;
+  c.per_layer_matmuls = kernel - 1;
+  c.per_layer_macs_per_row = (kernel - 1) * n * h;
+  c.per_layer_cached_values = n * h;
+  return c;
+}
+
+}  // namespace llm2hef::sdk
