@@ -314,18 +314,9 @@ class Lfm2Adapter final : public Adapter {
       Value ffn;
       {
         auto s = g.scope("feed_forward");
-        Value gate, up;
-        {
-          auto ps = g.scope("w1");
-          gate = linear(g, ckpt, x, {p + "feed_forward.w1.weight", std::nullopt});
-        }
-        {
-          auto ps = g.scope("w3");
-          up = linear(g, ckpt, x, {p + "feed_forward.w3.weight", std::nullopt});
-        }
-        Value act = g.mul(silu(g, gate), up, "swiglu/Mul");
-        auto ps = g.scope("w2");
-        ffn = linear(g, ckpt, act, {p + "feed_forward.w2.weight", std::nullopt});
+        ffn = swiglu_mlp(g, ckpt, x,
+                         {p + "feed_forward.w1.weight", p + "feed_forward.w3.weight", p + "feed_forward.w2.weight", "w1",
+                          "w3", "w2"});
       }
       hidden = g.add(hidden, ffn, "ffn_residual/Add");
     }

@@ -104,6 +104,21 @@ Value gelu(GraphBuilder& g, const Value& x, GeluForm form) {
 
 Value silu(GraphBuilder& g, const Value& x) { return g.mul(x, g.sigmoid(x)); }
 
+Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec) {
+  Value gate, up;
+  {
+    auto s = g.scope(spec.gate_scope);
+    gate = linear(g, ckpt, x, {spec.gate_weight, std::nullopt});
+  }
+  {
+    auto s = g.scope(spec.up_scope);
+    up = linear(g, ckpt, x, {spec.up_weight, std::nullopt});
+  }
+  Value act = g.mul(silu(g, gate), up, "swiglu/Mul");
+  auto s = g.scope(spec.down_scope);
+  return linear(g, ckpt, act, {spec.down_weight, std::nullopt});
+}
+
 Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v, const Value& mask,
                 const AttentionShape& a) {
   const int64_t s = a.seq, d = a.head_dim;

@@ -126,18 +126,9 @@ void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const Ll
     Value mlp;
     {
       auto s = g.scope("mlp");
-      Value gate, up;
-      {
-        auto ps = g.scope("gate_proj");
-        gate = linear(g, ckpt, x, {p + "mlp.gate_proj.weight", std::nullopt});
-      }
-      {
-        auto ps = g.scope("up_proj");
-        up = linear(g, ckpt, x, {p + "mlp.up_proj.weight", std::nullopt});
-      }
-      Value act = g.mul(silu(g, gate), up, "swiglu/Mul");
-      auto ps = g.scope("down_proj");
-      mlp = linear(g, ckpt, act, {p + "mlp.down_proj.weight", std::nullopt});
+      mlp = swiglu_mlp(g, ckpt, x,
+                       {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight", "gate_proj",
+                        "up_proj", "down_proj"});
     }
     hidden = g.add(hidden, mlp, "mlp_residual/Add");
   }

@@ -65,6 +65,16 @@ enum class GeluForm { sigmoid, tanh };
 Value gelu(GraphBuilder& g, const Value& x, GeluForm form);
 Value silu(GraphBuilder& g, const Value& x);
 
+// ---- feed-forward ----
+// SwiGLU: down(silu(gate(x)) * up(x)), no biases (Llama family, LFM2). Each
+// projection gets its own scope, named after the checkpoint's module
+// ("gate_proj" / "w1", ...), so node names follow the HF module tree.
+struct SwigluSpec {
+  std::string gate_weight, up_weight, down_weight;  // checkpoint tensors, [out, in]
+  std::string gate_scope, up_scope, down_scope;
+};
+Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
+
 // ---- attention ----
 struct AttentionShape {
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
