@@ -223,7 +223,9 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   c.ran("input-widths");
   for (const NetworkGroup* g : {prefill, tbt}) {
     if (!g) continue;
-    for (const auto& [role, suffix] : suffixes) {
+    for (const auto& entry : suffixes) {
+      const std::string& role = entry.first;  // named, not bound: lambdas below capture it
+      const std::string& suffix = entry.second;
       const EdgeLayer* in = nullptr;
       for (const auto& e : g->inputs)
         if (ends_with(e.name, suffix)) in = &e;

@@ -178,9 +178,14 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     pos += n;
   };
   emit(proto.data(), proto.size());
-  const std::vector<char> zeros(static_cast<size_t>(nh.padding_size), '\0');
-  emit(zeros.data(), zeros.size());
   constexpr size_t kBlock = 8u << 20;
+  // The padding can be as large as the file claims (up to 4 GiB): zeros in blocks.
+  const std::vector<char> zeros(static_cast<size_t>(std::min<uint64_t>(nh.padding_size, kBlock)), '\0');
+  for (uint64_t left = nh.padding_size; left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, zeros.size()));
+    emit(zeros.data(), n);
+    left -= n;
+  }
   std::vector<char> buf(static_cast<size_t>(std::min<uint64_t>(tail, kBlock)));
   for (uint64_t done = 0; done < tail;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(tail - done, kBlock));
