@@ -193,11 +193,36 @@ def test_check_suffixes_come_from_hailo_config(tmp_path):
 
 
 def manifest(**over):
-    m = {"cache_size": 16, "prefill": 8, "theta_length": 8, "lm_head_shards": 2,
+    m = {"cache_size": 16, "prefill": 8, "theta_length": 8, "lm_head_shards": [32, 32],
          "dims": {"hidden": 32, "vocab": 64, "heads": 4, "kv_heads": 2},
          "pe_tiles": {"q": 4, "k": 2}, "dfc": {"network_groups": ["tiny__prefill", "tiny__tbt"]}}
     m.update(over)
     return m
+
+
+def test_check_against_a_real_export(tmp_path):
+    """A HEF built around what `llm2hef export` wrote (its hailo-config.json, tokenizer.json, theta length,
+    shapes) passes check --manifest; the same HEF with one more logits shard does not."""
+    out = tmp_path / "export"
+    r = run("export", REPO / "tests" / "fixtures" / "gpt2-tiny", "-o", out, "--cache", 64, "--prefill", 16,
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    m = json.loads((out / "manifest.json").read_text())
+    spec = dict(scope=m["dfc"]["scope"], vocab=m["dims"]["vocab"], hidden=m["dims"]["hidden"],
+                heads=m["pe_tiles"]["q"], kv_heads=m["pe_tiles"]["k"], theta_len=m["theta_length"],
+                cache=m["cache_size"], prefill=m["prefill"], shards=len(m["lm_head_shards"]),
+                config=(out / "resources" / "hailo-config.json").read_text(),
+                tokenizer=(out / "resources" / "tokenizer.json").read_text())
+    good = tmp_path / "good.hef"
+    good.write_bytes(hw.genai_hef(**spec))
+    report = check_json(good, "--manifest", out / "manifest.json")
+    assert report["pass"] and report["warnings"] == 0, report["findings"]
+    assert "manifest" in report["passed"]
+    spec["shards"] = 2 * len(m["lm_head_shards"])
+    bad = tmp_path / "bad.hef"
+    bad.write_bytes(hw.genai_hef(**spec))
+    report = check_json(bad, "--manifest", out / "manifest.json")
+    assert any(f["rule"] == "manifest" and "lm_head_shards" in f["message"] for f in report["findings"])
 
 
 def test_check_with_manifest(tmp_path):

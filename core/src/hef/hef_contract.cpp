@@ -332,8 +332,25 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
     const json tiles = m.value("pe_tiles", json::object());
     agree("pe_tiles.q (hailo-config num_attention_heads)", heads, tiles.value("q", json()));
     agree("pe_tiles.k (hailo-config num_key_value_heads)", kv_heads, tiles.value("k", json()));
-    if (prefill) agree("lm_head_shards (outputs per group)", static_cast<int64_t>(prefill->outputs.size()),
-                       m.value("lm_head_shards", json()));
+    // lm_head_shards: the exported logits widths, one per output (a bare count is accepted too).
+    const json shards = m.value("lm_head_shards", json());
+    for (const NetworkGroup* g : {prefill, tbt}) {
+      if (!g) continue;
+      if (shards.is_array()) {
+        std::multiset<uint64_t> want, have;
+        for (const auto& w : shards)
+          if (w.is_number_integer()) want.insert(w.get<uint64_t>());
+        for (const auto& o : g->outputs) have.insert(o.frame_elements());
+        if (want != have) {
+          std::string w, h;
+          for (auto x : want) w += (w.empty() ? "" : ", ") + std::to_string(x);
+          for (auto x : have) h += (h.empty() ? "" : ", ") + std::to_string(x);
+          c.error("manifest", "5", g->name + ": logits outputs [" + h + "]; " + where + " lm_head_shards [" + w + "]");
+        }
+      } else {
+        agree(g->name + ": lm_head_shards (outputs)", static_cast<int64_t>(g->outputs.size()), shards);
+      }
+    }
     const json groups = m.contains("dfc") && m["dfc"].is_object() ? m["dfc"].value("network_groups", json()) : json();
     if (groups.is_array()) {
       std::set<std::string> want, have;
