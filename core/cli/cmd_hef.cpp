@@ -67,6 +67,7 @@ constexpr const char* kCheckHelp = R"(Usage: llm2hef hef check FILE [--manifest 
 Checks a HEF against what the Hailo genai runtime needs (hailo-contract.md
 sections 6, 8, 9, 10). Each finding names its rule and section:
 
+  hw-arch         compiled for the Hailo-10H (hw_arch 103; 5 is a warning)
   network-groups  exactly two groups, <x>__prefill and <x>__tbt
   resources       embeddings.bin, rope_theta_data.bin, tokenizer.json,
                   hailo-config.json present

@@ -133,7 +133,7 @@ def test_check_passes_a_wellformed_genai_hef(tmp_path):
     assert report["pass"] and report["errors"] == 0 and report["warnings"] == 0, report["findings"]
     assert report["derived"]["vocab"] == 64 and report["derived"]["hidden"] == 32
     assert report["derived"]["theta_length"] == 8
-    for rule in ("network-groups", "resources", "hailo-config", "inputs", "input-widths", "embeddings", "outputs"):
+    for rule in ("hw-arch", "network-groups", "resources", "hailo-config", "inputs", "input-widths", "embeddings", "outputs"):
         assert rule in report["passed"]
     text = run("hef", "check", write_hef(tmp_path, "b.hef"))
     assert text.returncode == 0 and "PASS" in text.stdout
@@ -142,6 +142,7 @@ def test_check_passes_a_wellformed_genai_hef(tmp_path):
 BROKEN = [
     # (spec, rule that must fail, section quoted)
     (dict(extra_groups=1), "network-groups", "8, 9"),
+    (dict(hw_arch=0), "hw-arch", "10"),
     (dict(drop=("tokenizer.json",)), "resources", "6"),
     (dict(config={"pre_process_params": {"prefill_input_tokens_count": 8, "kv_cache_size": 16,
                                          "num_attention_heads": 4, "num_key_value_heads": 2}}), "hailo-config", "6"),

@@ -126,6 +126,16 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   Checker c(rep);
   json& d = rep.derived;
 
+  // Target: Hailo-10H HEFs carry HAILO1XH (103); 5 is the deprecated HAILO10H id (section 10).
+  c.ran("hw-arch");
+  if (!info.hw_arch)
+    c.warn("hw-arch", "10", "the proto header has no hw_arch");
+  else if (*info.hw_arch == 5)
+    c.warn("hw-arch", "10", "hw_arch 5 is the deprecated HAILO10H id; current DFCs write 103 (HAILO1XH)");
+  else if (*info.hw_arch != 103)
+    c.error("hw-arch", "10", "compiled for " + hw_arch_name(*info.hw_arch) +
+                                 ", not for the Hailo-10H (hw_arch 103, HAILO1XH)");
+
   // Network groups (sections 8 and 9).
   c.ran("network-groups");
   const NetworkGroup* prefill = info.group_with_suffix("__prefill");
