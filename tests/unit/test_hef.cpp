@@ -252,3 +252,16 @@ TEST(HefContract, HailoConfigRules) {
   EXPECT_NE(f[0].message.find("prefill_input_tokens_size"), std::string::npos);
   EXPECT_EQ(f[0].section, "6");
 }
+
+TEST(HefFile, V0ResourceCannotPointIntoHeaderOrProto) {
+  // v0 counts resource offsets from byte 0: offset 0 would be the header itself.
+  const std::string proto = hef_test::fb(7, hef_test::fv(1, 0) + hef_test::fv(2, 4) + hef_test::fb(3, "x"));
+  const std::string file = common(0, static_cast<uint32_t>(proto.size())) + std::string(20, '\0') + proto;
+  const auto src = memory_source(file, "v0.hef");
+  try {
+    read_hef(*src);
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("points into the header or proto"), std::string::npos) << e.what();
+  }
+}

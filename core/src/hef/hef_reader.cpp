@@ -353,8 +353,10 @@ HefInfo read_hef(const ByteSource& src) {
           throw BadInput(rctx + " ('" + r.name + "'): offset " + std::to_string(r.offset) + " + size " +
                          std::to_string(r.size) + " from the zero point " + std::to_string(zero) +
                          " runs past the end of the file (" + std::to_string(info.file_size) + " bytes)");
-        if (r.file_offset < zero)
-          throw BadInput(rctx + " ('" + r.name + "'): lies inside the header or proto");
+        // v0 counts from byte 0, so the zero point alone does not keep resources out of header and proto.
+        if (r.file_offset < h.header_size() + static_cast<uint64_t>(h.proto_size))
+          throw BadInput(rctx + " ('" + r.name + "'): offset " + std::to_string(r.offset) +
+                         " points into the header or proto");
         if (info.resource(r.name))
           throw BadInput(rctx + ": resource name '" + r.name + "' appears twice");
         info.resources.push_back(std::move(r));
