@@ -1,0 +1,398 @@
+// `llm2hef hef inspect|check|set-config`: read, check and patch compiled HEFs.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/core/hef/hef_file.hpp"
+#include "llm2hef/core/hef/hef_patch.hpp"
+#include "llm2hef/core/progress.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::cli {
+
+namespace {
+
+using nlohmann::json;
+namespace hef = core::hef;
+
+// Resources up to this size are hashed by default; larger ones (embeddings.bin
+// is hundreds of MB) and the whole-file hash need --verify-all.
+constexpr uint64_t kDefaultHashLimit = 64ull << 20;
+
+constexpr const char* kHefHelp = R"(Usage: llm2hef hef COMMAND FILE ...
+
+Compiled HEFs (what the DFC's compile step writes), after `compile.py`:
+  inspect FILE [--json] [--verify-all]
+  check FILE [--manifest OUT/manifest.json] [--json] [--verify-all]
+  set-config FILE NEW_CONFIG.json -o OUT [--force] [--json]
+
+`llm2hef hef COMMAND --help` for each. Format and rules: docs/hef.md.
+)";
+
+constexpr const char* kInspectHelp = R"(Usage: llm2hef hef inspect FILE [--json] [--verify-all] [--no-progress]
+
+Shows a HEF: header (version 0-3), hardware arch, SDK version, extensions,
+network groups with their contexts, boundary inputs and outputs (shape
+HxWxF, format, data type, quantization), cache edges, and the external
+resources with offsets, sizes and checksum status.
+
+Only the header, the protobuf and small resources are read (pread), so a
+multi-GB HEF inspects in milliseconds with flat memory.
+
+Checksums: the proto XXH3 (v3) is always verified (a mismatch is an error:
+the runtime refuses the file). Resources up to 64 MiB are hashed against
+their stored XXH3; larger ones (embeddings.bin) and the header's whole-file
+XXH3 only with --verify-all, which reads the whole file (seconds per GB).
+v0 MD5 and v1 CRC32 whole-file sums are reported, not verified.
+
+  --json          machine-readable output on stdout
+  --verify-all    hash every resource and the whole file
+  --no-progress   no progress bar (drawn only on a terminal anyway)
+
+Exit status: 0 ok, 1 a checksum does not match, 2 usage, 3 not a HEF or
+malformed (the message names the field).
+)";
+
+constexpr const char* kCheckHelp = R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--json] [--verify-all]
+
+Checks a HEF against what the Hailo genai runtime needs (hailo-contract.md
+sections 6, 8, 9, 10). Each finding names its rule and section:
+
+  hw-arch         compiled for the Hailo-10H (hw_arch 103; 5 is a warning)
+  network-groups  exactly two groups, <x>__prefill and <x>__tbt
+  resources       embeddings.bin, rope_theta_data.bin, tokenizer.json,
+                  hailo-config.json present
+  checksums       resources (up to 64 MiB, all with --verify-all) match their XXH3
+  hailo-config    parses; eos_token_id; pre_process_params.prefill_input_tokens_count
+                  (not _size); integer fields positive
+  tokenizer       tokenizer.json parses as a tokenizers file
+  theta           float32 vector of even length T
+  inputs          the six inputs (by hailo-config suffix) in both groups;
+                  embeddings UINT16
+  input-widths    mask = heads x kv_cache_size; pe_q = heads x T;
+                  pe_k = kv_heads x T; prefill rows = prefill_input_tokens_count
+                  (tbt rows != 1 is a warning)
+  embeddings      embeddings.bin = vocab x hidden x 2 bytes
+  outputs         equal frame sizes summing to the vocabulary, in both groups
+  manifest        (with --manifest) hidden, vocab, theta length, cache,
+                  prefill, heads, lm_head shards, group names as exported
+
+  --manifest FILE   the manifest.json `llm2hef export` wrote
+  --json            {"file", "pass", "errors", "warnings", "findings": [{"rule",
+                    "section", "severity", "message"}], "passed", "derived"}
+  --verify-all      hash every resource, however large
+
+Exit status: 0 pass (warnings allowed), 1 errors found, 2 usage,
+3 not a HEF, malformed, or an unreadable manifest.
+)";
+
+constexpr const char* kSetConfigHelp = R"(Usage: llm2hef hef set-config FILE NEW_CONFIG.json -o OUT [--force] [--json] [--no-progress]
+
+Writes OUT: FILE with its hailo-config.json replaced, without recompiling.
+NEW_CONFIG.json is validated first (eos_token_id; prefill_input_tokens_count,
+not _size; ...). The new bytes are appended at the end of the file and the
+old ones left as dead space, so no other offset moves; the resource's offset,
+size and XXH3, the proto, the padding, the header sizes and both header
+checksums are rewritten. OUT is written atomically; FILE is never modified.
+Version 3 HEFs only. The whole file is copied (seconds per GB).
+
+  -o, --output OUT  the new HEF (must differ from FILE)
+  --force           replace OUT if it exists
+  --json            a JSON summary on stdout
+
+Exit status: 0 written, 2 usage, 3 bad HEF or config, 4 a HEF version other than 3.
+)";
+
+std::string hex64(uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << std::setw(16) << std::setfill('0') << v;
+  return s.str();
+}
+
+std::string human_bytes(uint64_t n) {
+  char buf[64];
+  if (n >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / (1ull << 30));
+  else if (n >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1ull << 20));
+  else if (n >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+json edge_json(const hef::EdgeLayer& e) {
+  json j = {{"name", e.name},
+            {"shape", {e.height, e.width, e.features}},
+            {"padded_shape", {e.padded_height, e.padded_width, e.padded_features}},
+            {"format", hef::format_name(e.format)},
+            {"type", hef::data_type_name(e.data_bytes)},
+            {"context", e.context_index}};
+  if (e.has_quant)
+    j["quantization"] = {{"zero_point", e.qp_zp}, {"scale", e.qp_scale}, {"limvals_min", e.limvals_min},
+                         {"limvals_max", e.limvals_max}};
+  else
+    j["quantization"] = nullptr;
+  if (e.connection == hef::Connection::cache) {
+    j["cache_id"] = e.cache_id;
+    j["direction"] = e.direction == hef::Direction::input ? "to_device" : "from_device";
+  }
+  return j;
+}
+
+std::string edge_text(const hef::EdgeLayer& e) {
+  std::ostringstream o;
+  o << e.name << "  " << hef::data_type_name(e.data_bytes) << " " << hef::format_name(e.format) << "("
+    << e.height << "x" << e.width << "x" << e.features << ")";
+  if (e.has_quant) o << "  zp " << e.qp_zp << " scale " << e.qp_scale;
+  return o.str();
+}
+
+std::string sdk_text(const hef::HefInfo& info) {
+  if (info.sdk_version)
+    return std::to_string((*info.sdk_version)[0]) + "." + std::to_string((*info.sdk_version)[1]) + "." +
+           std::to_string((*info.sdk_version)[2]);
+  return info.sdk_version_str.empty() ? "unknown" : info.sdk_version_str;
+}
+
+json inspect_json(const hef::HefInfo& info, const hef::ChecksumReport& sums) {
+  const auto& h = info.header;
+  json header = {{"version", h.version}, {"size", h.header_size()}, {"proto_size", h.proto_size},
+                 {"zero_point", h.zero_point()}};
+  if (h.version == 1) {
+    header["crc"] = h.crc;
+    header["ccws_size"] = h.ccws_size;
+  }
+  if (h.version >= 2) {
+    header["xxh3_64bits"] = hex64(h.xxh3);
+    header[h.version == 3 ? "ccws_size_with_padding" : "ccws_size"] = h.ccws_size;
+  }
+  if (h.version == 3) {
+    header["hef_padding_size"] = h.padding_size;
+    header["additional_info_size"] = h.additional_info_size;
+    header["proto_xxh3_64bits"] = hex64(h.proto_xxh3);
+  }
+  json groups = json::array();
+  for (const auto& g : info.network_groups) {
+    json in = json::array(), out = json::array(), caches = json::array();
+    for (const auto& e : g.inputs) in.push_back(edge_json(e));
+    for (const auto& e : g.outputs) out.push_back(edge_json(e));
+    for (const auto& e : g.caches) caches.push_back(edge_json(e));
+    groups.push_back({{"name", g.name}, {"index", g.index}, {"contexts", g.contexts}, {"inputs", in},
+                      {"outputs", out}, {"cache_edges", caches}, {"sorted_outputs_order", g.sorted_outputs}});
+  }
+  json resources = json::array();
+  for (size_t i = 0; i < info.resources.size(); ++i) {
+    const auto& r = info.resources[i];
+    resources.push_back({{"name", r.name}, {"offset", r.offset}, {"file_offset", r.file_offset}, {"size", r.size},
+                         {"xxh3", hex64(r.xxhash)}, {"checksum", hef::to_string(sums.resources[i])}});
+  }
+  json ext = json::array(), opt = json::array();
+  for (const auto& e : info.extensions) ext.push_back({{"type", e.type}, {"name", e.name}});
+  for (const auto& e : info.optional_extensions) opt.push_back({{"type", e.type}, {"name", e.name}});
+  return {{"file", info.file},
+          {"file_size", info.file_size},
+          {"header", header},
+          {"hw_arch", info.hw_arch ? json(hef::hw_arch_name(*info.hw_arch)) : json(nullptr)},
+          {"hw_arch_id", info.hw_arch ? json(*info.hw_arch) : json(nullptr)},
+          {"sdk_version", sdk_text(info)},
+          {"timestamp", info.timestamp ? json(*info.timestamp) : json(nullptr)},
+          {"extensions", ext},
+          {"optional_extensions", opt},
+          {"network_groups", groups},
+          {"resources", resources},
+          {"checksums",
+           {{"proto", hef::to_string(sums.proto)},
+            {"file", hef::to_string(sums.file)},
+            {"file_kind", sums.file_kind},
+            {"file_checked_by_runtime", sums.file_checked_by_runtime}}},
+          {"warnings", info.warnings},
+          {"ok", !sums.any_mismatch()}};
+}
+
+std::string inspect_text(const hef::HefInfo& info, const hef::ChecksumReport& sums) {
+  std::ostringstream o;
+  const auto& h = info.header;
+  o << info.file << "  (" << human_bytes(info.file_size) << ", " << info.file_size << " bytes)\n";
+  o << "header     version " << h.version << " (" << h.header_size() << " bytes), proto " << h.proto_size
+    << " bytes, resources counted from byte " << h.zero_point() << "\n";
+  if (h.version == 3)
+    o << "           ccws " << h.ccws_size << " (padding " << h.padding_size << "), additional_info "
+      << h.additional_info_size << "\n";
+  o << "arch       " << (info.hw_arch ? hef::hw_arch_name(*info.hw_arch) : "not set") << "\n";
+  o << "sdk        " << sdk_text(info) << "\n";
+  if (!info.extensions.empty()) {
+    o << "extensions";
+    for (const auto& e : info.extensions) o << " " << (e.name.empty() ? std::to_string(e.type) : e.name);
+    o << "\n";
+  }
+  o << "checksums  proto: " << hef::to_string(sums.proto) << "; whole file (" << sums.file_kind
+    << "): " << hef::to_string(sums.file);
+  if (sums.file == hef::ChecksumStatus::mismatch && !sums.file_checked_by_runtime)
+    o << " (the runtime does not check it for this header)";
+  o << "\n";
+  o << "network groups: " << info.network_groups.size() << "\n";
+  for (const auto& g : info.network_groups) {
+    o << "  " << g.name << "  (" << g.contexts << " contexts)\n";
+    for (const auto& e : g.inputs) o << "    in   " << edge_text(e) << "\n";
+    for (const auto& e : g.outputs) o << "    out  " << edge_text(e) << "\n";
+    if (!g.caches.empty()) {
+      std::set<int32_t> ids;
+      for (const auto& e : g.caches) ids.insert(e.cache_id);
+      o << "    cache edges: " << g.caches.size() << " (" << ids.size() << " cache ids)\n";
+    }
+  }
+  o << "resources: " << info.resources.size() << "\n";
+  for (size_t i = 0; i < info.resources.size(); ++i) {
+    const auto& r = info.resources[i];
+    o << "  " << std::left << std::setw(22) << r.name << std::right << " " << std::setw(12) << r.size << " bytes ("
+      << human_bytes(r.size) << ") at " << r.file_offset << "  xxh3 " << hef::to_string(sums.resources[i]) << "\n";
+  }
+  for (const auto& w : info.warnings) o << "warning: " << w << "\n";
+  return o.str();
+}
+
+struct Opened {
+  std::unique_ptr<hef::ByteSource> src;
+  hef::HefInfo info;
+};
+
+Opened open_hef(const std::string& path) {
+  Opened o;
+  o.src = hef::open_file_source(path);
+  o.info = hef::read_hef(*o.src);
+  return o;
+}
+
+uint64_t hashed_bytes(const hef::HefInfo& info, uint64_t limit, bool whole) {
+  uint64_t total = 0;
+  for (const auto& r : info.resources)
+    if (r.xxhash != 0 && r.size <= limit) total += r.size;
+  if (whole) total += info.file_size;
+  return total;
+}
+
+int inspect(const std::vector<std::string>& argv) {
+  Args args(argv, {}, {"json", "verify-all", "no-progress", "help", "h"});
+  if (args.has("help") || args.has("h")) {
+    std::cout << kInspectHelp;
+    return 0;
+  }
+  if (args.positionals().size() != 1) throw UsageError("hef inspect takes one HEF file (see llm2hef hef inspect --help)");
+  Opened h = open_hef(args.positionals()[0]);
+  const bool all = args.has("verify-all");
+  const uint64_t limit = all ? UINT64_MAX : kDefaultHashLimit;
+  // A bar only for work worth watching (the whole file, or big resources).
+  const uint64_t to_hash = hashed_bytes(h.info, limit, all);
+  core::Progress progress("verifying checksums", to_hash, !args.has("no-progress") && to_hash > kDefaultHashLimit);
+  const hef::ChecksumReport sums =
+      hef::verify_checksums(*h.src, h.info, limit, all, [&](uint64_t n) { progress.update(n); });
+  progress.finish();
+  if (args.has("json"))
+    std::cout << inspect_json(h.info, sums).dump(2) << "\n";
+  else
+    std::cout << inspect_text(h.info, sums);
+  return sums.any_mismatch() ? static_cast<int>(ExitCode::failure) : 0;
+}
+
+int check(const std::vector<std::string>& argv) {
+  Args args(argv, {"manifest"}, {"json", "verify-all", "help", "h"});
+  if (args.has("help") || args.has("h")) {
+    std::cout << kCheckHelp;
+    return 0;
+  }
+  if (args.positionals().size() != 1) throw UsageError("hef check takes one HEF file (see llm2hef hef check --help)");
+  hef::ContractOptions opt;
+  if (auto m = args.get("manifest")) {
+    std::ifstream in(*m, std::ios::binary);
+    if (!in) throw BadInput(*m + ": cannot open the manifest");
+    try {
+      opt.manifest = json::parse(in);
+    } catch (const json::exception& e) {
+      throw BadInput(*m + ": not valid JSON: " + e.what());
+    }
+    if (!opt.manifest->is_object()) throw BadInput(*m + ": the manifest is not a JSON object");
+    opt.manifest_path = *m;
+  }
+  if (args.has("verify-all")) opt.checksum_limit = UINT64_MAX;
+  Opened h = open_hef(args.positionals()[0]);
+  const hef::ContractReport rep = hef::check_hef_contract(*h.src, h.info, opt);
+  if (args.has("json"))
+    std::cout << hef::contract_json(rep).dump(2) << "\n";
+  else
+    std::cout << hef::contract_text(rep);
+  return rep.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;
+}
+
+int set_config(const std::vector<std::string>& argv) {
+  Args args(argv, {"output"}, {"json", "force", "no-progress", "help", "h"});
+  if (args.has("help") || args.has("h")) {
+    std::cout << kSetConfigHelp;
+    return 0;
+  }
+  if (args.positionals().size() != 2)
+    throw UsageError("hef set-config takes a HEF and a hailo-config.json (see llm2hef hef set-config --help)");
+  const std::string out = args.require("output");
+  const std::string& cfg_path = args.positionals()[1];
+  std::ifstream in(cfg_path, std::ios::binary);
+  if (!in) throw BadInput(cfg_path + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::error_code ec_size;  // a missing input is reported by set_hailo_config with its name
+  core::Progress progress("writing " + out, std::filesystem::file_size(args.positionals()[0], ec_size),
+                         !args.has("no-progress"));
+  const hef::SetConfigResult r = hef::set_hailo_config(args.positionals()[0], text.str(), out, args.has("force"),
+                                                       [&](uint64_t done, uint64_t total) {
+                                                         (void)total;
+                                                         progress.update(done);
+                                                       });
+  progress.finish();
+  if (args.has("json")) {
+    std::cout << json{{"input", args.positionals()[0]},
+                      {"output", out},
+                      {"old_size", r.old_size},
+                      {"new_size", r.new_size},
+                      {"config_offset", r.config_offset},
+                      {"config_size", r.config_size},
+                      {"config_xxh3", hex64(r.config_xxh3)},
+                      {"dead_bytes", r.dead_bytes}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "wrote " << out << " (" << r.new_size << " bytes): hailo-config.json " << r.config_size
+              << " bytes at offset " << r.config_offset << ", xxh3 " << hex64(r.config_xxh3) << "; the previous "
+              << r.dead_bytes << " bytes stay as dead space\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_hef(const Globals&, const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cerr << kHefHelp;
+    return static_cast<int>(ExitCode::usage);
+  }
+  const std::string& sub = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (sub == "-h" || sub == "--help") {
+    std::cout << kHefHelp;
+    return 0;
+  }
+  if (sub == "inspect") return inspect(rest);
+  if (sub == "check") return check(rest);
+  if (sub == "set-config") return set_config(rest);
+  throw UsageError("unknown hef command '" + sub + "' (inspect, check, set-config; see llm2hef hef --help)");
+}
+
+}  // namespace llm2hef::cli
