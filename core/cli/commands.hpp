@@ -23,5 +23,6 @@ int cmd_export(const Globals& g, const std::vector<std::string>& args);
 int cmd_inputs(const Globals& g, const std::vector<std::string>& args);
 int cmd_lint(const Globals& g, const std::vector<std::string>& args);
 int cmd_inspect(const Globals& g, const std::vector<std::string>& args);
+int cmd_har(const Globals& g, const std::vector<std::string>& args);
 
 }  // namespace llm2hef::cli

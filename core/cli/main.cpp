@@ -20,6 +20,7 @@ Commands:
   inputs     runtime-equivalent host inputs for a prompt (.npz)
   lint       check any ONNX against the Hailo-10H graph contract (--json)
   inspect    what an export would do: adapter, sizes, memory on the 8 GB device, rewrites
+  har        DFC HAR files: inspect, fix (HN fixups), lines (model-script lines from the HN)
 
 Global options:
   --adapter-path DIR   search DIR (or a .so file) for adapters first; repeatable
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
     if (command == "inputs") return llm2hef::cli::cmd_inputs(globals, rest);
     if (command == "lint") return llm2hef::cli::cmd_lint(globals, rest);
     if (command == "inspect") return llm2hef::cli::cmd_inspect(globals, rest);
+    if (command == "har") return llm2hef::cli::cmd_har(globals, rest);
     throw llm2hef::UsageError("unknown command '" + command + "' (see llm2hef --help)");
   } catch (const llm2hef::Error& e) {
     std::cerr << "llm2hef: error: " << e.what() << "\n";
