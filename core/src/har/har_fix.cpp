@@ -59,7 +59,13 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
     out.push_back(skipped("lm-head-split", why));
     out.push_back(conv_input_order(in));
   }
-  hn.validate();  // each pass keeps the HN well formed; prove it
+  // Each pass must keep the HN well formed; the input was valid, so a
+  // failure here is a bug in a pass, not bad input.
+  try {
+    hn.validate();
+  } catch (const BadInput& e) {
+    throw InternalError(std::string("a generic fixup left an invalid HN: ") + e.what());
+  }
   const std::string name = "adapter:" + (o.adapter_name.empty() ? std::string("none") : o.adapter_name);
   if (!o.adapter) {
     out.push_back(FixupResult{name, false, o.adapter_note.empty() ? "no adapter given" : o.adapter_note, {}});
