@@ -239,3 +239,52 @@ TEST(AdapterHook, BrokenHnIsAnInternalError) {
   HnModel hn(permuted_conv_hn(false), "t");
   EXPECT_THROW(run_hook(hn, HookAdapter::Mode::break_hn), InternalError);
 }
+
+TEST(TarStream, LongNamesFoldersAndPatchedSizes) {
+  const fs::path dir = fs::temp_directory_path() / ("llm2hef-har-unit2-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path p = dir / "t.tar";
+  const std::string long_flat(150, 'n');                           // needs a pax record
+  const std::string long_split = std::string(120, 'd') + "/x.hn";  // fits ustar prefix + name
+  const std::string open_data(1234, 'z');
+  {
+    TarWriter w(p);
+    w.begin(TarMember{"folder", 0, true, 0755, 5});
+    w.end();
+    for (const auto& name : {long_flat, long_split}) {
+      w.begin(TarMember{name, 3, false, 0600, 7});
+      w.write("abc", 3);
+      w.end();
+    }
+    w.begin_open(TarMember{"open.npz", 0, false, 0644, 9});
+    w.write(open_data.data(), 1000);
+    w.write(open_data.data(), 234);
+    w.end();
+    w.begin(TarMember{"after", 1, false, 0644, 9});
+    w.write("!", 1);
+    w.end();
+    w.close();
+  }
+  auto r = TarReader::open_file(p);
+  auto m = r->next();
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->is_dir);
+  for (const auto& name : {long_flat, long_split}) {
+    m = r->next();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->name, name);
+    EXPECT_EQ(m->mode, 0600u);
+    EXPECT_EQ(m->mtime, 7);
+    EXPECT_EQ(r->read_all(10), "abc");
+  }
+  m = r->next();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->name, "open.npz");
+  EXPECT_EQ(m->size, 1234u);
+  EXPECT_EQ(r->read_all(5000), open_data);
+  m = r->next();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(r->read_all(5), "!");
+  EXPECT_FALSE(r->next());
+  fs::remove_all(dir);
+}

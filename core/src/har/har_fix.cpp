@@ -176,23 +176,16 @@ FixReport fix_har(const FixOptions& o) {
         w.end();
         tick(m->size);
       } else if (m->name == idx.weights_member && !weights.empty()) {
-        AtomicFile spool(out.folder() / (".npz-" + out.path().filename().string()), true);
+        // Straight into the output: the member's size is patched in its
+        // header at the end, so the new .npz is never staged on disk.
+        w.begin_open(entry);
         auto read = [&](void* b, size_t n) {
           const size_t got = in->read(b, n);
           tick(got);
           return got;
         };
-        rewrite_npz(read, idx.label + ": " + m->name, weights, spool.path(), out.folder());
-        entry.size = fs::file_size(spool.path());
-        w.begin(entry);
-        std::ifstream f(spool.path(), std::ios::binary);
-        std::vector<char> buf(1 << 20);
-        for (;;) {
-          f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-          const auto got = f.gcount();
-          if (got <= 0) break;
-          w.write(buf.data(), static_cast<size_t>(got));
-        }
+        auto write = [&](const void* b, size_t n) { w.write(b, n); };
+        rewrite_npz(read, idx.label + ": " + m->name, weights, write, out.folder());
         w.end();
       } else {
         w.begin(entry);

@@ -70,15 +70,31 @@ struct ZipIn {
 
 struct ZipOut {
   archive* a = archive_write_new();
-  fs::path path;
-  explicit ZipOut(fs::path p) : path(std::move(p)) {
+  const std::function<void(const void*, size_t)>* sink;
+  std::string label;
+  std::string error;  // what the sink threw, reported after libarchive unwinds
+  ZipOut(const std::function<void(const void*, size_t)>& s, std::string l) : sink(&s), label(std::move(l)) {
     archive_write_set_format_zip(a);
     archive_write_zip_set_compression_store(a);
-    archive_write_set_bytes_in_last_block(a, 1);
-    if (archive_write_open_filename(a, path.c_str()) != ARCHIVE_OK)
-      throw BadInput(path.string() + ": cannot open for writing: " + archive_error_string(a));
+    archive_write_set_bytes_per_block(a, 0);  // no blocking: bytes go out as written
+    if (archive_write_open(a, this, nullptr, push, nullptr) != ARCHIVE_OK) fail("cannot start the zip");
   }
   ~ZipOut() { archive_write_free(a); }
+  static la_ssize_t push(archive*, void* client, const void* buff, size_t n) {
+    auto* self = static_cast<ZipOut*>(client);
+    try {
+      (*self->sink)(buff, n);
+    } catch (const std::exception& e) {
+      self->error = e.what();
+      return -1;
+    }
+    return static_cast<la_ssize_t>(n);
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    if (!error.empty()) throw BadInput(error);
+    const char* m = archive_error_string(a);
+    throw BadInput(label + ": " + what + (m ? std::string(": ") + m : std::string()));
+  }
   void begin(const std::string& name, uint64_t size) {
     archive_entry* e = archive_entry_new();
     archive_entry_set_pathname(e, name.c_str());
@@ -87,20 +103,22 @@ struct ZipOut {
     archive_entry_set_size(e, static_cast<la_int64_t>(size));
     const int rc = archive_write_header(a, e);
     archive_entry_free(e);
-    if (rc != ARCHIVE_OK) throw BadInput(path.string() + ": cannot add '" + name + "': " + archive_error_string(a));
+    if (rc != ARCHIVE_OK) fail("cannot add '" + name + "'");
   }
   void write(const void* p, size_t n) {
     const char* c = static_cast<const char*>(p);
     while (n > 0) {
       const la_ssize_t w = archive_write_data(a, c, n);
-      if (w <= 0) throw BadInput(path.string() + ": write failed (disk full?)");
+      if (w <= 0) fail("write failed");
       c += w;
       n -= static_cast<size_t>(w);
     }
   }
-  void end() { archive_write_finish_entry(a); }
+  void end() {
+    if (archive_write_finish_entry(a) != ARCHIVE_OK) fail("cannot finish an entry");
+  }
   void close() {
-    if (archive_write_close(a) != ARCHIVE_OK) throw BadInput(path.string() + ": cannot finish the zip");
+    if (archive_write_close(a) != ARCHIVE_OK) fail("cannot finish the zip");
   }
 };
 
@@ -238,10 +256,11 @@ void visit_npz(const std::function<size_t(void*, size_t)>& read, const std::stri
 }
 
 NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, const std::string& label,
-                             const WeightsEdit& edit, const fs::path& out_path, const fs::path& scratch) {
+                             const WeightsEdit& edit, const std::function<void(const void*, size_t)>& write,
+                             const fs::path& scratch) {
   NpzRewriteReport report;
   ZipIn in(read, label);
-  ZipOut out(out_path);
+  ZipOut out(write, label + " (rewritten)");
   std::vector<char> buf(kBlock);
   std::set<std::string> split_kernels_seen;
   std::string name;

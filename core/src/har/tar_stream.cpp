@@ -125,59 +125,6 @@ std::string TarReader::read_all(uint64_t limit) {
   return out;
 }
 
-TarWriter::TarWriter(const std::filesystem::path& path) : a_(archive_write_new()), path_(path) {
-  if (!a_) throw InternalError("libarchive: out of memory");
-  archive_write_set_format_pax_restricted(a_);  // ustar unless a name or size needs pax
-  archive_write_add_filter_none(a_);
-  archive_write_set_bytes_in_last_block(a_, 1);
-  if (archive_write_open_filename(a_, path.c_str()) != ARCHIVE_OK)
-    throw BadInput(path.string() + ": cannot open for writing: " + archive_error_string(a_));
-}
-
-TarWriter::~TarWriter() {
-  if (a_) archive_write_free(a_);
-}
-
-void TarWriter::begin(const TarMember& m) {
-  archive_entry* e = archive_entry_new();
-  archive_entry_set_pathname(e, m.name.c_str());
-  archive_entry_set_filetype(e, m.is_dir ? AE_IFDIR : AE_IFREG);
-  archive_entry_set_perm(e, m.mode);
-  archive_entry_set_size(e, m.is_dir ? 0 : static_cast<la_int64_t>(m.size));
-  archive_entry_set_mtime(e, m.mtime, 0);
-  const int rc = archive_write_header(a_, e);
-  archive_entry_free(e);
-  if (rc != ARCHIVE_OK)
-    throw BadInput(path_.string() + ": cannot write member '" + m.name + "': " + archive_error_string(a_));
-  current_ = m.name;
-  expected_ = m.is_dir ? 0 : m.size;
-  written_ = 0;
-}
-
-void TarWriter::write(const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const la_ssize_t w = archive_write_data(a_, p, n);
-    if (w <= 0) throw BadInput(path_.string() + ": write failed (disk full?): " + archive_error_string(a_));
-    p += w;
-    n -= static_cast<size_t>(w);
-    written_ += static_cast<uint64_t>(w);
-  }
-}
-
-void TarWriter::end() {
-  if (written_ != expected_)
-    throw InternalError(path_.string() + ": member '" + current_ + "' got " + std::to_string(written_) +
-                        " bytes, its header says " + std::to_string(expected_));
-  if (archive_write_finish_entry(a_) != ARCHIVE_OK)
-    throw BadInput(path_.string() + ": cannot finish member '" + current_ + "': " + archive_error_string(a_));
-}
-
-void TarWriter::close() {
-  if (archive_write_close(a_) != ARCHIVE_OK)
-    throw BadInput(path_.string() + ": cannot finish the archive (disk full?): " + archive_error_string(a_));
-}
-
 void copy_member_data(TarReader& in, TarWriter& out, uint64_t size, const std::function<void(uint64_t)>& on_bytes) {
   std::vector<char> buf(kBlock);
   uint64_t done = 0;

@@ -32,11 +32,11 @@ struct NpzRewriteReport {
   std::vector<std::string> dropped, added, sliced;  // npz keys
 };
 
-// Reads a zip from `read` (sequential; returns 0 at the end), writes the
-// edited zip (stored, uncompressed) to `out`. `label` names the input in
-// errors; temporary files go to `scratch`.
+// Reads a zip from `read` (sequential; returns 0 at the end) and streams the
+// edited zip (stored, uncompressed) into `write`. `label` names the input in
+// errors; the arrays that are split or copied are spooled to `scratch`.
 NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, const std::string& label,
-                             const WeightsEdit& edit, const std::filesystem::path& out,
+                             const WeightsEdit& edit, const std::function<void(const void*, size_t)>& write,
                              const std::filesystem::path& scratch);
 
 // Visits every array of an .npz read from `read`: key (without .npy), dtype
