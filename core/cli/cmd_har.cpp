@@ -31,13 +31,13 @@ Reads and repairs the HAR files Hailo's Dataflow Compiler writes
 constexpr const char* kInspectHelp = R"(Usage: llm2hef har inspect HAR [--json]
 
 Shows a HAR's members (main HN, weights, metadata), its state and the stage
-llm2hef infers from it, the HN's scopes, layer counts by type, input layers
+llm2hef infers from it (before_optimize, after_optimize, compiled, unknown), the HN's scopes, layer counts by type, input layers
 with shapes and their original ONNX names, outputs in output order, and
 cache layers.
 
   --json    the same as one JSON object on stdout
 
-Exit status: 0 ok, 2 usage, 3 unreadable or malformed HAR, 4 unknown state.
+Exit status: 0 ok, 2 usage, 3 unreadable or malformed HAR.
 )";
 
 constexpr const char* kFixHelp = R"(Usage: llm2hef har fix IN.har -o OUT.har [--manifest manifest.json]

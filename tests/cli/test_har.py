@@ -304,6 +304,8 @@ def test_states_refused(tmp_path, state, code):
     r = run("har", "fix", har, "-o", tmp_path / "o.har")
     assert r.returncode == code and state in r.stderr
     assert not (tmp_path / "o.har").exists()
+    rep = json.loads(run("har", "inspect", har, "--json").stdout)  # inspect still reads it
+    assert rep["state"] == state and rep["stage"] == ("compiled" if state.startswith("compiled") else "unknown")
 
 
 # ---------------------------------------------------------------- lines

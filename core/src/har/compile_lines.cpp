@@ -154,7 +154,7 @@ nlohmann::json inspect_har(const fs::path& path) {
           {"state", idx.state.empty() ? nlohmann::json(nullptr) : nlohmann::json(idx.state)},
           {"sdk_version", idx.metadata.is_object() && idx.metadata.contains("sdk_version") ? idx.metadata["sdk_version"]
                                                                                             : nlohmann::json(nullptr)},
-          {"stage", idx.stage == sdk::HarStage::before_optimize ? "before_optimize" : "after_optimize"},
+          {"stage", idx.stage_name},
           {"stage_reason", idx.stage_reason},
           {"hn_member", idx.hn_member},
           {"weights_member", idx.weights_member.empty() ? nlohmann::json(nullptr) : nlohmann::json(idx.weights_member)},

@@ -105,17 +105,23 @@ void decide_stage(HarIndex& idx) {
   if (!idx.state.empty()) {
     if (in(kBeforeOptimize, idx.state)) {
       idx.stage = sdk::HarStage::before_optimize;
+      idx.stage_name = "before_optimize";
       idx.stage_reason = "metadata state '" + idx.state + "' (parsed, not yet optimized)";
     } else if (in(kAfterOptimize, idx.state)) {
       idx.stage = sdk::HarStage::after_optimize;
+      idx.stage_name = "after_optimize";
       idx.stage_reason = "metadata state '" + idx.state + "' (after the optimize model script)";
     } else if (in(kCompiled, idx.state)) {
-      throw Unsupported(idx.label + ": metadata state '" + idx.state +
-                        "': the HAR is already compiled; fix the quantized HAR and compile again");
+      idx.stage_name = "compiled";
+      idx.stage_reason = "metadata state '" + idx.state + "' (compiled)";
+      idx.refusal = idx.label + ": metadata state '" + idx.state +
+                    "': the HAR is already compiled; fix the quantized HAR and compile again";
     } else {
-      throw Unsupported(idx.label + ": metadata state '" + idx.state +
-                        "' is not one llm2hef knows (hailo_model, fp_optimized_model, quantized_model); "
-                        "refusing to guess which fixups apply");
+      idx.stage_name = "unknown";
+      idx.stage_reason = "metadata state '" + idx.state + "' is not one llm2hef knows";
+      idx.refusal = idx.label + ": metadata state '" + idx.state +
+                    "' is not one llm2hef knows (hailo_model, fp_optimized_model, quantized_model); "
+                    "refusing to guess which fixups apply";
     }
     return;
   }
@@ -125,9 +131,11 @@ void decide_stage(HarIndex& idx) {
     if (s.size() > 9 && (s.ends_with("__prefill") || s.ends_with("__tbt"))) kv_scopes = true;
   if (!hn.cache_layers().empty() || kv_scopes) {
     idx.stage = sdk::HarStage::after_optimize;
+    idx.stage_name = "after_optimize";
     idx.stage_reason = "no metadata state; the HN has cache layers or __prefill/__tbt scopes (after optimize)";
   } else {
     idx.stage = sdk::HarStage::before_optimize;
+    idx.stage_name = "before_optimize";
     idx.stage_reason = "no metadata state; the HN has no cache layers or __prefill/__tbt scopes (parsed)";
   }
 }

@@ -132,6 +132,7 @@ FixReport fix_har(const FixOptions& o) {
   if (!o.dry_run && fs::exists(o.output) && fs::equivalent(o.input, o.output, ec))
     throw UsageError(o.output.string() + ": is the input; the input is never modified (choose another -o)");
   HarIndex idx = scan_har(o.input);
+  if (!idx.refusal.empty()) throw Unsupported(idx.refusal);
   FixReport rep;
   rep.input = o.input.string();
   rep.output = o.dry_run ? std::string() : o.output.string();

@@ -38,6 +38,8 @@ struct HarIndex {
 
   sdk::HarStage stage = sdk::HarStage::before_optimize;
   std::string stage_reason;           // how the stage was decided, for the report
+  std::string stage_name = "before_optimize";  // also "after_optimize", "compiled", "unknown"
+  std::string refusal;                // why `fix` must refuse this HAR ("" = it may fix it)
   uint64_t total_bytes = 0;           // sum of member sizes
 };
 
@@ -49,8 +51,8 @@ constexpr uint64_t kMaxMetadataBytes = 16ull << 20;
 MemberRole classify_member(const std::string& name);
 
 // Reads a HAR's table of contents. Throws BadInput for a malformed tar, a
-// missing or ambiguous main HN, invalid HN/metadata JSON, and Unsupported for
-// a state llm2hef does not know how to fix.
+// missing or ambiguous main HN, invalid HN/metadata JSON. A compiled HAR or
+// an unknown state is read, with `refusal` saying why `fix` will not touch it.
 HarIndex scan_har(const std::filesystem::path& path);
 HarIndex scan_har(TarReader& reader);
 
