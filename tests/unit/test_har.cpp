@@ -288,3 +288,24 @@ TEST(TarStream, LongNamesFoldersAndPatchedSizes) {
   EXPECT_FALSE(r->next());
   fs::remove_all(dir);
 }
+
+TEST(TarStream, SizesBeyondOctalUseBase256) {
+  // Only the header is written: enough for the reader to report the size.
+  const fs::path dir = fs::temp_directory_path() / ("llm2hef-har-unit3-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path p = dir / "big.tar";
+  const uint64_t big = (9ull << 30) + 7;  // above the 8 GiB an 11-digit octal field holds
+  {
+    TarWriter w(p);
+    w.begin(TarMember{"big.npz", big, false, 0644, 1});
+  }
+  std::ifstream f(p, std::ios::binary);
+  std::string head(512, '\0');
+  f.read(head.data(), 512);
+  EXPECT_EQ(static_cast<unsigned char>(head[124]), 0x80u);
+  auto r = TarReader::open_file(p);
+  auto m = r->next();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->size, big);
+  fs::remove_all(dir);
+}
