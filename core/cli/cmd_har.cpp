@@ -140,7 +140,7 @@ int cmd_har_fix(const Globals& g, const std::vector<std::string>& argv) {
     o.adapter = &found->adapter();
     o.adapter_name = adapter;
   } else {
-    o.adapter_note = "no --adapter and no --manifest: the adapter's own HAR fixups were not run";
+    o.adapter_note = "no adapter named (--adapter, or adapter.name in --manifest): no adapter HAR fixups ran";
   }
   const core::har::FixReport rep = core::har::fix_har(o);
   std::cout << (args.has("json") ? rep.to_json().dump(2) + "\n" : rep.to_text());
