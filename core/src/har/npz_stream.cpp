@@ -42,7 +42,13 @@ struct ZipIn {
   ZipIn(const std::function<size_t(void*, size_t)>& read, std::string l) : label(std::move(l)) {
     src.read = &read;
     archive_read_support_format_zip_streamable(a);
-    if (archive_read_open(a, &src, nullptr, pull, nullptr) != ARCHIVE_OK) fail("not a readable .npz (zip)");
+    if (archive_read_open(a, &src, nullptr, pull, nullptr) != ARCHIVE_OK) {
+      // The destructor does not run for a constructor that throws.
+      const char* m = archive_error_string(a);
+      const std::string why = label + ": not a readable .npz (zip)" + (m ? std::string(": ") + m : std::string());
+      archive_read_free(a);
+      throw BadInput(why);
+    }
   }
   ~ZipIn() { archive_read_free(a); }
   [[noreturn]] void fail(const std::string& what) const {
@@ -77,7 +83,11 @@ struct ZipOut {
     archive_write_set_format_zip(a);
     archive_write_zip_set_compression_store(a);
     archive_write_set_bytes_per_block(a, 0);  // no blocking: bytes go out as written
-    if (archive_write_open(a, this, nullptr, push, nullptr) != ARCHIVE_OK) fail("cannot start the zip");
+    if (archive_write_open(a, this, nullptr, push, nullptr) != ARCHIVE_OK) {
+      const std::string why = error.empty() ? label + ": cannot start the zip" : error;
+      archive_write_free(a);  // the destructor does not run for a constructor that throws
+      throw BadInput(why);
+    }
   }
   ~ZipOut() { archive_write_free(a); }
   static la_ssize_t push(archive*, void* client, const void* buff, size_t n) {
