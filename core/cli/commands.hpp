@@ -25,5 +25,6 @@ int cmd_lint(const Globals& g, const std::vector<std::string>& args);
 int cmd_inspect(const Globals& g, const std::vector<std::string>& args);
 int cmd_registry(const Globals& g, const std::vector<std::string>& args);
 int cmd_hef(const Globals& g, const std::vector<std::string>& args);
+int cmd_har(const Globals& g, const std::vector<std::string>& args);
 
 }  // namespace llm2hef::cli

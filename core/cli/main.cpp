@@ -22,6 +22,7 @@ Commands:
   inspect    what an export would do: adapter, sizes, memory on the 8 GB device, rewrites
   registry   adapter manifests: verify a published adapter, write manifests and indexes
   hef        compiled HEFs: inspect, check (genai contract), set-config (new hailo-config.json)
+  har        DFC HAR files: inspect, fix (HN fixups), lines (model-script lines from the HN)
 
 Global options:
   --adapter-path DIR   search DIR (or a .so file) for adapters first; repeatable
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
     if (command == "inspect") return llm2hef::cli::cmd_inspect(globals, rest);
     if (command == "registry") return llm2hef::cli::cmd_registry(globals, rest);
     if (command == "hef") return llm2hef::cli::cmd_hef(globals, rest);
+    if (command == "har") return llm2hef::cli::cmd_har(globals, rest);
     throw llm2hef::UsageError("unknown command '" + command + "' (see llm2hef --help)");
   } catch (const llm2hef::Error& e) {
     std::cerr << "llm2hef: error: " << e.what() << "\n";

@@ -15,8 +15,10 @@ Dataflow Compiler (hailo_sdk_client) is installed:
 
 Steps (hailo-contract.md sections 3-8): parse the ONNX with net_input_shapes and
 net_input_format, HN fixups (`llm2hef har fix`), genai resources, calibration
-from runtime-equivalent inputs (`llm2hef inputs`), optimize with the KV cache,
-conv input-order repair, compile to model.hef. Intermediate HARs stay in
+from runtime-equivalent inputs (`llm2hef inputs`), optimize with the KV cache
+(a8_w4 lines from `llm2hef har lines --for optimize`), conv input-order repair
+(`llm2hef har fix` again), compile to model.hef (network groups and cache
+format conversions from `llm2hef har lines --for compile`). Intermediate HARs stay in
 --work so a failed step can be resumed by hand.
 """
 import argparse
@@ -95,45 +97,19 @@ def calibration_set(args, seqs):
     return {SCOPE + "/" + k: np.stack(v) for k, v in calib.items()}
 
 
-def compressible_convs(runner):
-    # a8_w4 for every conv but the constant 0/1 ones (tiling, rotate-half, GQA:
-    # > 90% zero kernels) and those whose narrowest input is at most the pe width.
-    hn = json.loads(runner.get_hn()) if isinstance(runner.get_hn(), str) else runner.get_hn()
-    params = runner.get_params()
-    narrow = MANIFEST["theta_length"]
-    names = []
-    for name, layer in hn["layers"].items():
-        if layer.get("type") != "conv":
-            continue
-        kernel = params.get(name + "/kernel:0")
-        if kernel is not None and np.mean(np.asarray(kernel) == 0) > 0.9:
-            continue
-        widths = [s[-1] for s in layer.get("input_shapes", [])]
-        if widths and min(widths) <= narrow:
-            continue
-        names.append(name)
-    return names
-
-
-def cache_format_lines(runner):
-    # Token-major layout on every cache edge of both groups (section 8).
-    hn = json.loads(runner.get_hn()) if isinstance(runner.get_hn(), str) else runner.get_hn()
-    layers = hn["layers"]
-    lines = []
-    for name in sorted(layers):
-        layer = layers[name]
-        if layer.get("io_type") != "cache":
-            continue
-        group, short = name.split("/", 1)
-        if layer.get("type") == "input_layer":
-            succ = layer["output"][0]
-            lines.append("%s/tf_rgb_to_hailo_rgb_from_%s = format_conversion(%s, %s, tf_rgb_to_hailo_rgb)"
-                         % (group, short, name, succ))
-        else:
-            pred = layer["input"][0]
-            lines.append("%s/hailo_rgb_to_tf_rgb_to_%s = format_conversion(%s, %s, hailo_rgb_to_tf_rgb)"
-                         % (group, short, pred, name))
-    return lines
+def har_lines(exe, har_path, stage):
+    # Model-script lines computed from the HN by llm2hef (hailo-contract.md
+    # sections 7-8): a8_w4 convs before optimize, network groups and cache
+    # format conversions before compile.
+    cmd = [exe, "har", "lines", har_path, "--for", stage, "--manifest", os.path.join(HERE, "manifest.json")]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except FileNotFoundError:
+        fail("cannot run '%s'; pass --llm2hef PATH" % exe)
+    sys.stderr.write(r.stderr)
+    if r.returncode != 0:
+        fail("'llm2hef har lines %s --for %s' failed with status %d" % (har_path, stage, r.returncode))
+    return [line for line in r.stdout.splitlines() if line.strip()]
 
 
 def main():
@@ -154,8 +130,8 @@ def main():
         from hailo_sdk_client.exposed_definitions import Dims
     except ImportError:
         fail("hailo_sdk_client (Hailo Dataflow Compiler) is not installed in this Python")
-    if not args.skip_har_fix and not has_command(args.llm2hef, "har"):
-        fail("this llm2hef has no 'har' command yet; the HN fixups are required (or pass --skip-har-fix)")
+    if not has_command(args.llm2hef, "har"):
+        fail("this llm2hef has no 'har' command; llm2hef %s or newer is needed" % MANIFEST["llm2hef_version"])
     os.makedirs(args.work, exist_ok=True)
     har = lambda stage: os.path.join(args.work, "%s.%s.har" % (SCOPE, stage))  # noqa: E731
 
@@ -170,8 +146,10 @@ def main():
     # 2. HN fixups before optimize
     current = har("parsed")
     if not args.skip_har_fix:
-        run_llm2hef(args.llm2hef, "har", "fix", current, "-o", har("fixed"))
+        run_llm2hef(args.llm2hef, "har", "fix", current, "-o", har("fixed"), "--force",
+                    "--manifest", os.path.join(HERE, "manifest.json"))
         current = har("fixed")
+    optimize_lines = har_lines(args.llm2hef, current, "optimize")
     runner = ClientRunner(har=current, hw_arch=args.hw_arch)
 
     # 3. genai resources
@@ -196,9 +174,7 @@ def main():
     # 4. optimize
     calib = calibration_set(args, calibration_sequences(args))
     script = open(os.path.join(HERE, "optimize.alls")).read()
-    convs = compressible_convs(runner)
-    if convs:
-        script += "quantization_param([%s], precision_mode=a8_w4)\n" % ", ".join(convs)
+    script += "".join(line + "\n" for line in optimize_lines)
     runner.load_model_script(script)
     runner.optimize(calib)
     runner.save_har(har("quantized"))
@@ -206,12 +182,14 @@ def main():
     # 5. conv input-order repair after optimize
     current = har("quantized")
     if not args.skip_har_fix:
-        run_llm2hef(args.llm2hef, "har", "fix", current, "-o", har("quantized_fixed"))
+        run_llm2hef(args.llm2hef, "har", "fix", current, "-o", har("quantized_fixed"), "--force",
+                    "--manifest", os.path.join(HERE, "manifest.json"))
         current = har("quantized_fixed")
         runner = ClientRunner(har=current, hw_arch=args.hw_arch)
 
     # 6. compile: exactly two network groups, cache edges token-major
-    script = open(os.path.join(HERE, "compile.alls")).read() + "\n".join(cache_format_lines(runner)) + "\n"
+    compile_lines = har_lines(args.llm2hef, current, "compile")
+    script = open(os.path.join(HERE, "compile.alls")).read() + "".join(line + "\n" for line in compile_lines)
     runner.load_model_script(script)
     hef = runner.compile()
     tmp = args.output + ".tmp"

@@ -29,9 +29,9 @@ std::string optimize_script(const std::string& scope, const sdk::Plan& plan, int
   s += "post_quantization_optimization(adaround, policy=disabled)\n";
   s += "post_quantization_optimization(finetune, policy=disabled)\n";
   s += "quantization_param([" + scope + "/input_layer1], precision_mode=a16_w16)\n";
-  s += "# compile.py appends quantization_param([...], precision_mode=a8_w4) for the compressible convs,\n";
-  s += "# which are only known once the ONNX is parsed (every conv but the constant 0/1 ones and\n";
-  s += "# those whose narrowest input is at most the pe width).\n";
+  s += "# compile.py appends `llm2hef har lines FIXED.har --for optimize`: quantization_param([...],\n";
+  s += "# precision_mode=a8_w4) for the compressible convs, which are only known once the ONNX is parsed\n";
+  s += "# (every conv but the constant 0/1 ones and those whose narrowest input is at most the pe width).\n";
   return s;
 }
 
@@ -40,9 +40,12 @@ std::string compile_script(const std::string& scope) {
   s += "# Model script for runner.compile(), written by llm2hef.\n";
   s += "performance_param(compiler_optimization_level=0)\n";
   s += "allocator_param(enable_auto_spatial_reshapes=False)\n";
-  s += scope + "__prefill = network_group([" + scope + "__prefill])\n";
-  s += scope + "__tbt = network_group([" + scope + "__tbt])\n";
-  s += "# compile.py appends the format_conversion lines for every cache layer of both groups.\n";
+  // The groups and cache edges exist only in the quantized HN, so they come
+  // from it: compile.py appends `llm2hef har lines --for compile`.
+  s += "# compile.py appends `llm2hef har lines QUANTIZED.har --for compile`: the network groups\n";
+  s += "# " + scope + "__prefill = network_group([" + scope + "__prefill]) and " + scope + "__tbt = network_group([" +
+       scope + "__tbt])\n";
+  s += "# as found in the quantized HN, and a format_conversion line for every cache layer of both groups.\n";
   return s;
 }
 

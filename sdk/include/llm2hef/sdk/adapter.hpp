@@ -19,7 +19,7 @@
 namespace llm2hef::sdk {
 
 class GraphBuilder;
-class HnFixupContext;  // defined with the HAR tools; adapters that need no HN surgery ignore it
+class HnFixupContext;  // llm2hef/sdk/hn_fixup.hpp; adapters that need no HN surgery ignore it
 
 // An adapter-specific command-line option, e.g. GPT-2's `--gelu sigmoid|tanh`.
 struct OptionSpec {

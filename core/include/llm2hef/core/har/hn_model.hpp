@@ -1,0 +1,70 @@
+// The HN: the DFC's JSON description of a parsed network (hailo-contract.md
+// section 4). A thin, validated view over the JSON document, so a fixup can
+// ask graph questions (producers, consumers, shapes, scopes, cache layers)
+// and edit the document in place without losing fields it does not know.
+// Layer order is preserved (ordered_json): the DFC wrote it, we keep it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace llm2hef::core::har {
+
+using Shape = std::vector<int64_t>;
+
+class HnModel {
+ public:
+  // Parses and validates (see validate()); `label` names the HN in errors.
+  static HnModel parse(std::string_view text, std::string label);
+  explicit HnModel(nlohmann::ordered_json doc, std::string label);
+
+  // Throws BadInput naming the layer and field when the document is not a
+  // usable HN: `layers` must be an object of objects with a string `type`;
+  // `input`/`output` lists of names of existing layers, each edge recorded
+  // on both ends; shapes lists of integer lists.
+  void validate() const;
+
+  nlohmann::ordered_json& doc() { return doc_; }
+  const nlohmann::ordered_json& doc() const { return doc_; }
+  const std::string& label() const { return label_; }
+  std::string dump() const;
+
+  std::string name() const;                 // top-level `name`
+  std::vector<std::string> layer_names() const;  // document order
+  bool has(const std::string& layer) const;
+  nlohmann::ordered_json& layer(const std::string& name);
+  const nlohmann::ordered_json& layer(const std::string& name) const;
+  std::string type(const std::string& layer) const;
+  std::vector<std::string> inputs(const std::string& layer) const;   // producers
+  std::vector<std::string> outputs(const std::string& layer) const;  // consumers
+  std::vector<Shape> input_shapes(const std::string& layer) const;
+  std::vector<Shape> output_shapes(const std::string& layer) const;
+  bool is_cache(const std::string& layer) const;  // io_type == "cache"
+
+  // net_params.net_scopes when present, else the distinct name prefixes.
+  std::vector<std::string> scopes() const;
+  std::vector<std::string> output_order() const;  // net_params.output_layers_order
+  std::vector<std::string> cache_layers() const;  // sorted by name
+  std::vector<std::string> layers_of_type(const std::string& type) const;
+
+  // Edits that keep both ends of every edge consistent.
+  void replace_in_list(const std::string& layer, const char* field, const std::string& from,
+                       const std::vector<std::string>& to);
+  void erase(const std::string& layer);
+  // A name `<scope>/<base><N>` not used yet, N one above the largest in use.
+  std::string fresh_name(const std::string& scope, const std::string& base) const;
+
+ private:
+  nlohmann::ordered_json doc_;
+  std::string label_;
+};
+
+// "scope/layer" -> "scope" ("" when there is no '/').
+std::string scope_of(const std::string& layer);
+std::string short_name(const std::string& layer);
+
+}  // namespace llm2hef::core::har

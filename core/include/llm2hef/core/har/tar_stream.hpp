@@ -1,0 +1,95 @@
+// Tar archives read and written as streams (libarchive), for HARs that can
+// be tens of GB: members are visited in order, their data read in blocks,
+// and nothing is ever extracted to disk by name.
+//
+// Every member name is validated before the caller sees it: absolute paths,
+// `..` components, links, devices, FIFOs and duplicate names are refused with
+// BadInput naming the archive and the member (a HAR never needs them, and a
+// tool that later extracts our output must not be led outside its folder).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+struct archive;
+
+namespace llm2hef::core::har {
+
+struct TarMember {
+  std::string name;      // as stored, validated
+  uint64_t size = 0;     // data bytes (0 for folders)
+  bool is_dir = false;
+  uint32_t mode = 0644;  // permission bits
+  int64_t mtime = 0;
+};
+
+// Throws BadInput when `name` may not appear in a HAR (see above).
+void validate_member_name(const std::string& archive_label, const std::string& name);
+
+class TarReader {
+ public:
+  // An uncompressed tar file; seeks over members that are skipped.
+  static std::unique_ptr<TarReader> open_file(const std::filesystem::path& path);
+  // Tar bytes in memory (tests, fuzzing). `label` names it in errors.
+  static std::unique_ptr<TarReader> open_memory(const void* data, size_t size, std::string label);
+  ~TarReader();
+  TarReader(const TarReader&) = delete;
+  TarReader& operator=(const TarReader&) = delete;
+
+  // The next member, validated; nullopt at the end of the archive.
+  std::optional<TarMember> next();
+  // Up to `n` bytes of the current member's data; 0 at its end.
+  size_t read(void* buf, size_t n);
+  // The whole current member, refused when larger than `limit` bytes.
+  std::string read_all(uint64_t limit);
+  const std::string& label() const { return label_; }
+
+ private:
+  explicit TarReader(std::string label);
+  [[noreturn]] void fail(const std::string& what) const;
+  archive* a_ = nullptr;
+  std::string label_;
+  std::string current_;  // name of the member being read
+  std::set<std::string> seen_;
+};
+
+// Writes a POSIX (ustar, pax where a name needs it) tar. Besides members of
+// known size it can write a member whose size is only known at its end
+// (begin_open): the header is written with a placeholder and patched in
+// place, so a rewritten member streams straight into the output instead of
+// through a temporary file. Sizes of 8 GiB and more use the base-256 size
+// field that GNU tar, libarchive and Python's tarfile read.
+class TarWriter {
+ public:
+  explicit TarWriter(const std::filesystem::path& path);
+  ~TarWriter();
+  TarWriter(const TarWriter&) = delete;
+  TarWriter& operator=(const TarWriter&) = delete;
+
+  void begin(const TarMember& m);       // then exactly m.size bytes through write()
+  void begin_open(const TarMember& m);  // any number of bytes; end() records the size
+  void write(const void* data, size_t n);
+  void end();
+  void close();
+
+ private:
+  void put(const void* data, size_t n);
+  void put_header(const TarMember& m, uint64_t size, char type);
+  int fd_ = -1;
+  std::filesystem::path path_;
+  std::string current_;
+  TarMember open_member_;
+  bool open_ = false;
+  uint64_t pos_ = 0, header_pos_ = 0, data_start_ = 0, expected_ = 0, written_ = 0;
+};
+
+// Streams the rest of the reader's current member into the writer
+// (the writer's member must already be begun with the same size).
+void copy_member_data(TarReader& in, TarWriter& out, uint64_t size, const std::function<void(uint64_t)>& on_bytes);
+
+}  // namespace llm2hef::core::har

@@ -1,0 +1,165 @@
+// hailo-contract.md section 5.3: a ~152K-wide lm_head conv cannot be placed.
+// It is split into equal output convs (the runtime requires equal output
+// frame sizes), each behind its own copy of the single-consumer slice /
+// normalization chain that feeds it (the post-fuser breaks when one
+// normalization layer fans out to >= 3 successors), each with its own
+// output layer; kernel and bias are sliced per shard and
+// output_layers_order lists the shards in place of the original conv.
+// The widths come from manifest.json (`lm_head_shards`, what export chose),
+// else from the same rule export uses.
+#include "fixup_common.hpp"
+#include "llm2hef/sdk/blocks.hpp"
+
+namespace llm2hef::core::har {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+void set_last(ojson& layer, const char* field, int64_t w) {
+  if (!layer.contains(field)) return;
+  for (auto& s : layer[field])
+    if (!s.empty()) s.back() = w;
+}
+
+std::vector<std::string> output_convs(const HnModel& hn) {
+  std::vector<std::string> order = hn.output_order();
+  if (!order.empty()) return order;
+  // No output_layers_order: the producers of the output layers, in order.
+  for (const auto& o : hn.layers_of_type("output_layer"))
+    for (const auto& p : hn.inputs(o)) order.push_back(p);
+  return order;
+}
+
+}  // namespace
+
+FixupResult lm_head_split(FixupInput& in) {
+  FixupResult r{"lm-head-split", true, "", {}};
+  HnModel& hn = in.hn;
+  const std::vector<std::string> outs = output_convs(hn);
+  if (outs.empty()) throw BadInput(hn.label() + ": the HN has no outputs (no output_layers_order, no output_layer)");
+  std::vector<int64_t> widths;
+  int64_t vocab = 0;
+  for (const auto& o : outs) {
+    widths.push_back(last_width(hn, o, hn.output_shapes(o), "output_shapes"));
+    vocab += widths.back();
+  }
+  std::vector<int64_t> wanted;
+  std::string why;
+  if (!in.manifest.is_null()) {
+    if (!in.manifest.contains("lm_head_shards") || !in.manifest.at("lm_head_shards").is_array())
+      throw BadInput("manifest: field 'lm_head_shards' missing or not a list");
+    for (const auto& w : in.manifest.at("lm_head_shards")) {
+      if (!w.is_number_integer() || w.get<int64_t>() <= 0)
+        throw BadInput("manifest: 'lm_head_shards' holds a non-positive or non-integer width");
+      wanted.push_back(w.get<int64_t>());
+    }
+    why = "manifest lm_head_shards";
+  } else {
+    wanted = sdk::choose_lm_head_shards(vocab, 0, why);
+  }
+  int64_t wanted_sum = 0;
+  for (int64_t w : wanted) wanted_sum += w;
+  if (wanted_sum != vocab)
+    throw BadInput(hn.label() + ": the outputs are " + std::to_string(vocab) + " wide in all, the shards (" + why +
+                   ") sum to " + std::to_string(wanted_sum));
+  if (widths == wanted) {
+    r.note = std::to_string(outs.size()) + " output(s) of " + join_ints(widths) + " as wanted (" + why + ")";
+    return r;
+  }
+  if (outs.size() != 1)
+    throw BadInput(hn.label() + ": the HN has " + std::to_string(outs.size()) + " outputs (" + join_ints(widths) +
+                   "), the shards wanted are " + join_ints(wanted) + " (" + why + "); refusing to re-split");
+  for (size_t i = 1; i < wanted.size(); ++i)
+    if (wanted[i] != wanted[0])
+      throw Unsupported("lm_head shards " + join_ints(wanted) +
+                        " are not equal; the runtime requires equal output frame sizes (hailo-contract.md section 9)");
+
+  const std::string conv = outs[0];
+  if (hn.type(conv) != "conv" || hn.inputs(conv).size() != 1)
+    throw BadInput(hn.label() + ": output '" + conv + "' is a " + hn.type(conv) +
+                   " with " + std::to_string(hn.inputs(conv).size()) + " inputs; expected the single-input lm_head conv");
+  const auto conv_outs = hn.outputs(conv);
+  if (conv_outs.size() != 1 || hn.type(conv_outs[0]) != "output_layer")
+    throw BadInput(hn.label() + ": lm_head conv '" + conv + "' feeds " + join(conv_outs) +
+                   ", expected exactly one output_layer");
+  const std::string out_layer = conv_outs[0];
+  // The single-consumer slice/normalization chain above the conv.
+  std::vector<std::string> chain;
+  std::string fan = hn.inputs(conv)[0];
+  while ((hn.type(fan) == "slice" || hn.type(fan) == "normalization") && hn.outputs(fan).size() == 1 &&
+         hn.inputs(fan).size() == 1) {
+    chain.insert(chain.begin(), fan);
+    fan = hn.inputs(fan)[0];
+  }
+  const std::string scope = scope_of(conv);
+  const int64_t w = wanted[0];
+  WeightsEdit::Split split;
+  split.shards.push_back(conv);
+  split.widths.push_back(w);
+  std::vector<std::string> new_convs = {conv};
+  for (size_t k = 1; k < wanted.size(); ++k) {
+    std::string prev = fan;
+    std::vector<std::string> made;
+    for (const auto& x : chain) {
+      const std::string copy = hn.fresh_name(scope, hn.type(x));
+      ojson l = hn.layer(x);
+      l["input"] = ojson::array({prev});
+      l["output"] = ojson::array();
+      hn.doc()["layers"][copy] = std::move(l);
+      hn.layer(prev)["output"].push_back(copy);
+      in.weights.copies[x].push_back(copy);
+      made.push_back(copy);
+      prev = copy;
+    }
+    const std::string c = hn.fresh_name(scope, "conv");
+    ojson cl = hn.layer(conv);
+    cl["input"] = ojson::array({prev});
+    cl["output"] = ojson::array();
+    hn.doc()["layers"][c] = std::move(cl);
+    hn.layer(prev)["output"].push_back(c);
+    const std::string o = hn.fresh_name(scope, "output_layer");
+    ojson ol = hn.layer(out_layer);
+    ol["input"] = ojson::array({c});
+    ol["output"] = ojson::array();
+    hn.doc()["layers"][o] = std::move(ol);
+    hn.layer(c)["output"] = ojson::array({o});
+    for (const auto& n : {c, o}) {
+      set_last(hn.layer(n), "output_shapes", w);
+    }
+    set_last(hn.layer(o), "input_shapes", w);
+    split.shards.push_back(c);
+    split.widths.push_back(w);
+    new_convs.push_back(c);
+    r.changes.push_back("shard " + std::to_string(k) + ": conv '" + c + "' (" + std::to_string(w) + " wide) -> '" +
+                        o + "'" + (made.empty() ? "" : " behind copies " + join(made)) + " of " + join(chain) +
+                        ", fed by '" + fan + "'");
+  }
+  set_last(hn.layer(conv), "output_shapes", w);
+  set_last(hn.layer(out_layer), "input_shapes", w);
+  set_last(hn.layer(out_layer), "output_shapes", w);
+  for (const auto& c : new_convs) {
+    auto& p = hn.layer(c)["params"];
+    if (p.is_object() && p.contains("kernel_shape") && p["kernel_shape"].is_array() && !p["kernel_shape"].empty())
+      p["kernel_shape"].back() = w;
+  }
+  auto& np = hn.doc()["net_params"];
+  ojson order = ojson::array();
+  if (np.is_object() && np.contains("output_layers_order"))
+    for (const auto& n : np["output_layers_order"]) {
+      if (n.get<std::string>() == conv)
+        for (const auto& c : new_convs) order.push_back(c);
+      else
+        order.push_back(n);
+    }
+  else
+    for (const auto& c : new_convs) order.push_back(c);
+  np["output_layers_order"] = order;
+  in.weights.splits[conv] = split;
+  r.changes.insert(r.changes.begin(), "split lm_head conv '" + conv + "' (" + std::to_string(vocab) + " wide) into " +
+                                          std::to_string(wanted.size()) + " x " + std::to_string(w) + " (" + why +
+                                          "); kernel and bias sliced; output_layers_order " + join(new_convs));
+  return r;
+}
+
+}  // namespace llm2hef::core::har

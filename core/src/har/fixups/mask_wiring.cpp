@@ -1,0 +1,81 @@
+// hailo-contract.md section 5.2: the parser slices the head-tiled mask and
+// lets each ew_add repeat the slice with input_repeats, which repeats
+// element-wise (AABBCC) where heads need tiling (ABCABC). Each ew_add is
+// wired to the full mask input instead, with unit repeats; the slices go.
+#include "fixup_common.hpp"
+
+namespace llm2hef::core::har {
+
+namespace {
+
+bool feeds_sliced_adds(const HnModel& hn, const std::string& input) {
+  bool any = false;
+  for (const auto& c : hn.outputs(input)) {
+    if (hn.type(c) != "slice") continue;
+    const auto outs = hn.outputs(c);
+    if (outs.size() != 1 || hn.type(outs[0]) != "ew_add") return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
+FixupResult mask_wiring(FixupInput& in) {
+  FixupResult r{"mask-wiring", true, "", {}};
+  HnModel& hn = in.hn;
+  std::string mask;
+  if (!in.manifest.is_null()) {
+    for (const auto& i : manifest_inputs(in.manifest))
+      if (i.role == "attention_mask") mask = find_input_layer(hn, i.dfc_layer);
+    if (mask.empty()) throw BadInput("manifest: no input with role 'attention_mask'");
+  } else {
+    std::vector<std::string> candidates;
+    for (const auto& n : hn.layers_of_type("input_layer"))
+      if (!hn.is_cache(n) && feeds_sliced_adds(hn, n)) candidates.push_back(n);
+    if (candidates.size() > 1)
+      throw BadInput(hn.label() + ": " + join(candidates) +
+                     " all feed slices into ew_adds; cannot tell which is the mask (pass --manifest)");
+    if (candidates.empty()) {
+      r.note = "no input layer feeds slices into ew_adds (mask already wired, or none)";
+      return r;
+    }
+    mask = candidates[0];
+  }
+  const auto mask_shapes = hn.output_shapes(mask);
+  if (mask_shapes.empty() || mask_shapes[0].size() != 4)
+    throw BadInput(hn.label() + ": mask input '" + mask + "' has no rank-4 output shape [-1, 1, SEQ, NHEAD*SEQ]");
+  const Shape full = mask_shapes[0];
+  std::vector<std::string> slices;
+  for (const auto& c : hn.outputs(mask))
+    if (hn.type(c) == "slice") slices.push_back(c);
+  for (const auto& s : slices) {
+    const auto outs = hn.outputs(s);
+    if (outs.size() != 1 || hn.type(outs[0]) != "ew_add")
+      throw BadInput(hn.label() + ": mask slice '" + s + "' feeds " + join(outs) +
+                     ", expected exactly one ew_add (hailo-contract.md section 5.2)");
+    const std::string add = outs[0];
+    if (hn.inputs(add).size() != 2)
+      throw BadInput(hn.label() + ": ew_add '" + add + "' has " + std::to_string(hn.inputs(add).size()) +
+                     " inputs, expected 2");
+    hn.replace_in_list(add, "input", s, {mask});
+    hn.replace_in_list(mask, "output", s, {add});
+    auto& l = hn.layer(add);
+    l["input_shapes"] = nlohmann::ordered_json::array({full, full});
+    const nlohmann::ordered_json unit = {{1, 1, 1}, {1, 1, 1}};
+    if (l.contains("input_repeats"))
+      l["input_repeats"] = unit;
+    else
+      l["params"]["input_repeats"] = unit;
+    l.erase("input_tiles");
+    if (l.contains("params") && l["params"].is_object()) l["params"].erase("input_tiles");
+    hn.erase(s);
+    in.weights.dropped.insert(s);
+    r.changes.push_back("wired ew_add '" + add + "' to mask '" + mask + "' directly (input_repeats [[1,1,1],[1,1,1]]," +
+                        " no input_tiles) and removed slice '" + s + "'");
+  }
+  if (slices.empty()) r.note = "mask '" + mask + "' feeds no slices (already wired)";
+  return r;
+}
+
+}  // namespace llm2hef::core::har

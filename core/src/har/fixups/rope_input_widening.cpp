@@ -1,0 +1,105 @@
+// hailo-contract.md section 5.1: the runtime writes each pe table already
+// tiled per head (HD*NKVHEAD or HD*NHEAD wide), so the parser's tiling conv
+// behind each pe input would tile a second time. The input layer is widened
+// to the conv's output and wired straight to the conv's consumers; the conv
+// and its weights go.
+#include <algorithm>
+
+#include "fixup_common.hpp"
+
+namespace llm2hef::core::har {
+
+namespace {
+
+struct Candidate {
+  std::string input, conv;
+  int64_t width = 0, widened = 0;
+};
+
+// An input layer whose only consumer is a single-input conv multiplying its
+// width by a whole number >= 2 (the tiling matmul), found by structure.
+std::optional<Candidate> tiling_conv_behind(const HnModel& hn, const std::string& input) {
+  if (hn.type(input) != "input_layer" || hn.is_cache(input)) return std::nullopt;
+  const auto outs = hn.outputs(input);
+  if (outs.size() != 1 || hn.type(outs[0]) != "conv" || hn.inputs(outs[0]).size() != 1) return std::nullopt;
+  const int64_t w = last_width(hn, input, hn.output_shapes(input), "output_shapes");
+  const int64_t cw = last_width(hn, outs[0], hn.output_shapes(outs[0]), "output_shapes");
+  if (w <= 0 || cw <= w || cw % w != 0) return std::nullopt;
+  const auto& params = hn.layer(outs[0]).value("params", nlohmann::ordered_json::object());
+  if (params.contains("kernel_shape")) {
+    const auto ks = params.at("kernel_shape");
+    if (!ks.is_array() || ks.size() != 4 || ks[2] != w || ks[3] != cw) return std::nullopt;
+  }
+  return Candidate{input, outs[0], w, cw};
+}
+
+}  // namespace
+
+FixupResult rope_input_widening(FixupInput& in) {
+  FixupResult r{"rope-input-widening", true, "", {}};
+  HnModel& hn = in.hn;
+  // With the manifest, exactly its four pe layers and their tile counts.
+  std::vector<std::pair<std::string, int64_t>> expected;  // layer, tiles (0 = any)
+  int64_t theta = 0;
+  if (!in.manifest.is_null()) {
+    theta = in.manifest.value("theta_length", int64_t{0});
+    for (const auto& inp : manifest_inputs(in.manifest)) {
+      if (inp.role.rfind("pe_", 0) != 0) continue;
+      const int64_t tiles = in.manifest.at("pe_tiles").value(inp.role.rfind("pe_q", 0) == 0 ? "q" : "k", int64_t{0});
+      expected.push_back({find_input_layer(hn, inp.dfc_layer), tiles});
+    }
+  } else {
+    for (const auto& n : hn.layers_of_type("input_layer")) expected.push_back({n, 0});
+  }
+  std::vector<Candidate> found;
+  std::vector<std::string> already;
+  for (const auto& [layer, tiles] : expected) {
+    auto c = tiling_conv_behind(hn, layer);
+    if (!in.manifest.is_null()) {
+      const int64_t w = last_width(hn, layer, hn.output_shapes(layer), "output_shapes");
+      if (!c) {
+        if (w == theta * tiles) {
+          already.push_back(layer);
+          continue;
+        }
+        throw BadInput(hn.label() + ": pe input '" + layer + "' is " + std::to_string(w) +
+                       " wide and feeds no tiling conv; the manifest expects " + std::to_string(theta) + " x " +
+                       std::to_string(tiles) + " (hailo-contract.md section 5.1)");
+      }
+      if (c->width != theta || c->widened != theta * tiles)
+        throw BadInput(hn.label() + ": pe input '" + layer + "' feeds conv '" + c->conv + "' of " +
+                       std::to_string(c->width) + " -> " + std::to_string(c->widened) + "; the manifest expects " +
+                       std::to_string(theta) + " -> " + std::to_string(theta * tiles));
+    }
+    if (c) found.push_back(*c);
+  }
+  for (const auto& c : found) {
+    const auto consumers = hn.outputs(c.conv);
+    auto& l = hn.layer(c.input);
+    for (const char* f : {"input_shapes", "output_shapes"})
+      if (l.contains(f))
+        for (auto& s : l[f])
+          if (!s.empty()) s.back() = c.widened;
+    const Shape widened = hn.output_shapes(c.input).at(0);
+    l["output"] = consumers;
+    for (const auto& k : consumers) {
+      const auto ins = hn.inputs(k);
+      hn.replace_in_list(k, "input", c.conv, {c.input});
+      auto& kl = hn.layer(k);
+      if (kl.contains("input_shapes"))
+        for (size_t i = 0; i < ins.size() && i < kl["input_shapes"].size(); ++i)
+          if (ins[i] == c.conv) kl["input_shapes"][i] = widened;
+    }
+    hn.erase(c.conv);
+    in.weights.dropped.insert(c.conv);
+    r.changes.push_back("widened '" + c.input + "' from " + std::to_string(c.width) + " to " +
+                        std::to_string(c.widened) + " (" + std::to_string(c.widened / c.width) +
+                        " tiles) and removed tiling conv '" + c.conv + "', now feeding " + join(consumers));
+  }
+  if (found.empty())
+    r.note = already.empty() ? "no pe input feeds a tiling conv"
+                             : "pe inputs already widened: " + join(already);
+  return r;
+}
+
+}  // namespace llm2hef::core::har

@@ -1,0 +1,205 @@
+// `llm2hef har fix`: scan, decide what applies, run the passes and the
+// adapter hook on the HN, then write a new HAR in one streaming pass where
+// only the HN and (when layers were removed or split) the weights change.
+#include <fstream>
+#include <sstream>
+
+#include "atomic_file.hpp"
+#include "fixups/fixup_common.hpp"
+#include "llm2hef/core/har/fixups.hpp"
+#include "llm2hef/core/progress.hpp"
+#include "llm2hef/sdk/adapter.hpp"
+
+namespace llm2hef::core::har {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* stage_name(sdk::HarStage s) {
+  return s == sdk::HarStage::before_optimize ? "before_optimize" : "after_optimize";
+}
+
+class HookContext final : public sdk::HnFixupContext {
+ public:
+  HookContext(HnModel& hn, sdk::HarStage stage, std::string state, const nlohmann::json& manifest)
+      : hn_(hn), stage_(stage), state_(std::move(state)), manifest_(manifest) {}
+  sdk::HarStage stage() const override { return stage_; }
+  std::string state() const override { return state_; }
+  nlohmann::ordered_json& hn() override { return hn_.doc(); }
+  const nlohmann::json& manifest() const override { return manifest_; }
+  void report(const std::string& change) override { changes.push_back(change); }
+  std::vector<std::string> changes;
+
+ private:
+  HnModel& hn_;
+  sdk::HarStage stage_;
+  std::string state_;
+  const nlohmann::json& manifest_;
+};
+
+FixupResult skipped(const char* name, const char* why) { return FixupResult{name, false, why, {}}; }
+
+}  // namespace
+
+std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarStage stage, const std::string& state,
+                                    const FixOptions& o) {
+  std::vector<FixupResult> out;
+  FixupInput in{hn, weights, o.manifest};
+  if (stage == sdk::HarStage::before_optimize) {
+    out.push_back(rope_input_widening(in));
+    out.push_back(mask_wiring(in));
+    out.push_back(lm_head_split(in));
+    out.push_back(skipped("conv-input-order", "runs after optimize only (the defect appears when "
+                                              "set_kv_cache_global_params duplicates scopes)"));
+  } else {
+    const char* why = "runs before optimize only (the quantized HN's weights and scopes are the DFC's own)";
+    out.push_back(skipped("rope-input-widening", why));
+    out.push_back(skipped("mask-wiring", why));
+    out.push_back(skipped("lm-head-split", why));
+    out.push_back(conv_input_order(in));
+  }
+  // Each pass must keep the HN well formed; the input was valid, so a
+  // failure here is a bug in a pass, not bad input.
+  try {
+    hn.validate();
+  } catch (const BadInput& e) {
+    throw InternalError(std::string("a generic fixup left an invalid HN: ") + e.what());
+  }
+  const std::string name = "adapter:" + (o.adapter_name.empty() ? std::string("none") : o.adapter_name);
+  if (!o.adapter) {
+    out.push_back(FixupResult{name, false, o.adapter_note.empty() ? "no adapter given" : o.adapter_note, {}});
+    return out;
+  }
+  const nlohmann::ordered_json before = hn.doc();
+  HookContext ctx(hn, stage, state, o.manifest);
+  o.adapter->har_fixups(ctx);
+  try {
+    hn.validate();
+  } catch (const BadInput& e) {
+    throw InternalError("adapter '" + o.adapter_name + "' left an invalid HN: " + e.what());
+  }
+  FixupResult r{name, true, "", ctx.changes};
+  if (hn.doc() != before && r.changes.empty()) r.changes.push_back(o.adapter_name + ": unreported HN change");
+  if (r.changes.empty()) r.note = "the adapter's hook changed nothing";
+  out.push_back(r);
+  return out;
+}
+
+size_t FixReport::change_count() const {
+  size_t n = 0;
+  for (const auto& f : fixups) n += f.changes.size();
+  return n;
+}
+
+nlohmann::json FixReport::to_json() const {
+  nlohmann::json fx = nlohmann::json::array();
+  for (const auto& f : fixups)
+    fx.push_back({{"name", f.name}, {"ran", f.ran}, {"note", f.note}, {"changes", f.changes}});
+  return {{"input", input},
+          {"output", output.empty() ? nlohmann::json(nullptr) : nlohmann::json(output)},
+          {"state", state},
+          {"stage", stage_name(stage)},
+          {"stage_reason", stage_reason},
+          {"fixups", fx},
+          {"changes", change_count()},
+          {"rewritten_members", rewritten_members},
+          {"written", written}};
+}
+
+std::string FixReport::to_text() const {
+  std::ostringstream s;
+  s << "har fix: " << input << (written ? " -> " + output : std::string(" (dry run, nothing written)")) << "\n";
+  s << "stage: " << stage_name(stage) << " - " << stage_reason << "\n";
+  for (const auto& f : fixups) {
+    s << "  " << f.name << ": ";
+    if (!f.ran)
+      s << "skipped, " << f.note << "\n";
+    else if (f.changes.empty())
+      s << "no change (" << f.note << ")\n";
+    else
+      s << f.changes.size() << " change(s)\n";
+    for (const auto& c : f.changes) s << "    - " << c << "\n";
+  }
+  s << change_count() << " change(s)";
+  if (!rewritten_members.empty()) s << "; rewritten: " << join(rewritten_members);
+  s << "; every other member copied unchanged\n";
+  return s.str();
+}
+
+FixReport fix_har(const FixOptions& o) {
+  std::error_code ec;
+  if (!o.dry_run && fs::exists(o.output) && fs::equivalent(o.input, o.output, ec))
+    throw UsageError(o.output.string() + ": is the input; the input is never modified (choose another -o)");
+  HarIndex idx = scan_har(o.input);
+  if (!idx.refusal.empty()) throw Unsupported(idx.refusal);
+  FixReport rep;
+  rep.input = o.input.string();
+  rep.output = o.dry_run ? std::string() : o.output.string();
+  rep.state = idx.state;
+  rep.stage = idx.stage;
+  rep.stage_reason = idx.stage_reason;
+  HnModel& hn = *idx.hn;
+  const nlohmann::ordered_json original = hn.doc();
+  WeightsEdit weights;
+  rep.fixups = run_fixups(hn, weights, idx.stage, idx.state, o);
+  const bool hn_changed = hn.doc() != original;
+  if (!weights.empty()) {
+    if (idx.weights_member.empty())
+      throw BadInput(idx.label + ": layers with weights were removed or split, but the HAR has no .npz weights member");
+    for (const auto& m : idx.members)
+      if (m.role == MemberRole::other_weights)
+        throw Unsupported(idx.label + ": member '" + m.entry.name +
+                          "' holds weights llm2hef cannot rewrite consistently (only the parsed .npz); "
+                          "apply the pre-optimize fixups to the parsed HAR");
+  }
+  if (hn_changed) rep.rewritten_members.push_back(idx.hn_member);
+  if (!weights.empty()) rep.rewritten_members.push_back(idx.weights_member);
+  if (o.dry_run) return rep;
+
+  AtomicFile out(o.output, o.force);
+  {
+    TarWriter w(out.path());
+    auto in = TarReader::open_file(o.input);
+    Progress progress("har fix", idx.total_bytes, o.progress);
+    uint64_t done = 0;
+    auto tick = [&](uint64_t n) {
+      done += n;
+      progress.update(done);
+    };
+    while (auto m = in->next()) {
+      TarMember entry = *m;
+      if (m->name == idx.hn_member && hn_changed) {
+        const std::string text = hn.dump();
+        entry.size = text.size();
+        w.begin(entry);
+        w.write(text.data(), text.size());
+        w.end();
+        tick(m->size);
+      } else if (m->name == idx.weights_member && !weights.empty()) {
+        // Straight into the output: the member's size is patched in its
+        // header at the end, so the new .npz is never staged on disk.
+        w.begin_open(entry);
+        auto read = [&](void* b, size_t n) {
+          const size_t got = in->read(b, n);
+          tick(got);
+          return got;
+        };
+        auto write = [&](const void* b, size_t n) { w.write(b, n); };
+        rewrite_npz(read, idx.label + ": " + m->name, weights, write, out.folder());
+        w.end();
+      } else {
+        w.begin(entry);
+        if (!entry.is_dir) copy_member_data(*in, w, entry.size, tick);
+        w.end();
+      }
+    }
+    w.close();
+    progress.finish();
+  }
+  out.commit();
+  rep.written = true;
+  return rep;
+}
+
+}  // namespace llm2hef::core::har

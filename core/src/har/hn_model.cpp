@@ -1,0 +1,209 @@
+#include "llm2hef/core/har/hn_model.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core::har {
+
+using json = nlohmann::ordered_json;
+
+std::string scope_of(const std::string& layer) {
+  const size_t slash = layer.find('/');
+  return slash == std::string::npos ? std::string() : layer.substr(0, slash);
+}
+
+std::string short_name(const std::string& layer) {
+  const size_t slash = layer.find('/');
+  return slash == std::string::npos ? layer : layer.substr(slash + 1);
+}
+
+HnModel HnModel::parse(std::string_view text, std::string label) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    throw BadInput(label + ": not valid JSON: " + e.what());
+  }
+  return HnModel(std::move(doc), std::move(label));
+}
+
+HnModel::HnModel(json doc, std::string label) : doc_(std::move(doc)), label_(std::move(label)) { validate(); }
+
+namespace {
+
+void check_names(const std::string& label, const std::string& layer, const json& l, const char* field) {
+  if (!l.contains(field)) return;
+  const json& v = l.at(field);
+  if (!v.is_array()) throw BadInput(label + ": layer '" + layer + "' field '" + field + "' is not a list");
+  for (const auto& n : v)
+    if (!n.is_string()) throw BadInput(label + ": layer '" + layer + "' field '" + field + "' holds a non-string");
+}
+
+void check_shapes(const std::string& label, const std::string& layer, const json& l, const char* field) {
+  if (!l.contains(field)) return;
+  const json& v = l.at(field);
+  if (!v.is_array()) throw BadInput(label + ": layer '" + layer + "' field '" + field + "' is not a list of shapes");
+  for (const auto& s : v) {
+    if (!s.is_array()) throw BadInput(label + ": layer '" + layer + "' field '" + field + "' holds a non-list shape");
+    for (const auto& d : s)
+      if (!d.is_number_integer())
+        throw BadInput(label + ": layer '" + layer + "' field '" + field + "' holds a non-integer dimension");
+  }
+}
+
+std::vector<Shape> shapes(const json& l, const char* field) {
+  std::vector<Shape> out;
+  if (!l.contains(field)) return out;
+  for (const auto& s : l.at(field)) out.push_back(s.get<Shape>());
+  return out;
+}
+
+std::vector<std::string> names(const json& l, const char* field) {
+  if (!l.contains(field)) return {};
+  return l.at(field).get<std::vector<std::string>>();
+}
+
+}  // namespace
+
+void HnModel::validate() const {
+  if (!doc_.is_object()) throw BadInput(label_ + ": the HN is not a JSON object");
+  if (!doc_.contains("layers") || !doc_.at("layers").is_object())
+    throw BadInput(label_ + ": the HN has no 'layers' object");
+  if (doc_.contains("name") && !doc_.at("name").is_string()) throw BadInput(label_ + ": 'name' is not a string");
+  const json& layers = doc_.at("layers");
+  for (const auto& [name, l] : layers.items()) {
+    if (!l.is_object()) throw BadInput(label_ + ": layer '" + name + "' is not an object");
+    if (!l.contains("type") || !l.at("type").is_string())
+      throw BadInput(label_ + ": layer '" + name + "' has no string 'type'");
+    check_names(label_, name, l, "input");
+    check_names(label_, name, l, "output");
+    check_shapes(label_, name, l, "input_shapes");
+    check_shapes(label_, name, l, "output_shapes");
+    if (l.contains("io_type") && !l.at("io_type").is_string())
+      throw BadInput(label_ + ": layer '" + name + "' field 'io_type' is not a string");
+  }
+  // Edges: every name exists and each edge is recorded on both ends (the
+  // fixups walk both directions, so a one-sided edge would be edited wrongly).
+  for (const auto& [name, l] : layers.items()) {
+    for (const auto& p : names(l, "input")) {
+      if (!layers.contains(p)) throw BadInput(label_ + ": layer '" + name + "' input '" + p + "' is not a layer");
+      const auto po = names(layers.at(p), "output");
+      if (std::find(po.begin(), po.end(), name) == po.end())
+        throw BadInput(label_ + ": layer '" + name + "' reads '" + p + "', whose 'output' does not list it");
+    }
+    for (const auto& c : names(l, "output")) {
+      if (!layers.contains(c)) throw BadInput(label_ + ": layer '" + name + "' output '" + c + "' is not a layer");
+      const auto ci = names(layers.at(c), "input");
+      if (std::find(ci.begin(), ci.end(), name) == ci.end())
+        throw BadInput(label_ + ": layer '" + name + "' feeds '" + c + "', whose 'input' does not list it");
+    }
+  }
+  if (doc_.contains("net_params")) {
+    const json& np = doc_.at("net_params");
+    if (!np.is_object()) throw BadInput(label_ + ": 'net_params' is not an object");
+    for (const char* f : {"output_layers_order", "net_scopes"}) {
+      if (!np.contains(f)) continue;
+      if (!np.at(f).is_array()) throw BadInput(label_ + ": net_params." + f + " is not a list");
+      for (const auto& n : np.at(f))
+        if (!n.is_string()) throw BadInput(label_ + ": net_params." + f + " holds a non-string");
+    }
+    if (np.contains("output_layers_order"))
+      for (const auto& n : np.at("output_layers_order"))
+        if (!layers.contains(n.get<std::string>()))
+          throw BadInput(label_ + ": net_params.output_layers_order names '" + n.get<std::string>() +
+                         "', which is not a layer");
+  }
+}
+
+std::string HnModel::dump() const { return doc_.dump(); }
+
+std::string HnModel::name() const { return doc_.value("name", std::string()); }
+
+std::vector<std::string> HnModel::layer_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, l] : doc_.at("layers").items()) out.push_back(name);
+  return out;
+}
+
+bool HnModel::has(const std::string& l) const { return doc_.at("layers").contains(l); }
+
+json& HnModel::layer(const std::string& name) {
+  if (!has(name)) throw InternalError(label_ + ": no layer '" + name + "'");
+  return doc_["layers"][name];
+}
+
+const json& HnModel::layer(const std::string& name) const {
+  if (!has(name)) throw InternalError(label_ + ": no layer '" + name + "'");
+  return doc_.at("layers").at(name);
+}
+
+std::string HnModel::type(const std::string& l) const { return layer(l).at("type").get<std::string>(); }
+std::vector<std::string> HnModel::inputs(const std::string& l) const { return names(layer(l), "input"); }
+std::vector<std::string> HnModel::outputs(const std::string& l) const { return names(layer(l), "output"); }
+std::vector<Shape> HnModel::input_shapes(const std::string& l) const { return shapes(layer(l), "input_shapes"); }
+std::vector<Shape> HnModel::output_shapes(const std::string& l) const { return shapes(layer(l), "output_shapes"); }
+bool HnModel::is_cache(const std::string& l) const { return layer(l).value("io_type", std::string()) == "cache"; }
+
+std::vector<std::string> HnModel::scopes() const {
+  if (doc_.contains("net_params") && doc_.at("net_params").contains("net_scopes"))
+    return doc_.at("net_params").at("net_scopes").get<std::vector<std::string>>();
+  std::vector<std::string> out;
+  for (const auto& n : layer_names()) {
+    const std::string s = scope_of(n);
+    if (!s.empty() && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::string> HnModel::output_order() const {
+  if (doc_.contains("net_params") && doc_.at("net_params").contains("output_layers_order"))
+    return doc_.at("net_params").at("output_layers_order").get<std::vector<std::string>>();
+  return {};
+}
+
+std::vector<std::string> HnModel::cache_layers() const {
+  std::vector<std::string> out;
+  for (const auto& n : layer_names())
+    if (is_cache(n)) out.push_back(n);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> HnModel::layers_of_type(const std::string& t) const {
+  std::vector<std::string> out;
+  for (const auto& n : layer_names())
+    if (type(n) == t) out.push_back(n);
+  return out;
+}
+
+void HnModel::replace_in_list(const std::string& l, const char* field, const std::string& from,
+                              const std::vector<std::string>& to) {
+  json& list = layer(l)[field];
+  json out = json::array();
+  for (const auto& n : list) {
+    if (n.get<std::string>() == from) {
+      for (const auto& t : to) out.push_back(t);
+    } else {
+      out.push_back(n);
+    }
+  }
+  list = std::move(out);
+}
+
+void HnModel::erase(const std::string& l) { doc_["layers"].erase(l); }
+
+std::string HnModel::fresh_name(const std::string& scope, const std::string& base) const {
+  long long top = 0;
+  const std::string prefix = scope + "/" + base;
+  for (const auto& n : layer_names()) {
+    if (n.rfind(prefix, 0) != 0) continue;
+    const std::string tail = n.substr(prefix.size());
+    if (tail.empty() || tail.size() > 12 || !std::all_of(tail.begin(), tail.end(), ::isdigit)) continue;
+    top = std::max(top, std::stoll(tail));
+  }
+  return prefix + std::to_string(top + 1);
+}
+
+}  // namespace llm2hef::core::har

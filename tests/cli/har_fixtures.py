@@ -1,0 +1,186 @@
+"""Tiny HARs that reproduce the defects of hailo-contract.md section 5.
+
+A HAR is a tar of `<net>.hn` (JSON), `<net>.npz` (weights, keys
+`<scope>/<layer>/<param>:0`) and `<net>.metadata.json`. The graphs below
+follow the shapes a DFC parse of llm2hef's ONNX produces (section 2-4):
+NHWC shapes with batch -1, pe inputs feeding tiling convs, one mask slice per
+decoder layer feeding an ew_add with input_repeats, one lm_head conv. Only
+tarfile, zipfile-through-numpy and numpy are used (no DFC).
+"""
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+
+import numpy as np
+
+SEQ, HD, NHEAD, NKV, HIDDEN = 8, 4, 4, 2, 16
+
+
+class Hn:
+    """Builds an HN with both ends of every edge recorded."""
+
+    def __init__(self, name, scopes=None):
+        self.name = name
+        self.layers = {}
+        self.scopes = scopes or [name]
+        self.order = []
+
+    def add(self, name, type_, inputs, out_shape, params=None, in_shapes=None, **extra):
+        layer = {"type": type_, "input": list(inputs), "output": [],
+                 "input_shapes": in_shapes if in_shapes is not None
+                 else [self.layers[i]["output_shapes"][0] for i in inputs],
+                 "output_shapes": [list(out_shape)], "original_names": ["/" + name.split("/")[-1]],
+                 "params": params or {}}
+        layer.update(extra)
+        for i in inputs:
+            self.layers[i]["output"].append(name)
+        self.layers[name] = layer
+        return name
+
+    def doc(self):
+        return {"name": self.name,
+                "net_params": {"version": "1.0", "stage": "HN", "dtype": "float32",
+                               "output_layers_order": self.order, "net_scopes": self.scopes},
+                "layers": self.layers}
+
+
+def conv_params(cin, cout):
+    return {"kernel_shape": [1, 1, cin, cout], "strides": [1, 1, 1, 1], "dilations": [1, 1, 1, 1],
+            "padding": "VALID", "groups": 1, "activation": "linear", "batch_norm": False,
+            "elementwise_add": False, "bias": True}
+
+
+def tile_matrix(n):
+    return np.tile(np.eye(HD, dtype=np.float32), (1, n))
+
+
+def rotate_half(width):
+    r = np.zeros((width, width), np.float32)
+    for h in range(width // HD):
+        for i in range(HD // 2):
+            r[h * HD + i, h * HD + i + HD // 2] = 1.0
+            r[h * HD + i + HD // 2, h * HD + i] = -1.0
+    return r
+
+
+def parsed_har(vocab=48, layers=2, net="tiny", seed=0):
+    """(hn, weights) of a parsed HAR: pe tiling convs, mask slices, one lm_head conv."""
+    rng = np.random.default_rng(seed)
+    s = net + "/"
+    hn = Hn(net)
+    w = {}
+
+    def conv(name, inp, cin, cout, kernel=None):
+        hn.add(s + name, "conv", [inp], [-1, 1, SEQ, cout] if "lm_head" not in name else [-1, 1, 1, cout],
+               conv_params(cin, cout))
+        k = kernel if kernel is not None else rng.standard_normal((cin, cout)).astype(np.float32)
+        w[s + name + "/kernel:0"] = k.reshape(1, 1, cin, cout)
+        w[s + name + "/bias:0"] = rng.standard_normal(cout).astype(np.float32)
+        return s + name
+
+    emb = hn.add(s + "input_layer1", "input_layer", [], [-1, 1, SEQ, HIDDEN], in_shapes=[[-1, 1, SEQ, HIDDEN]])
+    mask = hn.add(s + "input_layer2", "input_layer", [], [-1, 1, SEQ, NHEAD * SEQ],
+                  in_shapes=[[-1, 1, SEQ, NHEAD * SEQ]])
+    pe = {}
+    for idx, (role, n) in enumerate([("k_cos", NKV), ("q_cos", NHEAD), ("k_sin", NKV), ("q_sin", NHEAD)]):
+        layer = hn.add(s + "input_layer%d" % (idx + 3), "input_layer", [], [-1, 1, SEQ, HD], in_shapes=[[-1, 1, SEQ, HD]])
+        pe[role] = conv("conv%d" % (idx + 1), layer, HD, HD * n, tile_matrix(n))
+    x = emb
+    c = 5
+    for b in range(layers):
+        q = conv("conv%d" % c, x, HIDDEN, NHEAD * HD); c += 1
+        k = conv("conv%d" % c, x, HIDDEN, NKV * HD); c += 1
+        qr = conv("conv%d" % c, q, NHEAD * HD, NHEAD * HD, rotate_half(NHEAD * HD)); c += 1
+        kr = conv("conv%d" % c, k, NKV * HD, NKV * HD, rotate_half(NKV * HD)); c += 1
+        m = [hn.add(s + "ew_mult%d" % (4 * b + i + 1), "ew_mult", [a, t], [-1, 1, SEQ, hn.layers[a]["output_shapes"][0][-1]])
+             for i, (a, t) in enumerate([(q, pe["q_cos"]), (qr, pe["q_sin"]), (k, pe["k_cos"]), (kr, pe["k_sin"])])]
+        qa = hn.add(s + "ew_add%d" % (4 * b + 1), "ew_add", [m[0], m[1]], [-1, 1, SEQ, NHEAD * HD])
+        ka = hn.add(s + "ew_add%d" % (4 * b + 2), "ew_add", [m[2], m[3]], [-1, 1, SEQ, NKV * HD])
+        scores = hn.add(s + "matmul%d" % (b + 1), "matmul", [qa, ka], [-1, 1, SEQ, NHEAD * SEQ],
+                        {"transpose_matmul_input": True, "groups": NHEAD})
+        sl = hn.add(s + "slice%d" % (b + 1), "slice", [mask], [-1, 1, SEQ, SEQ],
+                    {"height_slice": [0, SEQ, 1], "width_slice": [0, SEQ, 1], "features_slice": [0, SEQ, 1]})
+        masked = hn.add(s + "ew_add%d" % (4 * b + 3), "ew_add", [scores, sl], [-1, 1, SEQ, NHEAD * SEQ],
+                        {"input_repeats": [[1, 1, 1], [1, 1, NHEAD]], "input_tiles": [[1, 1, 1], [1, 1, 1]]})
+        sm = hn.add(s + "softmax%d" % (b + 1), "softmax", [masked], [-1, 1, SEQ, NHEAD * SEQ], {"groups": NHEAD})
+        o = conv("conv%d" % c, sm, NHEAD * SEQ, HIDDEN); c += 1
+        x = hn.add(s + "ew_add%d" % (4 * b + 4), "ew_add", [o, x], [-1, 1, SEQ, HIDDEN])
+    ln = hn.add(s + "layer_normalization1", "layer_normalization", [x], [-1, 1, SEQ, HIDDEN])
+    norm = hn.add(s + "normalization1", "normalization", [ln], [-1, 1, SEQ, HIDDEN])
+    w[norm + "/gamma:0"] = rng.standard_normal(HIDDEN).astype(np.float32)
+    w[norm + "/beta:0"] = np.zeros(HIDDEN, np.float32)
+    last = hn.add(s + "slice%d" % (layers + 1), "slice", [norm], [-1, 1, 1, HIDDEN],
+                  {"height_slice": [SEQ - 1, SEQ, 1]})
+    head = conv("conv%d_lm_head" % c, last, HIDDEN, vocab)
+    # DFC names are conv<N>; rename the lm_head to a plain one.
+    name = s + "conv%d" % c
+    hn.layers[name] = hn.layers.pop(head)
+    hn.layers[last]["output"] = [name]
+    w[name + "/kernel:0"] = w.pop(head + "/kernel:0")
+    w[name + "/bias:0"] = w.pop(head + "/bias:0")
+    hn.add(s + "output_layer1", "output_layer", [name], [-1, 1, 1, vocab])
+    hn.order = [name]
+    return hn.doc(), w
+
+
+def quantized_hn(net="tiny", permuted=True):
+    """An HN after optimize: two scopes, cache layers in both, and a residual
+    conv whose `input` is permuted against its input_shapes (4864 vs 896)."""
+    groups = [net + "__prefill", net + "__tbt"]
+    hn = Hn(net, scopes=groups)
+    for g in groups:
+        s = g + "/"
+        x = hn.add(s + "input_layer1", "input_layer", [], [-1, 1, SEQ, 896], in_shapes=[[-1, 1, SEQ, 896]])
+        up = hn.add(s + "conv20", "conv", [x], [-1, 1, SEQ, 4864], conv_params(896, 4864))
+        kc_in = hn.add(s + "cache_input_layer1", "input_layer", [], [-1, 1, SEQ, 8], in_shapes=[[-1, 1, SEQ, 8]],
+                       io_type="cache")
+        kc = hn.add(s + "matmul1", "matmul", [x, kc_in], [-1, 1, SEQ, 896])
+        hn.add(s + "cache_output_layer1", "output_layer", [kc], [-1, 1, SEQ, 896], io_type="cache")
+        inputs = [x, up] if permuted else [up, x]
+        down = hn.add(s + "conv21", "conv", inputs, [-1, 1, SEQ, 896], conv_params(4864, 896),
+                      in_shapes=[[-1, 1, SEQ, 4864], [-1, 1, SEQ, 896]])
+        head = hn.add(s + "conv22", "conv", [down], [-1, 1, 1, 48], conv_params(896, 48))
+        hn.add(s + "output_layer1", "output_layer", [head], [-1, 1, 1, 48])
+        hn.order.append(head)
+    return hn.doc()
+
+
+def npz_bytes(weights):
+    buf = io.BytesIO()
+    np.savez(buf, **weights)
+    return buf.getvalue()
+
+
+def write_har(path, net, hn, weights=None, state="hailo_model", extra=()):
+    """extra: (name, bytes) members added after the standard ones."""
+    members = [(net + ".hn", json.dumps(hn).encode())]
+    if weights is not None:
+        members.append((net + ".npz", npz_bytes(weights)))
+    if state is not None:
+        members.append((net + ".metadata.json", json.dumps({"state": state, "sdk_version": "5.3.0"}).encode()))
+    members.extend(extra)
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def manifest(vocab=48, shards=None, net="tiny", adapter="gpt2"):
+    return {"adapter": {"name": adapter}, "theta_length": HD, "pe_tiles": {"q": NHEAD, "k": NKV},
+            "lm_head_shards": shards or [vocab], "dfc": {"scope": net},
+            "inputs": [{"role": r, "dfc_layer": "input_layer%d" % i} for i, r in enumerate(
+                ["embeddings", "attention_mask", "pe_k_cos", "pe_q_cos", "pe_k_sin", "pe_q_sin"], start=1)]}
+
+
+def read_har(path):
+    """{member: bytes} of a HAR, plus the parsed HN and weights."""
+    with tarfile.open(path) as tar:
+        data = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    hn = next(json.loads(v) for k, v in data.items() if k.endswith(".hn") and not k.endswith((".fp.hn", ".native.hn")))
+    npz = next((v for k, v in data.items() if k.endswith(".npz")), None)
+    weights = dict(np.load(io.BytesIO(npz))) if npz is not None else None
+    return data, hn, weights

@@ -1,0 +1,463 @@
+"""`llm2hef har inspect|fix|lines` on tiny HARs built by har_fixtures.py,
+each reproducing a defect of hailo-contract.md section 5; and malformed or
+malicious tars, which must fail with exit 3 and a message, never a crash."""
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import har_fixtures as hf  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+PE = {"input_layer3": hf.NKV, "input_layer4": hf.NHEAD, "input_layer5": hf.NKV, "input_layer6": hf.NHEAD}
+
+
+def run(*args):
+    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def fix_json(*args):
+    r = run("har", "fix", *args, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def by_name(report):
+    return {f["name"]: f for f in report["fixups"]}
+
+
+@pytest.fixture
+def parsed(tmp_path):
+    hn, w = hf.parsed_har()
+    har = hf.write_har(tmp_path / "tiny.har", "tiny", hn, w)
+    man = tmp_path / "manifest.json"
+    m = hf.manifest()
+    del m["adapter"]
+    man.write_text(json.dumps(m))
+    return har, man, hn, w
+
+
+# ---------------------------------------------------------------- inspect
+
+def test_inspect_json_reports_the_hn(parsed):
+    har, _, hn, _ = parsed
+    r = run("har", "inspect", har, "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["state"] == "hailo_model" and rep["stage"] == "before_optimize"
+    assert rep["hn_member"] == "tiny.hn" and rep["weights_member"] == "tiny.npz"
+    assert rep["scopes"] == ["tiny"]
+    counts = {}
+    for layer in hn["layers"].values():
+        counts[layer["type"]] = counts.get(layer["type"], 0) + 1
+    assert rep["layers_by_type"] == counts
+    assert [i["name"] for i in rep["inputs"]] == ["tiny/input_layer%d" % k for k in range(1, 7)]
+    assert rep["inputs"][1]["shape"] == [-1, 1, hf.SEQ, hf.NHEAD * hf.SEQ]
+    assert rep["inputs"][0]["original_names"] == hn["layers"]["tiny/input_layer1"]["original_names"]
+    assert [o["name"] for o in rep["outputs"]] == hn["net_params"]["output_layers_order"]
+    assert rep["cache_layers"] == []
+    text = run("har", "inspect", har)
+    assert text.returncode == 0 and "tiny/input_layer2" in text.stdout and "before_optimize" in text.stdout
+
+
+def test_inspect_lists_cache_layers_and_groups(tmp_path):
+    har = hf.write_har(tmp_path / "q.har", "tiny", hf.quantized_hn(), None, state="quantized_model")
+    rep = json.loads(run("har", "inspect", har, "--json").stdout)
+    assert rep["stage"] == "after_optimize"
+    assert rep["scopes"] == ["tiny__prefill", "tiny__tbt"]
+    assert [c["name"] for c in rep["cache_layers"]] == sorted(
+        g + "/" + n for g in rep["scopes"] for n in ["cache_input_layer1", "cache_output_layer1"])
+
+
+def test_main_hn_is_not_a_variant(tmp_path):
+    hn, w = hf.parsed_har()
+    decoy = json.dumps({"name": "decoy", "layers": {}}).encode()
+    har = hf.write_har(tmp_path / "v.har", "tiny", hn, w, extra=[("tiny.native.hn", decoy), ("tiny.fp.hn", decoy)])
+    rep = json.loads(run("har", "inspect", har, "--json").stdout)
+    assert rep["hn_member"] == "tiny.hn" and rep["name"] == "tiny"
+    roles = {m["name"]: m["role"] for m in rep["members"]}
+    assert roles["tiny.native.hn"] == "hn-variant" and roles["tiny.fp.hn"] == "hn-variant"
+
+
+def test_stage_from_hn_without_metadata(tmp_path):
+    hn, w = hf.parsed_har()
+    a = hf.write_har(tmp_path / "a.har", "tiny", hn, w, state=None)
+    b = hf.write_har(tmp_path / "b.har", "tiny", hf.quantized_hn(), None, state=None)
+    assert json.loads(run("har", "inspect", a, "--json").stdout)["stage"] == "before_optimize"
+    assert json.loads(run("har", "inspect", b, "--json").stdout)["stage"] == "after_optimize"
+
+
+# ---------------------------------------------------------------- fix, before optimize
+
+def test_rope_inputs_widened_and_tiling_convs_removed(parsed, tmp_path):
+    har, man, hn0, w0 = parsed
+    out = tmp_path / "fixed.har"
+    rep = fix_json(har, "-o", out, "--manifest", man)
+    assert len(by_name(rep)["rope-input-widening"]["changes"]) == 4
+    _, hn, w = hf.read_har(out)
+    layers = hn["layers"]
+    for short, tiles in PE.items():
+        name = "tiny/" + short
+        tiler = hn0["layers"][name]["output"][0]
+        assert tiler not in layers
+        width = hf.HD * tiles
+        assert layers[name]["input_shapes"] == [[-1, 1, hf.SEQ, width]]
+        assert layers[name]["output_shapes"] == [[-1, 1, hf.SEQ, width]]
+        assert layers[name]["output"] == hn0["layers"][tiler]["output"]
+        for consumer in layers[name]["output"]:
+            ins = layers[consumer]["input"]
+            assert name in ins and tiler not in ins
+            assert layers[consumer]["input_shapes"][ins.index(name)] == [-1, 1, hf.SEQ, width]
+        assert not any(k.startswith(tiler + "/") for k in w)
+    # every other array is untouched
+    for k, v in w0.items():
+        if k.split("/")[1] not in ("conv1", "conv2", "conv3", "conv4"):
+            np.testing.assert_array_equal(w[k], v)
+
+
+def test_mask_slices_rewired(parsed, tmp_path):
+    har, man, hn0, _ = parsed
+    out = tmp_path / "fixed.har"
+    rep = fix_json(har, "-o", out, "--manifest", man)
+    assert len(by_name(rep)["mask-wiring"]["changes"]) == 2
+    _, hn, _ = hf.read_har(out)
+    layers = hn["layers"]
+    mask = "tiny/input_layer2"
+    full = [-1, 1, hf.SEQ, hf.NHEAD * hf.SEQ]
+    slices = [c for c in hn0["layers"][mask]["output"] if hn0["layers"][c]["type"] == "slice"]
+    assert len(slices) == 2
+    adds = [hn0["layers"][s]["output"][0] for s in slices]
+    assert sorted(layers[mask]["output"]) == sorted(adds)
+    for s, a in zip(slices, adds):
+        assert s not in layers
+        assert layers[a]["input"] == [hn0["layers"][a]["input"][0], mask]
+        assert layers[a]["input_shapes"] == [full, full]
+        assert layers[a]["params"]["input_repeats"] == [[1, 1, 1], [1, 1, 1]]
+        assert "input_tiles" not in layers[a]["params"]
+
+
+def check_split(hn0, w0, hn, w, shards):
+    vocab = sum(shards)
+    conv0 = hn0["net_params"]["output_layers_order"][0]
+    order = hn["net_params"]["output_layers_order"]
+    assert order[0] == conv0 and len(order) == len(shards)
+    kernels = [w[c + "/kernel:0"] for c in order]
+    assert [k.shape for k in kernels] == [(1, 1, hf.HIDDEN, s) for s in shards]
+    np.testing.assert_array_equal(np.concatenate(kernels, axis=-1), w0[conv0 + "/kernel:0"])
+    np.testing.assert_array_equal(np.concatenate([w[c + "/bias:0"] for c in order]), w0[conv0 + "/bias:0"])
+    layers = hn["layers"]
+    norms = set()
+    for c, width in zip(order, shards):
+        assert layers[c]["params"]["kernel_shape"] == [1, 1, hf.HIDDEN, width]
+        assert layers[c]["output_shapes"] == [[-1, 1, 1, width]]
+        (out,) = layers[c]["output"]
+        assert layers[out]["type"] == "output_layer"
+        assert layers[out]["input_shapes"] == [[-1, 1, 1, width]]
+        # each shard has its own slice -> normalization chain, fed by the layer norm
+        sl = layers[c]["input"][0]
+        assert layers[sl]["type"] == "slice" and layers[sl]["output"] == [c]
+        norm = layers[sl]["input"][0]
+        assert layers[norm]["type"] == "normalization" and layers[norm]["output"] == [sl]
+        assert layers[norm]["input"] == ["tiny/layer_normalization1"]
+        np.testing.assert_array_equal(w[norm + "/gamma:0"], w0["tiny/normalization1/gamma:0"])
+        norms.add(norm)
+    assert len(norms) == len(shards)
+    assert sorted(layers["tiny/layer_normalization1"]["output"]) == sorted(norms)
+    assert sum(layers[c]["output_shapes"][0][-1] for c in order) == vocab
+
+
+def test_big_vocab_lm_head_split_without_manifest(tmp_path):
+    hn0, w0 = hf.parsed_har(vocab=151936, layers=1)
+    har = hf.write_har(tmp_path / "big.har", "tiny", hn0, w0)
+    out = tmp_path / "big.fixed.har"
+    rep = fix_json(har, "-o", out)
+    assert "4 x 37984" in by_name(rep)["lm-head-split"]["changes"][0]
+    _, hn, w = hf.read_har(out)
+    check_split(hn0, w0, hn, w, [37984] * 4)
+
+
+def test_lm_head_split_follows_manifest(parsed, tmp_path):
+    har, _, hn0, w0 = parsed
+    m = hf.manifest(shards=[12, 12, 12, 12])
+    del m["adapter"]
+    man = tmp_path / "m4.json"
+    man.write_text(json.dumps(m))
+    out = tmp_path / "split.har"
+    fix_json(har, "-o", out, "--manifest", man)
+    _, hn, w = hf.read_har(out)
+    check_split(hn0, w0, hn, w, [12] * 4)
+
+
+def test_unequal_manifest_shards_refused(parsed, tmp_path):
+    har, _, _, _ = parsed
+    m = hf.manifest(shards=[20, 28])
+    del m["adapter"]
+    man = tmp_path / "bad.json"
+    man.write_text(json.dumps(m))
+    r = run("har", "fix", har, "-o", tmp_path / "o.har", "--manifest", man)
+    assert r.returncode == 4 and "equal" in r.stderr
+    assert not (tmp_path / "o.har").exists()
+
+
+def test_second_run_changes_nothing(parsed, tmp_path):
+    har, man, _, _ = parsed
+    m = json.loads(man.read_text())
+    m["lm_head_shards"] = [16, 16, 16]
+    man.write_text(json.dumps(m))
+    first, second = tmp_path / "1.har", tmp_path / "2.har"
+    assert fix_json(har, "-o", first, "--manifest", man)["changes"] == 4 + 2 + 3
+    rep = fix_json(first, "-o", second, "--manifest", man)
+    assert rep["changes"] == 0 and rep["rewritten_members"] == []
+    assert digest(first) == digest(second)  # members copied as they were
+
+
+def test_input_never_modified_and_dry_run_writes_nothing(parsed, tmp_path):
+    har, man, _, _ = parsed
+    before = digest(har)
+    rep = fix_json(har, "--dry-run", "--manifest", man)
+    assert rep["written"] is False and rep["changes"] == 6
+    assert sorted(rep["rewritten_members"]) == ["tiny.hn", "tiny.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "tiny.har"]
+    fix_json(har, "-o", tmp_path / "o.har", "--manifest", man)
+    assert digest(har) == before
+
+
+def test_output_rules(parsed, tmp_path):
+    har, man, _, _ = parsed
+    r = run("har", "fix", har, "-o", har, "--force")
+    assert r.returncode == 2 and "input" in r.stderr
+    out = tmp_path / "o.har"
+    out.write_text("mine")
+    r = run("har", "fix", har, "-o", out)
+    assert r.returncode == 2 and "--force" in r.stderr and out.read_text() == "mine"
+    assert run("har", "fix", har, "-o", out, "--force").returncode == 0
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporaries left
+    assert run("har", "fix", har).returncode == 2  # no -o
+
+
+def test_without_manifest_structure_finds_the_same(parsed, tmp_path):
+    har, man, _, _ = parsed
+    a, b = tmp_path / "a.har", tmp_path / "b.har"
+    fix_json(har, "-o", a, "--manifest", man)
+    fix_json(har, "-o", b)
+    assert hf.read_har(a)[1] == hf.read_har(b)[1]
+
+
+def test_adapter_hook_runs(parsed, tmp_path):
+    har, _, _, _ = parsed
+    man = tmp_path / "with-adapter.json"
+    man.write_text(json.dumps(hf.manifest(adapter="gpt2")))
+    rep = fix_json(har, "-o", tmp_path / "o.har", "--manifest", man)
+    hook = by_name(rep)["adapter:gpt2"]
+    assert hook["ran"] and hook["changes"] == []
+    man.write_text(json.dumps(hf.manifest(adapter="no-such-adapter")))
+    r = run("har", "fix", har, "-o", tmp_path / "p.har", "--manifest", man)
+    assert r.returncode == 4 and "no-such-adapter" in r.stderr
+
+
+# ---------------------------------------------------------------- fix, after optimize
+
+def test_conv_input_order_repaired(tmp_path):
+    hn0 = hf.quantized_hn(permuted=True)
+    har = hf.write_har(tmp_path / "q.har", "tiny", hn0, None, state="quantized_model")
+    out = tmp_path / "qf.har"
+    rep = fix_json(har, "-o", out)
+    f = by_name(rep)
+    assert not f["rope-input-widening"]["ran"] and not f["lm-head-split"]["ran"]
+    assert len(f["conv-input-order"]["changes"]) == 2  # one per scope
+    _, hn, _ = hf.read_har(out)
+    expected = copy.deepcopy(hn0)
+    for g in ["tiny__prefill", "tiny__tbt"]:
+        conv = expected["layers"][g + "/conv21"]
+        conv["input"] = [g + "/conv20", g + "/input_layer1"]
+        widths = [expected["layers"][p]["output_shapes"][0][-1] for p in conv["input"]]
+        assert widths == [s[-1] for s in conv["input_shapes"]] == [4864, 896]
+    assert hn == expected  # only `input` changed
+    assert fix_json(out, "-o", tmp_path / "again.har")["changes"] == 0
+
+
+def test_conv_input_order_leaves_correct_hn_alone(tmp_path):
+    har = hf.write_har(tmp_path / "q.har", "tiny", hf.quantized_hn(permuted=False), None, state="quantized_model")
+    assert fix_json(har, "-o", tmp_path / "o.har")["changes"] == 0
+
+
+@pytest.mark.parametrize("state,code", [("compiled_model", 4), ("mystery_state", 4)])
+def test_states_refused(tmp_path, state, code):
+    hn, w = hf.parsed_har()
+    har = hf.write_har(tmp_path / "s.har", "tiny", hn, w, state=state)
+    r = run("har", "fix", har, "-o", tmp_path / "o.har")
+    assert r.returncode == code and state in r.stderr
+    assert not (tmp_path / "o.har").exists()
+    rep = json.loads(run("har", "inspect", har, "--json").stdout)  # inspect still reads it
+    assert rep["state"] == state and rep["stage"] == ("compiled" if state.startswith("compiled") else "unknown")
+
+
+# ---------------------------------------------------------------- lines
+
+def test_compile_lines(tmp_path):
+    hn = hf.quantized_hn(permuted=False)
+    har = hf.write_har(tmp_path / "q.har", "tiny", hn, None, state="quantized_model")
+    r = run("har", "lines", har, "--for", "compile")
+    assert r.returncode == 0, r.stderr
+    expected = ["tiny__prefill = network_group([tiny__prefill])", "tiny__tbt = network_group([tiny__tbt])"]
+    for name in sorted(n for n, l in hn["layers"].items() if l.get("io_type") == "cache"):
+        group, short = name.split("/", 1)
+        layer = hn["layers"][name]
+        if layer["type"] == "input_layer":
+            expected.append("%s/tf_rgb_to_hailo_rgb_from_%s = format_conversion(%s, %s, tf_rgb_to_hailo_rgb)"
+                            % (group, short, name, layer["output"][0]))
+        else:
+            expected.append("%s/hailo_rgb_to_tf_rgb_to_%s = format_conversion(%s, %s, hailo_rgb_to_tf_rgb)"
+                            % (group, short, layer["input"][0], name))
+    assert r.stdout.splitlines() == expected
+    assert len(expected) == 2 + 4
+
+
+def test_compile_lines_need_two_groups(parsed):
+    har, _, _, _ = parsed
+    r = run("har", "lines", har, "--for", "compile")
+    assert r.returncode == 3 and "__prefill" in r.stderr
+
+
+def test_optimize_lines(parsed, tmp_path):
+    har, man, _, _ = parsed
+    fixed = tmp_path / "fixed.har"
+    fix_json(har, "-o", fixed, "--manifest", man)
+    _, hn, w = hf.read_har(fixed)
+    expected = []
+    for name, layer in hn["layers"].items():
+        if layer["type"] != "conv":
+            continue
+        if np.mean(w[name + "/kernel:0"] == 0) > 0.9:
+            continue
+        if min(s[-1] for s in layer["input_shapes"]) <= hf.HD:
+            continue
+        expected.append(name)
+    rot = [n for n in hn["layers"] if n.startswith("tiny/conv") and np.mean(w[n + "/kernel:0"] == 0) > 0.9]
+    assert rot and not set(rot) & set(expected)  # rotate-half convs are left out
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["quantization_param([%s], precision_mode=a8_w4)" % ", ".join(expected)]
+    # before the fix the tiling convs are narrow (input HD wide) and left out too
+    r = run("har", "lines", har, "--for", "optimize", "--pe-width", hf.HD)
+    assert r.returncode == 0 and "tiny/conv1," not in r.stdout and "tiny/conv1]" not in r.stdout
+    assert run("har", "lines", har, "--for", "optimize").returncode == 2  # no pe width
+
+
+@pytest.mark.parametrize("cmd", [["har"], ["har", "inspect"], ["har", "fix"], ["har", "lines"]])
+def test_help(cmd):
+    r = run(*cmd, "--help")
+    assert r.returncode == 0 and "Usage: llm2hef har" in r.stdout
+
+
+# ---------------------------------------------------------------- malformed and malicious
+
+def tar_with(path, entries):
+    """entries: (TarInfo, bytes or None)."""
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def member(name, data=b"", type_=tarfile.REGTYPE, **kw):
+    info = tarfile.TarInfo(name)
+    info.type = type_
+    info.size = len(data) if type_ == tarfile.REGTYPE else 0
+    for k, v in kw.items():
+        setattr(info, k, v)
+    return info, (data if type_ == tarfile.REGTYPE else None)
+
+
+HN_BYTES = json.dumps(hf.parsed_har()[0]).encode()
+
+
+@pytest.mark.parametrize("label,entries,needle", [
+    ("absolute", [member("/etc/tiny.hn", HN_BYTES)], "absolute"),
+    ("dotdot", [member("tiny.hn", HN_BYTES), member("../evil.npz", b"x")], "'..'"),
+    ("dotdot-inner", [member("a/../../tiny.hn", HN_BYTES)], "'..'"),
+    ("symlink", [member("tiny.hn", HN_BYTES), member("link.npz", type_=tarfile.SYMTYPE, linkname="/etc/passwd")],
+     "link"),
+    ("hardlink", [member("tiny.hn", HN_BYTES), member("hard.npz", type_=tarfile.LNKTYPE, linkname="tiny.hn")], "link"),
+    ("chardev", [member("tiny.hn", HN_BYTES), member("dev", type_=tarfile.CHRTYPE, devmajor=1, devminor=3)],
+     "not a regular file"),
+    ("fifo", [member("tiny.hn", HN_BYTES), member("pipe", type_=tarfile.FIFOTYPE)], "not a regular file"),
+    ("duplicate", [member("tiny.hn", HN_BYTES), member("./tiny.hn", HN_BYTES)], "twice"),
+    ("no-hn", [member("tiny.npz", b"x")], "no main HN"),
+    ("two-hn", [member("a.hn", HN_BYTES), member("b.hn", HN_BYTES)], "two main HN"),
+    ("bad-json", [member("tiny.hn", b"{not json")], "not valid JSON"),
+    ("no-layers", [member("tiny.hn", b'{"name": "x"}')], "'layers'"),
+    ("dangling", [member("tiny.hn", json.dumps({"layers": {"a": {"type": "conv", "input": ["ghost"]}}}).encode())],
+     "ghost"),
+    ("one-sided", [member("tiny.hn", json.dumps({"layers": {"a": {"type": "input_layer", "output": []},
+                                                            "b": {"type": "conv", "input": ["a"]}}}).encode())],
+     "does not list"),
+    ("bad-shape", [member("tiny.hn", json.dumps({"layers": {"a": {"type": "x", "input_shapes": [[1, "w"]]}}}).encode())],
+     "non-integer"),
+    ("bad-metadata", [member("tiny.hn", HN_BYTES), member("tiny.metadata.json", b"[1,2")], "not valid JSON"),
+])
+def test_malicious_or_malformed_tar(tmp_path, label, entries, needle):
+    har = tar_with(tmp_path / (label + ".har"), entries)
+    for cmd in (["inspect", har], ["fix", har, "-o", tmp_path / "out.har"]):
+        r = run("har", *cmd)
+        assert r.returncode == 3, (label, r.returncode, r.stderr)
+        assert needle in r.stderr and str(har) in r.stderr, r.stderr
+        assert "internal" not in r.stderr
+    assert not (tmp_path / "out.har").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_not_a_tar_truncated_and_compressed(parsed, tmp_path):
+    har, _, _, _ = parsed
+    data = har.read_bytes()
+    cases = {"garbage.har": os.urandom(4096), "empty.har": b"", "truncated.har": data[: len(data) // 2],
+             "header-only.har": data[:700]}
+    import gzip
+    cases["gz.har"] = gzip.compress(data)
+    for name, blob in cases.items():
+        p = tmp_path / name
+        p.write_bytes(blob)
+        r = run("har", "fix", p, "-o", tmp_path / "out.har")
+        assert r.returncode == 3, (name, r.returncode, r.stderr)
+        assert str(p) in r.stderr
+        assert not (tmp_path / "out.har").exists()
+    r = run("har", "inspect", tmp_path / "missing.har")
+    assert r.returncode == 3 and "no such file" in r.stderr
+
+
+def test_corrupt_weights_fail_cleanly(tmp_path):
+    hn, w = hf.parsed_har()
+    npz = bytearray(hf.npz_bytes(w))
+    npz[len(npz) // 3: len(npz) // 3 + 64] = b"\xff" * 64  # inside an array's data or header
+    har = hf.write_har(tmp_path / "c.har", "tiny", hn, None, extra=[("tiny.npz", bytes(npz[: len(npz) // 2]))])
+    r = run("har", "fix", har, "-o", tmp_path / "out.har")
+    assert r.returncode == 3, r.stderr
+    assert "tiny.npz" in r.stderr
+    assert not (tmp_path / "out.har").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_missing_lm_head_kernel(tmp_path):
+    hn, w = hf.parsed_har(vocab=151936, layers=1)
+    head = hn["net_params"]["output_layers_order"][0]
+    del w[head + "/kernel:0"]
+    har = hf.write_har(tmp_path / "k.har", "tiny", hn, w)
+    r = run("har", "fix", har, "-o", tmp_path / "out.har")
+    assert r.returncode == 3 and head + "/kernel:0" in r.stderr
+    assert not (tmp_path / "out.har").exists()
