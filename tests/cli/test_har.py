@@ -152,6 +152,38 @@ def test_mask_slices_rewired(parsed, tmp_path):
         assert "input_tiles" not in layers[a]["params"]
 
 
+def test_mask_slices_feeding_no_ew_add_are_left_alone(tmp_path):
+    # LFM2's conv layers slice one head's block of the mask into their shift
+    # matrices (docs/lfm2.md): not the attention pattern, so not rewired.
+    hn, w = hf.parsed_har()
+    layers = hn["layers"]
+    mask = "tiny/input_layer2"
+    seq = hf.SEQ
+    layers["tiny/slice_conv"] = {"type": "slice", "input": [mask], "output": ["tiny/ew_mult_conv"],
+                                 "input_shapes": layers[mask]["output_shapes"],
+                                 "output_shapes": [[-1, 1, seq, seq]], "original_names": ["/slice_conv"],
+                                 "params": {"width_slice": [0, seq, 1]}}
+    layers["tiny/ew_mult_conv"] = {"type": "ew_mult", "input": ["tiny/slice_conv"], "output": [],
+                                   "input_shapes": [[-1, 1, seq, seq]], "output_shapes": [[-1, 1, seq, seq]],
+                                   "original_names": ["/ew_mult_conv"], "params": {}}
+    layers[mask]["output"].append("tiny/slice_conv")
+    har = hf.write_har(tmp_path / "lfm2ish.har", "tiny", hn, w)
+    man = tmp_path / "manifest.json"
+    m = hf.manifest()
+    del m["adapter"]
+    man.write_text(json.dumps(m))
+    out = tmp_path / "fixed.har"
+    rep = by_name(fix_json(har, "-o", out, "--manifest", man))["mask-wiring"]
+    assert len(rep["changes"]) == 2
+    assert "left alone (they feed no ew_add): tiny/slice_conv" in rep["note"]
+    _, fixed, _ = hf.read_har(out)
+    assert fixed["layers"]["tiny/slice_conv"]["input"] == [mask]
+    assert "tiny/slice_conv" in fixed["layers"][mask]["output"]
+    # and without the manifest the attention slices are still found
+    rep2 = by_name(fix_json(har, "-o", tmp_path / "fixed2.har"))["mask-wiring"]
+    assert len(rep2["changes"]) == 2
+
+
 def check_split(hn0, w0, hn, w, shards):
     vocab = sum(shards)
     conv0 = hn0["net_params"]["output_layers_order"][0]

@@ -2,21 +2,26 @@
 // lets each ew_add repeat the slice with input_repeats, which repeats
 // element-wise (AABBCC) where heads need tiling (ABCABC). Each ew_add is
 // wired to the full mask input instead, with unit repeats; the slices go.
+//
+// A slice of the mask that reaches no ew_add at all is not the attention
+// pattern and is left as it is: LFM2's conv layers take one head's block of
+// the mask to build their shift matrices (docs/lfm2.md) and need no tiling.
 #include "fixup_common.hpp"
 
 namespace llm2hef::core::har {
 
 namespace {
 
+bool feeds_an_ew_add(const HnModel& hn, const std::string& slice) {
+  for (const auto& o : hn.outputs(slice))
+    if (hn.type(o) == "ew_add") return true;
+  return false;
+}
+
 bool feeds_sliced_adds(const HnModel& hn, const std::string& input) {
-  bool any = false;
-  for (const auto& c : hn.outputs(input)) {
-    if (hn.type(c) != "slice") continue;
-    const auto outs = hn.outputs(c);
-    if (outs.size() != 1 || hn.type(outs[0]) != "ew_add") return false;
-    any = true;
-  }
-  return any;
+  for (const auto& c : hn.outputs(input))
+    if (hn.type(c) == "slice" && feeds_an_ew_add(hn, c)) return true;
+  return false;
 }
 
 }  // namespace
@@ -46,9 +51,9 @@ FixupResult mask_wiring(FixupInput& in) {
   if (mask_shapes.empty() || mask_shapes[0].size() != 4)
     throw BadInput(hn.label() + ": mask input '" + mask + "' has no rank-4 output shape [-1, 1, SEQ, NHEAD*SEQ]");
   const Shape full = mask_shapes[0];
-  std::vector<std::string> slices;
+  std::vector<std::string> slices, left_alone;
   for (const auto& c : hn.outputs(mask))
-    if (hn.type(c) == "slice") slices.push_back(c);
+    if (hn.type(c) == "slice") (feeds_an_ew_add(hn, c) ? slices : left_alone).push_back(c);
   for (const auto& s : slices) {
     const auto outs = hn.outputs(s);
     if (outs.size() != 1 || hn.type(outs[0]) != "ew_add")
@@ -74,7 +79,9 @@ FixupResult mask_wiring(FixupInput& in) {
     r.changes.push_back("wired ew_add '" + add + "' to mask '" + mask + "' directly (input_repeats [[1,1,1],[1,1,1]]," +
                         " no input_tiles) and removed slice '" + s + "'");
   }
-  if (slices.empty()) r.note = "mask '" + mask + "' feeds no slices (already wired)";
+  if (slices.empty()) r.note = "mask '" + mask + "' feeds no slices into ew_adds (already wired)";
+  if (!left_alone.empty())
+    r.note += std::string(r.note.empty() ? "" : "; ") + "left alone (they feed no ew_add): " + join(left_alone);
   return r;
 }
 
