@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "atomic_file.hpp"
+#include "llm2hef/core/atomic_output.hpp"
 #include "fixups/fixup_common.hpp"
 #include "llm2hef/core/har/fixups.hpp"
 #include "llm2hef/core/progress.hpp"

@@ -8,6 +8,7 @@
 #include <memory>
 #include <regex>
 
+#include "llm2hef/core/npy.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::har {
@@ -167,22 +168,6 @@ std::string shape_text(const std::vector<int64_t>& s) {
   std::string t = "[";
   for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
   return t + "]";
-}
-
-std::string header_for(const NpyInfo& info, const std::vector<int64_t>& shape) {
-  // npy_header writes f32/i64 only; build the same layout for any descr.
-  std::string dict = "{'descr': '" + info.descr + "', 'fortran_order': False, 'shape': (";
-  for (size_t i = 0; i < shape.size(); ++i) dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
-  dict += "), }";
-  const size_t total = 10 + dict.size() + 1;
-  dict.append((total + 63) / 64 * 64 - total, ' ');
-  dict += '\n';
-  std::string h = "\x93NUMPY";
-  h += '\x01';
-  h += '\x00';
-  h += static_cast<char>(dict.size() & 0xff);
-  h += static_cast<char>((dict.size() >> 8) & 0xff);
-  return h + dict;
 }
 
 // Reads exactly the .npy header from a sequential source.
@@ -356,7 +341,7 @@ NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, c
     for (size_t s = 0; s < split.shards.size(); ++s) {
       std::vector<int64_t> shape = info.shape;
       shape.back() = split.widths[s];
-      const std::string hdr = header_for(info, shape);
+      const std::string hdr = npy_header(info.descr, shape);
       const uint64_t slice_bytes = static_cast<uint64_t>(split.widths[s]) * info.element_size;
       const std::string new_key = split.shards[s] + "/" + param;
       out.begin(new_key + ".npy", hdr.size() + rows * slice_bytes);

@@ -1,3 +1,4 @@
+#include "llm2hef/core/atomic_output.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
 
 #include <fcntl.h>
@@ -25,58 +26,6 @@ constexpr const char* kHailoConfig = "hailo-config.json";
 // comment in RT calls it "padding for 4k alignment").
 constexpr int64_t kCcwAlignment = 4096;
 
-// A temporary file next to the target, renamed over it on commit, removed on failure.
-class StagedFile {
- public:
-  explicit StagedFile(const fs::path& target) : target_(target) {
-    const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    if (!fs::is_directory(parent))
-      throw UsageError(target.string() + ": parent folder " + parent.string() + " does not exist");
-    std::string templ = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    fd_ = ::mkstemp(buf.data());
-    if (fd_ < 0) throw BadInput(target.string() + ": cannot create a temporary file next to it");
-    path_ = buf.data();
-  }
-  ~StagedFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) {
-      std::error_code ec;
-      fs::remove(path_, ec);
-    }
-  }
-  StagedFile(const StagedFile&) = delete;
-  StagedFile& operator=(const StagedFile&) = delete;
-
-  void write_at(uint64_t offset, const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) throw BadInput(target_.string() + ": write failed: " + std::strerror(errno));
-      p += w;
-      offset += static_cast<uint64_t>(w);
-      n -= static_cast<size_t>(w);
-    }
-  }
-  const fs::path& path() const { return path_; }
-  void commit() {
-    if (::fsync(fd_) != 0) throw BadInput(target_.string() + ": fsync failed: " + std::strerror(errno));
-    ::fchmod(fd_, 0644);
-    ::close(fd_);
-    fd_ = -1;
-    std::error_code ec;
-    fs::rename(path_, target_, ec);
-    if (ec) throw BadInput(target_.string() + ": cannot rename the new file into place: " + ec.message());
-    committed_ = true;
-  }
-
- private:
-  fs::path target_, path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 // The resource message with offset (1), size (2) and xxhash (4) replaced;
 // every other field kept byte for byte.
@@ -167,7 +116,7 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
   nh.additional_info_size = tail - ccws_real + config_text.size();
   nh.proto_xxh3 = h.proto_xxh3 != 0 ? XXH3_64bits(proto.data(), proto.size()) : 0;
 
-  StagedFile out(output);
+  AtomicFile out(output, replace);
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
   if (!state) throw InternalError("XXH3_createState failed");
   XXH3_64bits_reset(state.get());

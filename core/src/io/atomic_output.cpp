@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <system_error>
 #include <vector>
@@ -62,30 +66,56 @@ void AtomicDir::commit() {
   committed_ = true;
 }
 
-void write_file_atomic(const fs::path& path, const std::string& contents) {
-  fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string templ = (parent / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target)) {
+  if (fs::exists(target_) && !replace)
+    throw UsageError(target_.string() + ": already exists (pass --force to replace it)");
+  const fs::path parent = target_.parent_path().empty() ? fs::path(".") : target_.parent_path();
+  if (!fs::is_directory(parent))
+    throw UsageError(target_.string() + ": parent folder " + parent.string() + " does not exist");
+  std::string templ = (parent / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  int fd = ::mkstemp(buf.data());
-  if (fd < 0) throw BadInput(path.string() + ": cannot create a temporary file next to it");
-  ::close(fd);
-  fs::path tmp(buf.data());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw BadInput(path.string() + ": write failed");
-    }
-  }
+  fd_ = ::mkstemp(buf.data());
+  if (fd_ < 0) throw BadInput(target_.string() + ": cannot create a temporary file next to it");
+  staging_ = buf.data();
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (committed_) return;
   std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw BadInput(path.string() + ": cannot rename into place");
+  fs::remove(staging_, ec);
+}
+
+void AtomicFile::write_at(uint64_t offset, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t w = ::pwrite(fd_, p, size, static_cast<off_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw BadInput(target_.string() + ": write failed: " + std::strerror(errno));
+    p += w;
+    offset += static_cast<uint64_t>(w);
+    size -= static_cast<size_t>(w);
   }
+}
+
+void AtomicFile::commit() {
+  // Data written through path() by another descriptor is flushed by this
+  // fsync too: it syncs the file, not the descriptor.
+  if (::fsync(fd_) != 0) throw BadInput(target_.string() + ": fsync failed: " + std::strerror(errno));
+  ::fchmod(fd_, 0644);
+  ::close(fd_);
+  fd_ = -1;
+  std::error_code ec;
+  fs::rename(staging_, target_, ec);
+  if (ec) throw BadInput(target_.string() + ": cannot rename the new file into place: " + ec.message());
+  committed_ = true;
+}
+
+void write_file_atomic(const fs::path& path, const std::string& contents) {
+  AtomicFile out(path, true);
+  out.write_at(0, contents.data(), contents.size());
+  out.commit();
 }
 
 }  // namespace llm2hef::core

@@ -20,9 +20,8 @@ int64_t count(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-std::string npy_header(NpyType type, const std::vector<int64_t>& shape) {
-  std::string dict = std::string("{'descr': '") + (type == NpyType::f32 ? "<f4" : "<i8") +
-                     "', 'fortran_order': False, 'shape': (";
+std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i) dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
   dict += "), }";
   // magic(6) + version(2) + len(2) + dict + padding + '\n', total a multiple of 64.
@@ -36,6 +35,10 @@ std::string npy_header(NpyType type, const std::vector<int64_t>& shape) {
   h += static_cast<char>(dict.size() & 0xff);
   h += static_cast<char>((dict.size() >> 8) & 0xff);
   return h + dict;
+}
+
+std::string npy_header(NpyType type, const std::vector<int64_t>& shape) {
+  return npy_header(type == NpyType::f32 ? "<f4" : "<i8", shape);
 }
 
 NpyWriter::NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape)

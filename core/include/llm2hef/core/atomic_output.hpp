@@ -5,6 +5,8 @@
 // failure the destructor removes it. Single files use the same idea.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -27,7 +29,33 @@ class AtomicDir {
   bool replace_, committed_ = false;
 };
 
-// Writes `contents` to `path` through a temporary file in the same folder.
+// One output file, the same way: a hidden temporary file in the target's
+// folder, renamed over the target by commit() (after fsync, mode 0644) and
+// removed by the destructor otherwise. Write through write_at() or open
+// path() yourself.
+class AtomicFile {
+ public:
+  // UsageError when `target` exists and `replace` is false, or when its
+  // folder does not exist.
+  AtomicFile(std::filesystem::path target, bool replace);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  const std::filesystem::path& path() const { return staging_; }
+  const std::filesystem::path& target() const { return target_; }
+  // The target's folder, for scratch files on the same filesystem.
+  std::filesystem::path folder() const { return staging_.parent_path(); }
+  void write_at(uint64_t offset, const void* data, size_t size);
+  void commit();
+
+ private:
+  std::filesystem::path target_, staging_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// Writes `contents` to `path` through an AtomicFile (replacing `path`).
 void write_file_atomic(const std::filesystem::path& path, const std::string& contents);
 
 }  // namespace llm2hef::core

@@ -15,6 +15,8 @@ enum class NpyType { f32, i64 };
 
 // Header bytes of a version-1.0 .npy file (little-endian, C order).
 std::string npy_header(NpyType type, const std::vector<int64_t>& shape);
+// The same for any numpy type string ("<f4", "<f2", "|u1", ...).
+std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape);
 
 // Streams a float32 array to disk row block by row block.
 class NpyWriter {
