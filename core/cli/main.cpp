@@ -20,9 +20,9 @@ Commands:
   inputs     runtime-equivalent host inputs for a prompt (.npz)
   lint       check any ONNX against the Hailo-10H graph contract (--json)
   inspect    what an export would do: adapter, sizes, memory on the 8 GB device, rewrites
-  registry   adapter manifests: verify a published adapter, write manifests and indexes
-  hef        compiled HEFs: inspect, check (genai contract), set-config (new hailo-config.json)
   har        DFC HAR files: inspect, fix (HN fixups), lines (model-script lines from the HN)
+  hef        compiled HEFs: inspect, check (genai contract), set-config (new hailo-config.json)
+  registry   adapter manifests: verify a published adapter, write manifests and indexes
 
 Global options:
   --adapter-path DIR   search DIR (or a .so file) for adapters first; repeatable
