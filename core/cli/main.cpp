@@ -1,4 +1,5 @@
 // llm2hef command-line entry point: dispatch, help, exit codes.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -40,6 +41,8 @@ Exit status: 0 ok, 1 check failed, 2 usage, 3 bad input, 4 unsupported model, 5 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Diagnostics go to stderr: stdout carries results (--json documents, reports).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("llm2hef"));
   spdlog::set_pattern("%^%l%$: %v");
   spdlog::set_level(spdlog::level::warn);
   std::vector<std::string> args(argv + 1, argv + argc);

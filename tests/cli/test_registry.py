@@ -136,3 +136,25 @@ def test_usage_and_bad_input(tmp_path):
     assert r.returncode == 3 and "broken.json: not valid JSON" in r.stderr
     r = run("registry", "index", tmp_path, "--license", "MIT", "--maintainer", "x")
     assert r.returncode == 3 and "no adapter library" in r.stderr
+
+
+def test_conflicting_claims_warn_and_are_recorded(tmp_path):
+    # Two of the plugin suite's test adapters both claim ClashForCausalLM.
+    test_adapters = BIN.parent / "tests" / "plugins" / "test_adapters"
+    model = tmp_path / "clash"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["ClashForCausalLM"]}))
+    header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    (model / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + bytes(4))
+
+    r = run("--adapter-path", test_adapters, "inspect", model, "--json")
+    assert "architecture 'ClashForCausalLM' is claimed by more than one adapter; using claim_a" in r.stderr
+    assert "pass --adapter NAME to choose another" in r.stderr
+    adapter = json.loads(r.stdout)["adapter"]
+    assert adapter["name"] == "claim_a"
+    assert [a["name"] for a in adapter["passed_over"]] == ["claim_b"]
+    assert adapter["warning"] in r.stderr
+
+    chosen = run("--adapter-path", test_adapters, "inspect", model, "--json", "--adapter", "claim_b")
+    assert "claimed by more than one adapter" not in chosen.stderr
+    assert json.loads(chosen.stdout)["adapter"]["name"] == "claim_b"
