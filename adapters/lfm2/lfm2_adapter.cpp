@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/attention_block.hpp"
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope.hpp"
@@ -296,7 +297,13 @@ class Lfm2Adapter final : public Adapter {
       Value op;
       if (m.attention[static_cast<size_t>(i)]) {
         auto s = g.scope("self_attn");
-        op = attention_block(g, ckpt, m, pe, head_mask(g, in.mask, n), a, p, n, scale);
+        op = attention_block(g, ckpt, a, head_mask(g, in.mask, n), pe,
+                             {.prefix = p + "self_attn.",
+                              .q_norm = "q_layernorm",
+                              .k_norm = "k_layernorm",
+                              .out_proj = "out_proj",
+                              .shape = {n, m.heads, m.kv_heads, m.head_dim, scale},
+                              .norm_eps = m.eps});
       } else {
         auto s = g.scope("conv");
         const std::string c = p + "conv.";
@@ -329,36 +336,6 @@ class Lfm2Adapter final : public Adapter {
     auto s = g.scope("lm_head");
     Value head = g.weight("weight", ckpt, m.lm_head, {.transpose = true});
     g.output(g.matmul(last, head), "logits");
-  }
-
- private:
-  static Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Lfm2Config& m, const PeTables& pe,
-                               const Value& mask, const Value& a, const std::string& p, int64_t n, float scale) {
-    const int64_t d = m.head_dim;
-    auto proj = [&](const char* name) {
-      auto ps = g.scope(name);
-      return linear(g, ckpt, a, {p + "self_attn." + name + ".weight", std::nullopt});
-    };
-    Value q = proj("q_proj"), k = proj("k_proj"), v = proj("v_proj");
-    {
-      auto ns = g.scope("q_layernorm");
-      q = head_rms_norm(g, ckpt, q, p + "self_attn.q_layernorm.weight", m.heads, d, m.eps);
-    }
-    {
-      auto ns = g.scope("k_layernorm");
-      k = head_rms_norm(g, ckpt, k, p + "self_attn.k_layernorm.weight", m.kv_heads, d, m.eps);
-    }
-    {
-      auto rs = g.scope("q");
-      q = apply_rope(g, q, pe.q_cos, pe.q_sin, m.heads, d);
-    }
-    {
-      auto rs = g.scope("k");  // at KV width, before the GQA expansion
-      k = apply_rope(g, k, pe.k_cos, pe.k_sin, m.kv_heads, d);
-    }
-    Value ctx = attention(g, q, k, v, mask, {n, m.heads, m.kv_heads, d, scale});
-    auto os = g.scope("out_proj");
-    return linear(g, ckpt, ctx, {p + "self_attn.out_proj.weight", std::nullopt});
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "llm2hef/sdk/attention_block.hpp"
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope.hpp"
@@ -90,32 +91,16 @@ void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const Ll
     Value attn;
     {
       auto s = g.scope("attn");
-      auto proj = [&](const char* name, bool bias) {
-        auto ps = g.scope(name);
-        const std::string base = p + "self_attn." + name;
-        return linear(g, ckpt, a, {base + ".weight", bias ? std::optional(base + ".bias") : std::nullopt});
-      };
-      Value q = proj("q_proj", m.qkv_bias), k = proj("k_proj", m.qkv_bias), v = proj("v_proj", m.qkv_bias);
-      if (m.qk_norm) {
-        {
-          auto ns = g.scope("q_norm");
-          q = head_rms_norm(g, ckpt, q, p + "self_attn.q_norm.weight", m.heads, d, m.rms_eps);
-        }
-        auto ns = g.scope("k_norm");
-        k = head_rms_norm(g, ckpt, k, p + "self_attn.k_norm.weight", m.kv_heads, d, m.rms_eps);
-      }
-      if (m.rope_layers[static_cast<size_t>(i)]) {
-        {
-          auto rs = g.scope("q");
-          q = apply_rope(g, q, pe.q_cos, pe.q_sin, m.heads, d);
-        }
-        auto rs = g.scope("k");  // at KV width, before the GQA expansion
-        k = apply_rope(g, k, pe.k_cos, pe.k_sin, m.kv_heads, d);
-      }
-      Value ctx = attention(g, q, k, v, mask, {n, m.heads, m.kv_heads, d, scale});
-      auto os = g.scope("o_proj");
-      const std::string o = p + "self_attn.o_proj";
-      attn = linear(g, ckpt, ctx, {o + ".weight", m.o_bias ? std::optional(o + ".bias") : std::nullopt});
+      attn = attention_block(g, ckpt, a, mask, pe,
+                             {.prefix = p + "self_attn.",
+                              .q_norm = m.qk_norm ? "q_norm" : "",
+                              .k_norm = m.qk_norm ? "k_norm" : "",
+                              .out_proj = "o_proj",
+                              .qkv_bias = m.qkv_bias,
+                              .out_bias = m.o_bias,
+                              .rope = m.rope_layers[static_cast<size_t>(i)],
+                              .shape = {n, m.heads, m.kv_heads, d, scale},
+                              .norm_eps = m.rms_eps});
     }
     hidden = g.add(hidden, attn, "attn_residual/Add");
     Value x;

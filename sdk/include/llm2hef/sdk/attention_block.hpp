@@ -1,0 +1,35 @@
+// The whole attention sub-layer of a Llama-style decoder: q/k/v projections,
+// optional per-head q/k RMSNorm (QK-Norm), RoPE, GQA attention and the output
+// projection. Shared by the Llama family and LFM2's attention layers, which
+// differ only in module names, biases and where RoPE applies.
+//
+// Each module gets a scope named after the HF module ("q_proj", "q_norm" or
+// "q_layernorm", "o_proj" or "out_proj"), so node names follow the HF tree.
+// The caller opens the enclosing scope ("attn", "self_attn").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
+
+namespace llm2hef::sdk {
+
+struct AttentionBlockSpec {
+  std::string prefix;        // checkpoint prefix of the module, "model.layers.3.self_attn."
+  std::string q_norm;        // per-head norm modules ("q_norm", "q_layernorm"); empty = no QK-Norm
+  std::string k_norm;
+  std::string out_proj;      // "o_proj", "out_proj"
+  bool qkv_bias = false;
+  bool out_bias = false;
+  bool rope = true;          // false on NoPE layers
+  AttentionShape shape;      // seq, heads, kv_heads, head_dim, scale
+  float norm_eps = 1e-6f;    // of the QK-Norm
+};
+
+// `x` is the normed hidden state [1, N, hidden]; `mask` the layer's head_mask().
+Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Value& mask, const PeTables& pe,
+                      const AttentionBlockSpec& spec);
+
+}  // namespace llm2hef::sdk
