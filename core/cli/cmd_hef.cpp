@@ -16,6 +16,7 @@
 #include "llm2hef/core/hef/hef_patch.hpp"
 #include "llm2hef/core/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::cli {
 
@@ -314,14 +315,7 @@ int check(const std::vector<std::string>& argv) {
   if (args.positionals().size() != 1) throw UsageError("hef check takes one HEF file (see llm2hef hef check --help)");
   hef::ContractOptions opt;
   if (auto m = args.get("manifest")) {
-    std::ifstream in(*m, std::ios::binary);
-    if (!in) throw BadInput(*m + ": cannot open the manifest");
-    try {
-      opt.manifest = json::parse(in);
-    } catch (const json::exception& e) {
-      throw BadInput(*m + ": not valid JSON: " + e.what());
-    }
-    if (!opt.manifest->is_object()) throw BadInput(*m + ": the manifest is not a JSON object");
+    opt.manifest = sdk::JsonFile::load(*m).raw();
     opt.manifest_path = *m;
   }
   if (args.has("verify-all")) opt.checksum_limit = UINT64_MAX;

@@ -1,9 +1,7 @@
 #include "llm2hef/registry/verify.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
@@ -11,6 +9,7 @@
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -19,18 +18,6 @@ namespace llm2hef::registry {
 namespace {
 
 using nlohmann::json;
-
-json read_json_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw BadInput(file.string() + ": cannot open for reading");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw BadInput(file.string() + ": not valid JSON: " + e.what());
-  }
-}
 
 std::string joined(const std::set<std::string>& items) {
   std::string out;
@@ -222,11 +209,11 @@ VerifyReport verify_published(const fs::path& path, const VerifyOptions& options
     if (ec) throw BadInput(path.string() + ": cannot list the folder: " + ec.message());
     std::sort(files.begin(), files.end());
     if (files.empty()) throw BadInput(path.string() + ": no manifest (*.json) in this folder");
-    for (const auto& f : files) verify_document(read_json_file(f), f, options, report);
+    for (const auto& f : files) verify_document(sdk::read_json(f), f, options, report);
     return report;
   }
   if (!fs::exists(path, ec)) throw BadInput(path.string() + ": no such file or folder");
-  verify_document(read_json_file(path), path, options, report);
+  verify_document(sdk::read_json(path), path, options, report);
   return report;
 }
 

@@ -7,17 +7,20 @@
 
 namespace llm2hef::sdk {
 
-JsonFile JsonFile::load(const std::filesystem::path& path) {
+nlohmann::json read_json(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(path.string() + ": cannot open for reading");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(buffer.str());
+    return nlohmann::json::parse(buffer.str());
   } catch (const nlohmann::json::parse_error& e) {
     throw BadInput(path.string() + ": not valid JSON: " + e.what());
   }
+}
+
+JsonFile JsonFile::load(const std::filesystem::path& path) {
+  nlohmann::json doc = read_json(path);
   if (!doc.is_object()) throw BadInput(path.string() + ": expected a JSON object at the top level");
   return JsonFile(path.string(), std::move(doc));
 }

@@ -12,6 +12,10 @@
 
 namespace llm2hef::sdk {
 
+// Parses the JSON document in `path`, whatever its top-level type; throws
+// BadInput naming the file on I/O or syntax errors.
+nlohmann::json read_json(const std::filesystem::path& path);
+
 class JsonFile {
  public:
   JsonFile() = default;
