@@ -9,6 +9,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/atomic_output.hpp"
+#include "llm2hef/core/output_guard.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
 #include "llm2hef/registry/manifest.hpp"
@@ -33,13 +34,16 @@ the SHA-256 of its .so (schema: share/llm2hef/schema/adapter-manifest.schema.jso
       name, version, architectures and model_types equal the manifest's.
       Exit status 0 all passed, 1 a check failed, 3 unreadable PATH.
 
-  manifest LIB.so --license SPDX --maintainer WHO [--homepage URL] [-o FILE]
+  manifest LIB.so --license SPDX --maintainer WHO [--homepage URL] [-o FILE] [--force]
       Writes the manifest of an adapter library (to stdout without -o). Publish
       it beside the .so.
 
-  index DIR --license SPDX --maintainer WHO [--homepage URL] [-o FILE]
+  index DIR --license SPDX --maintainer WHO [--homepage URL] [-o FILE] [--force]
       One index of every adapter library in DIR (default DIR/index.json); the
       build writes one for the first-party adapters.
+
+An existing output file is replaced only with --force, and never when it is
+not a regular file (a device, FIFO or folder).
 
 The global --allow-unsafe-adapters also applies here.
 )";
@@ -66,13 +70,13 @@ plugins::LoadedAdapter load_checked(const Globals& g, const fs::path& library) {
   }
 }
 
-void write_output(const nlohmann::json& document, const std::optional<std::string>& output) {
+void write_output(const nlohmann::json& document, const std::optional<std::string>& output, bool replace) {
   const std::string text = document.dump(2) + "\n";
   if (!output) {
     std::cout << text;
     return;
   }
-  core::write_file_atomic(*output, text);
+  core::write_file_atomic(*output, text, replace);
 }
 
 int verify(const Globals& g, const Args& args) {
@@ -90,8 +94,9 @@ int verify(const Globals& g, const Args& args) {
 int manifest(const Globals& g, const Args& args) {
   if (args.positionals().size() != 2) throw UsageError("registry manifest takes one adapter library (.so)");
   const registry::Publisher publisher = publisher_from(args);
+  if (const auto output = args.get("output")) core::check_file_output(*output, args.has("force"));
   const plugins::LoadedAdapter adapter = load_checked(g, args.positionals()[1]);
-  write_output(registry::make_manifest(adapter, publisher), args.get("output"));
+  write_output(registry::make_manifest(adapter, publisher), args.get("output"), args.has("force"));
   return 0;
 }
 
@@ -100,6 +105,8 @@ int index(const Globals& g, const Args& args) {
   const fs::path dir = args.positionals()[1];
   if (!fs::is_directory(dir)) throw BadInput(dir.string() + ": not a folder");
   const registry::Publisher publisher = publisher_from(args);
+  const std::string output = args.get("output").value_or((dir / "index.json").string());
+  core::check_file_output(output, args.has("force"));
   std::vector<fs::path> libraries;
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".so" && entry.is_regular_file()) libraries.push_back(entry.path());
@@ -107,14 +114,14 @@ int index(const Globals& g, const Args& args) {
   if (libraries.empty()) throw BadInput(dir.string() + ": no adapter library (*.so) in this folder");
   std::vector<nlohmann::json> manifests;
   for (const auto& library : libraries) manifests.push_back(registry::make_manifest(load_checked(g, library), publisher));
-  write_output(registry::make_index(std::move(manifests)), args.get("output").value_or((dir / "index.json").string()));
+  write_output(registry::make_index(std::move(manifests)), output, args.has("force"));
   return 0;
 }
 
 }  // namespace
 
 int cmd_registry(const Globals& g, const std::vector<std::string>& argv) {
-  Args args(argv, {"license", "maintainer", "homepage", "output", "o"}, {"json", "help", "h"});
+  Args args(argv, {"license", "maintainer", "homepage", "output", "o"}, {"json", "force", "help", "h"});
   if (args.has("help") || args.has("h") || args.positionals().empty()) {
     if (args.positionals().empty() && !(args.has("help") || args.has("h")))
       throw UsageError("registry needs a command: verify, manifest or index (see llm2hef registry --help)");

@@ -127,6 +127,11 @@ def test_existing_output_needs_force(exported, tmp_path):
     r = run("export", FIXTURE, "-o", out, "--cache", 16, "--prefill", 4)
     assert r.returncode == 2 and "--force" in r.stderr
     assert (out / "keep.txt").read_text() == "mine"
+    # --force replaces only a previous export (a folder with a manifest.json).
+    r = run("export", FIXTURE, "-o", out, "--cache", 16, "--prefill", 4, "--force")
+    assert r.returncode == 2 and "not a previous llm2hef export" in r.stderr
+    assert (out / "keep.txt").read_text() == "mine"
+    (out / "manifest.json").write_text("{}")
     r = run("export", FIXTURE, "-o", out, "--cache", 16, "--prefill", 4, "--force")
     assert r.returncode == 0, r.stderr
     assert not (out / "keep.txt").exists() and (out / "model.onnx").exists()

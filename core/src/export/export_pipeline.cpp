@@ -8,6 +8,7 @@
 #include "llm2hef/core/export.hpp"
 #include "llm2hef/core/genai_resources.hpp"
 #include "llm2hef/core/npy.hpp"
+#include "llm2hef/core/output_guard.hpp"
 #include "llm2hef/core/progress.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/build_info.hpp"
@@ -110,6 +111,7 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   const sdk::Adapter& adapter = res.adapter->adapter();
   const sdk::AdapterInfo& info = res.adapter->info();
   const sdk::ExportOptions options = export_options(r, info);
+  check_export_output(r.output, r.model_dir, r.force);  // before any work: --force never deletes an input
   const sdk::Plan plan = adapter.plan(*ckpt, options);
   validate_plan(plan, *ckpt, info.name);
   if (ckpt->tokenizer_json().empty())

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <vector>
 
+#include "llm2hef/core/output_guard.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -34,6 +35,9 @@ fs::path make_temp_dir(const fs::path& target) {
 
 AtomicDir::AtomicDir(fs::path target, bool replace) : target_(std::move(target)), replace_(replace) {
   if (target_.filename().empty()) target_ = target_.parent_path();
+  std::error_code ec;
+  if (fs::exists(target_, ec) && !fs::is_directory(target_, ec))
+    throw UsageError(target_.string() + ": exists and is not a folder; not replaced, even with --force");
   if (fs::exists(target_) && !replace_)
     throw UsageError(target_.string() + ": already exists (pass --force to replace it)");
   staging_ = make_temp_dir(target_);
@@ -67,8 +71,7 @@ void AtomicDir::commit() {
 }
 
 AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target)) {
-  if (fs::exists(target_) && !replace)
-    throw UsageError(target_.string() + ": already exists (pass --force to replace it)");
+  check_file_output(target_, replace);
   const fs::path parent = target_.parent_path().empty() ? fs::path(".") : target_.parent_path();
   if (!fs::is_directory(parent))
     throw UsageError(target_.string() + ": parent folder " + parent.string() + " does not exist");
@@ -112,8 +115,8 @@ void AtomicFile::commit() {
   committed_ = true;
 }
 
-void write_file_atomic(const fs::path& path, const std::string& contents) {
-  AtomicFile out(path, true);
+void write_file_atomic(const fs::path& path, const std::string& contents, bool replace) {
+  AtomicFile out(path, replace);
   out.write_at(0, contents.data(), contents.size());
   out.commit();
 }

@@ -140,7 +140,7 @@ NpzMember npz_i64(std::string name, std::vector<int64_t> shape, std::span<const 
           std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes())};
 }
 
-void write_npz(const std::filesystem::path& path, const std::vector<NpzMember>& members) {
+void write_npz(const std::filesystem::path& path, const std::vector<NpzMember>& members, bool replace) {
   // Build the archive in memory (inputs are small), then write it atomically.
   std::string zip;
   archive* a = archive_write_new();
@@ -169,7 +169,7 @@ void write_npz(const std::filesystem::path& path, const std::vector<NpzMember>& 
   }
   archive_write_close(a);
   archive_write_free(a);
-  write_file_atomic(path, zip);
+  write_file_atomic(path, zip, replace);
 }
 
 }  // namespace llm2hef::core

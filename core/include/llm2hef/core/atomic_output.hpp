@@ -35,8 +35,9 @@ class AtomicDir {
 // path() yourself.
 class AtomicFile {
  public:
-  // UsageError when `target` exists and `replace` is false, or when its
-  // folder does not exist.
+  // UsageError when `target` exists and `replace` is false, when it exists
+  // and is not a regular file (check_file_output), or when its folder does
+  // not exist.
   AtomicFile(std::filesystem::path target, bool replace);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -55,7 +56,8 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-// Writes `contents` to `path` through an AtomicFile (replacing `path`).
-void write_file_atomic(const std::filesystem::path& path, const std::string& contents);
+// Writes `contents` to `path` through an AtomicFile; an existing regular
+// file is replaced only when `replace` is true.
+void write_file_atomic(const std::filesystem::path& path, const std::string& contents, bool replace);
 
 }  // namespace llm2hef::core

@@ -61,6 +61,7 @@ struct NpzMember {
 };
 NpzMember npz_f32(std::string name, std::vector<int64_t> shape, std::span<const float> values);
 NpzMember npz_i64(std::string name, std::vector<int64_t> shape, std::span<const int64_t> values);
-void write_npz(const std::filesystem::path& path, const std::vector<NpzMember>& members);
+// An existing file at `path` is replaced only when `replace` is true.
+void write_npz(const std::filesystem::path& path, const std::vector<NpzMember>& members, bool replace);
 
 }  // namespace llm2hef::core

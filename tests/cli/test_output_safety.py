@@ -1,0 +1,138 @@
+"""Outputs never destroy inputs or anything that is not a previous output
+(issue 12, data-loss classes 1 and 2).
+
+Each test builds its own checkpoint copy and files in tmp_path, runs the real
+binary, and checks both the exit status and that every pre-existing byte is
+still where it was.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
+ADAPTER_DIR = Path(os.environ.get("LLM2HEF_BUILD_ADAPTER_DIR", REPO / "build" / "adapters"))
+
+
+def run(*args):
+    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file under root with the SHA-256 of its bytes."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture()
+def workspace(tmp_path):
+    """tmp/parent/{ckpt (a copy of gpt2-tiny), notes.txt}."""
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    shutil.copytree(FIXTURE, parent / "ckpt")
+    (parent / "notes.txt").write_text("unrelated work")
+    return parent
+
+
+EXPORT = ["--cache", 16, "--prefill", 4]
+
+
+@pytest.mark.parametrize("target", ["ckpt", ".", "ckpt/inner"], ids=["the-checkpoint", "its-parent", "inside-it"])
+def test_export_force_never_removes_its_input(workspace, target):
+    ckpt = workspace / "ckpt"
+    (ckpt / "inner").mkdir()
+    (ckpt / "inner" / "manifest.json").write_text("{}")  # even when it looks like an export
+    before = snapshot(workspace)
+    r = run("export", ckpt, "-o", workspace / target, *EXPORT, "--force")
+    assert r.returncode == 2, r.stderr
+    assert "checkpoint" in r.stderr and str(workspace / target).rstrip("/.") in r.stderr
+    assert snapshot(workspace) == before
+
+
+def test_export_force_refuses_a_folder_that_is_not_an_export(workspace, tmp_path):
+    other = tmp_path / "photos"
+    other.mkdir()
+    (other / "cat.jpg").write_bytes(b"\xff\xd8 not really")
+    r = run("export", workspace / "ckpt", "-o", other, *EXPORT, "--force")
+    assert r.returncode == 2 and "manifest.json" in r.stderr
+    assert (other / "cat.jpg").read_bytes() == b"\xff\xd8 not really"
+
+
+def test_export_refuses_a_file_as_output(workspace, tmp_path):
+    target = tmp_path / "out"
+    target.write_text("a file")
+    r = run("export", workspace / "ckpt", "-o", target, *EXPORT, "--force")
+    assert r.returncode == 2 and "must be a folder" in r.stderr
+    assert target.read_text() == "a file"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exp") / "tiny"
+    r = run("export", FIXTURE, "-o", out, *EXPORT)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_inputs_does_not_overwrite_without_force(exported):
+    model = exported / "model.onnx"
+    before = model.read_bytes()
+    r = run("inputs", exported, "--tokens", "1,2,3", "-o", model)
+    assert r.returncode == 2 and "--force" in r.stderr
+    assert model.read_bytes() == before
+
+
+def test_inputs_force_replaces_a_regular_file(exported, tmp_path):
+    target = tmp_path / "in.npz"
+    target.write_text("old")
+    assert run("inputs", exported, "--tokens", "1,2,3", "-o", target, "--force").returncode == 0
+    assert target.read_bytes()[:2] == b"PK"  # a zip now
+
+
+def _fifo(tmp_path: Path) -> Path:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    return fifo
+
+
+def test_inputs_force_refuses_a_fifo(exported, tmp_path):
+    fifo = _fifo(tmp_path)
+    r = run("inputs", exported, "--tokens", "1,2,3", "-o", fifo, "--force")
+    assert r.returncode == 2 and "FIFO" in r.stderr
+    assert fifo.is_fifo()
+
+
+def test_inputs_force_refuses_a_folder(exported, tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    r = run("inputs", exported, "--tokens", "1,2,3", "-o", folder, "--force")
+    assert r.returncode == 2 and "folder" in r.stderr
+    assert folder.is_dir()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="replacing /dev/null is only possible as root")
+def test_inputs_force_never_replaces_a_device_node(exported):
+    r = run("inputs", exported, "--tokens", "1,2,3", "-o", "/dev/null", "--force")
+    assert r.returncode == 2 and "device" in r.stderr
+    assert Path("/dev/null").is_char_device()
+
+
+def test_registry_manifest_does_not_overwrite_without_force(tmp_path):
+    lib = ADAPTER_DIR / "llm2hef_adapter_gpt2.so"
+    target = tmp_path / "m.json"
+    target.write_text("mine")
+    publisher = ["--license", "MIT", "--maintainer", "x"]
+    r = run("registry", "manifest", lib, *publisher, "-o", target)
+    assert r.returncode == 2 and "--force" in r.stderr and target.read_text() == "mine"
+    assert run("registry", "manifest", lib, *publisher, "-o", target, "--force").returncode == 0
+    assert target.read_text().lstrip().startswith("{")
+    fifo = _fifo(tmp_path)
+    r = run("registry", "manifest", lib, *publisher, "-o", fifo, "--force")
+    assert r.returncode == 2 and "FIFO" in r.stderr and fifo.is_fifo()
