@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "llm2hef/core/staging.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("llm2hef"));
   spdlog::set_pattern("%^%l%$: %v");
   spdlog::set_level(spdlog::level::warn);
+  // Before any thread starts: Ctrl-C and SIGTERM remove staging outputs.
+  llm2hef::core::install_interrupt_cleanup();
   std::vector<std::string> args(argv + 1, argv + argc);
   llm2hef::cli::Globals globals;
   try {

@@ -1,5 +1,5 @@
 """Outputs never destroy inputs or anything that is not a previous output
-(issue 12, data-loss classes 1 and 2).
+(issue 12, data-loss classes 1-3).
 
 Each test builds its own checkpoint copy and files in tmp_path, runs the real
 binary, and checks both the exit status and that every pre-existing byte is
@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -136,3 +139,75 @@ def test_registry_manifest_does_not_overwrite_without_force(tmp_path):
     fifo = _fifo(tmp_path)
     r = run("registry", "manifest", lib, *publisher, "-o", fifo, "--force")
     assert r.returncode == 2 and "FIFO" in r.stderr and fifo.is_fifo()
+
+
+# --- class 3: interrupted runs leave no staging folders --------------------
+
+MAKE_CHECKPOINT = BIN.parent / "tools" / "bench" / "make_random_checkpoint"
+
+
+def staging_entries(folder: Path, name: str) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("." + name + ".tmp-"))
+
+
+@pytest.fixture(scope="module")
+def slow_checkpoint(tmp_path_factory):
+    """A GPT-2 checkpoint big enough (~400 MB of F32) that export takes a while."""
+    if not MAKE_CHECKPOINT.is_file():
+        pytest.skip(f"{MAKE_CHECKPOINT} not built")
+    d = tmp_path_factory.mktemp("slow") / "ckpt"
+    r = subprocess.run([str(MAKE_CHECKPOINT), "-o", str(d), "--preset", "gpt2", "--n-layer", "4"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_during_export_removes_the_staging_folder(slow_checkpoint, tmp_path, sig):
+    out = tmp_path / "out"
+    p = subprocess.Popen([str(BIN), "export", str(slow_checkpoint), "-o", str(out), "--cache", "64", "--prefill", "16",
+                          "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not staging_entries(tmp_path, "out") and p.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
+    if p.poll() is not None:
+        pytest.skip("export finished before it could be interrupted")
+    p.send_signal(sig)
+    p.wait(timeout=60)
+    assert p.returncode == -sig  # died of the signal, as a shell expects
+    assert staging_entries(tmp_path, "out") == [] and not out.exists()
+
+
+def _stale(folder: Path, name: str, suffix: str, locked_by=None) -> Path:
+    stale = folder / f".{name}.tmp-{suffix}"
+    stale.mkdir()
+    (stale / "model.onnx.data").write_bytes(b"\0" * 1024)
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    return stale
+
+
+def test_next_run_sweeps_a_dead_runs_staging_folder_but_not_a_live_one(tmp_path):
+    dead = _stale(tmp_path, "out", "DEAD01")
+    live = _stale(tmp_path, "out", "LIVE01")
+    other = _stale(tmp_path, "other", "XXXXXX")  # another target's: not ours to judge
+    # A live owner: a process holding the flock, as a running llm2hef does.
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(live)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    try:
+        r = run("export", FIXTURE, "-o", tmp_path / "out", *EXPORT)
+        assert r.returncode == 0, r.stderr
+        assert not dead.exists() and str(dead) in r.stderr
+        assert live.is_dir() and other.is_dir()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(600)
+"""

@@ -1,5 +1,6 @@
 #include "llm2hef/core/atomic_output.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "llm2hef/core/output_guard.hpp"
+#include "llm2hef/core/staging.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -31,6 +33,12 @@ fs::path make_temp_dir(const fs::path& target) {
   return fs::path(buf.data());
 }
 
+int open_locked(const fs::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd >= 0) lock_staging(fd);  // fresh path: nobody else can hold it
+  return fd;
+}
+
 }  // namespace
 
 AtomicDir::AtomicDir(fs::path target, bool replace) : target_(std::move(target)), replace_(replace) {
@@ -40,13 +48,18 @@ AtomicDir::AtomicDir(fs::path target, bool replace) : target_(std::move(target))
     throw UsageError(target_.string() + ": exists and is not a folder; not replaced, even with --force");
   if (fs::exists(target_) && !replace_)
     throw UsageError(target_.string() + ": already exists (pass --force to replace it)");
+  sweep_stale_staging(target_);
   staging_ = make_temp_dir(target_);
+  register_staging(staging_);
+  lock_fd_ = open_locked(staging_, O_RDONLY | O_DIRECTORY);
 }
 
 AtomicDir::~AtomicDir() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
   if (committed_) return;
   std::error_code ec;
   fs::remove_all(staging_, ec);
+  unregister_staging(staging_);
 }
 
 void AtomicDir::commit() {
@@ -62,10 +75,12 @@ void AtomicDir::commit() {
       fs::rename(old, target_);
       throw BadInput(target_.string() + ": cannot rename the new output into place: " + ec.message());
     }
+    unregister_staging(staging_);
     fs::remove_all(old, ec);
   } else {
     fs::rename(staging_, target_, ec);
     if (ec) throw BadInput(target_.string() + ": cannot rename the new output into place: " + ec.message());
+    unregister_staging(staging_);
   }
   committed_ = true;
 }
@@ -75,12 +90,15 @@ AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target
   const fs::path parent = target_.parent_path().empty() ? fs::path(".") : target_.parent_path();
   if (!fs::is_directory(parent))
     throw UsageError(target_.string() + ": parent folder " + parent.string() + " does not exist");
+  sweep_stale_staging(target_);
   std::string templ = (parent / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  fd_ = ::mkstemp(buf.data());
+  fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
   if (fd_ < 0) throw BadInput(target_.string() + ": cannot create a temporary file next to it");
   staging_ = buf.data();
+  register_staging(staging_);
+  lock_staging(fd_);
 }
 
 AtomicFile::~AtomicFile() {
@@ -88,6 +106,7 @@ AtomicFile::~AtomicFile() {
   if (committed_) return;
   std::error_code ec;
   fs::remove(staging_, ec);
+  unregister_staging(staging_);
 }
 
 void AtomicFile::write_at(uint64_t offset, const void* data, size_t size) {
@@ -107,11 +126,13 @@ void AtomicFile::commit() {
   // fsync too: it syncs the file, not the descriptor.
   if (::fsync(fd_) != 0) throw BadInput(target_.string() + ": fsync failed: " + std::strerror(errno));
   ::fchmod(fd_, 0644);
-  ::close(fd_);
-  fd_ = -1;
+  // Renamed while still open, so the lock covers it until it is in place.
   std::error_code ec;
   fs::rename(staging_, target_, ec);
   if (ec) throw BadInput(target_.string() + ": cannot rename the new file into place: " + ec.message());
+  unregister_staging(staging_);
+  ::close(fd_);
+  fd_ = -1;
   committed_ = true;
 }
 

@@ -2,7 +2,10 @@
 //
 // Everything is written into a hidden sibling folder (same filesystem, so the
 // final rename is atomic); on success it is renamed to the target, on any
-// failure the destructor removes it. Single files use the same idea.
+// failure the destructor removes it. Single files use the same idea. A
+// signal, or a killed process, leaves nothing behind either (staging.hpp):
+// staging paths are locked while alive, removed on SIGINT/SIGTERM/SIGHUP,
+// and swept by the next run that writes the same target.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +29,7 @@ class AtomicDir {
 
  private:
   std::filesystem::path target_, staging_;
+  int lock_fd_ = -1;  // flock()ed while the staging folder is ours
   bool replace_, committed_ = false;
 };
 

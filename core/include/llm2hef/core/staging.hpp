@@ -1,0 +1,38 @@
+// Staging files and folders that never outlive their run.
+//
+// Every atomic output (AtomicDir, AtomicFile) is built in a hidden sibling
+// `.<name>.tmp-XXXXXX`. Two things could leave one behind: a signal (Ctrl-C,
+// SIGTERM) and a process killed outright (SIGKILL, the OOM killer). The first
+// is handled by a watcher thread that removes every registered staging path
+// and then dies of the same signal; the second by a lock: each staging path is
+// flock()ed by its owner for as long as it lives, so the next run that writes
+// the same target removes siblings nobody holds (the kernel drops a dead
+// process's locks).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace llm2hef::core {
+
+// Starts the watcher for SIGINT, SIGTERM and SIGHUP. Call once from main()
+// before any other thread exists (the signals are blocked in every thread
+// and handled by the watcher alone).
+void install_interrupt_cleanup();
+
+// Staging paths the watcher removes on a signal.
+void register_staging(const std::filesystem::path& path);
+void unregister_staging(const std::filesystem::path& path);
+
+// Takes an exclusive, non-blocking flock on `fd`; false if another process
+// holds it.
+bool lock_staging(int fd);
+
+// Removes staging siblings of `target` (`.<name>.tmp-*`, and `.old` folders
+// of an interrupted replace) that no live process holds and that are older
+// than a minute (a path created a moment ago may not be locked yet).
+// Returns the paths removed; each is reported on stderr.
+std::vector<std::filesystem::path> sweep_stale_staging(const std::filesystem::path& target);
+
+}  // namespace llm2hef::core

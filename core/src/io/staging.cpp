@@ -1,0 +1,121 @@
+#include "llm2hef/core/staging.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+namespace llm2hef::core {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::set<fs::path>& registry() {
+  static std::set<fs::path> paths;
+  return paths;
+}
+
+sigset_t cleanup_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+[[noreturn]] void watch_signals(sigset_t set) {
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0) {
+  }
+  {
+    // Held until exit: no output can be registered, committed or removed
+    // by the main thread while its staging paths are being deleted.
+    std::lock_guard lock(registry_mutex());
+    // The main thread keeps running meanwhile and may create one more file
+    // in a folder being removed: try again until it is gone.
+    for (const auto& p : registry()) {
+      std::error_code ec;
+      for (int attempt = 0; attempt < 5 && fs::exists(fs::symlink_status(p, ec)); ++attempt) fs::remove_all(p, ec);
+    }
+    // Die of the same signal so the parent sees the usual status (128+sig).
+    signal(sig, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    raise(sig);
+  }
+  _exit(128 + sig);
+}
+
+// `.<name>.tmp-` followed by the mkstemp/mkdtemp suffix (and maybe `.old`).
+bool is_staging_of(const std::string& entry, const std::string& name) {
+  const std::string prefix = "." + name + ".tmp-";
+  return entry.size() > prefix.size() && entry.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
+
+void install_interrupt_cleanup() {
+  sigset_t set = cleanup_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread(watch_signals, set).detach();
+}
+
+void register_staging(const fs::path& path) {
+  std::lock_guard lock(registry_mutex());
+  registry().insert(path);
+}
+
+void unregister_staging(const fs::path& path) {
+  std::lock_guard lock(registry_mutex());
+  registry().erase(path);
+}
+
+bool lock_staging(int fd) { return ::flock(fd, LOCK_EX | LOCK_NB) == 0; }
+
+std::vector<fs::path> sweep_stale_staging(const fs::path& target) {
+  std::vector<fs::path> removed;
+  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const std::string name = target.filename().string();
+  std::error_code ec;
+  fs::directory_iterator it(parent, ec);
+  if (ec) return removed;
+  const auto now = fs::file_time_type::clock::now();
+  for (const auto& entry : it) {
+    const std::string entry_name = entry.path().filename().string();
+    if (!is_staging_of(entry_name, name)) continue;
+    const fs::file_status st = entry.symlink_status(ec);
+    if (ec || !(fs::is_directory(st) || fs::is_regular_file(st))) continue;
+    const auto age = now - fs::last_write_time(entry.path(), ec);
+    if (ec || age < std::chrono::minutes(1)) continue;
+    const int fd = ::open(entry.path().c_str(), (fs::is_directory(st) ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    const bool stale = lock_staging(fd);  // held by nobody: its owner is gone
+    if (stale) {
+      fs::remove_all(entry.path(), ec);
+      if (!ec) {
+        spdlog::warn("{}: removed, left by an interrupted run", entry.path().string());
+        removed.push_back(entry.path());
+      }
+    }
+    ::close(fd);
+  }
+  return removed;
+}
+
+}  // namespace llm2hef::core
