@@ -7,16 +7,12 @@
 
 namespace llm2hef::sdk {
 
-nlohmann::json read_json(const std::filesystem::path& path) {
+nlohmann::json read_json(const std::filesystem::path& path, const JsonLimits& limits) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(path.string() + ": cannot open for reading");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  try {
-    return nlohmann::json::parse(buffer.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput(path.string() + ": not valid JSON: " + e.what());
-  }
+  return parse_json(buffer.view(), path.string(), limits);
 }
 
 JsonFile JsonFile::load(const std::filesystem::path& path) {

@@ -324,11 +324,11 @@ TEST(safetensorsMalformed, EntryShape) {
   expect_bad(one_entry(extra), {"tensor 'w'", "unexpected key 'strides'"});
   // Duplicate keys: nlohmann would keep the last silently.
   expect_bad(raw_safetensors(R"({"w": {"dtype":"F32","dtype":"F16","shape":[2,2],"data_offsets":[0,16]}})", Bytes(16)),
-             {"tensor 'w'", "key 'dtype' appears more than once"});
+             {"in 'w'", "key 'dtype' appears more than once"});
   expect_bad(raw_safetensors(R"({"w": {"dtype":"F32","shape":[1],"data_offsets":[0,4]},
                                   "w": {"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
                              Bytes(16)),
-             {"tensor 'w' appears more than once"});
+             {"key 'w' appears more than once"});
 }
 
 TEST(safetensorsMalformed, Dtype) {

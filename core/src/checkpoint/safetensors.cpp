@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::core {
 
@@ -99,34 +100,14 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
   h.data_start = 8 + h.header_size;
   const uint64_t data_size = file_size - h.data_start;
 
-  // The callback keeps the parser honest where nlohmann would be lenient or
-  // expensive: duplicate keys (it silently keeps the last) and nesting deeper
-  // than any valid header (a fuzzer's "[[[[..." would only waste memory).
-  std::set<std::string> top_keys, entry_keys;
-  std::string current;
-  Json::parser_callback_t guard = [&](int depth, Json::parse_event_t ev, Json& parsed) {
-    if ((ev == Json::parse_event_t::object_start || ev == Json::parse_event_t::array_start) && depth >= 3)
-      throw BadInput(file + ": safetensors header: tensor '" + current + "': values nested too deeply");
-    if (ev == Json::parse_event_t::key && depth == 1) {
-      current = parsed.get<std::string>();
-      entry_keys.clear();
-      if (!top_keys.insert(current).second)
-        throw BadInput(file + ": safetensors header: tensor '" + current + "' appears more than once");
-    } else if (ev == Json::parse_event_t::key && depth == 2) {
-      const std::string& k = parsed.get_ref<const std::string&>();
-      if (!entry_keys.insert(k).second)
-        throw BadInput(file + ": safetensors header: tensor '" + current + "': key '" + k +
-                       "' appears more than once");
-    }
-    return true;
-  };
-  Json doc;
+  // Stricter than nlohmann alone: duplicate keys (it would keep the last
+  // silently) and nesting deeper than any valid header (top object, entry,
+  // shape) are refused, in one linear pass.
+  sdk::JsonLimits limits;
+  limits.max_depth = 3;
+  limits.refuse_duplicate_keys = true;
   const auto* text = reinterpret_cast<const char*>(bytes.data() + 8);
-  try {
-    doc = Json::parse(text, text + h.header_size, guard);
-  } catch (const Json::exception& e) {
-    throw BadInput(file + ": safetensors header is not valid JSON: " + e.what());
-  }
+  const Json doc = sdk::parse_json(std::string_view(text, h.header_size), file + ": safetensors header", limits);
   if (!doc.is_object()) throw BadInput(file + ": safetensors header is not a JSON object");
 
   for (const auto& [name, v] : doc.items()) {

@@ -6,15 +6,30 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace llm2hef::sdk {
 
-// Parses the JSON document in `path`, whatever its top-level type; throws
-// BadInput naming the file on I/O or syntax errors.
-nlohmann::json read_json(const std::filesystem::path& path);
+// What one JSON document may be. The defaults are far above any Hugging
+// Face, Hailo or llm2hef file (configs nest < 10 deep; the largest
+// tokenizer.json files are tens of MB) and far below what exhausts the stack
+// or memory.
+struct JsonLimits {
+  std::size_t max_depth = 64;
+  std::size_t max_bytes = std::size_t{1} << 30;  // 1 GiB
+  bool refuse_duplicate_keys = false;            // nlohmann would keep the last silently
+};
+
+// Parses `text` in one linear pass with `limits` enforced during the parse;
+// throws BadInput "<origin>: ..." on a syntax error or a broken limit.
+nlohmann::json parse_json(std::string_view text, const std::string& origin, const JsonLimits& limits = {});
+
+// Parses the JSON document in `path`, whatever its top-level type, through
+// parse_json; throws BadInput naming the file on I/O or syntax errors.
+nlohmann::json read_json(const std::filesystem::path& path, const JsonLimits& limits = {});
 
 class JsonFile {
  public:
