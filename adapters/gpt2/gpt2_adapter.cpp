@@ -38,7 +38,15 @@ Gpt2Config read_config(const Checkpoint& ckpt) {
   g.heads = c.get_int_any({"n_head", "num_attention_heads"});
   g.positions = c.get_int_any({"n_positions", "max_position_embeddings"});
   g.vocab = c.get_int("vocab_size");
+  // Bounded before any product of them is taken (4 * hidden below, sizes later).
+  const std::pair<const char*, int64_t> sizes[] = {{"n_embd", g.hidden}, {"n_layer", g.layers}, {"n_head", g.heads},
+                                                   {"n_positions", g.positions}, {"vocab_size", g.vocab}};
+  for (const auto& [key, value] : sizes)
+    if (value < 1 || value > (int64_t{1} << 24))
+      throw BadInput(c.where(key) + ": " + std::to_string(value) + " is outside 1.." + std::to_string(int64_t{1} << 24));
   g.inner = c.find_int("n_inner").value_or(4 * g.hidden);
+  if (g.inner < 1 || g.inner > (int64_t{1} << 26))
+    throw BadInput(c.where("n_inner") + ": " + std::to_string(g.inner) + " is outside 1.." + std::to_string(int64_t{1} << 26));
   g.eps = static_cast<float>(c.find_number("layer_norm_epsilon").value_or(1e-5));
   if (g.hidden <= 0 || g.heads <= 0 || g.hidden % g.heads != 0)
     throw BadInput(c.where("n_embd") + ": " + std::to_string(g.hidden) + " is not divisible by n_head " +

@@ -211,3 +211,35 @@ fcntl.flock(fd, fcntl.LOCK_EX)
 print("locked", flush=True)
 time.sleep(600)
 """
+
+
+# --- class 6: sizes from a crafted manifest are checked before allocation ---
+
+@pytest.mark.parametrize("field,value", [(("dims", "heads"), 2**60), (("dims", "hidden"), -3),
+                                         (("cache_size",), 2**40), (("pe_tiles", "q"), 0),
+                                         (("dims", "vocab"), "many")])
+def test_inputs_refuses_crafted_manifest_sizes(exported, tmp_path, field, value):
+    import json
+    crafted = tmp_path / "exp"
+    shutil.copytree(exported, crafted)
+    manifest = json.loads((crafted / "manifest.json").read_text())
+    node = manifest
+    for key in field[:-1]:
+        node = node[key]
+    node[field[-1]] = value
+    (crafted / "manifest.json").write_text(json.dumps(manifest))
+    r = run("inputs", crafted, "--tokens", "1,2", "-o", tmp_path / "i.npz")
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "manifest.json" in r.stderr and field[-1] in r.stderr
+    assert not (tmp_path / "i.npz").exists()
+
+
+def test_gpt2_config_sizes_are_bounded_before_use(tmp_path):
+    import json
+    ckpt = tmp_path / "g"
+    shutil.copytree(FIXTURE, ckpt)
+    config = json.loads((ckpt / "config.json").read_text())
+    config["n_embd"] = 2**62  # 4 * n_embd overflowed int64 before
+    (ckpt / "config.json").write_text(json.dumps(config))
+    r = run("inspect", ckpt, "--cache", 16, "--prefill", 4)
+    assert r.returncode == 3 and "config.json: field 'n_embd'" in r.stderr

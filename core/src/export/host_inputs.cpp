@@ -1,5 +1,8 @@
 #include "llm2hef/core/host_inputs.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
@@ -13,12 +16,33 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
   const nlohmann::json& m = manifest.raw();
   if (!m.contains("dims") || !m.contains("pe_tiles"))
     throw BadInput(manifest.origin() + ": not an llm2hef export manifest (no 'dims' / 'pe_tiles')");
+  // Every size below is computed from these numbers: each must be a sane
+  // positive integer, and each tensor built from them must fit in memory,
+  // before anything is allocated (a crafted manifest must not overflow).
+  auto dim = [&](const nlohmann::json& parent, const char* group, const char* key, int64_t limit) {
+    const std::string field = std::string(group) + "." + key;
+    if (!parent.is_object() || !parent.contains(key) || !parent.at(key).is_number_integer())
+      throw BadInput(manifest.where(field) + ": required integer missing");
+    const int64_t v = parent.at(key).get<int64_t>();
+    if (v < 1 || v > limit)
+      throw BadInput(manifest.where(field) + ": " + std::to_string(v) + " is outside 1.." + std::to_string(limit));
+    return v;
+  };
+  constexpr int64_t kMaxDim = int64_t{1} << 24;
   const int64_t n = manifest.get_int("cache_size");
-  const int64_t hidden = m["dims"].at("hidden").get<int64_t>();
-  const int64_t vocab = m["dims"].at("vocab").get<int64_t>();
-  const int64_t heads = m["dims"].at("heads").get<int64_t>();
-  const int64_t q_tiles = m["pe_tiles"].at("q").get<int64_t>();
-  const int64_t k_tiles = m["pe_tiles"].at("k").get<int64_t>();
+  if (n < 1 || n > (int64_t{1} << 20))
+    throw BadInput(manifest.where("cache_size") + ": " + std::to_string(n) + " is outside 1.." + std::to_string(int64_t{1} << 20));
+  const int64_t hidden = dim(m["dims"], "dims", "hidden", kMaxDim);
+  const int64_t vocab = dim(m["dims"], "dims", "vocab", kMaxDim);
+  const int64_t heads = dim(m["dims"], "dims", "heads", 4096);
+  const int64_t q_tiles = dim(m["pe_tiles"], "pe_tiles", "q", 4096);
+  const int64_t k_tiles = dim(m["pe_tiles"], "pe_tiles", "k", 4096);
+  // The largest tensors: the mask [N, heads*N] and the embeddings [N, hidden].
+  constexpr int64_t kMaxElements = int64_t{1} << 31;  // 8 GiB of float32
+  for (const auto& [what, a, b, c] : {std::tuple{"attention_mask", n, heads, n}, std::tuple{"inputs_embeds", n, hidden, int64_t{1}}})
+    if (a > kMaxElements / b / c)
+      throw BadInput(manifest.origin() + ": " + what + " would need " + std::to_string(a) + " x " + std::to_string(b) +
+                     " x " + std::to_string(c) + " values, more than the limit of " + std::to_string(kMaxElements));
 
   const int64_t count = static_cast<int64_t>(tokens.size());
   if (count == 0) throw UsageError("--tokens: the prompt is empty");
@@ -33,6 +57,12 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
   NpyReader theta_file(dir / "resources" / "theta.npy");
   const std::vector<float> theta = theta_file.read_all();
   const int64_t t = static_cast<int64_t>(theta.size());
+  if (t < 2 || t % 2 || t > kMaxDim)
+    throw BadInput((dir / "resources" / "theta.npy").string() + ": " + std::to_string(t) +
+                   " values; the runtime needs an even, non-zero length");
+  if (n * t > kMaxElements / std::max(q_tiles, k_tiles))
+    throw BadInput(manifest.origin() + ": pe tables of " + std::to_string(n) + " x " + std::to_string(t) + " x " +
+                   std::to_string(std::max(q_tiles, k_tiles)) + " values exceed the limit of " + std::to_string(kMaxElements));
   NpyReader embed_file(dir / "resources" / "embeddings.npy");
   if (embed_file.shape() != std::vector<int64_t>{vocab, hidden})
     throw BadInput((dir / "resources" / "embeddings.npy").string() + ": shape does not match the manifest's [" +
