@@ -49,8 +49,7 @@ AtomicDir::AtomicDir(fs::path target, bool replace) : target_(std::move(target))
   if (fs::exists(target_) && !replace_)
     throw UsageError(target_.string() + ": already exists (pass --force to replace it)");
   sweep_stale_staging(target_);
-  staging_ = make_temp_dir(target_);
-  register_staging(staging_);
+  staging_ = create_staging([&] { return make_temp_dir(target_); });
   lock_fd_ = open_locked(staging_, O_RDONLY | O_DIRECTORY);
 }
 
@@ -94,10 +93,11 @@ AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target
   std::string templ = (parent / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
-  if (fd_ < 0) throw BadInput(target_.string() + ": cannot create a temporary file next to it");
-  staging_ = buf.data();
-  register_staging(staging_);
+  staging_ = create_staging([&] {
+    fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+    if (fd_ < 0) throw BadInput(target_.string() + ": cannot create a temporary file next to it");
+    return fs::path(buf.data());
+  });
   lock_staging(fd_);
 }
 

@@ -76,9 +76,13 @@ void install_interrupt_cleanup() {
   std::thread(watch_signals, set).detach();
 }
 
-void register_staging(const fs::path& path) {
+fs::path create_staging(const std::function<fs::path()>& create) {
+  // Under the lock the watcher takes first: a signal arriving while the path
+  // is being created waits for it to be registered, then removes it.
   std::lock_guard lock(registry_mutex());
+  fs::path path = create();
   registry().insert(path);
+  return path;
 }
 
 void unregister_staging(const fs::path& path) {

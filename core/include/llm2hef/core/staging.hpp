@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,10 @@ namespace llm2hef::core {
 // and handled by the watcher alone).
 void install_interrupt_cleanup();
 
-// Staging paths the watcher removes on a signal.
-void register_staging(const std::filesystem::path& path);
+// Runs `create` (mkdtemp, mkstemp...) and registers the path it returns as
+// one the watcher removes on a signal, atomically with respect to the
+// watcher; unregister once the path is committed or removed.
+std::filesystem::path create_staging(const std::function<std::filesystem::path()>& create);
 void unregister_staging(const std::filesystem::path& path);
 
 // Takes an exclusive, non-blocking flock on `fd`; false if another process
