@@ -105,6 +105,13 @@ def test_stage_from_hn_without_metadata(tmp_path):
     b = hf.write_har(tmp_path / "b.har", "tiny", hf.quantized_hn(), None, state=None)
     assert json.loads(run("har", "inspect", a, "--json").stdout)["stage"] == "before_optimize"
     assert json.loads(run("har", "inspect", b, "--json").stdout)["stage"] == "after_optimize"
+    # judged by the scopes alone (no cache layers), with a short base name: "q__tbt" is a group too
+    hn_q = hf.quantized_hn(net="q")
+    for layer in hn_q["layers"].values():
+        layer.pop("io_type", None)
+    c = hf.write_har(tmp_path / "c.har", "q", hn_q, None, state=None)
+    rep = json.loads(run("har", "inspect", c, "--json").stdout)
+    assert rep["stage"] == "after_optimize" and rep["network_groups"] == ["q__prefill", "q__tbt"]
 
 
 # ---------------------------------------------------------------- fix, before optimize
