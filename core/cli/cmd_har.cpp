@@ -31,9 +31,12 @@ Reads and repairs the HAR files Hailo's Dataflow Compiler writes
 constexpr const char* kInspectHelp = R"(Usage: llm2hef har inspect HAR [--json]
 
 Shows a HAR's members (main HN, weights, metadata), its state and the stage
-llm2hef infers from it (before_optimize, after_optimize, compiled, unknown), the HN's scopes, layer counts by type, input layers
-with shapes and their original ONNX names, outputs in output order, and
-cache layers.
+llm2hef infers from it (before_optimize, after_optimize, compiled, unknown),
+the HN's scopes, layer counts by type, input layers with shapes and their
+original ONNX names, outputs in output order, and cache layers. After
+optimize it names the two network groups (<x>__prefill, <x>__tbt) and the
+base scope <x> the DFC keeps next to them, which is ignored; when the scopes
+are not one of each suffix it says why.
 
   --json    the same as one JSON object on stdout
 
@@ -51,7 +54,8 @@ Before optimize (parsed HAR, state hailo_model):
   mask-wiring          each mask slice + input_repeats ew_add wired to the full mask
   lm-head-split        one wide lm_head conv split into equal output shards
                        (widths from the manifest's lm_head_shards)
-After optimize (quantized HAR):
+After optimize (quantized HAR; its scopes must be exactly one <x>__prefill
+and one <x>__tbt, next to at most the base <x>, which is kept as it is):
   conv-input-order     multi-input convs' inputs reordered to match input_shapes
 
 Only the HN and, when layers are removed or split, the .npz weights are
@@ -82,7 +86,9 @@ compile.py to append:
                    section 7); run on the fixed, parsed HAR
   --for compile    the <x>__prefill / <x>__tbt network_group lines and a
                    format_conversion line for every cache layer of both
-                   groups (section 8); run on the quantized HAR
+                   groups (section 8); run on the quantized HAR. The base
+                   scope <x> the DFC keeps next to the groups is ignored;
+                   there must be exactly one scope of each suffix
 
   --manifest FILE  manifest.json (gives the pe width: theta_length)
   --pe-width N     the pe width, without a manifest

@@ -125,20 +125,33 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0):
     return hn.doc(), w
 
 
-def quantized_hn(net="tiny", permuted=True):
-    """An HN after optimize: two scopes, cache layers in both, and a residual
-    conv whose `input` is permuted against its input_shapes (4864 vs 896)."""
-    groups = [net + "__prefill", net + "__tbt"]
-    hn = Hn(net, scopes=groups)
-    for g in groups:
+def quantized_hn(net="tiny", permuted=True, base_scope=True, base_cache=False, groups=None):
+    """An HN after optimize. set_kv_cache_global_params duplicates the graph
+    into `<net>__prefill` and `<net>__tbt` next to the base `<net>`, and the
+    quantized HN keeps all three with the same layer names in each
+    (hailo-contract.md section 3; LNM shows `<net>/conv49`,
+    `<net>__prefill/conv49` and `<net>__tbt/conv49`). The two groups have
+    cache layers and a residual conv whose `input` is permuted against its
+    input_shapes (4864 vs 896) when `permuted`; the base scope is the
+    unduplicated graph: no cache layers unless `base_cache`, and no permuted
+    conv (the defect comes with the duplication). `groups` replaces the two
+    group scopes (for malformed HNs)."""
+    groups = list(groups) if groups is not None else [net + "__prefill", net + "__tbt"]
+    scopes = ([net] if base_scope else []) + groups
+    hn = Hn(net, scopes=scopes)
+    for g in scopes:
         s = g + "/"
+        in_group = g in groups
         x = hn.add(s + "input_layer1", "input_layer", [], [-1, 1, SEQ, 896], in_shapes=[[-1, 1, SEQ, 896]])
         up = hn.add(s + "conv20", "conv", [x], [-1, 1, SEQ, 4864], conv_params(896, 4864))
-        kc_in = hn.add(s + "cache_input_layer1", "input_layer", [], [-1, 1, SEQ, 8], in_shapes=[[-1, 1, SEQ, 8]],
-                       io_type="cache")
-        kc = hn.add(s + "matmul1", "matmul", [x, kc_in], [-1, 1, SEQ, 896])
-        hn.add(s + "cache_output_layer1", "output_layer", [kc], [-1, 1, SEQ, 896], io_type="cache")
-        inputs = [x, up] if permuted else [up, x]
+        if in_group or base_cache:
+            kc_in = hn.add(s + "cache_input_layer1", "input_layer", [], [-1, 1, SEQ, 8], in_shapes=[[-1, 1, SEQ, 8]],
+                           io_type="cache")
+            kc = hn.add(s + "matmul1", "matmul", [x, kc_in], [-1, 1, SEQ, 896])
+            hn.add(s + "cache_output_layer1", "output_layer", [kc], [-1, 1, SEQ, 896], io_type="cache")
+        else:
+            hn.add(s + "matmul1", "matmul", [x], [-1, 1, SEQ, 896])
+        inputs = [x, up] if permuted and in_group else [up, x]
         down = hn.add(s + "conv21", "conv", inputs, [-1, 1, SEQ, 896], conv_params(4864, 896),
                       in_shapes=[[-1, 1, SEQ, 4864], [-1, 1, SEQ, 896]])
         head = hn.add(s + "conv22", "conv", [down], [-1, 1, 1, 48], conv_params(896, 48))

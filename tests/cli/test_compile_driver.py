@@ -1,16 +1,37 @@
-"""compile.py end to end against a stand-in for Hailo's DFC.
+"""compile.py end to end against a strict stand-in for Hailo's DFC.
 
-The stand-in `hailo_sdk_client` (written below into a temporary folder) does
-no compilation: its save_har writes HARs built by har_fixtures.py with the
-manifest's dimensions (a parsed HAR after translate_onnx_model, a quantized
-one after optimize) and it records every model script it is given. What is
-checked is the driver's own logic: it runs `llm2hef har fix` before and
-after optimize, and appends exactly what `llm2hef har lines` prints.
+The stand-in (written below into a temporary folder as the packages
+`hailo_sdk_client`, `hailo_sdk_common`, `hailo_model_optimization` and
+`keras`) does no compilation: its save_har writes HARs built by
+har_fixtures.py with the manifest's dimensions (a parsed HAR after
+translate_onnx_model; after optimize a quantized HN with the base scope next
+to `__prefill` and `__tbt`, the same layer names in all three), and it logs
+every call. It enforces what is known of the real DFC (hailo-contract.md
+sections 3, 6-8):
+
+- the environment: NPY_PROMOTION_STATE=legacy, TRANSFORMERS_NO_TF, and
+  CUDA_VISIBLE_DEVICES named when the GPU lines are used;
+- the acceleras Keras layers registered before a quantized HAR is loaded or
+  a HAR optimized ("Unknown layer" / a _decompose_layer_norm KeyError
+  otherwise);
+- add_external_resources' `tile` as np.tile takes it: three per-axis factors
+  [1, 1, heads];
+- calibset_size equal to the calibration samples given, in the DFC layout;
+- use_saitama=True, device=cuda on both the calibration and bias-correction
+  lines, or on neither;
+- the SDK paths patched before compile, and the compile script naming only
+  the two groups, with a format_conversion for every cache layer of both.
+
+To check that this stand-in catches an older driver, point
+COMPILE_DRIVER_UNDER_TEST at another compile.py: it replaces the generated one
+in the main run.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -26,13 +47,20 @@ BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
 
 FAKE_DFC = textwrap.dedent('''
-    """Stand-in for hailo_sdk_client: writes fixture HARs, records scripts."""
-    import json, os, sys
+    """Stand-in for hailo_sdk_client: writes fixture HARs, logs calls, and
+    refuses what the real DFC is known to refuse."""
+    import io, json, os, re, sys, tarfile
+    import numpy as np
     sys.path.insert(0, os.environ["HAR_FIXTURES_DIR"])
     import har_fixtures as hf
+    import keras
+    from hailo_model_optimization.acceleras.atomic_ops import ops as acceleras_ops
+    from hailo_sdk_common.paths_manager.paths import SDKPaths
 
     LOG = os.environ["FAKE_DFC_LOG"]
     MAN = json.load(open(os.environ["FAKE_DFC_MANIFEST"]))
+    NET = MAN["dfc"]["scope"]
+    QUANTIZED_STATES = ("fp_optimized_model", "quantized_model", "compiled_model")
 
     def log(**kw):
         with open(LOG, "a") as f:
@@ -43,68 +71,280 @@ FAKE_DFC = textwrap.dedent('''
         hf.NHEAD, hf.NKV = MAN["pe_tiles"]["q"], MAN["pe_tiles"]["k"]
         hf.HIDDEN = MAN["dims"]["hidden"]
 
+    def check_environment():
+        assert os.environ.get("NPY_PROMOTION_STATE") == "legacy", "NPY_PROMOTION_STATE"
+        assert os.environ.get("TRANSFORMERS_NO_TF") == "1", "TRANSFORMERS_NO_TF"
+
+    def require_registered(what):
+        for cls in acceleras_ops.LAYERS:
+            if cls not in keras.saving.REGISTERED:
+                if what == "load":
+                    raise ValueError("Unknown layer: '%s'" % cls.__name__)
+                raise KeyError("_decompose_layer_norm: %s" % cls.__name__)
+
+    def read_members(path):
+        with tarfile.open(path) as tar:
+            return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+
+    def write_members(path, members):
+        with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+
     class ClientRunner:
-        def __init__(self, hw_arch, har=None):
-            self.har, self.state = har, ("loaded" if har else "new")
-            log(op="init", har=har)
+        def __init__(self, hw_arch="hailo10h", har=None):
+            check_environment()
+            self.har, self.script, self.resources, self.files = har, None, None, set()
+            self.members, self.state = None, "new"
+            if har is not None:
+                self.members = read_members(har)
+                meta = json.loads(self.members[NET + ".metadata.json"])
+                if meta["state"] in QUANTIZED_STATES:
+                    require_registered("load")
+                self.state = meta["state"]
+                self.resources = json.loads(self.members.get("standin.json", b"{}")).get("resources")
+            log(op="init", har=har, state=self.state)
+
+        def hn(self):
+            return json.loads(self.members[NET + ".hn"])
 
         def translate_onnx_model(self, path, net, **kw):
-            assert os.path.isfile(path)
+            assert os.path.isfile(path) and net == NET
             assert sorted(kw["net_input_shapes"]) == sorted(i["name"] for i in MAN["inputs"])
-            self.net, self.state = net, "parsed"
+            assert kw.get("disable_onnx_simplifier") is True
+            configure()
+            hn, w = hf.parsed_har(vocab=MAN["dims"]["vocab"], layers=1, net=net)
+            self.members = {NET + ".hn": json.dumps(hn).encode(), NET + ".npz": hf.npz_bytes(w)}
+            self.state = "hailo_model"
+            log(op="translate")
 
         def save_har(self, path):
-            configure()
-            net = MAN["dfc"]["scope"]
-            if self.state == "parsed":
-                hn, w = hf.parsed_har(vocab=MAN["dims"]["vocab"], layers=1, net=net)
-                hf.write_har(path, net, hn, w, state="hailo_model")
-            else:
-                assert self.state == "optimized"
-                hf.write_har(path, net, hf.quantized_hn(net=net, permuted=True), None, state="quantized_model")
+            members = dict(self.members)
+            members[NET + ".metadata.json"] = json.dumps({"state": self.state, "sdk_version": "5.3.0"}).encode()
+            members["standin.json"] = json.dumps({"resources": self.resources}).encode()
+            write_members(path, members)
             log(op="save_har", path=path, state=self.state)
 
         def add_external_resources(self, res):
-            log(op="resources", layers=sorted(res["input_layers_mapping"]))
+            mapping, weights = res["input_layers_mapping"], res["weights"]
+            roles = {i["dfc_layer"]: i["role"] for i in MAN["inputs"]}
+            want = {NET + "/" + l: ("embedding" if r == "embeddings" else r[-3:])
+                    for l, r in roles.items() if r != "attention_mask"}
+            assert mapping == want, (mapping, want)
+            for layer, kind in mapping.items():
+                w = weights[layer]
+                if kind == "embedding":
+                    assert w["embed"].shape == (MAN["dims"]["vocab"], MAN["dims"]["hidden"])
+                    continue
+                heads = MAN["pe_tiles"]["q" if "_q_" in roles[layer.split("/")[1]] else "k"]
+                theta = np.asarray(w["theta"])
+                assert theta.shape == (MAN["theta_length"],)
+                # `tile` is a per-axis factor list, used the way np.tile uses it.
+                tile = np.asarray(w["tile"])
+                assert tile.ndim == 1 and tile.size == 3 and np.issubdtype(tile.dtype, np.integer), \\
+                    "%s: tile %r is not 3 per-axis factors" % (layer, w["tile"])
+                tiled = np.tile(theta.reshape(1, 1, -1), w["tile"])
+                assert tiled.shape == (1, 1, theta.size * heads), "%s: tile %r gives %s" % (
+                    layer, w["tile"], tiled.shape)
+            self.resources = {k: v for k, v in mapping.items()}
+            log(op="resources", layers=sorted(mapping), tiles={k: [int(x) for x in np.asarray(
+                weights[k]["tile"]).ravel()] for k in mapping if "tile" in weights[k]})
 
         def add_external_file(self, name, path):
-            assert os.path.isfile(path)
+            assert name in ("tokenizer.json", "hailo-config.json") and os.path.isfile(path)
+            self.files.add(name)
 
         def load_model_script(self, script):
+            self.script = script
             log(op="script", script=script)
 
         def optimize(self, calib):
-            assert all(v.shape[0] >= 1 for v in calib.values())
-            self.state = "optimized"
+            check_environment()
+            require_registered("optimize")
+            assert self.state == "hailo_model" and self.resources, "optimize needs the HAR with resources"
+            lines = [l.split("#", 1)[0].replace(" ", "") for l in self.script.splitlines()]
+            cal = [l for l in lines if l.startswith("model_optimization_config(calibration")]
+            bias = [l for l in lines if l.startswith("post_quantization_optimization(bias_correction")]
+            assert len(cal) == 1 and len(bias) == 1
+            assert any(l.startswith("set_kv_cache_global_params(") for l in lines)
+            sizes = {v.shape[0] for v in calib.values()}
+            assert len(sizes) == 1, sizes
+            n = sizes.pop()
+            assert "calibset_size=%d" % n in cal[0], "calibset_size in %s but %d samples given" % (cal[0], n)
+            seq, hidden, heads = MAN["cache_size"], MAN["dims"]["hidden"], MAN["pe_tiles"]["q"]
+            assert sorted(calib) == sorted(NET + "/" + i["dfc_layer"] for i in MAN["inputs"])
+            for inp in MAN["inputs"]:
+                a = calib[NET + "/" + inp["dfc_layer"]]
+                want = {"embeddings": (n, 1, seq, hidden), "attention_mask": (n, 1, seq, heads * seq)}.get(
+                    inp["role"], (n, seq))
+                assert a.shape == want and a.dtype == np.float32, (inp["role"], a.shape, a.dtype)
+            gpu = "use_saitama=True" in cal[0]
+            for l in (cal[0], bias[0]):
+                assert ("use_saitama=True" in l and "device=cuda" in l) == gpu, "GPU arguments on one line only: " + l
+            if gpu:
+                assert os.environ.get("CUDA_VISIBLE_DEVICES") not in (None, "", "99"), "CUDA devices not named"
+            log(op="optimize", samples=n, gpu=gpu, cuda=os.environ.get("CUDA_VISIBLE_DEVICES"))
+            configure()
+            self.members = {NET + ".hn": json.dumps(hf.quantized_hn(net=NET, permuted=True)).encode()}
+            self.state = "quantized_model"
 
         def compile(self):
+            require_registered("load")
+            paths = SDKPaths()
+            assert paths.is_release and os.path.isdir(paths._build_dir), "SDK paths not patched before compile"
+            assert self.state == "quantized_model", self.state
+            hn = self.hn()
+            layers = hn["layers"]
+            groups = [NET + "__prefill", NET + "__tbt"]
+            for g in groups:  # conv input order repaired
+                conv = layers[g + "/conv21"]
+                widths = [layers[p]["output_shapes"][0][-1] for p in conv["input"]]
+                assert widths == [s[-1] for s in conv["input_shapes"]], "conv21 inputs out of order in " + g
+            lines = [l.strip() for l in self.script.splitlines() if l.strip() and not l.startswith("#")]
+            ng = sorted(re.match(r"^(\\S+) = network_group\\(\\[(\\S+)\\]\\)$", l).groups() for l in lines
+                        if "network_group(" in l)
+            assert ng == [(g, g) for g in groups], ng
+            conv_lines = [l for l in lines if "format_conversion(" in l]
+            caches = sorted(n for n, l in layers.items() if l.get("io_type") == "cache" and n.split("/")[0] in groups)
+            assert len(conv_lines) == len(caches) and all(any(c in l for l in conv_lines) for c in caches)
+            named = re.findall(r"[\\w.]+/[\\w.]+", " ".join(conv_lines))
+            assert all(n.split("/")[0] in groups for n in named), "a line names a layer outside the two groups"
+            log(op="compile", groups=[g for g, _ in ng], conversions=len(conv_lines))
+            self.state = "compiled_model"
             return b"not a real HEF"
 ''')
 
 DIMS = 'class Dims:\n    BATCH, HEIGHT, WIDTH, CHANNELS = "b", "h", "w", "c"\n'
 
+FAKE_KERAS = textwrap.dedent('''
+    """Stand-in for keras: only what the layer registration uses."""
+    import types
+    REGISTERED = set()
+
+    class Layer:
+        pass
+
+    def register_keras_serializable(package="Custom", name=None):
+        def register(cls):
+            REGISTERED.add(cls)
+            return cls
+        return register
+
+    layers = types.SimpleNamespace(Layer=Layer)
+    saving = types.SimpleNamespace(register_keras_serializable=register_keras_serializable, REGISTERED=REGISTERED)
+''')
+
+FAKE_ACCELERAS_OPS = textwrap.dedent('''
+    import keras
+
+    class ElementwiseAddDirectOp(keras.layers.Layer):
+        pass
+
+    class LayerNormDecomposed(keras.layers.Layer):
+        pass
+
+    class NotALayer:
+        pass
+
+    LAYERS = [ElementwiseAddDirectOp, LayerNormDecomposed]
+''')
+
+FAKE_SDK_PATHS = textwrap.dedent('''
+    """Stand-in for the DFC's paths singleton, as a non-release install has it."""
+    class SDKPaths:
+        HAILO_TEMP_DIR_PREFIX = "hailo_standin_"
+        _instance = None
+
+        def __new__(cls):
+            if cls._instance is None:
+                cls._instance = super().__new__(cls)
+                cls._instance._is_release = False
+                cls._instance._build_dir = "/nonexistent/hailo/build"
+            return cls._instance
+
+        @property
+        def is_release(self):
+            return self._is_release
+''')
+
+
+def write_fake_dfc(root):
+    files = {
+        "hailo_sdk_client/__init__.py": FAKE_DFC,
+        "hailo_sdk_client/exposed_definitions.py": DIMS,
+        "keras/__init__.py": FAKE_KERAS,
+        "hailo_model_optimization/__init__.py": "",
+        "hailo_model_optimization/acceleras/__init__.py": "",
+        "hailo_model_optimization/acceleras/atomic_ops/__init__.py": "",
+        "hailo_model_optimization/acceleras/atomic_ops/ops.py": FAKE_ACCELERAS_OPS,
+        # A submodule that does not import: the registration must go on.
+        "hailo_model_optimization/acceleras/optional_gpu_ops.py": "raise ImportError('no such backend')\n",
+        "hailo_sdk_common/__init__.py": "",
+        "hailo_sdk_common/paths_manager/__init__.py": "",
+        "hailo_sdk_common/paths_manager/paths.py": FAKE_SDK_PATHS,
+    }
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def write_script(path, text):
+    path.write_text("#!/bin/sh\n" + text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+class Setup:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.out = tmp / "export"
+        r = subprocess.run([str(BIN), "export", str(FIXTURE), "-o", str(self.out), "--cache", "16", "--prefill", "4"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        self.manifest = json.loads((self.out / "manifest.json").read_text())
+        self.scope = self.manifest["dfc"]["scope"]
+        write_fake_dfc(tmp / "fake")
+        # nvidia-smi stand-ins: one machine without a GPU, one with.
+        for name, body in (("nogpu", "echo 'NVIDIA-SMI has failed' >&2; exit 9\n"),
+                           ("gpu", "echo 'GPU 0: Stand-in GPU (UUID: GPU-0)'\n")):
+            (tmp / name).mkdir()
+            write_script(tmp / name / "nvidia-smi", body)
+        self.calib = tmp / "calib.json"
+        self.calib.write_text(json.dumps([[1, 2, 3, 4, 5], [7, 8, 9]]))
+        self.work = tmp / "work"
+
+    def run(self, *args, gpu="nogpu", log="dfc.log", driver=None, env=None):
+        log_path = self.tmp / log
+        e = dict(os.environ, PYTHONPATH=str(self.tmp / "fake"), FAKE_DFC_LOG=str(log_path),
+                 FAKE_DFC_MANIFEST=str(self.out / "manifest.json"), HAR_FIXTURES_DIR=str(Path(__file__).parent),
+                 PATH=str(self.tmp / gpu) + os.pathsep + os.environ.get("PATH", ""))
+        for k in ("CUDA_VISIBLE_DEVICES", "TRANSFORMERS_NO_TF", "NPY_PROMOTION_STATE"):
+            e.pop(k, None)
+        e.update(env or {})
+        r = subprocess.run([sys.executable, str(driver or self.out / "compile.py"), *map(str, args)],
+                           capture_output=True, text=True, env=e, timeout=600)
+        events = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
+        return r, events
+
+    def har(self, stage):
+        return self.work / ("%s.%s.har" % (self.scope, stage))
+
 
 @pytest.fixture(scope="module")
-def driver_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("drv")
-    out = tmp / "export"
-    r = subprocess.run([str(BIN), "export", str(FIXTURE), "-o", str(out), "--cache", "16", "--prefill", "4"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    pkg = tmp / "fake" / "hailo_sdk_client"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text(FAKE_DFC)
-    (pkg / "exposed_definitions.py").write_text(DIMS)
-    calib = tmp / "calib.json"
-    calib.write_text(json.dumps([[1, 2, 3, 4, 5], [7, 8, 9]]))
-    log = tmp / "dfc.log"
-    env = dict(os.environ, PYTHONPATH=str(tmp / "fake"), FAKE_DFC_LOG=str(log),
-               FAKE_DFC_MANIFEST=str(out / "manifest.json"), HAR_FIXTURES_DIR=str(Path(__file__).parent))
-    work = tmp / "work"
-    r = subprocess.run([sys.executable, str(out / "compile.py"), "--llm2hef", str(BIN), "--calib-tokens", str(calib),
-                        "--work", str(work), "-o", str(tmp / "model.hef")], capture_output=True, text=True, env=env, timeout=600)
-    events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return r, out, work, events, tmp
+def setup(tmp_path_factory):
+    return Setup(tmp_path_factory.mktemp("drv"))
+
+
+@pytest.fixture(scope="module")
+def driver_run(setup):
+    driver = os.environ.get("COMPILE_DRIVER_UNDER_TEST")
+    if driver:
+        shutil.copy(driver, setup.out / "compile.py")
+    r, events = setup.run("--llm2hef", BIN, "--calib-tokens", setup.calib, "--work", setup.work,
+                          "-o", setup.tmp / "model.hef")
+    return r, setup.out, setup.work, events, setup.tmp
 
 
 def lines_of(har, what, manifest):
@@ -114,24 +354,54 @@ def lines_of(har, what, manifest):
     return r.stdout.splitlines()
 
 
-def test_driver_runs_every_step(driver_run):
+def test_driver_runs_every_step(driver_run, setup):
     r, out, work, events, tmp = driver_run
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp / "model.hef").read_bytes() == b"not a real HEF"
-    scope = json.loads((out / "manifest.json").read_text())["dfc"]["scope"]
-    for stage in ("parsed", "fixed", "quantized", "quantized_fixed"):
-        assert (work / ("%s.%s.har" % (scope, stage))).is_file(), stage
-    assert [e["op"] for e in events if e["op"] == "script"] == ["script", "script"]
+    for stage in ("parsed", "fixed", "resources", "quantized", "quantized_fixed", "compiled"):
+        assert setup.har(stage).is_file(), stage
+    _, chn, _ = hf.read_har(setup.har("quantized_fixed"))
+    assert json.loads(hf.read_har(setup.har("compiled"))[0][setup.scope + ".metadata.json"])["state"] \
+        == "compiled_model"
+    ops = [e["op"] for e in events]
+    assert ops.count("script") == 2 and ops.count("optimize") == 1 and ops.count("compile") == 1
+    comp = next(e for e in events if e["op"] == "compile")
+    assert comp["groups"] == [setup.scope + "__prefill", setup.scope + "__tbt"] and comp["conversions"] == 4
+    # the quantized HN the stand-in wrote keeps the base scope
+    assert chn["net_params"]["net_scopes"] == [setup.scope, setup.scope + "__prefill", setup.scope + "__tbt"]
 
 
-def test_optimize_script_gets_the_a8_w4_line(driver_run):
+def test_no_gpu_is_said_up_front(driver_run):
+    r, _, _, events, _ = driver_run
+    assert r.returncode == 0, r.stderr
+    warning = r.stdout.find("optimize will run calibration and bias correction on the CPU, which is slow")
+    assert 0 <= warning < r.stdout.find("step 1/6: parse")
+    assert next(e for e in events if e["op"] == "optimize")["gpu"] is False
+
+
+def test_resources_tile_is_per_axis(driver_run):
+    r, out, _, events, _ = driver_run
+    assert r.returncode == 0, r.stderr
+    man = json.loads((out / "manifest.json").read_text())
+    tiles = next(e for e in events if e["op"] == "resources")["tiles"]
+    roles = {man["dfc"]["scope"] + "/" + i["dfc_layer"]: i["role"] for i in man["inputs"]}
+    assert tiles == {k: [1, 1, man["pe_tiles"]["q" if roles[k].startswith("pe_q") else "k"]] for k in tiles}
+    assert len(tiles) == 4
+
+
+def test_optimize_script_gets_the_a8_w4_line_and_the_real_sample_count(driver_run):
     r, out, work, events, _ = driver_run
     assert r.returncode == 0, r.stderr
-    scope = json.loads((out / "manifest.json").read_text())["dfc"]["scope"]
+    man = json.loads((out / "manifest.json").read_text())
+    scope = man["dfc"]["scope"]
     optimize_script = [e["script"] for e in events if e["op"] == "script"][0]
     expected = lines_of(work / ("%s.fixed.har" % scope), "optimize", out / "manifest.json")
     assert len(expected) == 1 and expected[0].startswith("quantization_param([") and "a8_w4" in expected[0]
-    assert optimize_script == (out / "optimize.alls").read_text() + expected[0] + "\n"
+    written = (out / "optimize.alls").read_text()
+    default = "calibset_size=%d)" % man["dfc"]["calib_size"]
+    assert default in written and man["dfc"]["calib_size"] != 2
+    assert optimize_script == written.replace(default, "calibset_size=2)") + expected[0] + "\n"
+    assert next(e for e in events if e["op"] == "optimize")["samples"] == 2
 
 
 def test_compile_script_gets_groups_and_cache_lines(driver_run):
@@ -143,6 +413,7 @@ def test_compile_script_gets_groups_and_cache_lines(driver_run):
     assert compile_script == (out / "compile.alls").read_text() + "".join(l + "\n" for l in expected)
     assert "%s__prefill = network_group([%s__prefill])" % (scope, scope) in expected
     assert sum("format_conversion" in l for l in expected) == 4
+    assert not any(scope + "/" in l for l in expected)  # the base scope is named nowhere
 
 
 def test_fixed_hars_are_repaired(driver_run):
@@ -157,3 +428,90 @@ def test_fixed_hars_are_repaired(driver_run):
     _, qhn, _ = hf.read_har(work / ("%s.quantized_fixed.har" % scope))
     conv = qhn["layers"][scope + "__prefill/conv21"]
     assert conv["input"] == [scope + "__prefill/conv20", scope + "__prefill/input_layer1"]
+
+
+@pytest.mark.parametrize("gpu,flag,expect", [("gpu", [], True), ("gpu", ["--gpu", "no"], False),
+                                             ("nogpu", ["--gpu", "yes"], True)])
+def test_resume_from_optimize_with_the_gpu_switch(driver_run, setup, gpu, flag, expect):
+    r0 = driver_run[0]
+    assert r0.returncode == 0, r0.stderr
+    log = "resume-%s-%s.log" % (gpu, "-".join(flag) or "auto")
+    hef = setup.tmp / ("resumed-%s.hef" % log)
+    r, events = setup.run("--from", "optimize", *flag, "--llm2hef", BIN, "--calib-tokens", setup.calib,
+                          "--work", setup.work, "-o", hef, gpu=gpu, log=log)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert hef.read_bytes() == b"not a real HEF"
+    ops = [e["op"] for e in events]
+    assert "translate" not in ops and "resources" not in ops
+    assert events[0] == {"op": "init", "har": str(setup.har("resources")), "state": "hailo_model"}
+    opt = next(e for e in events if e["op"] == "optimize")
+    assert opt["gpu"] is expect
+    script = [e["script"] for e in events if e["op"] == "script"][0]
+    calibration = next(l for l in script.splitlines() if l.startswith("model_optimization_config(calibration"))
+    bias = next(l for l in script.splitlines() if l.startswith("post_quantization_optimization(bias_correction"))
+    for line in (calibration, bias):
+        assert ("use_saitama=True" in line and "device=cuda" in line) is expect, line
+    if expect:
+        assert opt["cuda"] == "0" and "slow" not in r.stdout
+    else:
+        assert "which is slow" in r.stdout
+
+
+def test_resume_from_compile(driver_run, setup):
+    assert driver_run[0].returncode == 0
+    hef = setup.tmp / "from-compile.hef"
+    r, events = setup.run("--from", "compile", "--llm2hef", BIN, "--work", setup.work, "-o", hef,
+                          log="from-compile.log")
+    assert r.returncode == 0, r.stdout + r.stderr  # no calibration input needed
+    assert [e["op"] for e in events] == ["init", "script", "compile", "save_har"]
+    assert events[0]["har"] == str(setup.har("quantized_fixed")) and events[0]["state"] == "quantized_model"
+
+
+def old_llm2hef(tmp):
+    fake = tmp / "old-llm2hef"
+    write_script(fake, 'echo "llm2hef 0.0.1"\n')
+    return fake
+
+
+@pytest.mark.parametrize("case", ["calib-missing", "calib-not-json", "calib-bad-id", "llm2hef-missing",
+                                  "llm2hef-old", "output-not-writable", "from-without-har"])
+def test_fails_before_the_parse(setup, case, tmp_path):
+    bad = tmp_path / "bad.json"
+    args = {"--llm2hef": BIN, "--calib-tokens": setup.calib, "--work": tmp_path / "work",
+            "-o": tmp_path / "model.hef"}
+    extra = []
+    if case == "calib-missing":
+        args["--calib-tokens"], needle = tmp_path / "nothing.json", "no such file"
+    elif case == "calib-not-json":
+        bad.write_text("[[1, 2,")
+        args["--calib-tokens"], needle = bad, "not readable JSON"
+    elif case == "calib-bad-id":
+        bad.write_text(json.dumps([[1, 2], [3, setup.manifest["dims"]["vocab"]]]))
+        args["--calib-tokens"], needle = bad, "sequence 1 holds %d" % setup.manifest["dims"]["vocab"]
+    elif case == "llm2hef-missing":
+        args["--llm2hef"], needle = tmp_path / "no" / "llm2hef", "llm2hef must be installed on this DFC machine"
+    elif case == "llm2hef-old":
+        args["--llm2hef"], needle = old_llm2hef(tmp_path), "is llm2hef 0.0.1; this export needs llm2hef"
+    elif case == "output-not-writable":
+        (tmp_path / "afile").write_text("")
+        args["-o"], needle = tmp_path / "afile" / "model.hef", "output (-o) folder"
+    else:
+        extra, needle = ["--from", "fix-quantized"], "quantized.har is missing"
+    r, events = setup.run(*[x for kv in args.items() for x in kv], *extra, log="fail-%s.log" % case)
+    assert r.returncode != 0 and needle in r.stderr, r.stderr
+    assert events == []  # nothing reached the DFC
+    assert not (tmp_path / "model.hef").exists()
+
+
+def test_the_stand_in_refuses_a_quantized_har_without_registration(driver_run, setup):
+    # The double must be able to fail: loading the quantized HAR without the
+    # acceleras registration is refused as the real DFC refuses it.
+    assert driver_run[0].returncode == 0
+    code = ("from hailo_sdk_client import ClientRunner\n"
+            "ClientRunner(har=%r)\n" % str(setup.har("quantized")))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=str(setup.tmp / "fake"), NPY_PROMOTION_STATE="legacy",
+                                TRANSFORMERS_NO_TF="1", FAKE_DFC_LOG=str(setup.tmp / "neg.log"),
+                                FAKE_DFC_MANIFEST=str(setup.out / "manifest.json"),
+                                HAR_FIXTURES_DIR=str(Path(__file__).parent)))
+    assert r.returncode != 0 and "Unknown layer" in r.stderr

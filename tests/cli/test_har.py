@@ -80,9 +80,13 @@ def test_inspect_lists_cache_layers_and_groups(tmp_path):
     har = hf.write_har(tmp_path / "q.har", "tiny", hf.quantized_hn(), None, state="quantized_model")
     rep = json.loads(run("har", "inspect", har, "--json").stdout)
     assert rep["stage"] == "after_optimize"
-    assert rep["scopes"] == ["tiny__prefill", "tiny__tbt"]
+    assert rep["scopes"] == ["tiny", "tiny__prefill", "tiny__tbt"]
+    assert rep["network_groups"] == ["tiny__prefill", "tiny__tbt"] and rep["base_scope"] == "tiny"
+    assert rep["scope_problem"] is None
     assert [c["name"] for c in rep["cache_layers"]] == sorted(
-        g + "/" + n for g in rep["scopes"] for n in ["cache_input_layer1", "cache_output_layer1"])
+        g + "/" + n for g in rep["network_groups"] for n in ["cache_input_layer1", "cache_output_layer1"])
+    text = run("har", "inspect", har).stdout
+    assert "network groups: tiny__prefill, tiny__tbt (base scope tiny ignored)" in text
 
 
 def test_main_hn_is_not_a_variant(tmp_path):
@@ -101,6 +105,13 @@ def test_stage_from_hn_without_metadata(tmp_path):
     b = hf.write_har(tmp_path / "b.har", "tiny", hf.quantized_hn(), None, state=None)
     assert json.loads(run("har", "inspect", a, "--json").stdout)["stage"] == "before_optimize"
     assert json.loads(run("har", "inspect", b, "--json").stdout)["stage"] == "after_optimize"
+    # judged by the scopes alone (no cache layers), with a short base name: "q__tbt" is a group too
+    hn_q = hf.quantized_hn(net="q")
+    for layer in hn_q["layers"].values():
+        layer.pop("io_type", None)
+    c = hf.write_har(tmp_path / "c.har", "q", hn_q, None, state=None)
+    rep = json.loads(run("har", "inspect", c, "--json").stdout)
+    assert rep["stage"] == "after_optimize" and rep["network_groups"] == ["q__prefill", "q__tbt"]
 
 
 # ---------------------------------------------------------------- fix, before optimize
@@ -365,6 +376,60 @@ def test_compile_lines_need_two_groups(parsed):
     har, _, _, _ = parsed
     r = run("har", "lines", har, "--for", "compile")
     assert r.returncode == 3 and "__prefill" in r.stderr
+
+
+def test_three_scopes_go_through_fix_and_compile_lines(tmp_path):
+    # What a real quantized HAR holds (hailo-contract.md section 3): the base
+    # scope next to both groups, with the same layer names in all three.
+    hn0 = hf.quantized_hn(permuted=True)
+    shorts = {n.split("/", 1)[1] for n in hn0["layers"] if n.startswith("tiny/")}
+    assert {"conv20", "conv21", "conv22", "input_layer1"} <= shorts
+    assert all("tiny__prefill/" + s in hn0["layers"] and "tiny__tbt/" + s in hn0["layers"]
+               for s in shorts)
+    har = hf.write_har(tmp_path / "q.har", "tiny", hn0, None, state="quantized_model")
+    out = tmp_path / "qf.har"
+    rep = fix_json(har, "-o", out)
+    assert len(by_name(rep)["conv-input-order"]["changes"]) == 2  # the groups; the base was never permuted
+    assert "base scope tiny kept" in rep["scopes"]
+    _, hn, _ = hf.read_har(out)
+    assert hn["layers"]["tiny/conv21"] == hn0["layers"]["tiny/conv21"]
+    r = run("har", "lines", out, "--for", "compile")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:2] == ["tiny__prefill = network_group([tiny__prefill])", "tiny__tbt = network_group([tiny__tbt])"]
+    assert len(lines) == 2 + 4
+    named = [tok for line in lines for tok in line.replace("(", " ").replace(")", " ").replace(",", " ")
+             .replace("[", " ").replace("]", " ").split() if "/" in tok]
+    assert named and all(t.split("/")[0] in ("tiny__prefill", "tiny__tbt") for t in named)
+    assert "base scope 'tiny' ignored" in r.stderr
+
+
+def test_base_scope_cache_layers_are_ignored(tmp_path):
+    hn = hf.quantized_hn(permuted=False, base_cache=True)
+    har = hf.write_har(tmp_path / "q.har", "tiny", hn, None, state="quantized_model")
+    r = run("har", "lines", har, "--for", "compile")
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 2 + 4 and "tiny/" not in r.stdout
+    assert "2 cache layer(s) get no format_conversion" in r.stderr
+    rep = json.loads(run("har", "inspect", har, "--json").stdout)
+    flags = {c["name"]: c["in_network_group"] for c in rep["cache_layers"]}
+    assert flags["tiny/cache_input_layer1"] is False and flags["tiny__tbt/cache_input_layer1"] is True
+
+
+@pytest.mark.parametrize("groups,needle", [
+    (["tiny__prefill"], "1 '__prefill' and 0 '__tbt'"),
+    (["tiny__prefill", "tiny__tbt", "other__prefill"], "2 '__prefill' and 1 '__tbt'"),
+    (["tiny__prefill", "other__tbt"], "do not share one base name"),
+    (["tiny__prefill", "tiny__tbt", "extra"], "scope 'extra' is neither"),
+])
+def test_scopes_must_be_one_of_each_suffix(tmp_path, groups, needle):
+    har = hf.write_har(tmp_path / "q.har", "tiny", hf.quantized_hn(groups=groups), None, state="quantized_model")
+    for args in (["fix", har, "-o", tmp_path / "o.har"], ["lines", har, "--for", "compile"]):
+        r = run("har", *args)
+        assert r.returncode == 3 and needle in r.stderr, (args, r.stderr)
+    assert not (tmp_path / "o.har").exists()
+    rep = json.loads(run("har", "inspect", har, "--json").stdout)  # inspect still reads it, and says why
+    assert rep["network_groups"] is None and needle in rep["scope_problem"]
 
 
 def test_optimize_lines(parsed, tmp_path):

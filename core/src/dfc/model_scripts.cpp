@@ -23,6 +23,11 @@ std::string optimize_script(const std::string& scope, const sdk::Plan& plan, int
   s += "pre_quantization_optimization(ew_add_fusing, policy=disabled)\n";
   s += "set_kv_cache_global_params(" + p + ", " + n + ")\n";
   s += "model_optimization_config(globals, multiproc_policy=disabled)\n";
+  // compile.py rewrites this line with the number of samples it really
+  // builds, and adds use_saitama=True, device=cuda here and on the
+  // bias_correction line when it runs on a GPU.
+  s += "# compile.py sets calibset_size to the calibration samples it builds and, on a GPU, adds\n";
+  s += "# use_saitama=True, device=cuda to this line and to the bias_correction line.\n";
   s += "model_optimization_config(calibration, batch_size=1, calibset_size=" + std::to_string(calib_size) + ")\n";
   s += "model_optimization_flavor(compression_level=4, optimization_level=0)\n";
   s += "post_quantization_optimization(bias_correction, policy=enabled)\n";

@@ -76,24 +76,19 @@ ScriptLines optimize_lines(const fs::path& path, int64_t pe_width) {
 
 ScriptLines compile_lines(const HnModel& hn) {
   ScriptLines out;
-  std::string prefill, tbt;
-  std::vector<std::string> others;
-  for (const auto& s : hn.scopes()) {
-    if (s.size() > 9 && s.ends_with("__prefill") && prefill.empty())
-      prefill = s;
-    else if (s.size() > 5 && s.ends_with("__tbt") && tbt.empty())
-      tbt = s;
-    else
-      others.push_back(s);
-  }
-  if (prefill.empty() || tbt.empty() || !others.empty())
-    throw BadInput(hn.label() + ": scopes [" + join(hn.scopes()) +
-                   "]; compile needs exactly two, '<x>__prefill' and '<x>__tbt' (a third network group breaks "
-                   "genai, hailo-contract.md sections 8-9). Is this the quantized HAR?");
+  // Only the two groups are compiled; the base scope the quantized HN keeps
+  // next to them is ignored here (hailo-contract.md section 3).
+  const KvScopes groups = require_kv_scopes(hn);
+  const std::string &prefill = groups.prefill, &tbt = groups.tbt;
   for (const auto& g : {prefill, tbt}) out.lines.push_back(g + " = network_group([" + g + "])");
   std::map<std::string, std::set<std::string>> per_group;
+  size_t ignored = 0;
   for (const auto& name : hn.cache_layers()) {
     const std::string group = scope_of(name), short_ = short_name(name);
+    if (!groups.is_group(group)) {
+      ++ignored;
+      continue;
+    }
     per_group[group].insert(short_);
     if (hn.type(name) == "input_layer") {
       const auto succ = hn.outputs(name);
@@ -107,6 +102,10 @@ ScriptLines compile_lines(const HnModel& hn) {
                           name + ", hailo_rgb_to_tf_rgb)");
     }
   }
+  if (!groups.base.empty())
+    out.notes.push_back("base scope '" + groups.base + "' ignored (not a network group)" +
+                        (ignored ? "; its " + std::to_string(ignored) + " cache layer(s) get no format_conversion"
+                                 : std::string()));
   if (per_group[prefill] != per_group[tbt])
     throw BadInput(hn.label() + ": the cache layers of '" + prefill + "' (" + std::to_string(per_group[prefill].size()) +
                    ") and '" + tbt + "' (" + std::to_string(per_group[tbt].size()) +
@@ -143,11 +142,23 @@ nlohmann::json inspect_har(const fs::path& path) {
     outputs.push_back({{"name", n}, {"type", hn.type(n)},
                        {"shape", shapes.empty() ? nlohmann::json(nullptr) : nlohmann::json(shapes[0])}});
   }
+  // After optimize: which scopes are the two network groups, and the base
+  // scope that is ignored (hailo-contract.md section 3). A parsed HN has
+  // neither, and no problem to report.
+  const KvScopes kv = kv_scopes(hn);
+  nlohmann::json groups = nullptr, base = nullptr, scope_problem = nullptr;
+  if (kv.problem.empty()) {
+    groups = nlohmann::json::array({kv.prefill, kv.tbt});
+    if (!kv.base.empty()) base = kv.base;
+  } else if (kv.has_kv_suffix || !hn.cache_layers().empty()) {
+    scope_problem = kv.problem;
+  }
   nlohmann::json caches = nlohmann::json::array();
   for (const auto& n : hn.cache_layers()) {
     const auto shapes = hn.output_shapes(n);
     caches.push_back({{"name", n}, {"type", hn.type(n)},
-                      {"shape", shapes.empty() ? nlohmann::json(nullptr) : nlohmann::json(shapes[0])}});
+                      {"shape", shapes.empty() ? nlohmann::json(nullptr) : nlohmann::json(shapes[0])},
+                      {"in_network_group", kv.is_group(scope_of(n))}});
   }
   return {{"file", path.string()},
           {"name", hn.name()},
@@ -161,6 +172,9 @@ nlohmann::json inspect_har(const fs::path& path) {
           {"members", members},
           {"total_bytes", idx.total_bytes},
           {"scopes", hn.scopes()},
+          {"network_groups", groups},
+          {"base_scope", base},
+          {"scope_problem", scope_problem},
           {"layer_count", hn.layer_names().size()},
           {"layers_by_type", counts},
           {"inputs", inputs},
@@ -182,6 +196,12 @@ std::string inspect_har_text(const nlohmann::json& r) {
     s += "    " + m["name"].get<std::string>() + "  " + std::to_string(m["size"].get<uint64_t>()) + " bytes  [" +
          m["role"].get<std::string>() + "]\n";
   s += "  scopes: " + join(r["scopes"].get<std::vector<std::string>>()) + "\n";
+  if (!r["network_groups"].is_null())
+    s += "  network groups: " + join(r["network_groups"].get<std::vector<std::string>>()) +
+         (r["base_scope"].is_null() ? std::string()
+                                    : " (base scope " + r["base_scope"].get<std::string>() + " ignored)") +
+         "\n";
+  if (!r["scope_problem"].is_null()) s += "  network groups: none usable: " + r["scope_problem"].get<std::string>() + "\n";
   s += "  layers: " + std::to_string(r["layer_count"].get<size_t>()) + " (";
   bool first = true;
   for (const auto& [t, n] : r["layers_by_type"].items()) {
@@ -199,7 +219,8 @@ std::string inspect_har_text(const nlohmann::json& r) {
     s += "    " + o["name"].get<std::string>() + "  " + o["type"].get<std::string>() + "  " + shape_str(o["shape"]) + "\n";
   s += "  cache layers: " + std::to_string(r["cache_layers"].size()) + "\n";
   for (const auto& c : r["cache_layers"])
-    s += "    " + c["name"].get<std::string>() + "  " + c["type"].get<std::string>() + "  " + shape_str(c["shape"]) + "\n";
+    s += "    " + c["name"].get<std::string>() + "  " + c["type"].get<std::string>() + "  " + shape_str(c["shape"]) +
+         (c["in_network_group"].get<bool>() ? "" : "  (not in a network group: ignored)") + "\n";
   return s;
 }
 

@@ -126,10 +126,7 @@ void decide_stage(HarIndex& idx) {
     return;
   }
   const HnModel& hn = *idx.hn;
-  bool kv_scopes = false;
-  for (const auto& s : hn.scopes())
-    if (s.size() > 9 && (s.ends_with("__prefill") || s.ends_with("__tbt"))) kv_scopes = true;
-  if (!hn.cache_layers().empty() || kv_scopes) {
+  if (!hn.cache_layers().empty() || kv_scopes(hn).has_kv_suffix) {
     idx.stage = sdk::HarStage::after_optimize;
     idx.stage_name = "after_optimize";
     idx.stage_reason = "no metadata state; the HN has cache layers or __prefill/__tbt scopes (after optimize)";

@@ -101,6 +101,7 @@ nlohmann::json FixReport::to_json() const {
           {"state", state},
           {"stage", stage_name(stage)},
           {"stage_reason", stage_reason},
+          {"scopes", scopes_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(scopes_note)},
           {"fixups", fx},
           {"changes", change_count()},
           {"rewritten_members", rewritten_members},
@@ -111,6 +112,7 @@ std::string FixReport::to_text() const {
   std::ostringstream s;
   s << "har fix: " << input << (written ? " -> " + output : std::string(" (dry run, nothing written)")) << "\n";
   s << "stage: " << stage_name(stage) << " - " << stage_reason << "\n";
+  if (!scopes_note.empty()) s << "scopes: " << scopes_note << "\n";
   for (const auto& f : fixups) {
     s << "  " << f.name << ": ";
     if (!f.ran)
@@ -140,6 +142,14 @@ FixReport fix_har(const FixOptions& o) {
   rep.stage = idx.stage;
   rep.stage_reason = idx.stage_reason;
   HnModel& hn = *idx.hn;
+  if (idx.stage == sdk::HarStage::after_optimize) {
+    // The quantized HN keeps the base scope next to the two groups
+    // (hailo-contract.md section 3): accepted, but there must be exactly one
+    // group of each suffix, or the compile that follows cannot be right.
+    const KvScopes kv = require_kv_scopes(hn);
+    rep.scopes_note = "network groups " + kv.prefill + ", " + kv.tbt +
+                      (kv.base.empty() ? std::string() : "; base scope " + kv.base + " kept (not a network group)");
+  }
   const nlohmann::ordered_json original = hn.doc();
   WeightsEdit weights;
   rep.fixups = run_fixups(hn, weights, idx.stage, idx.state, o);

@@ -147,9 +147,9 @@ std::vector<Shape> HnModel::output_shapes(const std::string& l) const { return s
 bool HnModel::is_cache(const std::string& l) const { return layer(l).value("io_type", std::string()) == "cache"; }
 
 std::vector<std::string> HnModel::scopes() const {
-  if (doc_.contains("net_params") && doc_.at("net_params").contains("net_scopes"))
-    return doc_.at("net_params").at("net_scopes").get<std::vector<std::string>>();
   std::vector<std::string> out;
+  if (doc_.contains("net_params") && doc_.at("net_params").contains("net_scopes"))
+    out = doc_.at("net_params").at("net_scopes").get<std::vector<std::string>>();
   for (const auto& n : layer_names()) {
     const std::string s = scope_of(n);
     if (!s.empty() && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
@@ -176,6 +176,68 @@ std::vector<std::string> HnModel::layers_of_type(const std::string& t) const {
   for (const auto& n : layer_names())
     if (type(n) == t) out.push_back(n);
   return out;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s;
+}
+
+// "<x>" of "<x><suffix>" with a non-empty <x>, else "".
+std::string stem(const std::string& scope, std::string_view suffix) {
+  if (scope.size() <= suffix.size() || !scope.ends_with(suffix)) return {};
+  return scope.substr(0, scope.size() - suffix.size());
+}
+
+}  // namespace
+
+KvScopes kv_scopes(const HnModel& hn) {
+  KvScopes k;
+  const std::vector<std::string> all = hn.scopes();
+  std::vector<std::string> prefills, tbts, rest;
+  for (const auto& s : all) {
+    if (!stem(s, "__prefill").empty())
+      prefills.push_back(s);
+    else if (!stem(s, "__tbt").empty())
+      tbts.push_back(s);
+    else
+      rest.push_back(s);
+  }
+  k.has_kv_suffix = !prefills.empty() || !tbts.empty();
+  const std::string want = "exactly one '<x>__prefill' and one '<x>__tbt' scope, next to at most the base '<x>'";
+  if (prefills.size() != 1 || tbts.size() != 1) {
+    k.problem = "scopes [" + joined(all) + "] hold " + std::to_string(prefills.size()) + " '__prefill' and " +
+                std::to_string(tbts.size()) + " '__tbt' scope(s); " + want;
+    return k;
+  }
+  const std::string x = stem(prefills[0], "__prefill");
+  if (stem(tbts[0], "__tbt") != x) {
+    k.problem = "scopes '" + prefills[0] + "' and '" + tbts[0] + "' do not share one base name; " + want;
+    return k;
+  }
+  for (const auto& s : rest) {
+    if (s == x) {
+      k.base = s;
+      continue;
+    }
+    k.problem = "scope '" + s + "' is neither the base '" + x + "' nor one of its two groups; " + want;
+    return k;
+  }
+  k.prefill = prefills[0];
+  k.tbt = tbts[0];
+  return k;
+}
+
+KvScopes require_kv_scopes(const HnModel& hn) {
+  KvScopes k = kv_scopes(hn);
+  if (!k.problem.empty())
+    throw BadInput(hn.label() + ": " + k.problem +
+                   " (set_kv_cache_global_params makes them; a third network group breaks genai, "
+                   "hailo-contract.md sections 3, 8-9). Is this the quantized HAR?");
+  return k;
 }
 
 void HnModel::replace_in_list(const std::string& l, const char* field, const std::string& from,

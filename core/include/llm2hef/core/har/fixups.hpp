@@ -57,6 +57,7 @@ struct FixReport {
   std::string state;
   sdk::HarStage stage = sdk::HarStage::before_optimize;
   std::string stage_reason;
+  std::string scopes_note;  // after optimize: the two network groups and the ignored base scope
   std::vector<FixupResult> fixups;
   std::vector<std::string> rewritten_members;  // members whose bytes change
   size_t change_count() const;

@@ -45,7 +45,8 @@ class HnModel {
   std::vector<Shape> output_shapes(const std::string& layer) const;
   bool is_cache(const std::string& layer) const;  // io_type == "cache"
 
-  // net_params.net_scopes when present, else the distinct name prefixes.
+  // net_params.net_scopes, then any other layer-name prefix (in document
+  // order), so a scope the DFC named in layers but not in net_scopes is seen.
   std::vector<std::string> scopes() const;
   std::vector<std::string> output_order() const;  // net_params.output_layers_order
   std::vector<std::string> cache_layers() const;  // sorted by name
@@ -62,6 +63,23 @@ class HnModel {
   nlohmann::ordered_json doc_;
   std::string label_;
 };
+
+// The scopes of an HN after optimize (hailo-contract.md section 3):
+// set_kv_cache_global_params adds `<x>__prefill` and `<x>__tbt` next to the
+// base `<x>`, and the quantized HN keeps all three (with the same layer names
+// in each). Only the two suffixed scopes become network groups; the base
+// scope is accepted and ignored.
+struct KvScopes {
+  std::string base;     // "<x>" when the HN has it, else ""
+  std::string prefill;  // "<x>__prefill", "" when there is not exactly one
+  std::string tbt;      // "<x>__tbt", "" when there is not exactly one
+  std::string problem;  // why these are not one base (optional) + one of each suffix; "" when they are
+  bool has_kv_suffix = false;  // some scope ends in __prefill or __tbt
+  bool is_group(const std::string& scope) const { return problem.empty() && (scope == prefill || scope == tbt); }
+};
+KvScopes kv_scopes(const HnModel& hn);
+// kv_scopes(), throwing BadInput (naming the HN and the scopes) on a problem.
+KvScopes require_kv_scopes(const HnModel& hn);
 
 // "scope/layer" -> "scope" ("" when there is no '/').
 std::string scope_of(const std::string& layer);
