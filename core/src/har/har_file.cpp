@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::core::har {
 
@@ -77,11 +78,7 @@ HarIndex scan_har(TarReader& reader) {
       case MemberRole::metadata: {
         claim(idx.metadata_member, "metadata (.metadata.json)");
         const std::string text = reader.read_all(kMaxMetadataBytes);
-        try {
-          idx.metadata = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::exception& e) {
-          throw BadInput(idx.label + ": member '" + m->name + "' is not valid JSON: " + e.what());
-        }
+        idx.metadata = sdk::parse_json(text, idx.label + ": member '" + m->name + "'");
         if (!idx.metadata.is_object()) throw BadInput(idx.label + ": member '" + m->name + "' is not a JSON object");
         if (idx.metadata.contains("state")) {
           if (!idx.metadata.at("state").is_string())

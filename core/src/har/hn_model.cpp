@@ -4,6 +4,7 @@
 #include <set>
 
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::core::har {
 
@@ -20,12 +21,7 @@ std::string short_name(const std::string& layer) {
 }
 
 HnModel HnModel::parse(std::string_view text, std::string label) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw BadInput(label + ": not valid JSON: " + e.what());
-  }
+  json doc = sdk::parse_json(text, label);  // depth-bounded, linear
   return HnModel(std::move(doc), std::move(label));
 }
 
