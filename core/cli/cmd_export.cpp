@@ -18,6 +18,11 @@ and writes OUT/ atomically (nothing is left behind on failure):
   optimize.alls, compile.alls     model scripts for the DFC
   compile.py                      the DFC driver (run it where the DFC is installed)
   manifest.json                   what was exported and how
+The chat template is read from chat_template.jinja, else from
+tokenizer_config.json's chat_template (one template, or the one named
+"default" of a list). Every change made to the tokenizer or the template (a
+BOS made literal, a decoder Strip removed, a base model's plain template, named
+templates left out) is printed on stderr and recorded in manifest.json.
 
 Options:
   -o, --output OUT        output folder (must not exist unless --force)
@@ -56,6 +61,13 @@ int cmd_export(const Globals& g, const std::vector<std::string>& argv) {
   r.progress = !args.has("no-progress") && core::Progress::stderr_is_terminal();
   plugins::AdapterHost host = make_host(g);
   nlohmann::json manifest = core::export_model(r, host);
+  // On stderr whatever the output form, so that a changed or substituted chat
+  // template is never silent (--json keeps stdout parsable).
+  const nlohmann::json changes = manifest.value("resource_changes", nlohmann::json::array());
+  if (!changes.empty()) {
+    std::cerr << "resource changes (also in manifest.json, resource_changes):\n";
+    for (const auto& c : changes) std::cerr << "  - " << c.get<std::string>() << "\n";
+  }
   if (args.has("json")) {
     std::cout << manifest.dump(2) << "\n";
   } else {

@@ -15,6 +15,12 @@ Says what `export` would do with a checkpoint, without writing anything:
 the adapter that claims it, parameter count, weight memory at A8W4 and
 KV-cache memory for the cache size on the 8 GB Hailo-10H (estimates), the
 lm_head split, the rewrites applied, and whatever is refused and why.
+Also what export would change in the genai resources: where the chat template
+comes from (chat_template.jinja before tokenizer_config.json, as transformers
+reads them) and every change to the tokenizer and the template (JSON:
+"resources": {"chat_template_source", "changes"}). A resource problem that
+would stop the export is reported there ("resources": {"error"}) and does not
+change the exit status.
 Exit status 4 when the model is refused.
 
   --cache N      KV-cache size to size the cache for (default 2048)

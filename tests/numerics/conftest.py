@@ -339,7 +339,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 # Qwen2 / Llama / SmolLM3 / Qwen3 fixtures (tools/fixtures/make_llama_family_fixtures.py).
 # Exports go through the same _ExportCache, with gelu "default" (no --gelu flag).
 LLAMA_FAMILY = ["qwen2-tiny", "llama3-tiny", "smollm3-tiny", "smollm3-interval", "qwen3-tiny",
-                "llama-bigvocab"]
+                "llama-bigvocab",
+                # Written by transformers 5 (tools/fixtures/make_transformers5_fixtures.py).
+                "llama3-tf5", "qwen2-tf5"]
 LLAMA_CACHES = [64, 32]
 # One fixture per adapter for the (slower) cache-consistency checks.
 LLAMA_CONSISTENCY = ["qwen2-tiny", "llama3-tiny", "smollm3-tiny", "qwen3-tiny"]

@@ -34,8 +34,9 @@ def use_rope_from_config(cfg: dict) -> list[int]:
 def inv_freq_from_config(cfg: dict) -> np.ndarray:
     """Default / llama3 inv_freq in float64 (HF computes in float32)."""
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    inv = 1.0 / (cfg["rope_theta"] ** (np.arange(0, hd, 2, dtype=np.float64) / hd))
-    rs = cfg.get("rope_scaling")
+    rs = cfg.get("rope_scaling") or cfg.get("rope_parameters")  # transformers 5 writes rope_parameters
+    theta = cfg["rope_theta"] if "rope_theta" in cfg else rs["rope_theta"]
+    inv = 1.0 / (theta ** (np.arange(0, hd, 2, dtype=np.float64) / hd))
     if rs and rs.get("rope_type", rs.get("type")) == "llama3":
         old = rs["original_max_position_embeddings"]
         lo, hi, fac = rs["low_freq_factor"], rs["high_freq_factor"], rs["factor"]

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "llm2hef/core/checkpoint_dir.hpp"
 #include "llm2hef/core/genai_resources.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -83,24 +84,17 @@ TokenizerFix fix_tokenizer(const json& tokenizer, const std::string& origin, int
 std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
                                       std::vector<std::string>& changes) {
   const sdk::JsonFile& tc = ckpt.tokenizer_config();
+  const ChatTemplate found = find_chat_template(ckpt);
+  changes.insert(changes.end(), found.notes.begin(), found.notes.end());
   std::string tmpl;
-  if (tc.has("chat_template")) {
-    const json& ct = tc.raw()["chat_template"];
-    if (ct.is_string()) {
-      tmpl = ct.get<std::string>();
-    } else if (ct.is_array()) {  // [{"name": "default", "template": ...}, ...]
-      for (const auto& entry : ct)
-        if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template"))
-          tmpl = entry["template"].get<std::string>();
-      if (tmpl.empty()) throw BadInput(tc.where("chat_template") + ": a list without a 'default' template");
-    } else {
-      throw BadInput(tc.where("chat_template") + ": expected a string or a list of named templates");
-    }
+  if (found.text) {
+    tmpl = *found.text;
   } else {
     // Base models: the runtime still renders a template, so give it one that
     // passes the text through unchanged.
     tmpl = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
-    changes.push_back("chat_template: none in the checkpoint; using a plain concatenation of message contents");
+    changes.push_back("chat_template: none in the checkpoint (no chat_template.jinja, no chat_template in "
+                      "tokenizer_config.json); hailo-config.json gets a plain concatenation of the message contents");
   }
   // The runtime renders the template without a bos_token variable and adds
   // no BOS itself. A BOS only ever belongs at the very start of the prompt,
@@ -117,7 +111,7 @@ std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::op
     if (b.is_object() && b.contains("content") && b["content"].is_string()) text = b["content"].get<std::string>();
   }
   if (referenced) {
-    if (!text) throw BadInput(tc.where("chat_template") + ": uses bos_token, but no bos_token is defined");
+    if (!text) throw BadInput(found.origin + ": uses bos_token, but no bos_token is defined");
     tmpl = std::regex_replace(std::regex_replace(tmpl, kPrint, ""), kIdentifier, "''");
     changes.push_back("chat_template: bos_token references removed; BOS '" + *text + "' rendered once at the start");
   }

@@ -6,6 +6,7 @@
 
 #include "llm2hef/core/checkpoint_dir.hpp"
 #include "llm2hef/core/export.hpp"
+#include "llm2hef/core/genai_resources.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -19,6 +20,28 @@ std::string gib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
   return buf;
+}
+
+// What export would write as genai resources: where the chat template comes
+// from and every change made to the tokenizer and the template. A problem that
+// would stop the export (no tokenizer.json, no eos, a template without
+// "default") is reported, not thrown: inspect still shows the rest.
+json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan) {
+  json r;
+  try {
+    if (ckpt.tokenizer_json().empty())
+      throw BadInput(ckpt.dir().string() + ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF");
+    const sdk::JsonFile tok_file = sdk::JsonFile::load(ckpt.tokenizer_json());
+    const TokenizerFix tok = fix_tokenizer(tok_file.raw(), tok_file.origin(), plan.dims.vocab);
+    std::vector<std::string> changes = tok.changes;
+    (void)make_hailo_config(ckpt, plan, tok, changes);
+    const ChatTemplate found = find_chat_template(ckpt);
+    r["chat_template_source"] = found.text ? json(found.source) : json(nullptr);
+    r["changes"] = changes;
+  } catch (const BadInput& e) {
+    r["error"] = e.what();
+  }
+  return r;
 }
 
 }  // namespace
@@ -88,6 +111,7 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   out["lm_head_shard_reason"] = plan.lm_head_shard_reason;
   out["rewrites"] = plan.rewrites;
   out["notes"] = plan.notes;
+  out["resources"] = resource_report(*ckpt, plan);
   return out;
 }
 
@@ -118,6 +142,15 @@ std::string inspect_text(const json& r) {
   s += "rewrites:\n";
   for (const auto& w : r["rewrites"]) s += "  - " + w.get<std::string>() + "\n";
   for (const auto& n : r["notes"]) s += "note: " + n.get<std::string>() + "\n";
+  const json& res = r["resources"];
+  if (res.contains("error")) {
+    s += "resources     EXPORT WOULD STOP: " + res["error"].get<std::string>() + "\n";
+  } else {
+    s += "chat template " + (res["chat_template_source"].is_string() ? res["chat_template_source"].get<std::string>()
+                                                                      : std::string("none in the checkpoint")) + "\n";
+    s += "resource changes:" + std::string(res["changes"].empty() ? " none\n" : "\n");
+    for (const auto& c : res["changes"]) s += "  - " + c.get<std::string>() + "\n";
+  }
   return s;
 }
 
