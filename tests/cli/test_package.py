@@ -186,6 +186,26 @@ def test_llama_bos_is_the_post_processors(tmp_path, llama):
     assert "bos_token" not in doc["template_params"]["chat_template"]
 
 
+def test_a_stop_id_without_a_certain_text_is_left_out(tmp_path, gpt2):
+    """A plain vocabulary entry is spelled in the tokenizer's encoding, not as the text the server compares."""
+    import shutil
+    out = tmp_path / "export"
+    shutil.copytree(gpt2, out)
+    cfg_path = out / "resources" / "hailo-config.json"
+    cfg = json.loads(cfg_path.read_text())
+    tok = json.loads((out / "resources" / "tokenizer.json").read_text())
+    plain = next(i for i in tok["model"]["vocab"].values() if added_text(tok, i) is None)
+    cfg["stop_token_id"] = [plain] + list(cfg["stop_token_id"])
+    cfg_path.write_text(json.dumps(cfg, indent=1))
+    hef = write_hef(tmp_path / "model.hef", out)
+    store = tmp_path / "models"
+    r = package(hef, out, store, "g:1")
+    assert r.returncode == 0, r.stderr
+    assert f"stop token id {plain} is not an added token" in r.stderr
+    doc = read_store(store)["g:1"]["doc"]
+    assert doc["generation_params"]["stop_tokens"] == [added_text(tok, i) for i in cfg["stop_token_id"][1:]]
+
+
 def test_default_tag_is_latest_and_text_output(tmp_path, gpt2):
     hef = write_hef(tmp_path / "model.hef", gpt2)
     store = tmp_path / "models"

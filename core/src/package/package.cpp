@@ -103,10 +103,12 @@ PackageResult package_model(const PackageOptions& o) {
   const ExportFacts facts = load_export(o.export_manifest);
   r.hef_check = require_checked_hef(o.hef, facts, r.notes);
 
+  // Built before hashing so that a missing field is reported at once.
+  r.ollama_manifest = make_ollama_manifest(facts, std::string(), r.notes);
   r.hef_bytes = fs::file_size(o.hef);
   r.sha256 = sha256_of_file(o.hef, o.progress);
   r.blob = store.blob_path(r.sha256);
-  r.ollama_manifest = make_ollama_manifest(facts, r.sha256, r.notes);
+  r.ollama_manifest["hef_h10h"] = r.sha256;
 
   r.blob_reused = store.put_blob(o.hef, r.sha256, o.progress);
   store.put_manifest(o.model, r.ollama_manifest.dump(4) + "\n", o.force);
