@@ -303,7 +303,7 @@ def test_existing_tag_needs_force(tmp_path, gpt2, populated):
     store, before = populated
     first_blob = read_store(store)["first:1"]["blob"]
     cfg = json.loads((gpt2 / "resources" / "hailo-config.json").read_text())
-    hef = write_hef(tmp_path / "second.hef", gpt2, caches=3)  # passes check, different bytes
+    hef = write_hef(tmp_path / "second.hef", gpt2, contexts=3)  # passes check, different bytes
     r = package(hef, gpt2, store, "first:1")
     assert r.returncode == 2 and "already exists" in r.stderr and "--force" in r.stderr
     assert snapshot(store) == before
@@ -319,7 +319,7 @@ def test_existing_tag_needs_force(tmp_path, gpt2, populated):
 
 def test_a_different_file_at_the_blob_name_is_never_overwritten(tmp_path, gpt2, populated):
     store, _ = populated
-    hef = write_hef(tmp_path / "model.hef", gpt2, caches=4)
+    hef = write_hef(tmp_path / "model.hef", gpt2, contexts=4)
     digest = hashlib.sha256(hef.read_bytes()).hexdigest()
     squatter = store / "blob" / f"sha256_{digest}"
     squatter.write_bytes(b"not the HEF")
