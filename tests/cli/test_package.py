@@ -349,6 +349,16 @@ def test_failure_in_a_new_store_creates_nothing(tmp_path, gpt2):
     assert snapshot(store) is None and list((tmp_path / "fresh").iterdir()) == []
 
 
+def test_store_must_be_the_models_folder(tmp_path, gpt2):
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    root = tmp_path / "hailo-ollama"
+    (root / "models" / "manifests").mkdir(parents=True)
+    before = snapshot(root)
+    r = package(hef, gpt2, root, "x:1")
+    assert r.returncode == 2 and str(root / "models") in r.stderr, r.stderr
+    assert snapshot(root) == before
+
+
 @pytest.mark.parametrize("model", ["a/b", "../x", "a:b:c", ":1", "a:", ".hidden", "x y"])
 def test_model_names_must_be_single_folder_names(tmp_path, gpt2, model):
     hef = write_hef(tmp_path / "model.hef", gpt2)

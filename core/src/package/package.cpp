@@ -82,6 +82,11 @@ PackageResult package_model(const PackageOptions& o) {
   if (!fs::exists(o.export_manifest, ec))
     throw BadInput(o.export_manifest.string() + ": no such file (the manifest.json `llm2hef export` wrote)");
 
+  // A common slip: the hailo-ollama folder instead of its models folder.
+  if (!fs::exists(o.store / "manifests", ec) && fs::is_directory(o.store / "models" / "manifests", ec))
+    throw UsageError("--store " + o.store.string() + " holds models/manifests: the store is the models folder, " +
+                     (o.store / "models").string());
+
   PackageResult r;
   r.model = o.model;
   StoreWriter store(o.store);
