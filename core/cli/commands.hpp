@@ -26,5 +26,6 @@ int cmd_inspect(const Globals& g, const std::vector<std::string>& args);
 int cmd_registry(const Globals& g, const std::vector<std::string>& args);
 int cmd_hef(const Globals& g, const std::vector<std::string>& args);
 int cmd_har(const Globals& g, const std::vector<std::string>& args);
+int cmd_package(const Globals& g, const std::vector<std::string>& args);
 
 }  // namespace llm2hef::cli

@@ -24,6 +24,7 @@ Commands:
   inspect    what an export would do: adapter, sizes, memory on the 8 GB device, rewrites
   har        DFC HAR files: inspect, fix (HN fixups), lines (model-script lines from the HN)
   hef        compiled HEFs: inspect, check (genai contract), set-config (new hailo-config.json)
+  package    a checked HEF into hailo-ollama's model store (blob + manifest)
   registry   adapter manifests: verify a published adapter, write manifests and indexes
 
 Global options:
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
     if (command == "registry") return llm2hef::cli::cmd_registry(globals, rest);
     if (command == "hef") return llm2hef::cli::cmd_hef(globals, rest);
     if (command == "har") return llm2hef::cli::cmd_har(globals, rest);
+    if (command == "package") return llm2hef::cli::cmd_package(globals, rest);
     throw llm2hef::UsageError("unknown command '" + command + "' (see llm2hef --help)");
   } catch (const llm2hef::Error& e) {
     std::cerr << "llm2hef: error: " << e.what() << "\n";

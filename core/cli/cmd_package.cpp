@@ -1,0 +1,94 @@
+// `llm2hef package`: a checked HEF into hailo-ollama's model store.
+#include <iostream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "llm2hef/core/package.hpp"
+#include "llm2hef/core/progress.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::cli {
+
+namespace {
+
+constexpr const char* kHelp = R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--store DIR] [--force] [--json]
+
+Puts a compiled HEF into the model store hailo-ollama (Hailo's Ollama-compatible
+server) reads at startup:
+  DIR/blob/sha256_<hex>                      the HEF, named by its SHA-256
+  DIR/manifests/NAME/TAG/manifest.json       hef_h10h, template_params,
+                                             generation_params, details
+The chat template, stop tokens and sampling defaults come from the export's
+resources/hailo-config.json and tokenizer.json, which the HEF must carry
+unchanged.
+
+Refused, leaving the store as it was: a missing HEF; a HEF that fails
+`llm2hef hef check --manifest OUT/manifest.json`; an existing NAME:TAG (unless
+--force); a different file already at the blob's name (blobs are never
+overwritten; an identical one is reused after its hash is verified).
+
+Options:
+  --manifest FILE   the manifest.json `llm2hef export` wrote (required)
+  --model NAME[:TAG]  the name clients ask for; TAG defaults to "latest"
+                    (hailo-ollama matches NAME:TAG exactly: ask for NAME:latest)
+  --store DIR       the server's models folder (default: the one hailo-ollama
+                    uses, $XDG_DATA_HOME or ~/.local/share, then $XDG_DATA_DIRS
+                    or /usr/share:/usr/local/share, each + /hailo-ollama/models,
+                    the first whose hailo-ollama folder exists)
+  --force           replace an existing NAME:TAG manifest (its blob is kept)
+  --json            print what was written as JSON
+  --no-progress     never draw the progress bar
+hailo-ollama reads manifests only when it starts: restart it afterwards.
+
+Exit status: 0 packaged, 1 the HEF fails hef check, 2 usage (including an
+existing NAME:TAG without --force), 3 bad input (missing or unreadable files,
+a HEF whose hailo-config.json or tokenizer.json differs from the export's, a
+damaged store).
+)";
+
+}  // namespace
+
+int cmd_package(const Globals&, const std::vector<std::string>& argv) {
+  Args args(argv, {"manifest", "store", "model"}, {"json", "force", "no-progress", "help", "h"});
+  if (args.has("help") || args.has("h")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  if (args.positionals().size() != 1) throw UsageError("package takes one HEF file (see llm2hef package --help)");
+  core::package::PackageOptions o;
+  o.hef = args.positionals()[0];
+  o.export_manifest = args.require("manifest");
+  o.model = core::package::parse_model_ref(args.require("model"));
+  o.store = args.has("store") ? std::filesystem::path(*args.get("store")) : core::package::default_store();
+  o.force = args.has("force");
+  o.progress = !args.has("no-progress") && core::Progress::stderr_is_terminal();
+
+  const core::package::PackageResult r = core::package::package_model(o);
+  for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
+  if (args.has("json")) {
+    nlohmann::ordered_json out;
+    out["model"] = r.model.key();
+    out["store"] = r.store.string();
+    out["manifest"] = r.manifest.string();
+    out["blob"] = r.blob.string();
+    out["sha256"] = r.sha256;
+    out["hef_bytes"] = r.hef_bytes;
+    out["blob_reused"] = r.blob_reused;
+    out["replaced_hef_h10h"] = r.replaced_hef ? nlohmann::ordered_json(*r.replaced_hef) : nullptr;
+    out["notes"] = r.notes;
+    out["hef_check"] = r.hef_check;
+    out["written"] = r.ollama_manifest;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "packaged " << r.model.key() << " into " << r.store.string() << "\n"
+              << "  blob      " << r.blob.string() << (r.blob_reused ? " (already there, hash verified)" : "") << "\n"
+              << "  manifest  " << r.manifest.string() << "\n";
+    if (r.replaced_hef)
+      std::cout << "  replaced a manifest for blob sha256_" << *r.replaced_hef << " (that blob was kept)\n";
+    std::cout << "next: restart hailo-ollama (it reads manifests at startup), then ask for model \"" << r.model.key()
+              << "\"\n";
+  }
+  return 0;
+}
+
+}  // namespace llm2hef::cli

@@ -1,0 +1,206 @@
+#include "store_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "llm2hef/core/progress.hpp"
+#include "llm2hef/registry/sha256.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core::package {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kBlock = 4u << 20;
+constexpr uint64_t kShowProgressFrom = 64ull << 20;
+
+std::string errno_text() { return std::strerror(errno); }
+
+// A descriptor closed on scope exit.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Reads `file` in blocks, feeding each to `sink`; returns the bytes read.
+template <class Sink>
+uint64_t stream_file(const fs::path& file, const std::string& label, bool progress, Sink&& sink) {
+  Fd in;
+  in.fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in.fd < 0) throw BadInput(file.string() + ": cannot open: " + errno_text());
+  struct stat st {};
+  if (::fstat(in.fd, &st) != 0) throw BadInput(file.string() + ": cannot stat: " + errno_text());
+  const uint64_t total = static_cast<uint64_t>(st.st_size);
+  Progress bar(label, total, progress && total >= kShowProgressFrom);
+  std::vector<char> buf(kBlock);
+  uint64_t done = 0;
+  for (;;) {
+    const ssize_t n = ::read(in.fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw BadInput(file.string() + ": read failed: " + errno_text());
+    if (n == 0) break;
+    sink(buf.data(), static_cast<size_t>(n));
+    done += static_cast<uint64_t>(n);
+    bar.update(done);
+  }
+  bar.finish();
+  return done;
+}
+
+void write_all(int fd, const char* p, size_t n, const fs::path& what) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw BadInput(what.string() + ": write failed: " + errno_text());
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// A hidden temporary file in `folder`, removed unless released.
+struct TempFile {
+  fs::path path;
+  Fd fd;
+  TempFile(const fs::path& folder, const std::string& stem) {
+    std::string templ = (folder / ("." + stem + ".llm2hef-XXXXXX")).string();
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    fd.fd = ::mkstemp(buf.data());
+    if (fd.fd < 0) throw BadInput(folder.string() + ": cannot create a temporary file: " + errno_text());
+    path = buf.data();
+  }
+  ~TempFile() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove(path, ec);
+  }
+  // Flushed to disk and world-readable (the server may run as another user).
+  void finish(const fs::path& target) {
+    if (::fsync(fd.fd) != 0) throw BadInput(target.string() + ": fsync failed: " + errno_text());
+    ::fchmod(fd.fd, 0644);
+  }
+  // Moves the file to `target` without ever replacing an existing file.
+  // Returns false (and keeps the temporary) when `target` exists.
+  bool link_to(const fs::path& target) {
+    if (::link(path.c_str(), target.c_str()) != 0) {
+      if (errno == EEXIST) return false;
+      throw BadInput(target.string() + ": cannot move the new file into place: " + errno_text());
+    }
+    std::error_code ec;
+    fs::remove(path, ec);
+    path.clear();
+    return true;
+  }
+  void rename_to(const fs::path& target) {
+    std::error_code ec;
+    fs::rename(path, target, ec);
+    if (ec) throw BadInput(target.string() + ": cannot move the new file into place: " + ec.message());
+    path.clear();
+  }
+};
+
+}  // namespace
+
+std::string sha256_of_file(const fs::path& file, bool progress) {
+  registry::Sha256 h;
+  stream_file(file, "hashing " + file.filename().string(), progress,
+              [&](const char* p, size_t n) { h.update(p, n); });
+  return h.finish_hex();
+}
+
+StoreWriter::StoreWriter(fs::path store) : store_(std::move(store)) {
+  if (store_.filename().empty()) store_ = store_.parent_path();
+  std::error_code ec;
+  if (fs::exists(store_, ec) && !fs::is_directory(store_, ec))
+    throw BadInput(store_.string() + ": the store exists but is not a folder");
+  const fs::path parent = store_.parent_path().empty() ? fs::path(".") : store_.parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw UsageError(store_.string() + ": parent folder " + parent.string() + " does not exist");
+}
+
+StoreWriter::~StoreWriter() {
+  if (committed_) return;
+  std::error_code ec;
+  for (auto it = created_files_.rbegin(); it != created_files_.rend(); ++it) fs::remove(*it, ec);
+  // Innermost first; fs::remove leaves a folder that is not empty.
+  for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) fs::remove(*it, ec);
+}
+
+fs::path StoreWriter::blob_path(const std::string& sha256) const { return store_ / "blob" / ("sha256_" + sha256); }
+
+fs::path StoreWriter::manifest_path(const ModelRef& model) const {
+  return store_ / "manifests" / model.name / model.tag / "manifest.json";
+}
+
+void StoreWriter::make_dirs(const fs::path& dir) {
+  std::vector<fs::path> missing;
+  for (fs::path d = dir; !d.empty() && !fs::exists(d); d = d.parent_path()) missing.push_back(d);
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    std::error_code ec;
+    if (!fs::create_directory(*it, ec) && ec)
+      throw BadInput(it->string() + ": cannot create the folder: " + ec.message());
+    created_dirs_.push_back(*it);
+  }
+  if (!fs::is_directory(dir)) throw BadInput(dir.string() + ": exists but is not a folder");
+}
+
+bool StoreWriter::put_blob(const fs::path& hef, const std::string& sha256, bool progress) {
+  const fs::path target = blob_path(sha256);
+  make_dirs(target.parent_path());
+  std::error_code ec;
+  if (fs::exists(target, ec)) {
+    // Same name, so it must be the same bytes: check rather than trust it.
+    if (!fs::is_regular_file(target, ec))
+      throw BadInput(target.string() + ": exists but is not a regular file; not replaced");
+    const std::string have = sha256_of_file(target, progress);
+    if (have != sha256)
+      throw BadInput(target.string() + ": already exists with different content (its SHA-256 is " + have +
+                     "); the store is damaged; nothing was replaced. Remove that file if no manifest needs it.");
+    return true;
+  }
+  TempFile tmp(target.parent_path(), target.filename().string());
+  registry::Sha256 h;
+  stream_file(hef, "copying " + hef.filename().string(), progress, [&](const char* p, size_t n) {
+    h.update(p, n);
+    write_all(tmp.fd.fd, p, n, target);
+  });
+  // The HEF was hashed once before; a file changed in between is not packaged.
+  if (h.finish_hex() != sha256)
+    throw BadInput(hef.string() + ": changed while it was being copied into the store; not packaged");
+  tmp.finish(target);
+  if (!tmp.link_to(target)) throw BadInput(target.string() + ": appeared while copying; not replaced");
+  created_files_.push_back(target);
+  return false;
+}
+
+void StoreWriter::put_manifest(const ModelRef& model, const std::string& text, bool replace) {
+  const fs::path target = manifest_path(model);
+  make_dirs(store_);
+  TempFile tmp(store_, "manifest.json");
+  write_all(tmp.fd.fd, text.data(), text.size(), target);
+  tmp.finish(target);
+  make_dirs(target.parent_path());
+  std::error_code ec;
+  const bool existed = fs::exists(target, ec);
+  if (existed && !replace)
+    throw UsageError(model.key() + " already exists in " + store_.string() + " (" + target.string() +
+                     "); pass --force to replace it");
+  if (existed) {
+    tmp.rename_to(target);  // atomic replacement: old or new, never half
+  } else {
+    if (!tmp.link_to(target))
+      throw UsageError(target.string() + ": appeared while packaging; not replaced (pass --force to replace it)");
+    created_files_.push_back(target);
+  }
+}
+
+}  // namespace llm2hef::core::package
