@@ -135,7 +135,6 @@ class Gpt2Adapter final : public Adapter {
     for (int64_t layer = 0; layer < c.layers; ++layer) {
       auto ls = g.scope("layers." + std::to_string(layer));
       const std::string p = c.prefix + "h." + std::to_string(layer) + ".";
-      Value mask = head_mask(g, in.mask, n);
       Value a;
       {
         auto s = g.scope("ln_1");
@@ -152,9 +151,10 @@ class Gpt2Adapter final : public Adapter {
           qkv[i] = linear(g, ckpt, a, {p + "attn.c_attn.weight", p + "attn.c_attn.bias", WeightLayout::in_out, i * h, (i + 1) * h});
         }
         const int64_t d = h / c.heads;
-        float scale = 1.0f / std::sqrt(static_cast<float>(d));
-        if (c.scale_by_inverse_layer) scale /= static_cast<float>(layer + 1);
-        Value ctx = attention(g, qkv[0], qkv[1], qkv[2], mask, {n, c.heads, c.heads, d, scale});
+        // q k^T / sqrt(HD), and / (layer + 1) folded into the same divisor.
+        float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(d)));
+        if (c.scale_by_inverse_layer) score_divisor *= static_cast<float>(layer + 1);
+        Value ctx = attention(g, qkv[0], qkv[1], qkv[2], in.mask, {n, c.heads, c.heads, d, score_divisor});
         auto ps = g.scope("c_proj");
         attn_out = linear(g, ckpt, ctx, {p + "attn.c_proj.weight", p + "attn.c_proj.bias", WeightLayout::in_out});
       }

@@ -283,7 +283,7 @@ class Lfm2Adapter final : public Adapter {
     RuntimeInputs in = declare_runtime_inputs(g, plan);
     PeTables pe = tile_pe_tables(g, in, plan);
     const CausalShifts shifts = m.conv_layers() > 0 ? causal_shifts(g, in.mask, n, m.kernel) : CausalShifts{};
-    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    const float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(d)));
 
     Value hidden = in.embeds;
     for (int64_t i = 0; i < m.layers; ++i) {
@@ -297,12 +297,12 @@ class Lfm2Adapter final : public Adapter {
       Value op;
       if (m.attention[static_cast<size_t>(i)]) {
         auto s = g.scope("self_attn");
-        op = attention_block(g, ckpt, a, head_mask(g, in.mask, n), pe,
+        op = attention_block(g, ckpt, a, in.mask, pe,
                              {.prefix = p + "self_attn.",
                               .q_norm = "q_layernorm",
                               .k_norm = "k_layernorm",
                               .out_proj = "out_proj",
-                              .shape = {n, m.heads, m.kv_heads, m.head_dim, scale},
+                              .shape = {n, m.heads, m.kv_heads, m.head_dim, score_divisor},
                               .norm_eps = m.eps});
       } else {
         auto s = g.scope("conv");

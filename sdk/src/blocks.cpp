@@ -75,19 +75,22 @@ Value layer_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   const int64_t h = x.shape.back();
   ckpt.expect(weight, {h});
   ckpt.expect(bias, {h});
-  Value mean = g.reduce_mean(x, -1, "ReduceMean");
-  Value centered = g.sub(x, mean);
-  Value var = g.reduce_mean(g.pow(centered, 2.0f), -1, "ReduceMean");
-  Value inv = g.reciprocal(g.sqrt(g.add(var, g.scalar("eps", eps))));
-  Value normed = g.mul(centered, inv);
-  Value scaled = g.mul(normed, g.weight("weight", ckpt, weight));
-  return g.add(scaled, g.weight("bias", ckpt, bias));
+  // One LayerNormalization node: what torch's TorchScript exporter writes for
+  // nn.LayerNorm at opset 17, hence what SEED's distilgpt2 export held when the
+  // DFC parsed it (docs/gpt2.md, "LayerNorm").
+  return g.layer_normalization(x, g.weight("weight", ckpt, weight), g.weight("bias", ckpt, bias), eps);
+}
+
+Value inverse_sqrt(GraphBuilder& g, const Value& x) {
+  // torch writes rsqrt as Sqrt then Div with a constant 1, never Reciprocal
+  // (hailo-contract.md section 2, "Op patterns").
+  return g.div(g.scalar("one", 1.0f), g.sqrt(x));
 }
 
 Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps) {
   ckpt.expect(weight, {x.shape.back()});
   Value ms = g.reduce_mean(g.pow(x, 2.0f), -1);
-  Value inv = g.reciprocal(g.sqrt(g.add(ms, g.scalar("eps", eps))));
+  Value inv = inverse_sqrt(g, g.add(ms, g.scalar("eps", eps)));
   return g.mul(g.mul(x, inv), g.weight("weight", ckpt, weight));
 }
 
@@ -105,18 +108,19 @@ Value gelu(GraphBuilder& g, const Value& x, GeluForm form) {
 Value silu(GraphBuilder& g, const Value& x) { return g.mul(x, g.sigmoid(x)); }
 
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec) {
-  Value gate, up;
+  // silu(gate) before up, as torch orders `silu(x @ Wgate)` then `x @ Wup`.
+  Value act, up;
   {
     auto s = g.scope(spec.gate_scope);
-    gate = linear(g, ckpt, x, {spec.gate_weight, std::nullopt});
+    act = silu(g, linear(g, ckpt, x, {spec.gate_weight, std::nullopt}));
   }
   {
     auto s = g.scope(spec.up_scope);
     up = linear(g, ckpt, x, {spec.up_weight, std::nullopt});
   }
-  Value act = g.mul(silu(g, gate), up, "swiglu/Mul");
+  Value gated = g.mul(act, up, "swiglu/Mul");
   auto s = g.scope(spec.down_scope);
-  return linear(g, ckpt, act, {spec.down_weight, std::nullopt});
+  return linear(g, ckpt, gated, {spec.down_weight, std::nullopt});
 }
 
 Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v, const Value& mask,
@@ -140,11 +144,19 @@ Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v,
     kk = g.matmul(k, expand, "k_gqa/MatMul");
     vv = g.matmul(v, expand, "v_gqa/MatMul");
   }
+  // Node order as torch's exporter writes `view(...).transpose(1, 2)` for q,
+  // k, v and then `k.transpose(-1, -2)`: its peephole pass fuses k's two
+  // transposes into one and appends it after v's, so the per-layer op
+  // sequences compare one to one (tests/numerics/test_op_sequences.py).
   Value qh = g.transpose(g.reshape(q, {1, s, a.heads, d}, "q/Reshape"), {0, 2, 1, 3}, "q/Transpose");
-  Value kt = g.transpose(g.reshape(kk, {1, s, a.heads, d}, "k/Reshape"), {0, 2, 3, 1}, "k/Transpose");
+  Value k4 = g.reshape(kk, {1, s, a.heads, d}, "k/Reshape");
   Value vh = g.transpose(g.reshape(vv, {1, s, a.heads, d}, "v/Reshape"), {0, 2, 1, 3}, "v/Transpose");
-  Value scores = g.mul(g.matmul(qh, kt, "qk/MatMul"), g.scalar("scale", a.scale), "qk/Mul");
-  Value probs = g.softmax(g.add(scores, mask, "mask/Add"), -1);
+  Value kt = g.transpose(k4, {0, 2, 3, 1}, "k/Transpose");
+  // q k^T / sqrt(HD) as LNM writes it: a Div, not a Mul by the inverse.
+  Value scores = g.div(g.matmul(qh, kt, "qk/MatMul"), g.scalar("score_divisor", a.score_divisor), "qk/Div");
+  // The first head's block of the runtime mask, sliced where torch slices
+  // `mask[:, :, :, :s]`: right before it is added.
+  Value probs = g.softmax(g.add(scores, head_mask(g, mask, s), "mask/Add"), -1);
   Value ctx = g.matmul(probs, vh, "pv/MatMul");
   Value merged = g.transpose(ctx, {0, 2, 1, 3}, "out/Transpose");
   return g.reshape(merged, {1, s, a.heads * d}, "out/Reshape");

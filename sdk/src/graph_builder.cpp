@@ -267,6 +267,7 @@ Value GraphBuilder::unary(const char* op, const Value& a, const std::string& lea
 Value GraphBuilder::add(const Value& a, const Value& b, const std::string& leaf) { return elementwise("Add", a, b, leaf); }
 Value GraphBuilder::sub(const Value& a, const Value& b, const std::string& leaf) { return elementwise("Sub", a, b, leaf); }
 Value GraphBuilder::mul(const Value& a, const Value& b, const std::string& leaf) { return elementwise("Mul", a, b, leaf); }
+Value GraphBuilder::div(const Value& a, const Value& b, const std::string& leaf) { return elementwise("Div", a, b, leaf); }
 Value GraphBuilder::sqrt(const Value& a, const std::string& leaf) { return unary("Sqrt", a, leaf); }
 Value GraphBuilder::reciprocal(const Value& a, const std::string& leaf) { return unary("Reciprocal", a, leaf); }
 Value GraphBuilder::sigmoid(const Value& a, const std::string& leaf) { return unary("Sigmoid", a, leaf); }
@@ -313,6 +314,29 @@ Value GraphBuilder::reduce_mean(const Value& a, int64_t axis, const std::string&
   std::vector<int64_t> out = a.shape;
   out.at(axis < 0 ? out.size() + axis : axis) = 1;
   return impl_->record(name + "_output_0", out);
+}
+
+Value GraphBuilder::layer_normalization(const Value& a, const Value& scale, const Value& bias, float epsilon,
+                                        const std::string& leaf) {
+  const std::vector<int64_t> last{a.shape.back()};
+  if (scale.shape != last || bias.shape != last)
+    throw InternalError(node_path(leaf) + ": LayerNormalization of " + shape_string(a.shape) + " with scale " +
+                        shape_string(scale.shape) + " and bias " + shape_string(bias.shape));
+  std::string name = impl_->unique(node_path(leaf));
+  auto* n = impl_->graph->add_node();
+  n->set_op_type("LayerNormalization");
+  n->set_name(name);
+  for (const auto* in : {&a, &scale, &bias}) n->add_input(in->name);
+  n->add_output(name + "_output_0");
+  auto* axis = n->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(-1);
+  auto* eps = n->add_attribute();
+  eps->set_name("epsilon");
+  eps->set_type(onnx::AttributeProto::FLOAT);
+  eps->set_f(epsilon);
+  return impl_->record(name + "_output_0", a.shape);
 }
 
 Value GraphBuilder::reshape(const Value& a, std::vector<int64_t> shape, const std::string& leaf) {

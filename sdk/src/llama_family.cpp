@@ -77,12 +77,11 @@ void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const Ll
   RuntimeInputs in = declare_runtime_inputs(g, plan);
   PeTables pe = tile_pe_tables(g, in, plan);
   Value hidden = in.embeds;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(d)));
 
   for (int64_t i = 0; i < m.layers; ++i) {
     auto ls = g.scope("layers." + std::to_string(i));
     const std::string p = m.layer(i);
-    Value mask = head_mask(g, in.mask, n);
     Value a;
     {
       auto s = g.scope("input_layernorm");
@@ -91,7 +90,7 @@ void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const Ll
     Value attn;
     {
       auto s = g.scope("attn");
-      attn = attention_block(g, ckpt, a, mask, pe,
+      attn = attention_block(g, ckpt, a, in.mask, pe,
                              {.prefix = p + "self_attn.",
                               .q_norm = m.qk_norm ? "q_norm" : "",
                               .k_norm = m.qk_norm ? "k_norm" : "",
@@ -99,7 +98,7 @@ void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const Ll
                               .qkv_bias = m.qkv_bias,
                               .out_bias = m.o_bias,
                               .rope = m.rope_layers[static_cast<size_t>(i)],
-                              .shape = {n, m.heads, m.kv_heads, d, scale},
+                              .shape = {n, m.heads, m.kv_heads, d, score_divisor},
                               .norm_eps = m.rms_eps});
     }
     hidden = g.add(hidden, attn, "attn_residual/Add");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
@@ -107,8 +108,10 @@ Value apply_rope(GraphBuilder& g, const Value& x, const Value& cos_tiled, const 
       out[static_cast<size_t>((i - r0) * w + col)] = k < half ? 1.0f : -1.0f;
     }
   });
+  // x*cos first, then (x R)*sin: torch's order for `x * cos + (x @ R) * sin`.
+  Value with_cos = g.mul(x, cos_tiled, "cos/Mul");
   Value rotated = g.matmul(x, r, "rotate_half/MatMul");
-  return g.add(g.mul(x, cos_tiled, "cos/Mul"), g.mul(rotated, sin_tiled, "sin/Mul"));
+  return g.add(with_cos, g.mul(rotated, sin_tiled, "sin/Mul"));
 }
 
 Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
@@ -118,12 +121,13 @@ Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, con
   Value seg = g.constant_rows("segment_sum", {w, heads}, [=](int64_t r0, int64_t r1, std::span<float> out) {
     for (int64_t i = r0; i < r1; ++i) out[static_cast<size_t>((i - r0) * heads + i / d)] = 1.0f;
   });
-  Value spread = g.constant_rows("segment_mean", {heads, w}, [=](int64_t r0, int64_t r1, std::span<float> out) {
-    for (int64_t h = r0; h < r1; ++h)
-      for (int64_t k = 0; k < d; ++k) out[static_cast<size_t>((h - r0) * w + h * d + k)] = 1.0f / static_cast<float>(d);
-  });
-  Value var = g.matmul(g.matmul(g.pow(x, 2.0f), seg, "sumsq/MatMul"), spread, "mean/MatMul");
-  Value inv = g.reciprocal(g.sqrt(g.add(var, g.scalar("eps", eps))));
+  // LNM's spelling: sumsq = x^2 S; var = (sumsq S^T) / HD, with S^T a
+  // Transpose of the constant (torch keeps it: no constant folding), then
+  // rsqrt as Sqrt and Div(1, .).
+  Value sumsq = g.matmul(g.pow(x, 2.0f), seg, "sumsq/MatMul");
+  Value spread = g.matmul(sumsq, g.transpose(seg, {1, 0}, "segment_sum/Transpose"), "spread/MatMul");
+  Value var = g.div(spread, g.scalar("head_dim", static_cast<float>(d)), "mean/Div");
+  Value inv = inverse_sqrt(g, g.add(var, g.scalar("eps", eps)));
   const std::vector<float> wv = ckpt.read(weight);
   std::vector<float> tiled(static_cast<size_t>(w));
   for (int64_t i = 0; i < w; ++i) tiled[static_cast<size_t>(i)] = wv[static_cast<size_t>(i % d)];

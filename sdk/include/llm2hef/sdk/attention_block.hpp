@@ -24,11 +24,12 @@ struct AttentionBlockSpec {
   bool qkv_bias = false;
   bool out_bias = false;
   bool rope = true;          // false on NoPE layers
-  AttentionShape shape;      // seq, heads, kv_heads, head_dim, scale
+  AttentionShape shape;      // seq, heads, kv_heads, head_dim, score_divisor
   float norm_eps = 1e-6f;    // of the QK-Norm
 };
 
-// `x` is the normed hidden state [1, N, hidden]; `mask` the layer's head_mask().
+// `x` is the normed hidden state [1, N, hidden]; `mask` the runtime's
+// attention_mask input (attention() slices its first head block).
 Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Value& mask, const PeTables& pe,
                       const AttentionBlockSpec& spec);
 

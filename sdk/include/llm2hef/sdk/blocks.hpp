@@ -34,7 +34,8 @@ struct PeTables {
 PeTables tile_pe_tables(GraphBuilder& g, const RuntimeInputs& in, const Plan& plan);
 
 // The first head's block of the tiled mask, [1, 1, N, N], broadcast over heads
-// when added to the scores. One per layer (the HAR fixup rewires each one).
+// when added to the scores. attention() takes one per layer (the HAR fixup
+// rewires each one).
 Value head_mask(GraphBuilder& g, const Value& mask, int64_t seq);
 
 // ---- linear algebra on checkpoint weights ----
@@ -52,10 +53,17 @@ struct LinearSpec {
 Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const LinearSpec& spec);
 
 // ---- norms ----
-// LayerNorm over the last axis (biased variance), weight and bias.
+// Norms use the op spellings torch's TorchScript exporter (opset 17) writes
+// (hailo-contract.md section 2, "Op patterns").
+// LayerNorm over the last axis (biased variance), weight and bias: one
+// LayerNormalization node, as torch writes nn.LayerNorm (docs/gpt2.md).
 Value layer_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight,
                  const std::string& bias, float eps);
-// RMSNorm: x * rsqrt(mean(x^2) + eps) * w.
+// 1 / sqrt(x) as torch writes rsqrt: Sqrt, then Div with a constant 1 (never
+// Reciprocal).
+Value inverse_sqrt(GraphBuilder& g, const Value& x);
+// RMSNorm: x * rsqrt(mean(x^2) + eps) * w, as Pow, ReduceMean, Add, Sqrt,
+// Div(1, .), Mul, Mul.
 Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps);
 
 // ---- activations ----
@@ -78,12 +86,16 @@ Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
 // ---- attention ----
 struct AttentionShape {
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
-  float scale = 0;  // multiplies q k^T; usually 1/sqrt(head_dim)
+  float score_divisor = 0;  // divides q k^T (a Div, as LNM's q k^T / sqrt(HD)); usually sqrt(head_dim)
 };
-// q [1, S, heads*D], k and v [1, S, kv_heads*D] (already position-encoded).
-// GQA by a constant 0/1 repeat-interleave MatMul (never Expand, never tile
-// order); heads split by Reshape immediately followed by Transpose; scores
-// + mask; Softmax; P V; heads merged. Returns [1, S, heads*D].
+// q [1, S, heads*D], k and v [1, S, kv_heads*D] (already position-encoded);
+// `mask` the runtime's attention_mask input [1, 1, S, heads*S], whose first
+// head block is sliced right before it is added (as torch writes
+// `mask[:, :, :, :s]`). GQA by a constant 0/1 repeat-interleave MatMul (never
+// Expand, never tile order); heads split by Reshape immediately followed by
+// Transpose; scores / divisor + mask; Softmax; P V; heads merged. Returns
+// [1, S, heads*D]. Ops and their order are those of torch's TorchScript
+// export of LNM's formulation (tests/numerics/test_op_sequences.py).
 Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v, const Value& mask,
                 const AttentionShape& shape);
 

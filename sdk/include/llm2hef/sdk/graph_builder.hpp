@@ -86,6 +86,7 @@ class GraphBuilder {
   Value add(const Value& a, const Value& b, const std::string& leaf = "Add");
   Value sub(const Value& a, const Value& b, const std::string& leaf = "Sub");
   Value mul(const Value& a, const Value& b, const std::string& leaf = "Mul");
+  Value div(const Value& a, const Value& b, const std::string& leaf = "Div");
   Value pow(const Value& a, float exponent, const std::string& leaf = "Pow");
   Value sqrt(const Value& a, const std::string& leaf = "Sqrt");
   Value reciprocal(const Value& a, const std::string& leaf = "Reciprocal");
@@ -93,6 +94,9 @@ class GraphBuilder {
   Value tanh(const Value& a, const std::string& leaf = "Tanh");
   Value softmax(const Value& a, int64_t axis, const std::string& leaf = "Softmax");
   Value reduce_mean(const Value& a, int64_t axis, const std::string& leaf = "ReduceMean");
+  // LayerNormalization over the last axis (opset 17), scale and bias [last dim].
+  Value layer_normalization(const Value& a, const Value& scale, const Value& bias, float epsilon,
+                            const std::string& leaf = "LayerNormalization");
   Value reshape(const Value& a, std::vector<int64_t> shape, const std::string& leaf = "Reshape");
   Value transpose(const Value& a, std::vector<int64_t> perm, const std::string& leaf = "Transpose");
   Value slice(const Value& a, int64_t axis, int64_t start, int64_t end, const std::string& leaf = "Slice");
