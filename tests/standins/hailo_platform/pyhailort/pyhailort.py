@@ -50,7 +50,8 @@ was not moved by 1..rows tokens, pe rows whose head copies differ.
 The "device" behind it is _standin_chip.py (onnxruntime on the export's
 model.onnx). The export folder is $HAILO_STANDIN_EXPORT, else the HEF's folder;
 the HEF file itself is only checked to exist. Network group names come from the
-manifest ($HAILO_STANDIN_GROUPS overrides them, comma-separated).
+manifest ($HAILO_STANDIN_GROUPS overrides them, comma-separated);
+$HAILO_STANDIN_NO_RESOURCE_ACCESS=1 makes HEF._get_external_resources fail.
 """
 from __future__ import annotations
 
@@ -132,6 +133,9 @@ class HEF:
         return list(self._export.groups)
 
     def _get_external_resources(self, resource_name):
+        if os.environ.get("HAILO_STANDIN_NO_RESOURCE_ACCESS"):
+            # A HailoRT whose Python API cannot read resources (the method is private in 5.2.0).
+            raise AttributeError("_get_external_resources")
         try:
             return self._export.resource(resource_name)
         except KeyError:
