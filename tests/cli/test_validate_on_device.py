@@ -221,6 +221,12 @@ def test_standin_strictness(standin, exported):
         b.input(model.input_names[0]).set_buffer(np.zeros(3, np.uint16))
         with pytest.raises(standin.HailoRTException, match="frame size"):
             cfg.run([b], 1000)
+    with standin.VDevice() as vd:
+        first = standin.LLM(vd, hef)
+        with pytest.raises(standin.HailoRTException, match="KV-Cache is already in use"):
+            standin.LLM(vd, hef)
+        first.release()
+        standin.LLM(vd, hef).release()
     params = standin.VDevice.create_params()
     params.scheduling_algorithm = standin.HailoSchedulingAlgorithm.NONE
     with standin.VDevice(params) as vd:

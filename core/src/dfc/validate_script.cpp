@@ -28,6 +28,10 @@ model.onnx.data and resources/ beside this file):
     theta, uint16 embedding rows from the HEF's embeddings.bin), compared per
     position with model.onnx run in fp32 by onnxruntime on the same tokens.
 
+Stop hailo-ollama (or anything else holding an LLM on the device) first: the
+device lets one model hold the KV cache at a time, so (a) releases its LLM
+before (b) starts.
+
 The tokens of (b) are the prompt (tokenized by the runtime's tokenizer,
 LLM.tokenize) followed by the fp32 graph's own greedy continuation, so both
 sides always see the same inputs. Exit status: 0 agreement within the

@@ -38,7 +38,9 @@ What it enforces because the real runtime does (hailort v5.2.0 sources named):
   with more) and fails with "Model doesnt have NG with name-suffix" otherwise;
   every group needs the six inputs found by the hailo-config suffixes
   (pre_process.cpp validate_inputs_names); embeddings must be UINT16
-  (pre_process.cpp LLMPreProcess::create). GenAI needs the scheduler.
+  (pre_process.cpp LLMPreProcess::create). GenAI needs the scheduler. One LLM
+  holds the device's KV cache until released (llm_server.cpp 1171,
+  hailort_server.cpp mark_kv_cache_in_use).
 - set_buffer needs a C-contiguous array (pyhailort.py _validate_c_contiguous);
   a run needs every input and output bound with exactly the frame size of its
   format type; format types are set before configure().
@@ -451,10 +453,15 @@ def _find_group(groups, suffix):
     return None
 
 
+_kv_cache_user = [None]  # the device's one KV-cache owner (hailort_server.cpp VDeviceManager::mark_kv_cache_in_use)
+
+
 class LLM:
     def __init__(self, vdevice, model_path, lora_name="", optimize_memory_on_device=False):
         if vdevice._params.scheduling_algorithm == HailoSchedulingAlgorithm.NONE:
             raise HailoRTException("GenAI requires a VDevice with the scheduler enabled")
+        if _kv_cache_user[0] is not None:
+            raise HailoRTException("Failed to mark KV-Cache in use. KV-Cache is already in use by another model!")
         hef = HEF(model_path)
         export = hef._export
         groups = hef.get_network_group_names()
@@ -478,9 +485,12 @@ class LLM:
         self._tokenizer = Tokenizer(export.tokenizer_json)
         self._context = []
         self._open = True
+        _kv_cache_user[0] = self
 
     def release(self):
         self._open = False
+        if _kv_cache_user[0] is self:
+            _kv_cache_user[0] = None
 
     def __enter__(self):
         return self
