@@ -34,8 +34,11 @@ before (b) starts.
 
 The tokens of (b) are the prompt (tokenized by the runtime's tokenizer,
 LLM.tokenize) followed by the fp32 graph's own greedy continuation, so both
-sides always see the same inputs. Exit status: 0 agreement within the
-thresholds, 1 below them, 2 usage, 3 bad input or no HailoRT. The fp32
+sides always see the same inputs. It fails (exit status 1) when the mean
+cosine over the compared positions is below 0.95 or the share of positions
+whose top-1 token agrees is below 0.60 (--min-cosine, --min-top1; the reasons
+for these values are in llm2hef's docs/on-device-check.md). Exit status: 0
+pass, 1 below a threshold, 2 usage, 3 bad input, HailoRT error or no HailoRT. The fp32
 reference runs model.onnx at its full sequence length once per compared
 position: it needs about 4 bytes per parameter of RAM and is the slow part.
 

@@ -114,7 +114,6 @@ class _VDeviceParams:
         self.scheduling_algorithm = HailoSchedulingAlgorithm.ROUND_ROBIN
         self.device_ids = []
         self.device_count = 1
-        self.group_id = "UNIQUE"
 
 
 def _export_for(hef_source):
