@@ -136,6 +136,40 @@ def test_wrong_chip_is_reported(exported):
     assert r.returncode == 1 and "FAIL: the chip disagrees" in r.stdout
 
 
+# Faults planted in a copy of the script: each makes its inputs differ from what
+# the runtime builds, and the stand-in chip must then disagree with the
+# reference (or refuse the run). Anchors are source lines of the script.
+MUTATIONS = {
+    # (an offset of all positions would be invisible to RoPE models: only distances matter)
+    "positions spaced by two": ("np.arange(self.usage, self.usage + k)", "np.arange(2 * self.usage, 2 * (self.usage + k), 2)"),
+    "mask allows the unused cache": ("mask = np.zeros((rows, n), np.uint8)", "mask = np.full((rows, n), self.allowed, np.uint8)"),
+    "q tables swapped": ('"pe_q_cos": np.tile(cos, (1, q)), "pe_q_sin": np.tile(sin, (1, q))',
+                         '"pe_q_cos": np.tile(sin, (1, q)), "pe_q_sin": np.tile(cos, (1, q))'),
+    "cache offset moved by one too many": ("_update_cache_offset(int(new_tokens))", "_update_cache_offset(int(new_tokens) + 1)"),
+    "chunks in the wrong order": ("for a, b in chunks(len(prompt_tokens), export.prefill):",
+                                  "for a, b in sorted(chunks(len(prompt_tokens), export.prefill), key=lambda c: c[0] - c[1]):"),
+    "embedding rows top-aligned": ("return {\"embeddings\": self.window[-rows:]", "return {\"embeddings\": self.window[:rows][::-1]"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(MUTATIONS))
+def test_planted_script_faults_are_caught(exported, fault, tmp_path):
+    anchor, replacement = MUTATIONS[fault]
+    text = (exported / "validate_on_device.py").read_text()
+    assert anchor in text, "the script changed: update the anchor of " + fault
+    mutated = tmp_path / "out"
+    mutated.mkdir()
+    for f in exported.iterdir():
+        (mutated / f.name).symlink_to(f)
+    (mutated / "validate_on_device.py").unlink()
+    (mutated / "validate_on_device.py").write_text(text.replace(anchor, replacement, 1))
+    r = run_script(mutated, "--prompt", PROMPT, "--max-tokens", str(STEPS), "--json")
+    assert r.returncode == 1, (fault, r.returncode, r.stderr[-2000:])
+    if "StandInLimitation" in r.stderr:
+        return  # refused, as the device would not compute it either
+    assert not json.loads(r.stdout)["summary"]["passed"]
+
+
 def test_three_groups_are_refused(exported):
     """A HEF with the base scope as a third group: genai then looks for
     base_model__prefill and finds none (llm_server.cpp), so the check stops."""
