@@ -10,6 +10,7 @@
 #include "llm2hef/core/npy.hpp"
 #include "llm2hef/core/output_guard.hpp"
 #include "llm2hef/core/progress.hpp"
+#include "llm2hef/core/validate_script.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -168,6 +169,8 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
       {"optimize.alls", "model script for runner.optimize()"},
       {"compile.alls", "model script for runner.compile()"},
       {"compile.py", "DFC driver: parse, HN fixups, resources, calibration, optimize, compile"},
+      {kValidateScriptName, "on-device check (Hailo-10H host, HailoRT Python): generation through genai.LLM, "
+                            "per-position agreement of the __prefill/__tbt groups with model.onnx in fp32"},
       {"manifest.json", "this file"},
   };
   check_graph_contract(model_path, manifest);
@@ -190,8 +193,10 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   write_text(out.path() / "optimize.alls", optimize_script(scope, plan, r.calib_size));
   write_text(out.path() / "compile.alls", compile_script(scope));
   write_text(out.path() / "compile.py", compile_driver(manifest));
-  fs::permissions(out.path() / "compile.py", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                  fs::perm_options::add);
+  write_text(out.path() / kValidateScriptName, validate_script(manifest));
+  for (const char* script : {"compile.py", kValidateScriptName})
+    fs::permissions(out.path() / script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::add);
   write_text(out.path() / "manifest.json", manifest.dump(2) + "\n");
   progress.finish();
   out.commit();
