@@ -66,7 +66,8 @@ def onnx_logits_from_llm2hef_inputs(out: Path, tokens: list[int], tmp: Path) -> 
     npz = tmp / "inputs.npz"
     subprocess.run([str(BIN), "inputs", str(out), "--tokens", ",".join(map(str, tokens)), "-o", str(npz)],
                    check=True, capture_output=True)
-    data = np.load(npz)
+    data = dict(np.load(npz))
+    npz.unlink()  # `llm2hef inputs` does not replace a file without --force
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
     feeds = {i.name: data[i.name] for i in sess.get_inputs()}
     return sess.run(None, feeds)[0].reshape(-1)

@@ -346,8 +346,9 @@ def calibration_set(exe, seqs):
     calib = {}
     positions = np.empty((n, SEQ), np.float32)
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "sample.npz")
         for i, seq in enumerate(seqs):
+            # A new name per sample: `llm2hef inputs` never replaces a file without --force.
+            path = os.path.join(tmp, "sample%d.npz" % i)
             run_llm2hef(exe, "inputs", HERE, "--tokens", ",".join(map(str, seq)), "-o", path)
             with np.load(path) as data:
                 positions[i] = data["positions"]
