@@ -243,3 +243,17 @@ def test_gpt2_config_sizes_are_bounded_before_use(tmp_path):
     (ckpt / "config.json").write_text(json.dumps(config))
     r = run("inspect", ckpt, "--cache", 16, "--prefill", 4)
     assert r.returncode == 3 and "config.json: field 'n_embd'" in r.stderr
+
+
+# --- class 12: inputs that are not regular files never block or run away ---
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_lint_refuses_non_regular_inputs_at_once(tmp_path, kind):
+    if kind == "fifo":
+        target = _fifo(tmp_path)
+    elif kind == "device":
+        target = Path("/dev/zero")  # would be read until memory runs out
+    else:
+        target = tmp_path
+    r = subprocess.run([str(BIN), "lint", str(target)], capture_output=True, text=True, timeout=20)
+    assert r.returncode == 3 and "regular file" in r.stderr and str(target) in r.stderr

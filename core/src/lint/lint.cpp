@@ -4,6 +4,7 @@
 // the cost is proportional to model.onnx, not to the weights. onnx shape
 // inference fills in value shapes the file does not record.
 #include "llm2hef/core/lint.hpp"
+#include "llm2hef/core/regular_file.hpp"
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -704,14 +705,13 @@ LintReport lint_onnx_bytes(const std::string& bytes, const std::string& label) {
 }
 
 LintReport lint_onnx_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw BadInput(path.string() + ": is a directory, not an ONNX file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(path.string() + ": cannot open");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (!in && !in.eof()) throw BadInput(path.string() + ": read failed");
-  return lint_onnx_bytes(buf.str(), path.string());
+  // protobuf cannot parse a message over 2 GiB: weights must be external.
+  constexpr uint64_t kMaxOnnxBytes = (uint64_t{1} << 31) - 1;
+  const RegularFile file(path);
+  if (file.size() > kMaxOnnxBytes)
+    throw BadInput(path.string() + ": " + std::to_string(file.size()) +
+                   " bytes; an ONNX protobuf cannot exceed 2 GiB (keep the weights as external data)");
+  return lint_onnx_bytes(file.read_all(kMaxOnnxBytes), path.string());
 }
 
 std::string lint_text(const LintReport& report) {
