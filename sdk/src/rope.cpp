@@ -24,7 +24,12 @@ nlohmann::json rope_params(const JsonFile& c) {
 double number(const JsonFile& c, const nlohmann::json& p, const char* key) {
   if (!p.contains(key) || !p[key].is_number())
     throw BadInput(c.where("rope_scaling") + ": '" + key + "' is required for this rope_type");
-  return p[key].get<double>();
+  const double v = p[key].get<double>();
+  // Every scaling parameter divides or is divided by something: 0, a
+  // negative or a non-finite value would write inf or NaN into theta.
+  if (!std::isfinite(v) || v <= 0)
+    throw BadInput(c.where("rope_scaling") + ": '" + key + "' must be a positive number, got " + p[key].dump());
+  return v;
 }
 
 }  // namespace
@@ -36,7 +41,9 @@ std::vector<float> rope_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
   const nlohmann::json p = rope_params(c);
   double base = c.find_number("rope_theta").value_or(0);
   if (base == 0 && p.is_object() && p.contains("rope_theta")) base = p["rope_theta"].get<double>();
-  if (base == 0) base = 10000.0;
+  if (base == 0 && !c.has("rope_theta")) base = 10000.0;
+  if (!std::isfinite(base) || base <= 0)
+    throw BadInput(c.where("rope_theta") + ": must be a positive number (the RoPE base), got " + std::to_string(base));
 
   std::string type = "default";
   if (p.is_object()) type = p.value("rope_type", p.value("type", std::string("default")));
@@ -65,6 +72,8 @@ std::vector<float> rope_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
                  high_d = number(c, p, "high_freq_factor"), old_d = number(c, p, "original_max_position_embeddings");
     const float factor = static_cast<float>(factor_d), low = static_cast<float>(low_d), old = static_cast<float>(old_d);
     const float low_wl = static_cast<float>(old_d / low_d), high_wl = static_cast<float>(old_d / high_d);
+    if (high_d <= low_d)
+      throw BadInput(c.where("rope_scaling") + ": high_freq_factor must be greater than low_freq_factor");
     const float band = static_cast<float>(high_d - low_d);
     const float two_pi = static_cast<float>(2.0 * std::numbers::pi);
     int smoothed = 0, divided = 0;

@@ -257,3 +257,45 @@ def test_lint_refuses_non_regular_inputs_at_once(tmp_path, kind):
         target = tmp_path
     r = subprocess.run([str(BIN), "lint", str(target)], capture_output=True, text=True, timeout=20)
     assert r.returncode == 3 and "regular file" in r.stderr and str(target) in r.stderr
+
+
+# --- class 8: config values that would write corrupt output are refused ---
+
+LLAMA = REPO / "tests" / "fixtures" / "llama3-tiny"
+
+
+def _edited(tmp_path: Path, src: Path, filename: str, edit) -> Path:
+    import json
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(src, ckpt)
+    doc = json.loads((ckpt / filename).read_text())
+    edit(doc)
+    (ckpt / filename).write_text(json.dumps(doc))
+    return ckpt
+
+
+@pytest.mark.parametrize("edit,names", [
+    (lambda c: c.update(rope_theta=0), "rope_theta"),
+    (lambda c: c.update(rope_theta=-5.0), "rope_theta"),
+    (lambda c: c.update(rope_scaling={"rope_type": "linear", "factor": 0}), "factor"),
+    (lambda c: c.update(rope_scaling={"rope_type": "llama3", "factor": 8, "low_freq_factor": 4,
+                                      "high_freq_factor": 4, "original_max_position_embeddings": 64}), "high_freq_factor"),
+], ids=["theta-zero", "theta-negative", "linear-factor-zero", "llama3-empty-band"])
+def test_rope_values_that_would_write_nan_are_refused(tmp_path, edit, names):
+    ckpt = _edited(tmp_path, LLAMA, "config.json", lambda c: (c.pop("rope_parameters", None), edit(c)))
+    r = run("export", ckpt, "-o", tmp_path / "out", "--cache", 16, "--prefill", 4)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "config.json" in r.stderr and names in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("eos", [2**40, -5])
+def test_eos_outside_the_vocabulary_is_refused(tmp_path, eos):
+    ckpt = _edited(tmp_path, FIXTURE, "generation_config.json", lambda g: g.update(eos_token_id=eos))
+    r = run("export", ckpt, "-o", tmp_path / "out", *EXPORT)
+    assert r.returncode == 3 and "eos token id" in r.stderr and str(eos) in r.stderr
+
+
+def test_absurd_cache_is_refused_before_any_work(tmp_path):
+    r = run("export", FIXTURE, "-o", tmp_path / "out", "--cache", 10**12, "--prefill", 4)
+    assert r.returncode == 2 and "32768" in r.stderr

@@ -99,6 +99,13 @@ void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs
 
 void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
   if (cache_size < 2) throw UsageError("--cache must be at least 2 (it is the KV-cache size and the graph's sequence length)");
+  // SEQ = cache: the mask input alone is cache x (heads * cache) values, so
+  // beyond this even one head needs a 4 GiB float32 mask (Hailo's own
+  // models use 2048).
+  constexpr int64_t kMaxCache = 32768;
+  if (cache_size > kMaxCache)
+    throw UsageError("--cache " + std::to_string(cache_size) + " is larger than " + std::to_string(kMaxCache) +
+                     ", the largest llm2hef exports (the graph's sequence length equals the cache; Hailo's models use 2048)");
   if (prefill < 1 || prefill > cache_size)
     throw UsageError("--prefill must be between 1 and --cache (" + std::to_string(cache_size) + ")");
 }

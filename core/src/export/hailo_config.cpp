@@ -36,6 +36,10 @@ json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const
                        std::vector<std::string>& changes) {
   json cfg;
   const std::vector<int64_t> eos = eos_ids(ckpt, tok.tokenizer);
+  for (int64_t id : eos)
+    if (id < 0 || id >= plan.dims.vocab)
+      throw BadInput(ckpt.dir().string() + ": eos token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                     std::to_string(plan.dims.vocab - 1) + "); check eos_token_id in generation_config.json and config.json");
   cfg["eos_token_id"] = eos.front();
   cfg["stop_token_id"] = eos;
   cfg["chat_template"] = chat_template_for_runtime(ckpt, tok.bos, changes);
