@@ -49,6 +49,7 @@ sdk::Plan plan_with(int64_t n, int64_t p, int64_t heads, int64_t kv) {
   plan.prefill = p;
   plan.dims.heads = heads;
   plan.dims.kv_heads = kv;
+  plan.dims.vocab = 1000;  // ids in these tests are small
   plan.pe_q_tiles = heads;
   plan.pe_k_tiles = kv;
   return plan;
