@@ -79,7 +79,12 @@ void validate_at(const json& s, const json& v, const std::string& field, std::ve
                                                   : "shorter than " + s["minLength"].dump() + " characters");
     if (s.contains("maxLength") && code_points(text) > s["maxLength"].get<std::size_t>())
       fail("longer than " + s["maxLength"].dump() + " characters");
-    if (s.contains("pattern") && !std::regex_search(text, std::regex(s["pattern"].get<std::string>())))
+    // std::regex recurses per character: a 30,000-character field overflowed
+    // the stack. No manifest field is anywhere near this long.
+    constexpr std::size_t kMaxPatternInput = 4096;
+    if (s.contains("pattern") && text.size() > kMaxPatternInput)
+      fail("longer than " + std::to_string(kMaxPatternInput) + " bytes; not matched against " + s["pattern"].get<std::string>());
+    else if (s.contains("pattern") && !std::regex_search(text, std::regex(s["pattern"].get<std::string>())))
       fail(v.dump() + " does not match " + s["pattern"].get<std::string>());
   }
   if (v.is_number() && s.contains("minimum") && v.get<double>() < s["minimum"].get<double>())

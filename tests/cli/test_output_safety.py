@@ -299,3 +299,37 @@ def test_eos_outside_the_vocabulary_is_refused(tmp_path, eos):
 def test_absurd_cache_is_refused_before_any_work(tmp_path):
     r = run("export", FIXTURE, "-o", tmp_path / "out", "--cache", 10**12, "--prefill", 4)
     assert r.returncode == 2 and "32768" in r.stderr
+
+
+# --- class 5: long strings no longer overflow std::regex ---
+
+def test_long_chat_template_is_handled_linearly(tmp_path):
+    import json
+    tmpl = "{{" + " " * 30000 + "bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}" + " " * 30000
+    ckpt = _edited(tmp_path, LLAMA, "tokenizer_config.json", lambda t: t.update(chat_template=tmpl))
+    (ckpt / "chat_template.jinja").unlink(missing_ok=True)
+    r = run("export", ckpt, "-o", tmp_path / "out", "--cache", 16, "--prefill", 4)
+    assert r.returncode == 0, r.stderr
+    written = json.loads((tmp_path / "out" / "resources" / "hailo-config.json").read_text())["chat_template"]
+    assert "bos_token" not in written and written.rstrip().endswith("{% endfor %}")
+
+
+def test_npy_header_with_a_huge_shape_is_refused(exported, tmp_path):
+    crafted = tmp_path / "exp"
+    shutil.copytree(exported, crafted)
+    dims = "1, " * 30000
+    header = ("{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }").encode()
+    header += b" " * (-(12 + len(header) + 1) % 64) + b"\n"  # format 2.0: 4-byte header length
+    (crafted / "resources" / "theta.npy").write_bytes(b"\x93NUMPY\x02\x00" + len(header).to_bytes(4, "little") + header)
+    r = run("inputs", crafted, "--tokens", "1,2", "-o", tmp_path / "i.npz")
+    assert r.returncode == 3 and "theta.npy" in r.stderr
+
+
+def test_npy_shape_whose_element_count_wraps_is_refused(exported, tmp_path):
+    crafted = tmp_path / "exp"
+    shutil.copytree(exported, crafted)
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 16), }"
+    header += b" " * (-(10 + len(header) + 1) % 64) + b"\n"
+    (crafted / "resources" / "theta.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
+    r = run("inputs", crafted, "--tokens", "1,2", "-o", tmp_path / "i.npz")
+    assert r.returncode == 3 and "2^62" in r.stderr

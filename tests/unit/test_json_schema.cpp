@@ -74,3 +74,12 @@ TEST(JsonSchema, LengthsCountCharactersNotBytes) {
   EXPECT_TRUE(e.validate(2).empty());
   EXPECT_EQ(describe(e.validate("y")), "document: must be one of [\"x\",2], got \"y\"");
 }
+
+// A 30,000-character field overflowed std::regex's recursion (issue 12,
+// class 5): it is now refused by length before any pattern is tried.
+TEST(ManifestSchema, HugePatternFieldIsRefusedNotACrash) {
+  json m = good_manifest();
+  m["architectures"] = json::array({std::string(30000, 'A')});
+  const std::string p = problems(m);
+  EXPECT_NE(p.find("field 'architectures[0]': longer than 4096 bytes"), std::string::npos) << p;
+}

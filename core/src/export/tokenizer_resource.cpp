@@ -1,5 +1,5 @@
 #include <algorithm>
-#include <regex>
+#include <cctype>
 
 #include "llm2hef/core/checkpoint_dir.hpp"
 #include "llm2hef/core/genai_resources.hpp"
@@ -81,6 +81,58 @@ TokenizerFix fix_tokenizer(const json& tokenizer, const std::string& origin, int
   return out;
 }
 
+namespace {
+
+// Linear scanners for `bos_token` in a Jinja template (std::regex recursed
+// per character and overflowed the stack on long templates).
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The next `bos_token` at or after `from` that is a whole identifier.
+size_t find_bos_identifier(const std::string& s, size_t from) {
+  static const std::string kName = "bos_token";
+  for (size_t at = s.find(kName, from); at != std::string::npos; at = s.find(kName, at + 1)) {
+    const bool starts = at == 0 || !is_identifier_char(s[at - 1]);
+    const size_t end = at + kName.size();
+    if (starts && (end == s.size() || !is_identifier_char(s[end]))) return at;
+  }
+  return std::string::npos;
+}
+
+std::string replace_bos_identifiers(const std::string& s, const std::string& with) {
+  std::string out;
+  size_t from = 0;
+  for (size_t at = find_bos_identifier(s, 0); at != std::string::npos; at = find_bos_identifier(s, from)) {
+    out.append(s, from, at - from).append(with);
+    from = at + 9;
+  }
+  return out.append(s, from, std::string::npos);
+}
+
+// Removes every `{{ bos_token }}` print, with optional `-` whitespace control.
+std::string remove_bos_prints(const std::string& s) {
+  auto skip_spaces = [&](size_t i) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    return i;
+  };
+  std::string out;
+  size_t from = 0;
+  for (size_t open = s.find("{{"); open != std::string::npos; open = s.find("{{", open + 2)) {
+    size_t i = open + 2;
+    if (i < s.size() && s[i] == '-') ++i;
+    i = skip_spaces(i);
+    if (s.compare(i, 9, "bos_token") != 0 || (i + 9 < s.size() && is_identifier_char(s[i + 9]))) continue;
+    i = skip_spaces(i + 9);
+    if (i < s.size() && s[i] == '-') ++i;
+    if (s.compare(i, 2, "}}") != 0) continue;
+    out.append(s, from, open - from);
+    from = i + 2;
+    open = i;  // the next search starts after this print
+  }
+  return out.append(s, from, std::string::npos);
+}
+
+}  // namespace
+
 std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
                                       std::vector<std::string>& changes) {
   const sdk::JsonFile& tc = ckpt.tokenizer_config();
@@ -101,9 +153,7 @@ std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::op
   // so every reference to the variable is dropped and the literal text is
   // prepended once: when the template used the variable (Llama 3's original
   // template) or the tokenizer's post-processor would have added it.
-  static const std::regex kPrint(R"(\{\{-?\s*bos_token\s*-?\}\})");
-  static const std::regex kIdentifier(R"(\bbos_token\b)");
-  const bool referenced = std::regex_search(tmpl, kIdentifier);
+  const bool referenced = find_bos_identifier(tmpl, 0) != std::string::npos;
   std::optional<std::string> text = bos;
   if (!text) {
     const nlohmann::json& b = tc.raw().is_object() && tc.raw().contains("bos_token") ? tc.raw()["bos_token"] : nlohmann::json();
@@ -112,7 +162,7 @@ std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::op
   }
   if (referenced) {
     if (!text) throw BadInput(found.origin + ": uses bos_token, but no bos_token is defined");
-    tmpl = std::regex_replace(std::regex_replace(tmpl, kPrint, ""), kIdentifier, "''");
+    tmpl = replace_bos_identifiers(remove_bos_prints(tmpl), "''");
     changes.push_back("chat_template: bos_token references removed; BOS '" + *text + "' rendered once at the start");
   }
   if ((referenced || bos) && text && tmpl.rfind(*text, 0) != 0) {

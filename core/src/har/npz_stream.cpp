@@ -6,9 +6,11 @@
 
 #include <fstream>
 #include <memory>
-#include <regex>
+#include <algorithm>
+#include <cctype>
 
 #include "llm2hef/core/npy.hpp"
+#include "llm2hef/core/npy_header.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::har {
@@ -213,22 +215,19 @@ NpyInfo parse_npy_header(const std::string& raw, const std::string& label) {
   const std::string dict = raw.substr(off, static_cast<size_t>(len));
   NpyInfo info;
   info.header_bytes = off + len;
-  std::smatch m;
-  if (!std::regex_search(dict, m, std::regex("'descr':\\s*'([<>|=]?[a-zA-Z])([0-9]{1,2})'")))
-    throw BadInput(label + ": .npy header has no simple 'descr' (structured arrays are not HAR weights)");
-  info.descr = m[1].str() + m[2].str();
-  info.element_size = static_cast<size_t>(std::stoul(m[2].str()));
+  const NpyHeaderFields fields = parse_npy_header_dict(dict, label);
+  // A simple dtype: byte order, kind letter, 1-2 digit size (structured
+  // arrays are not HAR weights).
+  const std::string& d = fields.descr;
+  const size_t kind = (!d.empty() && (d[0] == '<' || d[0] == '>' || d[0] == '|' || d[0] == '=')) ? 1 : 0;
+  const bool simple = d.size() > kind + 1 && d.size() <= kind + 3 && std::isalpha(static_cast<unsigned char>(d[kind])) &&
+                      std::all_of(d.begin() + static_cast<long>(kind) + 1, d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  if (!simple) throw BadInput(label + ": .npy header has no simple 'descr' (structured arrays are not HAR weights)");
+  info.descr = d;
+  info.element_size = static_cast<size_t>(std::stoul(d.substr(kind + 1)));
   if (info.element_size == 0 || info.element_size > 16) throw BadInput(label + ": .npy element size out of range");
-  if (!std::regex_search(dict, m, std::regex("'fortran_order':\\s*False")))
-    throw BadInput(label + ": Fortran-ordered .npy arrays are not supported");
-  if (!std::regex_search(dict, m, std::regex("'shape':\\s*\\(([0-9,\\s]*)\\)")))
-    throw BadInput(label + ": .npy header has no shape");
-  const std::string dims = m[1];
-  static const std::regex num("[0-9]+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it) {
-    if (it->str().size() > 15) throw BadInput(label + ": .npy dimension out of range");
-    info.shape.push_back(std::stoll(it->str()));
-  }
+  if (fields.fortran_order) throw BadInput(label + ": Fortran-ordered .npy arrays are not supported");
+  info.shape = fields.shape;
   return info;
 }
 

@@ -1,9 +1,9 @@
 #include "llm2hef/core/npy.hpp"
+#include "llm2hef/core/npy_header.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
 
-#include <regex>
 
 #include "llm2hef/core/atomic_output.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -89,23 +89,15 @@ NpyReader::NpyReader(const std::filesystem::path& path) : path_(path), in_(path,
   std::string dict(header_len, '\0');
   in_.read(dict.data(), static_cast<std::streamsize>(header_len));
   if (!in_) throw BadInput(path.string() + ": truncated .npy header");
-  std::smatch m;
-  if (!std::regex_search(dict, m, std::regex("'descr':\\s*'([<|]?)([fi][48])'")))
-    throw BadInput(path.string() + ": unsupported .npy dtype (expected <f4 or <i8)");
-  if (m[2] == "f4")
+  const NpyHeaderFields fields = parse_npy_header_dict(dict, path.string());
+  if (fields.descr == "<f4" || fields.descr == "|f4" || fields.descr == "f4")
     type_ = NpyType::f32;
-  else if (m[2] == "i8")
+  else if (fields.descr == "<i8" || fields.descr == "|i8" || fields.descr == "i8")
     type_ = NpyType::i64;
   else
-    throw BadInput(path.string() + ": unsupported .npy dtype '" + m[2].str() + "'");
-  if (dict.find("'fortran_order': False") == std::string::npos)
-    throw BadInput(path.string() + ": Fortran-ordered .npy is not supported");
-  if (!std::regex_search(dict, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
-    throw BadInput(path.string() + ": .npy header has no shape");
-  std::string dims = m[1];
-  std::regex num("\\d+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it)
-    shape_.push_back(std::stoll(it->str()));
+    throw BadInput(path.string() + ": unsupported .npy dtype '" + fields.descr + "' (expected <f4 or <i8)");
+  if (fields.fortran_order) throw BadInput(path.string() + ": Fortran-ordered .npy is not supported");
+  shape_ = fields.shape;
   row_size_ = 1;
   for (size_t i = 1; i < shape_.size(); ++i) row_size_ *= shape_[i];
   const uint64_t elem = type_ == NpyType::f32 ? 4 : 8;
