@@ -429,3 +429,36 @@ def test_usage():
     assert run("lint", "a.onnx", "--frob").returncode == 2
     h = run("lint", "--help")
     assert h.returncode == 0 and "Usage: llm2hef lint" in h.stdout
+
+
+# ---------------------------------------------------------------- structure (issue 12, class 9)
+
+
+def test_missing_initializer_is_an_error(tmp_path):
+    g = G()
+    model = g.head("inputs_embeds")
+    del model.graph.initializer[-1]  # the lm_head weight
+    r, report = lint_json(save(model, tmp_path, check=False))
+    assert ("missing-tensor", "/model/lm_head/MatMul") in errors(report)
+
+
+def test_graph_cycle_is_an_error(tmp_path):
+    g = G()
+    a = g.node("Add", ["inputs_embeds", "/model/b/Add_output_0"], "/model/a/Add")
+    g.node("Add", [a, "inputs_embeds"], "/model/b/Add")
+    r, report = lint_json(save(g.head(a), tmp_path, check=False))
+    assert any(rule == "graph-cycle" for rule, _ in errors(report)), report["findings"]
+
+
+@pytest.mark.parametrize("location", ["../outside.bin", "/etc/passwd"])
+def test_external_data_outside_the_folder_is_an_error(tmp_path, location):
+    g = G()
+    model = g.head("inputs_embeds")
+    w = model.graph.initializer[-1]
+    w.ClearField("raw_data")
+    w.ClearField("float_data")
+    w.data_location = TensorProto.EXTERNAL
+    w.external_data.add(key="location", value=location)
+    r, report = lint_json(save(model, tmp_path, check=False))
+    found = [f for f in report["findings"] if f["rule"] == "external-data-location"]
+    assert found and location in found[0]["message"]

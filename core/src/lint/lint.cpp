@@ -29,6 +29,7 @@ namespace {
 constexpr const char* kS2 = "hailo-contract.md §2";
 constexpr const char* kS3 = "hailo-contract.md §3";
 constexpr const char* kContract = "DESIGN.md graph contract, hailo-contract.md §2";
+constexpr const char* kOnnx = "ONNX IR: defined, acyclic, self-contained";
 
 // Ops the DFC parser has been seen to accept in the proven formulation
 // (hailo-contract.md §2 "Op patterns"), plus trivially safe ones.
@@ -172,6 +173,7 @@ class Linter {
     opset_ = default_opset();
     infer_shapes();
     index();
+    check_structure();
     check_model();
     check_inputs();
     const auto& g = model_.graph();
@@ -321,6 +323,69 @@ class Linter {
   }
 
   // ---- model and graph inputs -------------------------------------------------
+
+  // What onnx's own checker would refuse, or what would break the DFC
+  // before any Hailo rule applies: tensors nobody defines, cycles, and
+  // external data outside the model's folder.
+  void check_structure() {
+    const auto& g = model_.graph();
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < g.node_size(); ++i)
+      for (const auto& out : g.node(i).output())
+        if (!out.empty()) producer[out] = i;
+    std::unordered_set<std::string> defined(initializers_);
+    for (const auto& vi : g.input()) defined.insert(vi.name());
+    for (int i = 0; i < g.node_size(); ++i)
+      for (const auto& in : g.node(i).input())
+        if (!in.empty() && !defined.count(in) && !producer.count(in))
+          node_finding("missing-tensor", LintSeverity::error, g.node(i), i,
+                       "input '" + in + "' is not a graph input, an initializer or any node's output", kOnnx);
+
+    // Kahn's algorithm over tensor dependencies: nodes left over lie on a cycle.
+    std::vector<int> pending(static_cast<size_t>(g.node_size()), 0);
+    std::unordered_map<int, std::vector<int>> successors;
+    for (int i = 0; i < g.node_size(); ++i)
+      for (const auto& in : g.node(i).input())
+        if (auto it = producer.find(in); !in.empty() && it != producer.end()) {
+          ++pending[static_cast<size_t>(i)];
+          successors[it->second].push_back(i);
+        }
+    std::vector<int> ready;
+    for (int i = 0; i < g.node_size(); ++i)
+      if (pending[static_cast<size_t>(i)] == 0) ready.push_back(i);
+    size_t sorted = 0;
+    while (!ready.empty()) {
+      const int i = ready.back();
+      ready.pop_back();
+      ++sorted;
+      for (int j : successors[i])
+        if (--pending[static_cast<size_t>(j)] == 0) ready.push_back(j);
+    }
+    if (sorted < static_cast<size_t>(g.node_size()))
+      for (int i = 0; i < g.node_size(); ++i)
+        if (pending[static_cast<size_t>(i)] > 0) {
+          node_finding("graph-cycle", LintSeverity::error, g.node(i), i,
+                       "lies on a cycle (" + std::to_string(static_cast<size_t>(g.node_size()) - sorted) +
+                           " nodes never become ready); an ONNX graph must be acyclic",
+                       kOnnx);
+          break;
+        }
+
+    for (const auto& t : g.initializer()) {
+      if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+      for (const auto& entry : t.external_data()) {
+        if (entry.key() != "location") continue;
+        const std::filesystem::path loc(entry.value());
+        bool escapes = loc.is_absolute() || loc.empty();
+        for (const auto& part : loc) escapes = escapes || part == "..";
+        if (escapes)
+          add("external-data-location", LintSeverity::error, LintSubject::model, t.name(), "",
+              "initializer '" + t.name() + "' keeps its data at '" + entry.value() +
+                  "', outside the model's folder (absolute or '..'); onnx 1.12 would follow it",
+              kOnnx);
+      }
+    }
+  }
 
   void check_model() {
     if (!inference_failure_.empty()) {
@@ -695,6 +760,10 @@ const std::vector<LintRule>& lint_rules() {
        "non-attention activation x activation MatMul, constant x activation MatMul over SEQ)"},
       {"unknown-op", LintSeverity::warning, kS2, "an op outside the patterns the DFC is known to parse"},
       {"output-not-last-position", LintSeverity::error, kS2, "a graph output that is not [1, 1, N]"},
+      {"missing-tensor", LintSeverity::error, kOnnx, "a node input that no graph input, initializer or node defines"},
+      {"graph-cycle", LintSeverity::error, kOnnx, "nodes that depend on each other in a cycle"},
+      {"external-data-location", LintSeverity::error, kOnnx,
+       "an initializer whose external data is at an absolute path or under '..'"},
   };
   return rules;
 }
