@@ -104,6 +104,15 @@ class Verifier {
   }
 
   bool check_checksum(const json& library) {
+    // The size first: it costs nothing, and a file of the wrong size (a
+    // 10 GB sparse file, say) is refused without hashing all of it.
+    if (library.contains("size")) {
+      std::error_code ec;
+      const auto size = fs::file_size(v_.library, ec);
+      if (ec || size != library["size"].get<std::uintmax_t>())
+        return record("sha256", false, "size mismatch: manifest says " + library["size"].dump() + " bytes, file has " +
+                                           (ec ? ec.message() : std::to_string(size)) + " (it was not hashed or loaded)");
+    }
     std::string actual;
     try {
       actual = sha256_file_hex(v_.library);
@@ -115,12 +124,6 @@ class Verifier {
       return record("sha256", false,
                     "checksum mismatch: manifest says " + expected + ", file has " + actual +
                         " (the library was changed after the manifest was written; it was not loaded)");
-    if (library.contains("size")) {
-      const auto size = fs::file_size(v_.library);
-      if (size != library["size"].get<std::uintmax_t>())
-        return record("sha256", false, "size mismatch: manifest says " + library["size"].dump() + " bytes, file has " +
-                                           std::to_string(size));
-    }
     return record("sha256", true, actual);
   }
 

@@ -122,7 +122,9 @@ step "publish the example: write its manifest, verify it, and catch a tampered c
 "$LLM2HEF" registry verify "$TMP/adapters" || fail "registry verify of the example's manifest"
 mkdir "$TMP/tampered"
 cp "$TMP/adapters/hello_adapter.json" "$TMP/adapters/hello_adapter.so" "$TMP/tampered/"
-printf 'tampered' >>"$TMP/tampered/hello_adapter.so"
+# Same size, other bytes: only the SHA-256 can tell (a size change is caught earlier).
+size=$(stat -c %s "$TMP/tampered/hello_adapter.so")
+printf 'tampered' | dd of="$TMP/tampered/hello_adapter.so" bs=1 seek=$((size - 8)) conv=notrunc status=none
 set +e
 "$LLM2HEF" registry verify "$TMP/tampered" >"$TMP/verify-tampered.log" 2>&1
 rc=$?
