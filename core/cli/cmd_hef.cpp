@@ -33,7 +33,7 @@ constexpr const char* kHefHelp = R"(Usage: llm2hef hef COMMAND FILE ...
 
 Compiled HEFs (what the DFC's compile step writes), after `compile.py`:
   inspect FILE [--json] [--verify-all]
-  check FILE [--manifest OUT/manifest.json] [--json] [--verify-all]
+  check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--json] [--verify-all]
   set-config FILE NEW_CONFIG.json -o OUT [--force] [--json]
 
 `llm2hef hef COMMAND --help` for each. Format and rules: docs/hef.md.
@@ -42,9 +42,10 @@ Compiled HEFs (what the DFC's compile step writes), after `compile.py`:
 constexpr const char* kInspectHelp = R"(Usage: llm2hef hef inspect FILE [--json] [--verify-all] [--no-progress]
 
 Shows a HEF: header (version 0-3), hardware arch, SDK version, extensions,
-network groups with their contexts, boundary inputs and outputs (shape
-HxWxF, format, data type, quantization), cache edges, and the external
-resources with offsets, sizes and checksum status.
+network groups (named as hailort reads them: network_group_metadata; field
+10 is shown as information, hailort never reads it) with their contexts,
+boundary inputs and outputs (shape HxWxF, format, data type, quantization),
+cache edges, and the external resources with offsets, sizes and checksum status.
 
 Only the header, the protobuf and small resources are read (pread), so a
 multi-GB HEF inspects in milliseconds with flat memory.
@@ -52,8 +53,8 @@ multi-GB HEF inspects in milliseconds with flat memory.
 Checksums: the proto XXH3 (v3) is always verified (a mismatch is an error:
 the runtime refuses the file). Resources up to 64 MiB are hashed against
 their stored XXH3; larger ones (embeddings.bin) and the header's whole-file
-XXH3 only with --verify-all, which reads the whole file (seconds per GB).
-v0 MD5 and v1 CRC32 whole-file sums are reported, not verified.
+checksum (v1 CRC-32, v2/v3 XXH3) only with --verify-all, which reads the
+whole file (seconds per GB). The v0 MD5 is not verified (DFC 5.x writes v3).
 
   --json          machine-readable output on stdout
   --verify-all    hash every resource and the whole file
@@ -63,18 +64,29 @@ Exit status: 0 ok, 1 a checksum does not match, 2 usage, 3 not a HEF or
 malformed (the message names the field).
 )";
 
-constexpr const char* kCheckHelp = R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--json] [--verify-all]
+constexpr const char* kCheckHelp = R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--json] [--verify-all]
 
-Checks a HEF against what the Hailo genai runtime needs (hailo-contract.md
-sections 6, 8, 9, 10). Each finding names its rule and section:
+Judges a HEF by hailort v5.2.0's own rules (Hef::create, configure, the
+genai server; hailo-contract.md sections 6, 8, 9, 10; docs/hef.md gives the
+hailort file and line of each). Each finding names its rule and section:
 
-  hw-arch         compiled for the Hailo-10H (hw_arch 103; 5 is a warning)
-  network-groups  exactly two groups, <x>__prefill and <x>__tbt
+  hef-version     header version 3 (genai hashes and splits only v3)
+  proto-hash      v3 proto_xxh3_64bits set (genai loads from the first chunk)
+  hw-arch         an arch hailort runs on the Hailo-10H (103, 104, 105, 4)
+  extensions      only types hailort knows; PERIPH_CALCULATION_IN_HAILORT (26)
+  strict-version  with STRICT_RUNTIME_VERSIONING (35): DFC major.minor equals
+                  the device's HailoRT (--hailort, default 5.2)
+  net-flow        with HAILO_NET_FLOW (13) each group has an ops[].core_op
+  network-groups  exactly two groups, <x>__prefill and <x>__tbt, by the name
+                  hailort reads (network_group_metadata; field 10 is info only)
   resources       embeddings.bin, rope_theta_data.bin, tokenizer.json,
                   hailo-config.json present
-  checksums       resources (up to 64 MiB, all with --verify-all) match their XXH3
-  hailo-config    parses; eos_token_id; pre_process_params.prefill_input_tokens_count
-                  (not _size); integer fields positive
+  checksums       resources (up to 64 MiB, all with --verify-all) match their
+                  XXH3; the whole-file sum hailort checks (v1 CRC-32, v2 XXH3)
+  resource-order  tokenizer.json and embeddings.bin last (optimize_memory_on_device)
+  hailo-config    every key with the JSON type the server reads it as;
+                  eos_token_id; prefill_input_tokens_count (not _size)
+  stop-tokens     (warning) stop_token_id present and containing eos_token_id
   tokenizer       tokenizer.json parses as a tokenizers file
   theta           float32 vector of even length T
   inputs          the six inputs (by hailo-config suffix) in both groups;
@@ -83,13 +95,17 @@ sections 6, 8, 9, 10). Each finding names its rule and section:
                   pe_k = kv_heads x T; prefill rows = prefill_input_tokens_count
                   (tbt rows != 1 is a warning)
   embeddings      embeddings.bin = vocab x hidden x 2 bytes
+  token-ids       eos, stop and reasoning ids inside the vocabulary
   outputs         equal frame sizes summing to the vocabulary, in both groups
   manifest        (with --manifest) hidden, vocab, theta length, cache,
                   prefill, heads, lm_head shards, group names as exported
 
   --manifest FILE   the manifest.json `llm2hef export` wrote
+  --hailort X.Y     the HailoRT version on the device (default 5.2, the
+                    version hailo-contract.md documents)
   --json            {"file", "pass", "errors", "warnings", "findings": [{"rule",
-                    "section", "severity", "message"}], "passed", "derived"}
+                    "section", "severity" (error, warning, info), "message"}],
+                    "passed", "derived"}
   --verify-all      hash every resource, however large
 
 Exit status: 0 pass (warnings allowed), 1 errors found, 2 usage,
@@ -99,18 +115,24 @@ Exit status: 0 pass (warnings allowed), 1 errors found, 2 usage,
 constexpr const char* kSetConfigHelp = R"(Usage: llm2hef hef set-config FILE NEW_CONFIG.json -o OUT [--force] [--json] [--no-progress]
 
 Writes OUT: FILE with its hailo-config.json replaced, without recompiling.
-NEW_CONFIG.json is validated first (eos_token_id; prefill_input_tokens_count,
-not _size; ...). The new bytes are appended at the end of the file and the
-old ones left as dead space, so no other offset moves; the resource's offset,
-size and XXH3, the proto, the padding, the header sizes and both header
-checksums are rewritten. OUT is written atomically; FILE is never modified.
-Version 3 HEFs only. The whole file is copied (seconds per GB).
+Refused, with nothing written, when NEW_CONFIG.json has a key of a JSON type
+the genai server cannot read (or misreads), lacks eos_token_id or
+prefill_input_tokens_count, or contradicts FILE (heads, cache size, input
+widths, token ids against the vocabulary: the rules of `hef check`).
+Layout: bytes before tokenizer.json/embeddings.bin are copied unchanged;
+then the resources that followed (moved), the new config, and tokenizer.json
+and embeddings.bin last, as optimize_memory_on_device needs. Offsets, the
+config's size and XXH3, the proto, its hash (always written), the padding,
+the header sizes and the whole-file XXH3 are rewritten. OUT is written
+atomically; FILE is never modified. Version 3 HEFs only. The whole file is
+copied (seconds per GB); a progress bar only on a terminal.
 
   -o, --output OUT  the new HEF (must differ from FILE)
   --force           replace OUT if it exists
   --json            a JSON summary on stdout
+  --no-progress     no progress bar (drawn only on a terminal anyway)
 
-Exit status: 0 written, 2 usage, 3 bad HEF or config, 4 a HEF version other than 3.
+Exit status: 0 written, 2 usage, 3 bad HEF or refused config, 4 a HEF version other than 3.
 )";
 
 std::string hex64(uint64_t v) {
@@ -189,8 +211,16 @@ json inspect_json(const hef::HefInfo& info, const hef::ChecksumReport& sums) {
     for (const auto& e : g.inputs) in.push_back(edge_json(e));
     for (const auto& e : g.outputs) out.push_back(edge_json(e));
     for (const auto& e : g.caches) caches.push_back(edge_json(e));
-    groups.push_back({{"name", g.name}, {"index", g.index}, {"contexts", g.contexts}, {"inputs", in},
-                      {"outputs", out}, {"cache_edges", caches}, {"sorted_outputs_order", g.sorted_outputs}});
+    groups.push_back({{"name", g.name},
+                      {"name_source", g.name_source},
+                      {"field10_name", g.field10_name.empty() ? json(nullptr) : json(g.field10_name)},
+                      {"index", g.index},
+                      {"contexts", g.contexts},
+                      {"contexts_from", g.contexts_from_core_op ? "ops[].core_op" : "network group"},
+                      {"inputs", in},
+                      {"outputs", out},
+                      {"cache_edges", caches},
+                      {"sorted_outputs_order", g.sorted_outputs}});
   }
   json resources = json::array();
   for (size_t i = 0; i < info.resources.size(); ++i) {
@@ -199,7 +229,8 @@ json inspect_json(const hef::HefInfo& info, const hef::ChecksumReport& sums) {
                          {"xxh3", hex64(r.xxhash)}, {"checksum", hef::to_string(sums.resources[i])}});
   }
   json ext = json::array(), opt = json::array();
-  for (const auto& e : info.extensions) ext.push_back({{"type", e.type}, {"name", e.name}});
+  for (const auto& e : info.extensions)
+    ext.push_back({{"type", e.type}, {"name", e.name}, {"supported_by_hailort", hef::extension_supported_by_hailort(e.type)}});
   for (const auto& e : info.optional_extensions) opt.push_back({{"type", e.type}, {"name", e.name}});
   return {{"file", info.file},
           {"file_size", info.file_size},
@@ -244,7 +275,11 @@ std::string inspect_text(const hef::HefInfo& info, const hef::ChecksumReport& su
   o << "\n";
   o << "network groups: " << info.network_groups.size() << "\n";
   for (const auto& g : info.network_groups) {
-    o << "  " << g.name << "  (" << g.contexts << " contexts)\n";
+    o << "  " << (g.name.empty() ? "(no network_group_metadata name)" : g.name) << "  (" << g.contexts
+      << " contexts)";
+    if (!g.field10_name.empty() && g.field10_name != g.name)
+      o << "  [field 10, not read by hailort: " << g.field10_name << "]";
+    o << "\n";
     for (const auto& e : g.inputs) o << "    in   " << edge_text(e) << "\n";
     for (const auto& e : g.outputs) o << "    out  " << edge_text(e) << "\n";
     if (!g.caches.empty()) {
@@ -307,7 +342,7 @@ int inspect(const std::vector<std::string>& argv) {
 }
 
 int check(const std::vector<std::string>& argv) {
-  Args args(argv, {"manifest"}, {"json", "verify-all", "help", "h"});
+  Args args(argv, {"manifest", "hailort"}, {"json", "verify-all", "help", "h"});
   if (args.has("help") || args.has("h")) {
     std::cout << kCheckHelp;
     return 0;
@@ -319,6 +354,7 @@ int check(const std::vector<std::string>& argv) {
     opt.manifest_path = *m;
   }
   if (args.has("verify-all")) opt.checksum_limit = UINT64_MAX;
+  if (auto v = args.get("hailort")) opt.hailort = hef::parse_hailort_version(*v);
   Opened h = open_hef(args.positionals()[0]);
   const hef::ContractReport rep = hef::check_hef_contract(*h.src, h.info, opt);
   if (args.has("json"))
@@ -342,16 +378,23 @@ int set_config(const std::vector<std::string>& argv) {
   if (!in) throw BadInput(cfg_path + ": cannot open");
   std::ostringstream text;
   text << in.rdbuf();
-  std::error_code ec_size;  // a missing input is reported by set_hailo_config with its name
-  core::Progress progress("writing " + out, std::filesystem::file_size(args.positionals()[0], ec_size),
-                         !args.has("no-progress"));
+  core::Progress progress("writing " + out, 1, !args.has("no-progress"));
   const hef::SetConfigResult r = hef::set_hailo_config(args.positionals()[0], text.str(), out, args.has("force"),
                                                        [&](uint64_t done, uint64_t total) {
-                                                         (void)total;
+                                                         progress.set_total(total);
                                                          progress.update(done);
                                                        });
   progress.finish();
+  for (const auto& f : r.findings)
+    std::cerr << (f.severity == hef::Severity::warning ? "warning" : "info") << " [" << f.rule << ", section "
+              << f.section << "] " << f.message << "\n";
   if (args.has("json")) {
+    json findings = json::array();
+    for (const auto& f : r.findings)
+      findings.push_back({{"rule", f.rule},
+                          {"section", f.section},
+                          {"severity", f.severity == hef::Severity::warning ? "warning" : "info"},
+                          {"message", f.message}});
     std::cout << json{{"input", args.positionals()[0]},
                       {"output", out},
                       {"old_size", r.old_size},
@@ -359,13 +402,21 @@ int set_config(const std::vector<std::string>& argv) {
                       {"config_offset", r.config_offset},
                       {"config_size", r.config_size},
                       {"config_xxh3", hex64(r.config_xxh3)},
-                      {"dead_bytes", r.dead_bytes}}
+                      {"dead_bytes", r.dead_bytes},
+                      {"dropped_bytes", r.dropped_bytes},
+                      {"moved", r.moved},
+                      {"findings", findings}}
                      .dump(2)
               << "\n";
   } else {
     std::cout << "wrote " << out << " (" << r.new_size << " bytes): hailo-config.json " << r.config_size
-              << " bytes at offset " << r.config_offset << ", xxh3 " << hex64(r.config_xxh3) << "; the previous "
-              << r.dead_bytes << " bytes stay as dead space\n";
+              << " bytes at offset " << r.config_offset << ", xxh3 " << hex64(r.config_xxh3);
+    if (!r.moved.empty()) {
+      std::cout << "; moved (bytes unchanged):";
+      for (const auto& m : r.moved) std::cout << " " << m;
+    }
+    if (r.dead_bytes > 0) std::cout << "; the previous " << r.dead_bytes << " bytes stay as dead space";
+    std::cout << "\n";
   }
   return 0;
 }

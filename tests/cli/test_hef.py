@@ -5,18 +5,27 @@ the protobuf by hand (field numbers of hailo-contract.md section 10), not with
 llm2hef's reader. Covered:
 (a) inspect reads headers v0-v3, both network-group layouts, the six inputs,
     sharded outputs, cache edges and resources with checksum status;
-(b) check passes a well-formed genai HEF and fails each contract rule on a HEF
-    broken for that rule alone, naming rule and section; --manifest agreement;
+(b) check passes the writer's default HEF (what DFC 5.x writes as far as
+    hailort v5.2.0 shows it) on every rule, and fails each rule of hailort's
+    on a HEF broken for that rule alone, naming rule, hailort source and
+    section; names are read from network_group_metadata, never field 10;
+    --hailort; --manifest agreement;
 (c) corrupted files (bad magic, sizes beyond the file, wrong checksums,
     truncated proto) exit 3 or 1 with a message naming the field, never a crash;
-(d) set-config writes a HEF that inspect verifies (all checksums), carries the
-    new config, keeps the input untouched, and can be patched again.
+(d) set-config writes a HEF that passes check and inspect --verify-all, equal
+    to its input field by field but for the config, offsets, hashes and sizes,
+    with tokenizer.json and embeddings.bin last; it refuses configs of the
+    wrong JSON types or that contradict the HEF, leaving the input untouched;
+(e) progress bars only on a terminal.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import pty
+import select
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -71,12 +80,11 @@ def test_inspect_reads_every_header_version(tmp_path, version):
     assert info["header"]["version"] == version
     assert info["header"]["size"] == hw.HEADER_SIZE[version]
     assert info["hw_arch_id"] == 103
-    assert info["sdk_version"] == "5.1.0"
+    assert info["sdk_version"] == "5.2.0"
     assert [g["name"] for g in info["network_groups"]] == ["tiny__prefill", "tiny__tbt"]
     assert {r["name"] for r in info["resources"]} == (set() if version == 0 else {
         "hailo-config.json", "rope_theta_data.bin", "tokenizer.json", "embeddings.bin"})
-    expected_file = {0: "not verified (algorithm not implemented)", 1: "not verified (algorithm not implemented)",
-                     2: "ok", 3: "ok"}[version]
+    expected_file = {0: "not verified (MD5 of v0 headers is not implemented)", 1: "ok", 2: "ok", 3: "ok"}[version]
     assert info["checksums"]["file"] == expected_file
     if version >= 1:
         assert all(res["checksum"] == "ok" for res in info["resources"])
@@ -128,41 +136,179 @@ def test_inspect_large_resources_hashed_only_with_verify_all(tmp_path):
 
 # --- (b) check ---------------------------------------------------------------------
 
-def test_check_passes_a_wellformed_genai_hef(tmp_path):
+ALL_RULES = ("hef-version", "proto-hash", "hw-arch", "extensions", "strict-version", "net-flow", "network-groups",
+             "resources", "checksums", "resource-order", "hailo-config", "stop-tokens", "tokenizer", "theta",
+             "inputs", "input-widths", "embeddings", "token-ids", "outputs")
+
+
+def test_check_passes_the_default_writer_hef_on_every_rule(tmp_path):
     report = check_json(write_hef(tmp_path))
-    assert report["pass"] and report["errors"] == 0 and report["warnings"] == 0, report["findings"]
+    assert report["pass"] and report["findings"] == [], report["findings"]
     assert report["derived"]["vocab"] == 64 and report["derived"]["hidden"] == 32
     assert report["derived"]["theta_length"] == 8
-    for rule in ("hw-arch", "network-groups", "resources", "hailo-config", "inputs", "input-widths", "embeddings", "outputs"):
-        assert rule in report["passed"]
+    assert report["derived"]["network_groups"] == ["tiny__prefill", "tiny__tbt"]
+    assert report["derived"]["hailort"] == "5.2"
+    assert set(report["passed"]) == set(ALL_RULES)
     text = run("hef", "check", write_hef(tmp_path, "b.hef"))
     assert text.returncode == 0 and "PASS" in text.stdout
 
 
+def cfg_with(**changes):
+    """The writer's default hailo-config.json with top-level keys replaced (None removes one)."""
+    cfg = hw.genai_spec()["config"]
+    for k, v in changes.items():
+        if v is None:
+            cfg.pop(k, None)
+        else:
+            cfg[k] = v
+    return cfg
+
+
+# One HEF per rule of hailort's, broken for that rule alone:
+# (id, writer overrides, rule, section, words the message must hold: the hailort behaviour and its source).
 BROKEN = [
-    # (spec, rule that must fail, section quoted)
-    (dict(extra_groups=1), "network-groups", "8, 9"),
-    (dict(hw_arch=0), "hw-arch", "10"),
-    (dict(drop=("tokenizer.json",)), "resources", "6"),
-    (dict(config={"pre_process_params": {"prefill_input_tokens_count": 8, "kv_cache_size": 16,
-                                         "num_attention_heads": 4, "num_key_value_heads": 2}}), "hailo-config", "6"),
-    (dict(config={"eos_token_id": 1, "pre_process_params": {"prefill_input_tokens_size": 8, "kv_cache_size": 16,
-                                                            "num_attention_heads": 4, "num_key_value_heads": 2}}),
-     "hailo-config", "6"),
-    (dict(config="{broken"), "hailo-config", "6"),
-    (dict(tokenizer="not json"), "tokenizer", "6"),
-    (dict(theta_len=7), "theta", "9"),
-    (dict(emb_bytes=1), "inputs", "9"),
-    (dict(digest_override={"hailo-config.json": 99}), "checksums", "10"),
+    ("names-in-field-10-only", dict(names=(None, None), field10=("tiny__prefill", "tiny__tbt")),
+     "network-groups", "9", ["network_group_metadata", "hef.cpp 3498-3504", "never read"]),
+    ("names-metadata-wrong", dict(names=("tiny__prefill_x", "tiny__tbt_x"), field10=("tiny__prefill", "tiny__tbt")),
+     "network-groups", "9", ["__prefill", "llm_inference_manager.cpp"]),
+    ("three-groups", dict(extra_groups=1), "network-groups", "8, 9", ["exactly two", "llm_server.cpp 46-68"]),
+    ("unknown-extension", dict(extensions=[13, 26, 31, 35, 99]), "extensions", "10",
+     ["FROM_THE_FUTURE", "SUPPORTED_EXTENSIONS", "hef_internal.hpp 202-237"]),
+    ("test-only-extension", dict(extensions=[7, 13, 26, 31, 35]), "extensions", "10", ["TEST_ONE", "hef.cpp 445"]),
+    ("no-periph-extension", dict(extensions=[13, 31, 35]), "extensions", "10",
+     ["PERIPH_CALCULATION_IN_HAILORT (26)", "outdated", "hef.cpp 458-459"]),
+    ("proto-header-version-0", dict(proto_version=0), "extensions", "10", ["included_features", "hef.cpp 1925"]),
+    ("strict-version-5.3", dict(sdk=(5, 3, 0)), "strict-version", "10",
+     ["DFC 5.3", "HailoRT 5.2", "HAILO_IGNORE_STRICT_VERSION", "hef.cpp 3588-3602"]),
+    ("header-version-2", dict(version=2), "hef-version", "9", ["version 3", "hef.cpp 4266-4268"]),
+    ("no-proto-hash", dict(proto_hash=False), "proto-hash", "9",
+     ["proto_xxh3_64bits is 0", "llm_server.cpp 472-475", "hef.cpp 598-604"]),
+    ("hw-arch-5", dict(hw_arch=5), "hw-arch", "10", ["maps to no device", "device_internal.cpp 736-762"]),
+    ("hw-arch-hailo8", dict(hw_arch=0), "hw-arch", "10", ["Hailo-8", "device_internal.cpp 736-762"]),
+    ("net-flow-without-core-op", dict(via_core_op=False, extensions=[13, 26, 31, 35]), "net-flow", "10",
+     ["ops[].core_op", "hef.cpp 945-953"]),
+    ("missing-tokenizer", dict(drop=("tokenizer.json",)), "resources", "6", ["tokenizer.json", "HAILO_NOT_FOUND"]),
+    ("resource-checksum", dict(digest_override={"hailo-config.json": 99}), "checksums", "10",
+     ["checksum does not match", "hef.cpp 4036-4040"]),
+    ("config-last", dict(order=("rope_theta_data.bin", "tokenizer.json", "embeddings.bin", "hailo-config.json")),
+     "resource-order", "9", ["optimize_memory_on_device", "hailo-config.json", "genai/utils.hpp 219-224",
+                             "must be the last"]),
+    ("stop-token-bare-int", dict(config=cfg_with(stop_token_id=1)), "hailo-config", "6",
+     ["stop_token_id", "std::vector<int>", "throws", "llm_server.cpp 108-196"]),
+    ("chat-template-number", dict(config=cfg_with(chat_template=7)), "hailo-config", "6",
+     ["chat_template", "std::string", "throws"]),
+    ("reasoning-id-string", dict(config=cfg_with(end_of_reasoning_token_id="</think>")), "hailo-config", "6",
+     ["end_of_reasoning_token_id", "get<int>()"]),
+    ("temperature-string", dict(config=cfg_with(default_generation_params={"temperature": "0.7"})),
+     "hailo-config", "6", ["temperature", "float", "throws"]),
+    ("do-sample-int", dict(config=cfg_with(default_generation_params={"do_sample": 1})), "hailo-config", "6",
+     ["do_sample", "bool", "throws"]),
+    ("top-k-negative", dict(config=cfg_with(default_generation_params={"top_k": -1})), "hailo-config", "6",
+     ["top_k", "uint32_t", "wraps"]),
+    ("max-new-tokens-float", dict(config=cfg_with(default_generation_params={"max_new_tokens": 64.5})),
+     "hailo-config", "6", ["max_new_tokens", "truncates"]),
+    ("generation-params-list", dict(config=cfg_with(default_generation_params=[1])), "hailo-config", "6",
+     ["not an object", "default"]),
+    ("mrope-section-int", dict(config=cfg_with(pre_process_params=dict(
+        hw.genai_spec()["config"]["pre_process_params"], mrope_section=4))), "hailo-config", "6",
+     ["mrope_section", "std::vector<int>"]),
+    ("no-eos", dict(config=cfg_with(eos_token_id=None)), "hailo-config", "6",
+     ["eos_token_id is missing", "HAILO_INVALID_ARGUMENT"]),
+    # A HEF compiled for 96 rows, so only the spelling (not the silent default) is wrong.
+    ("prefill-size-spelling", dict(prefill=96, config=cfg_with(pre_process_params={
+        "prefill_input_tokens_size": 8, "kv_cache_size": 16, "num_attention_heads": 4, "num_key_value_heads": 2})),
+     "hailo-config", "6", ["prefill_input_tokens_size", "96"]),
+    # Compiled for the runtime's defaults, so the unreadable config is the only fault.
+    ("config-not-json", dict(prefill=96, cache=2048, heads=12, kv_heads=2, config="{broken"), "hailo-config", "6",
+     ["not valid JSON", "genai/utils.hpp 156-161"]),
+    ("eos-outside-vocab", dict(config=cfg_with(eos_token_id=64, stop_token_id=[64])), "token-ids", "6",
+     ["eos_token_id 64", "64 rows"]),
+    ("tokenizer-not-json", dict(tokenizer="not json"), "tokenizer", "6", ["tokenizer.json"]),
+    ("theta-odd", dict(theta_len=7), "theta", "9", ["odd"]),
+    ("embeddings-uint8", dict(emb_bytes=1), "inputs", "9", ["UINT16"]),
 ]
 
 
-@pytest.mark.parametrize("spec,rule,section", BROKEN, ids=[b[1] + str(i) for i, b in enumerate(BROKEN)])
-def test_check_fails_each_rule(tmp_path, spec, rule, section):
+@pytest.mark.parametrize("spec,rule,section,words", [b[1:] for b in BROKEN], ids=[b[0] for b in BROKEN])
+def test_check_fails_each_rule_alone(tmp_path, spec, rule, section, words):
     report = check_json(write_hef(tmp_path, **spec))
     assert not report["pass"]
-    assert rule in rules(report), report["findings"]
-    assert any(f["rule"] == rule and f["section"] == section for f in report["findings"])
+    assert rules(report) == {rule}, report["findings"]
+    mine = [f for f in report["findings"] if f["rule"] == rule and f["severity"] == "error"]
+    assert any(f["section"] == section for f in mine), mine
+    text = " ".join(f["message"] for f in mine)
+    for w in words:
+        assert w in text, (w, text)
+    # The text report names rule and section too.
+    out = run("hef", "check", tmp_path / "model.hef").stdout
+    assert f"[{rule}, section {section}]" in out and "FAIL" in out
+
+
+@pytest.mark.parametrize("config,words", [
+    (cfg_with(stop_token_id=None), "stop_token_id is missing"),
+    (cfg_with(stop_token_id=[2]), "does not contain eos_token_id 1"),
+])
+def test_check_warns_when_generation_would_not_stop_at_eos(tmp_path, config, words):
+    report = check_json(write_hef(tmp_path, config=config))
+    assert report["pass"] and rules(report) == set() and rules(report, "warning") == {"stop-tokens"}
+    assert any(words in f["message"] and "llm_server.cpp 821-855" in f["message"] for f in report["findings"])
+
+
+def test_check_judges_names_by_the_metadata_not_field_10(tmp_path):
+    # hailort reads network_group_metadata.network_group_name; field 10 is never read.
+    path = write_hef(tmp_path, field10=("something__else", "unrelated"))
+    report = check_json(path)
+    assert report["pass"] and rules(report) == set() and rules(report, "warning") == set(), report["findings"]
+    infos = [f for f in report["findings"] if f["severity"] == "info"]
+    assert len(infos) == 2 and all("field 10" in f["message"] for f in infos)
+    _, info = inspect_json(path)
+    assert [g["name"] for g in info["network_groups"]] == ["tiny__prefill", "tiny__tbt"]
+    assert [g["field10_name"] for g in info["network_groups"]] == ["something__else", "unrelated"]
+    assert all(g["name_source"] == "network_group_metadata.network_group_name" for g in info["network_groups"])
+
+
+def test_check_strict_versioning_follows_hailort_option(tmp_path):
+    path = write_hef(tmp_path, sdk=(5, 3, 0))
+    assert not check_json(path)["pass"]
+    assert check_json(path, "--hailort", "5.3")["pass"]
+    assert rules(check_json(write_hef(tmp_path, "b.hef"), "--hailort", "5.3")) == {"strict-version"}
+    # Without STRICT_RUNTIME_VERSIONING the versions may differ.
+    assert check_json(write_hef(tmp_path, "c.hef", sdk=(5, 3, 0), extensions=[13, 26, 31]))["pass"]
+    for bad in ("five", "5", "5.2.x"):
+        r = run("hef", "check", path, "--hailort", bad)
+        assert r.returncode == 2 and "--hailort" in r.stderr
+
+
+@pytest.mark.parametrize("arch", [103, 104, 105])
+def test_check_accepts_every_arch_hailort_runs_on_hailo10h(tmp_path, arch):
+    assert check_json(write_hef(tmp_path, hw_arch=arch))["pass"]
+
+
+def test_check_contexts_inline_without_net_flow_pass(tmp_path):
+    # The layout without HAILO_NET_FLOW: contexts directly in the group.
+    report = check_json(write_hef(tmp_path, via_core_op=False))
+    assert report["pass"] and report["findings"] == [], report["findings"]
+
+
+def test_check_v1_crc_is_verified(tmp_path):
+    good = write_hef(tmp_path, "v1.hef", version=1)
+    assert rules(check_json(good)) == {"hef-version"}
+    data = bytearray(good.read_bytes())
+    data[-1] ^= 0x01  # in embeddings.bin: the CRC (and the resource's XXH3) no longer match
+    bad = tmp_path / "v1bad.hef"
+    bad.write_bytes(bytes(data))
+    report = check_json(bad, "--verify-all")
+    assert rules(report) == {"hef-version", "checksums"}
+    assert any("CRC-32" in f["message"] and "hef.cpp 402-443" in f["message"] for f in report["findings"])
+    r, info = inspect_json(bad, "--verify-all")
+    assert r.returncode == 1 and info["checksums"]["file"] == "mismatch" and info["checksums"]["file_kind"] == "crc32"
+    # Only the whole-file CRC broken: the stored value changed, the bytes not.
+    data = bytearray(good.read_bytes())
+    data[12:16] = struct.pack(">I", (struct.unpack(">I", data[12:16])[0] + 1) & 0xFFFFFFFF)
+    bad.write_bytes(bytes(data))
+    r, info = inspect_json(bad, "--verify-all")
+    assert r.returncode == 1 and info["checksums"]["file"] == "mismatch"
+    assert all(x["checksum"] == "ok" for x in info["resources"])
 
 
 def test_check_outputs_must_sum_to_the_vocabulary(tmp_path):
@@ -289,61 +435,168 @@ def sha(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def test_set_config_round_trip(tmp_path):
-    src = write_hef(tmp_path)
+LOCAL = ("tokenizer.json", "embeddings.bin")
+
+
+def assert_local_resources_last(data: bytes):
+    """What optimize_memory_on_device needs (hef.cpp 4359-4360, genai/utils.hpp 219-224): every chunk the client
+    sends fits in file size - tokenizer.json - embeddings.bin, and those two are the last bytes."""
+    h = hw.read_header(data)
+    res = hw.resources_of(data)
+    zero = 56 + h["proto_size"] + h["padding"]
+    buffer = len(data) - sum(r["size"] for r in res if r["name"] in LOCAL)
+    ends = [zero + h["ccws_size_with_padding"] - h["padding"]]
+    ends += [r["file_offset"] + r["size"] for r in res if r["name"] not in LOCAL]
+    assert max(ends) <= buffer, (ends, buffer)
+    last = sorted(res, key=lambda r: r["file_offset"])[-2:]
+    assert {r["name"] for r in last} == set(LOCAL)
+    assert last[-1]["file_offset"] + last[-1]["size"] == len(data)
+    assert last[0]["file_offset"] + last[0]["size"] <= last[1]["file_offset"]
+
+
+def assert_same_but_config(src: bytes, out: bytes, new_cfg: bytes):
+    """set-config's output equals its input field by field, except the config resource, the offsets of the
+    resources it moved (their bytes unchanged), the hash fields and the sizes."""
+    hi, ho = hw.read_header(src), hw.read_header(out)
+    assert ho["magic"] == hi["magic"] and ho["version"] == hi["version"] == 3 and ho["reserved"] == hi["reserved"]
+    ccws_i = hi["ccws_size_with_padding"] - hi["padding"]
+    ccws_o = ho["ccws_size_with_padding"] - ho["padding"]
+    zi, zo = 56 + hi["proto_size"] + hi["padding"], 56 + ho["proto_size"] + ho["padding"]
+    assert ccws_o == ccws_i and out[zo:zo + ccws_o] == src[zi:zi + ccws_i]
+    assert zo % 4096 == zi % 4096  # the CCWs keep their alignment
+    # Sizes and hashes, recomputed here.
+    proto_o = out[56:56 + ho["proto_size"]]
+    assert 56 + ho["proto_size"] + ho["ccws_size_with_padding"] + ho["additional_info_size"] == len(out)
+    assert ho["proto_xxh3"] == hw.xxh3(proto_o) != 0
+    assert ho["xxh3"] == hw.xxh3(out[56:])
+    assert out[56 + ho["proto_size"]:zo] == bytes(ho["padding"])
+    # The proto: every top-level field but the resources byte for byte, in order.
+    fi, fo = hw.read_fields(src[56:56 + hi["proto_size"]]), hw.read_fields(proto_o)
+    assert [f[0] for f in fi] == [f[0] for f in fo]
+    for a, b in zip(fi, fo):
+        if a[0] != 7:
+            assert a[3] == b[3], a[0]
+    ri, ro = hw.resources_of(src), hw.resources_of(out)
+    assert [r["name"] for r in ri] == [r["name"] for r in ro]
+    for a, b in zip(ri, ro):
+        got = out[b["file_offset"]:b["file_offset"] + b["size"]]
+        if a["name"] == "hailo-config.json":
+            assert got == new_cfg and b["size"] == len(new_cfg) and b["xxhash"] == hw.xxh3(new_cfg)
+        else:
+            assert b["size"] == a["size"] and b["xxhash"] == a["xxhash"]
+            assert got == src[a["file_offset"]:a["file_offset"] + a["size"]], a["name"]
+        extra_a = {k: v for k, v in a.items() if k not in ("raw", "offset", "file_offset", "size", "xxhash")}
+        extra_b = {k: v for k, v in b.items() if k not in ("raw", "offset", "file_offset", "size", "xxhash")}
+        assert extra_a == extra_b
+
+
+def new_config_file(tmp_path, name="new.json", **changes):
+    cfg = cfg_with(**changes)
+    p = tmp_path / name
+    p.write_text(json.dumps(cfg))
+    return p
+
+
+@pytest.mark.parametrize("layout", [
+    dict(),  # the writer's default: config, theta, tokenizer, embeddings
+    dict(order=("rope_theta_data.bin", "tokenizer.json", "embeddings.bin", "hailo-config.json")),  # config last
+    dict(order=("tokenizer.json", "hailo-config.json", "embeddings.bin", "rope_theta_data.bin")),  # mixed
+    dict(proto_hash=False),
+])
+def test_set_config_output_keeps_tokenizer_and_embeddings_last(tmp_path, layout):
+    src = write_hef(tmp_path, **layout)
     before = sha(src)
-    new_cfg = hw.genai_spec()["config"]
-    new_cfg["eos_token_id"] = 5
-    new_cfg["chat_template"] = "{{ messages }}" * 50
-    (tmp_path / "new.json").write_text(json.dumps(new_cfg))
+    cfg = new_config_file(tmp_path, eos_token_id=5, stop_token_id=[5, 6], chat_template="{{ messages }}" * 50)
     out = tmp_path / "out.hef"
-    r = run("hef", "set-config", src, tmp_path / "new.json", "-o", out, "--json")
+    r = run("hef", "set-config", src, cfg, "-o", out, "--json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["new_size"] == out.stat().st_size
     assert sha(src) == before  # the input is untouched
+    data = out.read_bytes()
+    assert_local_resources_last(data)
+    assert_same_but_config(src.read_bytes(), data, cfg.read_bytes())
     r, info = inspect_json(out, "--verify-all")
     assert r.returncode == 0 and info["ok"]
     assert info["checksums"]["proto"] == "ok" and info["checksums"]["file"] == "ok"
     assert all(x["checksum"] == "ok" for x in info["resources"])
-    cfg = next(x for x in info["resources"] if x["name"] == "hailo-config.json")
-    data = out.read_bytes()[cfg["file_offset"]:cfg["file_offset"] + cfg["size"]]
-    assert json.loads(data)["eos_token_id"] == 5
-    # The untouched resources are byte-identical to the input's.
-    _, old = inspect_json(src)
-    for name in ("tokenizer.json", "embeddings.bin", "rope_theta_data.bin"):
-        a = next(x for x in old["resources"] if x["name"] == name)
-        b = next(x for x in info["resources"] if x["name"] == name)
-        assert src.read_bytes()[a["file_offset"]:a["file_offset"] + a["size"]] == \
-            data_slice(out, b)
+    report = check_json(out)
+    assert report["pass"] and report["findings"] == [], report["findings"]
     # The unknown top-level proto field (99) survived.
-    assert b"future field kept verbatim" in out.read_bytes()
-    assert check_json(out)["pass"]
-    # Again, on the output.
-    new_cfg["eos_token_id"] = 6
-    (tmp_path / "new2.json").write_text(json.dumps(new_cfg))
+    assert b"future field kept verbatim" in data
+    # Again, on the output: no dead space piles up.
+    cfg2 = new_config_file(tmp_path, "new2.json", eos_token_id=6, stop_token_id=[6])
     out2 = tmp_path / "out2.hef"
-    assert run("hef", "set-config", out, tmp_path / "new2.json", "-o", out2).returncode == 0
-    r, info2 = inspect_json(out2, "--verify-all")
-    assert r.returncode == 0 and info2["checksums"]["file"] == "ok"
-    cfg2 = next(x for x in info2["resources"] if x["name"] == "hailo-config.json")
-    assert json.loads(out2.read_bytes()[cfg2["file_offset"]:cfg2["file_offset"] + cfg2["size"]])["eos_token_id"] == 6
+    assert run("hef", "set-config", out, cfg2, "-o", out2).returncode == 0
+    data2 = out2.read_bytes()
+    assert_local_resources_last(data2)
+    assert_same_but_config(data, data2, cfg2.read_bytes())
+    assert check_json(out2)["pass"]
+    assert len(data2) <= len(data) + 8
 
 
 def data_slice(path, res):
     return Path(path).read_bytes()[res["file_offset"]:res["file_offset"] + res["size"]]
 
 
-def test_set_config_refusals(tmp_path):
-    src = write_hef(tmp_path)
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"eos_token_id": 1, "pre_process_params": {"prefill_input_tokens_size": 8}}))
+def refused(tmp_path, src, cfg_path, *words):
     out = tmp_path / "out.hef"
-    r = run("hef", "set-config", src, bad, "-o", out)
-    assert r.returncode == 3 and "prefill_input_tokens_size" in r.stderr
-    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "model.hef"]
+    before = sha(src)
+    listing = sorted(p.name for p in tmp_path.iterdir())
+    r = run("hef", "set-config", src, cfg_path, "-o", out)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    for w in words:
+        assert w in r.stderr, (w, r.stderr)
+    assert sha(src) == before and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == listing  # no temporary file left behind
+
+
+@pytest.mark.parametrize("changes,words", [
+    (dict(stop_token_id=2), ["stop_token_id", "std::vector<int>", "throws"]),
+    (dict(chat_template=["a"]), ["chat_template", "std::string"]),
+    (dict(eos_token_id="1"), ["eos_token_id", "get<int>()"]),
+    (dict(default_generation_params={"temperature": "warm"}), ["temperature"]),
+    (dict(default_generation_params={"do_sample": "yes"}), ["do_sample", "bool"]),
+    (dict(begin_of_reasoning_token_id=1.5), ["begin_of_reasoning_token_id", "truncates"]),
+    (dict(pre_process_params={"prefill_input_tokens_size": 8}), ["prefill_input_tokens_size"]),
+    (dict(eos_token_id=None), ["eos_token_id is missing"]),
+])
+def test_set_config_refuses_wrong_json_types(tmp_path, changes, words):
+    refused(tmp_path, write_hef(tmp_path), new_config_file(tmp_path, **changes), "[hailo-config, section 6]", *words)
+
+
+def pp(**changes):
+    base = dict(hw.genai_spec()["config"]["pre_process_params"])
+    base.update(changes)
+    return base
+
+
+@pytest.mark.parametrize("changes,rule,words", [
+    (dict(pre_process_params=pp(num_attention_heads=8)), "input-widths", ["input_layer2", "num_attention_heads 8"]),
+    (dict(pre_process_params=pp(kv_cache_size=32)), "input-widths", ["kv_cache_size 32"]),
+    (dict(pre_process_params=pp(num_key_value_heads=4)), "input-widths", ["input_layer5"]),
+    (dict(pre_process_params=pp(prefill_input_tokens_count=4)), "input-widths", ["prefill_input_tokens_count is 4"]),
+    (dict(input_layers_names_suffixes={"pe_q_cos": "input_layer9"}), "inputs", ["input_layer9"]),
+    (dict(eos_token_id=70, stop_token_id=[70]), "token-ids", ["eos_token_id 70", "64 rows"]),
+    (dict(stop_token_id=[1, 64]), "token-ids", ["stop_token_id[1] 64"]),
+])
+def test_set_config_refuses_configs_that_contradict_the_hef(tmp_path, changes, rule, words):
+    refused(tmp_path, write_hef(tmp_path), new_config_file(tmp_path, **changes), f"[{rule}, section", *words)
+
+
+def test_set_config_warns_about_stop_tokens(tmp_path):
+    src = write_hef(tmp_path)
+    out = tmp_path / "out.hef"
+    r = run("hef", "set-config", src, new_config_file(tmp_path, stop_token_id=None), "-o", out, "--json")
+    assert r.returncode == 0 and "stop_token_id is missing" in r.stderr
+    assert [f["rule"] for f in json.loads(r.stdout)["findings"]] == ["stop-tokens"]
+
+
+def test_set_config_usage(tmp_path):
+    src = write_hef(tmp_path)
     good = tmp_path / "good.json"
     good.write_text(json.dumps(hw.genai_spec()["config"]))
+    out = tmp_path / "out.hef"
     assert run("hef", "set-config", src, good).returncode == 2  # no -o
     assert run("hef", "set-config", src, good, "-o", src).returncode == 2
     out.write_bytes(b"x")
@@ -352,3 +605,43 @@ def test_set_config_refusals(tmp_path):
     v2 = write_hef(tmp_path, "v2.hef", version=2)
     r = run("hef", "set-config", v2, good, "-o", tmp_path / "v2out.hef")
     assert r.returncode == 4 and "version 3" in r.stderr
+
+
+# --- (e) progress bars ------------------------------------------------------------------
+
+def run_on_terminal(*args):
+    """Runs llm2hef with stderr on a pseudo-terminal; returns (status, what it drew there)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([str(BIN), *map(str, args)], stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    drawn = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    return p.wait(timeout=60), drawn
+
+
+def test_progress_bars_only_on_a_terminal(tmp_path):
+    src = write_hef(tmp_path)
+    cfg = new_config_file(tmp_path)
+    r = run("hef", "set-config", src, cfg, "-o", tmp_path / "a.hef")
+    assert r.returncode == 0 and "\r" not in r.stderr and "[" not in r.stderr, repr(r.stderr)
+    status, drawn = run_on_terminal("hef", "set-config", src, cfg, "-o", tmp_path / "b.hef")
+    assert status == 0 and b"\r" in drawn and b"writing" in drawn, drawn
+    status, drawn = run_on_terminal("hef", "set-config", src, cfg, "-o", tmp_path / "c.hef", "--no-progress")
+    assert status == 0 and b"\r" not in drawn
+    # inspect --verify-all draws a bar for large hashing work, and only on a terminal.
+    big = write_hef(tmp_path, "big.hef", vocab=8192, hidden=4160, heads=2, kv_heads=1, shards=2)
+    r = run("hef", "inspect", big, "--verify-all")
+    assert r.returncode == 0 and "\r" not in r.stderr, repr(r.stderr)
+    status, drawn = run_on_terminal("hef", "inspect", big, "--verify-all")
+    assert status == 0 and b"verifying checksums" in drawn

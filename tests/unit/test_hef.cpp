@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -45,7 +46,11 @@ void write(const fs::path& p, const std::string& s) {
 }
 
 std::string valid_config() {
-  return R"({"eos_token_id": 2, "pre_process_params": {"prefill_input_tokens_count": 8}})";
+  return R"({"eos_token_id": 2, "stop_token_id": [2], "pre_process_params": {"prefill_input_tokens_count": 8}})";
+}
+
+size_t count(const std::vector<ContractFinding>& fs, Severity s) {
+  return static_cast<size_t>(std::count_if(fs.begin(), fs.end(), [&](const auto& f) { return f.severity == s; }));
 }
 
 }  // namespace
@@ -246,11 +251,88 @@ TEST(HefPatch, RefusesBadConfigsAndLeavesNothingBehind) {
 
 TEST(HefContract, HailoConfigRules) {
   EXPECT_TRUE(check_hailo_config_text(valid_config(), "c").empty());
-  EXPECT_EQ(check_hailo_config_text(R"({"pre_process_params": {"prefill_input_tokens_count": 8}})", "c").size(), 1u);
-  const auto f = check_hailo_config_text(R"({"eos_token_id": 1, "pre_process_params": {"prefill_input_tokens_size": 8}})", "c");
+  // eos missing: an error; stop_token_id missing too: a warning.
+  const auto no_eos = check_hailo_config_text(R"({"pre_process_params": {"prefill_input_tokens_count": 8}})", "c");
+  EXPECT_EQ(count(no_eos, Severity::error), 1u);
+  EXPECT_EQ(count(no_eos, Severity::warning), 1u);
+  const auto f = check_hailo_config_text(
+      R"({"eos_token_id": 1, "stop_token_id": [1], "pre_process_params": {"prefill_input_tokens_size": 8}})", "c");
   ASSERT_EQ(f.size(), 2u);  // _size present, _count missing
   EXPECT_NE(f[0].message.find("prefill_input_tokens_size"), std::string::npos);
   EXPECT_EQ(f[0].section, "6");
+}
+
+// Each key with a JSON type nlohmann's get<T>() throws on, or silently
+// converts, is exactly one error naming the key (llm_server.cpp 108-196).
+TEST(HefContract, HailoConfigTypesAsTheServerReadsThem) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"("eos_token_id": "2")", "eos_token_id"},
+      {R"("eos_token_id": 2.5)", "eos_token_id"},
+      {R"("eos_token_id": true)", "eos_token_id"},
+      {R"("eos_token_id": 4294967296)", "eos_token_id"},
+      {R"("chat_template": 5)", "chat_template"},
+      {R"("stop_token_id": 2)", "stop_token_id"},
+      {R"("stop_token_id": [2, "3"])", "stop_token_id"},
+      {R"("begin_of_reasoning_token_id": null)", "begin_of_reasoning_token_id"},
+      {R"("default_generation_params": {"max_new_tokens": -1})", "max_new_tokens"},
+      {R"("default_generation_params": {"top_k": 2.5})", "top_k"},
+      {R"("default_generation_params": {"temperature": "0.7"})", "temperature"},
+      {R"("default_generation_params": {"do_sample": 1})", "do_sample"},
+      {R"("default_generation_params": [])", "default_generation_params"},
+      {R"("input_layers_names_suffixes": {"pe_q_cos": 3})", "pe_q_cos"},
+      {R"("input_layers_names_suffixes": "input_layer")", "input_layers_names_suffixes"},
+  };
+  for (const auto& [extra, key] : cases) {
+    // eos first so a later "eos_token_id" replaces it (nlohmann keeps the last duplicate).
+    const std::string cfg = std::string(R"({"eos_token_id": 2, "stop_token_id": [2], )") + extra +
+                            R"(, "pre_process_params": {"prefill_input_tokens_count": 8}})";
+    const auto fs = check_hailo_config_text(cfg, "c");
+    ASSERT_EQ(count(fs, Severity::error), 1u) << cfg;
+    const auto& e = *std::find_if(fs.begin(), fs.end(), [](const auto& x) { return x.severity == Severity::error; });
+    EXPECT_EQ(e.rule, "hailo-config");
+    EXPECT_NE(e.message.find(key), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("llm_server.cpp"), std::string::npos) << e.message;
+  }
+  // Integers where floats are read are fine; ints are not silently converted.
+  EXPECT_TRUE(check_hailo_config_text(
+                  R"({"eos_token_id": 2, "stop_token_id": [2], "default_generation_params": {"temperature": 1,
+                      "top_p": 0.9, "top_k": 20, "max_new_tokens": 64, "repetition_penalty": 1.1, "do_sample": false},
+                      "pre_process_params": {"prefill_input_tokens_count": 8, "mrope_section": [4]}})",
+                  "c")
+                  .empty());
+}
+
+TEST(HefContract, StopTokensWarnings) {
+  const auto missing = check_hailo_config_text(R"({"eos_token_id": 2, "pre_process_params": {"prefill_input_tokens_count": 8}})", "c");
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].rule, "stop-tokens");
+  EXPECT_EQ(missing[0].severity, Severity::warning);
+  const auto lacks = check_hailo_config_text(
+      R"({"eos_token_id": 2, "stop_token_id": [3], "pre_process_params": {"prefill_input_tokens_count": 8}})", "c");
+  ASSERT_EQ(lacks.size(), 1u);
+  EXPECT_NE(lacks[0].message.find("eos_token_id 2"), std::string::npos);
+}
+
+TEST(HefContract, HailortVersionArgument) {
+  EXPECT_EQ(parse_hailort_version("5.2"), (std::array<uint32_t, 2>{5, 2}));
+  EXPECT_EQ(parse_hailort_version("5.3.1"), (std::array<uint32_t, 2>{5, 3}));
+  for (const char* bad : {"5", "five", "5.", ".2", "5.2.1.0", ""})
+    EXPECT_THROW(parse_hailort_version(bad), llm2hef::UsageError) << bad;
+}
+
+// hailort's v1 checksum is the standard CRC-32; "123456789" is its published check value.
+TEST(HefChecksums, Crc32IsTheStandardOne) {
+  const auto src = memory_source("xx123456789", "m");
+  EXPECT_EQ(crc32_of_range(*src, 2, 9), 0xCBF43926u);
+}
+
+TEST(HefContract, CheckHefFileReportsMalformedFilesAsAFinding) {
+  TempDir dir;
+  write(dir.path / "junk.hef", "not a hef at all");
+  const ContractReport rep = check_hef_file((dir.path / "junk.hef").string());
+  ASSERT_EQ(rep.errors(), 1u);
+  EXPECT_EQ(rep.findings[0].rule, "format");
+  EXPECT_NE(rep.findings[0].message.find("magic"), std::string::npos);
 }
 
 TEST(HefFile, V0ResourceCannotPointIntoHeaderOrProto) {

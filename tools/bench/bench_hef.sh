@@ -59,7 +59,7 @@ measure "hef check" "$llm2hef" hef check "$hef"
 if [[ $full == 1 ]]; then
   measure "hef inspect --verify-all" "$llm2hef" hef inspect "$hef" --verify-all --no-progress
   cfg=$scratch/new-hailo-config.json
-  echo '{"eos_token_id": 2, "pre_process_params": {"kv_cache_size": 2048, "num_attention_heads": 12, "num_key_value_heads": 2, "prefill_input_tokens_count": 96}}' > "$cfg"
+  echo '{"eos_token_id": 2, "stop_token_id": [2], "pre_process_params": {"kv_cache_size": 2048, "num_attention_heads": 12, "num_key_value_heads": 2, "prefill_input_tokens_count": 96}}' > "$cfg"
   measure "hef set-config" "$llm2hef" hef set-config "$hef" "$cfg" -o "$scratch/patched.hef" --force --no-progress
   measure "hef inspect --verify-all (out)" "$llm2hef" hef inspect "$scratch/patched.hef" --verify-all --no-progress
   rm -f "$scratch/patched.hef"

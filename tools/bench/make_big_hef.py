@@ -72,7 +72,9 @@ def main():
         entries += hw.f_bytes(7, hw.resource(name, ccws_size + len(additional_small), len(data), hw.xxh3(data)))
         additional_small += data
     entries += hw.f_bytes(7, hw.resource("embeddings.bin", ccws_size + len(additional_small), emb_size, emb_digest))
-    proto = hw.f_bytes(1, hw.header_message()) + b"".join(hw.f_bytes(2, g) for g in hw.genai_groups(s)) + entries
+    extensions = b"".join(hw.f_bytes(5, hw.extension(t)) for t in (13, 26, 31, 35))  # as the writer's default
+    proto = hw.f_bytes(1, hw.header_message()) + b"".join(hw.f_bytes(2, g) for g in hw.genai_groups(s)) + \
+        extensions + entries
     padding = (-(hw.HEADER_SIZE[3] + len(proto))) % 4096
     additional_size = len(additional_small) + emb_size
 

@@ -1,6 +1,7 @@
 // XXH3-64 over byte ranges of a HEF and the checksum report of `hef inspect`
 // (hailo-contract.md section 10): streamed in blocks, so memory stays flat.
 #include <xxhash.h>
+#include <zlib.h>
 
 #include <memory>
 #include <vector>
@@ -28,13 +29,29 @@ uint64_t xxh3_of_range(const ByteSource& src, uint64_t offset, uint64_t size,
   return XXH3_64bits_digest(state.get());
 }
 
+uint32_t crc32_of_range(const ByteSource& src, uint64_t offset, uint64_t size,
+                        const std::function<void(uint64_t)>& progress) {
+  constexpr size_t kBlock = 8u << 20;
+  std::vector<unsigned char> buf(static_cast<size_t>(std::min<uint64_t>(size, kBlock)));
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  uint64_t done = 0;
+  while (done < size) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size - done, kBlock));
+    src.read(offset + done, buf.data(), n);
+    crc = ::crc32(crc, buf.data(), static_cast<uInt>(n));
+    done += n;
+    if (progress) progress(done);
+  }
+  return static_cast<uint32_t>(crc);
+}
+
 std::string to_string(ChecksumStatus s) {
   switch (s) {
     case ChecksumStatus::ok: return "ok";
     case ChecksumStatus::mismatch: return "mismatch";
     case ChecksumStatus::absent: return "absent";
     case ChecksumStatus::not_checked: return "not checked";
-    case ChecksumStatus::unsupported: return "not verified (algorithm not implemented)";
+    case ChecksumStatus::unsupported: return "not verified (MD5 of v0 headers is not implemented)";
   }
   return "?";
 }
@@ -75,13 +92,19 @@ ChecksumReport verify_checksums(const ByteSource& src, const HefInfo& info, uint
     case 1: rep.file_kind = "crc32"; break;
     default: rep.file_kind = "xxh3"; break;
   }
-  rep.file_checked_by_runtime = h.version == 2 || (h.version == 3 && h.proto_xxh3 == 0);
+  // hailort checks the whole-file sum at load for v0-v2, and for v3 only
+  // without a proto hash (hef.cpp 556-606).
+  rep.file_checked_by_runtime = h.version < 3 || h.proto_xxh3 == 0;
+  const uint64_t hs = h.header_size();
   if (!whole_file) {
     rep.file = ChecksumStatus::not_checked;
-  } else if (h.version < 2) {
+  } else if (h.version == 0) {
     rep.file = ChecksumStatus::unsupported;
+  } else if (h.version == 1) {
+    // zlib's CRC-32 over everything after the 28-byte header, stored big-endian.
+    const uint32_t got = crc32_of_range(src, hs, info.file_size - hs, step(done));
+    rep.file = got == h.crc ? ChecksumStatus::ok : ChecksumStatus::mismatch;
   } else {
-    const uint64_t hs = h.header_size();
     const uint64_t got = xxh3_of_range(src, hs, info.file_size - hs, step(done));
     rep.file = got == h.xxh3 ? ChecksumStatus::ok : ChecksumStatus::mismatch;
   }

@@ -1,5 +1,6 @@
 #include "llm2hef/core/hef/hef_contract.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -7,6 +8,8 @@
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::hef {
+// The rules and the hailort v5.2.0 code each one follows are listed in
+// docs/hef.md; every message names the hailort behaviour and its source.
 
 using nlohmann::json;
 
@@ -39,6 +42,14 @@ class Checker {
   void warn(const std::string& rule, const std::string& section, const std::string& msg) {
     r_.findings.push_back({rule, section, Severity::warning, msg});
     failed_.insert(rule);
+  }
+  void info(const std::string& rule, const std::string& section, const std::string& msg) {
+    r_.findings.push_back({rule, section, Severity::info, msg});
+  }
+  void add(const ContractFinding& f) {
+    if (f.severity == Severity::error) error(f.rule, f.section, f.message);
+    else if (f.severity == Severity::warning) warn(f.rule, f.section, f.message);
+    else info(f.rule, f.section, f.message);
   }
   void ran(const std::string& rule) {
     if (!ran_.count(rule)) order_.push_back(rule);
@@ -74,50 +85,42 @@ size_t ContractReport::errors() const {
   return n;
 }
 
-size_t ContractReport::warnings() const { return findings.size() - errors(); }
+size_t ContractReport::warnings() const {
+  size_t n = 0;
+  for (const auto& f : findings) n += f.severity == Severity::warning;
+  return n;
+}
 
-std::vector<ContractFinding> check_hailo_config_text(const std::string& text, const std::string& where) {
-  std::vector<ContractFinding> out;
-  auto err = [&](const std::string& m) { out.push_back({"hailo-config", "6", Severity::error, where + ": " + m}); };
-  json cfg;
-  try {
-    cfg = json::parse(text);
-  } catch (const json::exception& e) {
-    err(std::string("not valid JSON: ") + e.what());
-    return out;
-  }
-  if (!cfg.is_object()) {
-    err("the top level is not a JSON object");
-    return out;
-  }
-  if (!int_at(cfg, "eos_token_id"))
-    err("eos_token_id is missing or not an integer; the runtime refuses the model without it");
-  if (cfg.contains("stop_token_id") && !cfg["stop_token_id"].is_array() && !cfg["stop_token_id"].is_number_integer())
-    err("stop_token_id must be an integer list");
-  const json pp = cfg.value("pre_process_params", json::object());
-  if (cfg.contains("pre_process_params") && !cfg["pre_process_params"].is_object()) {
-    err("pre_process_params is not an object");
-  } else {
-    if (pp.contains("prefill_input_tokens_size"))
-      err("pre_process_params.prefill_input_tokens_size is ignored by the runtime; the key is prefill_input_tokens_count");
-    if (!pp.contains("prefill_input_tokens_count"))
-      err("pre_process_params.prefill_input_tokens_count is missing (the runtime would silently use 96)");
-    for (const char* k : {"kv_cache_size", "num_attention_heads", "num_key_value_heads", "prefill_input_tokens_count"})
-      if (pp.contains(k) && !(int_at(pp, k) && *int_at(pp, k) > 0))
-        err(std::string("pre_process_params.") + k + " must be a positive integer");
-  }
-  if (cfg.contains("input_layers_names_suffixes")) {
-    const json& s = cfg["input_layers_names_suffixes"];
-    if (!s.is_object()) {
-      err("input_layers_names_suffixes is not an object");
+size_t ContractReport::errors_in(const std::vector<std::string>& rules) const {
+  size_t n = 0;
+  for (const auto& f : findings)
+    n += f.severity == Severity::error && std::find(rules.begin(), rules.end(), f.rule) != rules.end();
+  return n;
+}
+
+const std::vector<std::string>& config_dependent_rules() {
+  static const std::vector<std::string> rules = {"hailo-config", "inputs", "input-widths", "token-ids"};
+  return rules;
+}
+
+std::array<uint32_t, 2> parse_hailort_version(const std::string& text) {
+  std::array<uint32_t, 3> v{};
+  size_t part = 0, digits = 0;
+  for (char ch : text) {
+    if (ch == '.' && digits > 0 && part < 2) {
+      ++part;
+      digits = 0;
+    } else if (ch >= '0' && ch <= '9' && digits < 6) {
+      v[part] = v[part] * 10 + static_cast<uint32_t>(ch - '0');
+      ++digits;
     } else {
-      for (const auto& [role, value] : s.items())
-        if (!value.is_string()) err("input_layers_names_suffixes." + role + " is not a string");
+      part = 99;
+      break;
     }
   }
-  if (cfg.contains("default_generation_params") && !cfg["default_generation_params"].is_object())
-    err("default_generation_params is not an object");
-  return out;
+  if (part < 1 || part > 2 || digits == 0)
+    throw UsageError("--hailort '" + text + "': expected the HailoRT version on the device as X.Y (e.g. 5.2)");
+  return {v[0], v[1]};
 }
 
 ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, const ContractOptions& opt) {
@@ -126,51 +129,193 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   Checker c(rep);
   json& d = rep.derived;
 
-  // Target: Hailo-10H HEFs carry HAILO1XH (103); 5 is the deprecated HAILO10H id (section 10).
-  c.ran("hw-arch");
-  if (!info.hw_arch)
-    c.warn("hw-arch", "10", "the proto header has no hw_arch");
-  else if (*info.hw_arch == 5)
-    c.warn("hw-arch", "10", "hw_arch 5 is the deprecated HAILO10H id; current DFCs write 103 (HAILO1XH)");
-  else if (*info.hw_arch != 103)
-    c.error("hw-arch", "10", "compiled for " + hw_arch_name(*info.hw_arch) +
-                                 ", not for the Hailo-10H (hw_arch 103, HAILO1XH)");
+  const HefHeader& h = info.header;
 
-  // Network groups (sections 8 and 9).
+  // --- what genai needs of the file (section 9) ---
+  c.ran("hef-version");
+  if (h.version != 3)
+    c.error("hef-version", "9",
+            "header version " + std::to_string(h.version) +
+                ": genai loads version 3 only; the client hashes the HEF (Hef::hash, hef.cpp 4266-4268) and splits "
+                "it for transfer (Hef::Impl::parse_hef_for_transfer, hef.cpp 4295-4297), both refusing older "
+                "headers (DFC 5.x writes version 3)");
+  if (h.version == 3) {
+    c.ran("proto-hash");
+    if (h.proto_xxh3 == 0)
+      c.error("proto-hash", "9",
+              "proto_xxh3_64bits is 0: the genai server runs Hef::create as soon as the header+proto+padding chunk "
+              "arrives (llm_server.cpp 472-475), and without a proto hash Hef::create checks the whole-file XXH3 "
+              "and the file size (hef.cpp 598-604), which a partly received buffer cannot pass; `llm2hef hef "
+              "set-config` writes one");
+  }
+
+  // --- target device (section 10) ---
+  c.ran("hw-arch");
+  if (!info.hw_arch) {
+    c.error("hw-arch", "10",
+            "the proto header has no hw_arch: hailort reads 0 (HAILO8), which runs on the Hailo-8 only "
+            "(DeviceBase::hef_arch_to_device_compatible_archs, device_internal.cpp 736-762)");
+  } else if (!hw_arch_runs_on_hailo10h(*info.hw_arch)) {
+    const std::string devices = hw_arch_devices(*info.hw_arch);
+    c.error("hw-arch", "10",
+            "hw_arch " + std::to_string(*info.hw_arch) + " (" + hw_arch_name(*info.hw_arch) + ") " +
+                (devices.empty() ? std::string("maps to no device") : "runs on " + devices + " only") +
+                " (DeviceBase::hef_arch_to_device_compatible_archs, device_internal.cpp 736-762); a Hailo-10H "
+                "HEF has 103 (HAILO1XH)");
+  }
+
+  // --- extensions (section 10) ---
+  c.ran("extensions");
+  for (const auto& e : info.extensions)
+    if (!extension_supported_by_hailort(e.type)) {
+      const std::string known = extension_type_name(e.type);
+      c.error("extensions", "10",
+              "extension type " + std::to_string(e.type) + " ('" + e.name + "'" +
+                  (known.empty() ? std::string() : ", " + known) +
+                  ") is not in hailort's SUPPORTED_EXTENSIONS (hef_internal.hpp 202-237): Hef::create refuses "
+                  "\"non-compatible HEF with the following unsupported extensions\" (hef.cpp 445-456)");
+    }
+  if (info.format_version.value_or(0) == 0)
+    c.error("extensions", "10",
+            "the proto header's version (field 4) is 0: hailort then ignores `extensions` and reads the deprecated "
+            "included_features (hef.cpp 1925-1952), so PERIPH_CALCULATION_IN_HAILORT is off and Hef::create "
+            "refuses the HEF as outdated (hef.cpp 458-459)");
+  else if (!info.has_extension(kExtPeriphCalculationInHailort))
+    c.error("extensions", "10",
+            "extension PERIPH_CALCULATION_IN_HAILORT (26) is missing: Hef::create refuses the HEF (\"this HEF is "
+            "outdated and no longer supported\", hef.cpp 458-459)");
+
+  c.ran("strict-version");
+  if (info.has_extension(kExtStrictRuntimeVersioning)) {
+    const uint32_t major = info.sdk_version ? (*info.sdk_version)[0] : 0;
+    const uint32_t minor = info.sdk_version ? (*info.sdk_version)[1] : 0;
+    if (major != opt.hailort[0] || minor != opt.hailort[1])
+      c.error("strict-version", "10",
+              "the HEF carries STRICT_RUNTIME_VERSIONING (35) and was written by DFC " + std::to_string(major) + "." +
+                  std::to_string(minor) + (info.sdk_version ? "" : " (no sdk_version in the header)") +
+                  "; HailoRT " + std::to_string(opt.hailort[0]) + "." + std::to_string(opt.hailort[1]) +
+                  " refuses to configure it (major.minor must be equal, Hef::Impl::validate_hef_version, hef.cpp "
+                  "3588-3602) unless HAILO_IGNORE_STRICT_VERSION is set on the device; --hailort X.Y names the "
+                  "device's HailoRT version");
+  }
+
+  c.ran("net-flow");
+  const bool net_flow = info.has_extension(kExtHailoNetFlow);
+  for (const auto& g : info.network_groups) {
+    if (net_flow && !g.core_op_in_ops)
+      c.error("net-flow", "10",
+              "network group '" + g.name + "' has no ops[].core_op although the HEF carries HAILO_NET_FLOW (13): "
+              "hailort takes the core op from ops[] without checking that one exists (only a debug assert, hef.cpp "
+              "945-953), so a release build reads past the list");
+    if (!net_flow && g.top_level_contexts == 0 && g.core_op_in_ops)
+      c.error("net-flow", "10",
+              "network group '" + g.name + "' keeps its contexts under ops[].core_op, but without HAILO_NET_FLOW (13) "
+              "hailort reads the group's own contexts, which are empty (hef.cpp 945-1016)");
+  }
+
+  // --- network groups as hailort names them (sections 8, 9) ---
   c.ran("network-groups");
+  for (const auto& g : info.network_groups) {
+    if (g.name.empty())
+      c.error("network-groups", "9",
+              "network group [" + std::to_string(g.index) + "] has no " + g.name_source +
+                  ": that is the only name hailort reads (hef.cpp 3498-3504, 3835-3847)" +
+                  (g.field10_name.empty() ? std::string()
+                                          : "; field 10 network_group_name '" + g.field10_name + "' is never read"));
+    else if (!g.field10_name.empty() && g.field10_name != g.name)
+      c.info("network-groups", "9",
+             "network group '" + g.name + "' also carries '" + g.field10_name +
+                 "' in field 10 network_group_name, which hailort v5.2.0 never reads; it is judged by '" + g.name +
+                 "'");
+  }
   const NetworkGroup* prefill = info.group_with_suffix("__prefill");
   const NetworkGroup* tbt = info.group_with_suffix("__tbt");
   if (info.network_groups.size() != 2)
     c.error("network-groups", "8, 9",
             "the HEF has " + std::to_string(info.network_groups.size()) +
-                " network groups; genai needs exactly two, <x>__prefill and <x>__tbt (a third group breaks genai "
-                "and hailo-ollama)");
-  if (!prefill) c.error("network-groups", "9", "no network group name ends in __prefill");
-  if (!tbt) c.error("network-groups", "9", "no network group name ends in __tbt");
+                " network groups; the genai server picks groups by name suffix, \"prefill\" and \"tbt\" only with "
+                "exactly two (llm_server.cpp 46-68): it needs <x>__prefill and <x>__tbt");
+  if (!prefill)
+    c.error("network-groups", "9",
+            "no network group name ends in __prefill: the server fails with \"Model doesnt have NG with "
+            "name-suffix\" (llm_inference_manager.cpp 22-31)");
+  if (!tbt) c.error("network-groups", "9", "no network group name ends in __tbt (the token-by-token group)");
   if (prefill && tbt && prefill->name.substr(0, prefill->name.size() - 9) != tbt->name.substr(0, tbt->name.size() - 5))
     c.warn("network-groups", "9",
            "the groups '" + prefill->name + "' and '" + tbt->name + "' do not share one prefix");
+  json names = json::array();
+  for (const auto& g : info.network_groups) names.push_back(g.name);
+  d["network_groups"] = names;
+  d["hailort"] = std::to_string(opt.hailort[0]) + "." + std::to_string(opt.hailort[1]);
 
-  // Resources (section 6) and their checksums (section 10).
+  // --- resources (section 6) and checksums (section 10) ---
   c.ran("resources");
   std::map<std::string, const Resource*> res;
   for (const char* name : {kEmbeddings, kTheta, kTokenizer, kHailoConfig}) {
     res[name] = info.resource(name);
-    if (!res[name]) c.error("resources", "6", "resource " + std::string(name) + " is missing");
+    if (!res[name])
+      c.error("resources", "6",
+              "resource " + std::string(name) + " is missing: the genai server's get_external_resources returns "
+              "HAILO_NOT_FOUND (hef.cpp 4023-4047)");
   }
   c.ran("checksums");
   for (const auto& r : info.resources) {
     if (r.xxhash == 0 || r.size > opt.checksum_limit) continue;
     if (xxh3_of_range(src, r.file_offset, r.size) != r.xxhash)
-      c.error("checksums", "10", "resource '" + r.name + "' checksum does not match its stored XXH3 (the runtime refuses it)");
+      c.error("checksums", "10",
+              "resource '" + r.name + "': its bytes do not match the stored XXH3; hailort refuses it (\"Resource '" +
+                  r.name + "' checksum does not match\", hef.cpp 4036-4040)");
+  }
+  // The whole-file sum hailort verifies at load: v0 MD5, v1 CRC-32, v2 and
+  // v3-without-proto-hash XXH3 (hef.cpp 556-606).
+  if (h.version == 0) {
+    c.info("checksums", "10", "the v0 header's MD5 is not verified by llm2hef (DFC 5.x writes version 3 only)");
+  } else if (h.version < 3 || h.proto_xxh3 == 0) {
+    if (info.file_size > opt.checksum_limit) {
+      c.info("checksums", "10", "the whole-file checksum hailort verifies at load was not computed (use --verify-all)");
+    } else {
+      const ChecksumReport sums = verify_checksums(src, info, 0, true);
+      if (sums.file == ChecksumStatus::mismatch)
+        c.error("checksums", "10",
+                std::string("the header's whole-file ") + (h.version == 1 ? "CRC-32" : "XXH3") +
+                    " does not match the bytes after the header: Hef::create refuses the file (\"HEF " +
+                    (h.version == 1 ? "crc" : "xxhash") + " does not match\", hef.cpp 402-443)");
+    }
+  }
+
+  // optimize_memory_on_device (section 9): the client keeps tokenizer.json and
+  // embeddings.bin, the server allocates file size minus their sizes and writes
+  // every other chunk at its absolute offset without a bounds check.
+  if (h.version == 3) {
+    c.ran("resource-order");
+    uint64_t local = 0;
+    for (const char* name : {kTokenizer, kEmbeddings})
+      if (res[name]) local += res[name]->size;
+    const uint64_t buffer = info.file_size - std::min(local, info.file_size);
+    std::vector<std::pair<std::string, uint64_t>> chunks = {
+        {"header+proto+padding", h.zero_point()}, {"CCWs", h.zero_point() + (h.ccws_size - h.padding_size)}};
+    for (const auto& r : info.resources)
+      if (r.name != kTokenizer && r.name != kEmbeddings) chunks.push_back({r.name, r.file_offset + r.size});
+    for (const auto& [name, end] : chunks)
+      if (end > buffer)
+        c.error("resource-order", "9",
+                "with optimize_memory_on_device=True the server allocates the file size minus tokenizer.json and "
+                "embeddings.bin (" + std::to_string(buffer) + " bytes, hef.cpp 4359-4360) and writes each chunk at "
+                "its absolute offset without a bounds check (genai/utils.hpp 219-224): '" + name + "' ends at byte " +
+                    std::to_string(end) + ", past that buffer; tokenizer.json and embeddings.bin must be the last "
+                    "bytes of the file");
   }
 
   // hailo-config.json.
   c.ran("hailo-config");
   json cfg = json::object();
-  if (res[kHailoConfig]) {
-    const std::string text = read_resource(src, *res[kHailoConfig], kMaxJsonResource);
-    for (auto& f : check_hailo_config_text(text, kHailoConfig)) c.error(f.rule, f.section, f.message);
+  c.ran("stop-tokens");
+  std::optional<std::string> config_text = opt.config_override;
+  if (!config_text && res[kHailoConfig]) config_text = read_resource(src, *res[kHailoConfig], kMaxJsonResource);
+  if (config_text) {
+    const std::string& text = *config_text;
+    for (const auto& f : check_hailo_config_text(text, opt.config_override ? "new hailo-config.json" : kHailoConfig))
+      c.add(f);
     try {
       cfg = json::parse(text);
       if (!cfg.is_object()) cfg = json::object();
@@ -294,6 +439,29 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   }
   d["vocab"] = vocab >= 0 ? json(vocab) : json(nullptr);
 
+  // Token ids of hailo-config against the vocabulary (section 6): sampling
+  // picks ids below vocab, so a larger stop id never matches, and
+  // eos_token_id seeds the recovery tokens (llm_server.cpp 494).
+  c.ran("token-ids");
+  if (vocab > 0) {
+    auto in_vocab = [&](const std::string& key, const json& v) {
+      if (!(v.is_number_integer() || v.is_number_unsigned())) return;  // a type error, reported by hailo-config
+      const int64_t id = v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX ? INT64_MAX : v.get<int64_t>();
+      if (id < 0 || id >= vocab)
+        c.error("token-ids", "6",
+                key + " " + std::to_string(id) + " is outside the vocabulary of embeddings.bin (" +
+                    std::to_string(vocab) + " rows): the server samples ids below " + std::to_string(vocab) +
+                    ", so it never matches" + (key == "eos_token_id" ? "; as the recovery token (llm_server.cpp 494) "
+                                                                        "its embedding row does not exist"
+                                                                      : ""));
+    };
+    for (const char* key : {"eos_token_id", "begin_of_reasoning_token_id", "end_of_reasoning_token_id"})
+      if (cfg.contains(key)) in_vocab(key, cfg[key]);
+    if (cfg.contains("stop_token_id") && cfg["stop_token_id"].is_array())
+      for (size_t i = 0; i < cfg["stop_token_id"].size(); ++i)
+        in_vocab("stop_token_id[" + std::to_string(i) + "]", cfg["stop_token_id"][i]);
+  }
+
   // Outputs: logits shards of equal size summing to the vocabulary (sections 5.3, 9).
   c.ran("outputs");
   std::map<std::string, uint64_t> totals;
@@ -381,12 +549,36 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   return rep;
 }
 
+ContractReport check_hef_file(const std::string& path, const ContractOptions& options) {
+  try {
+    const auto src = open_file_source(path);
+    const HefInfo info = read_hef(*src);
+    return check_hef_contract(*src, info, options);
+  } catch (const BadInput& e) {
+    ContractReport rep;
+    rep.file = path;
+    rep.findings.push_back({"format", "10", Severity::error, e.what()});
+    return rep;
+  }
+}
+
+namespace {
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::error: return "error";
+    case Severity::warning: return "warning";
+    case Severity::info: return "info";
+  }
+  return "?";
+}
+}  // namespace
+
 std::string contract_text(const ContractReport& r) {
   std::ostringstream o;
   o << r.file << "\n";
   for (const auto& f : r.findings)
-    o << "  " << (f.severity == Severity::error ? "error" : "warning") << " [" << f.rule << ", section " << f.section
-      << "] " << f.message << "\n";
+    o << "  " << severity_name(f.severity) << " [" << f.rule << ", section " << f.section << "] " << f.message
+      << "\n";
   if (!r.passed.empty()) {
     o << "  passed:";
     for (const auto& p : r.passed) o << " " << p;
@@ -401,7 +593,7 @@ json contract_json(const ContractReport& r) {
   for (const auto& f : r.findings)
     findings.push_back({{"rule", f.rule},
                         {"section", f.section},
-                        {"severity", f.severity == Severity::error ? "error" : "warning"},
+                        {"severity", severity_name(f.severity)},
                         {"message", f.message}});
   return {{"file", r.file},    {"pass", r.errors() == 0}, {"errors", r.errors()}, {"warnings", r.warnings()},
           {"findings", findings}, {"passed", r.passed},     {"derived", r.derived}};

@@ -6,9 +6,11 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "llm2hef/core/hef/hef_contract.hpp"
@@ -22,41 +24,67 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kHailoConfig = "hailo-config.json";
+// Kept last for optimize_memory_on_device (hef.cpp 4359-4360).
+constexpr const char* kLocalResources[] = {"tokenizer.json", "embeddings.bin"};
 // The CCW section's alignment: kept by resizing the padding (the header
 // comment in RT calls it "padding for 4k alignment").
 constexpr int64_t kCcwAlignment = 4096;
+// A moved resource keeps its offset modulo this (any alignment the DFC gave it up to 8).
+constexpr uint64_t kResourceAlignment = 8;
 
+bool is_local(const std::string& name) {
+  for (const char* n : kLocalResources)
+    if (name == n) return true;
+  return false;
+}
 
-// The resource message with offset (1), size (2) and xxhash (4) replaced;
-// every other field kept byte for byte.
-std::string patched_resource(std::string_view msg, uint64_t offset, uint64_t size, uint64_t xxhash,
-                             const std::string& ctx) {
+// The resource message with offset (1) and, when given, size (2) and xxhash
+// (4) replaced; every other field kept byte for byte.
+std::string patched_resource(std::string_view msg, uint64_t offset, std::optional<uint64_t> size,
+                             std::optional<uint64_t> xxhash, const std::string& ctx) {
   std::string out;
   bool wrote[5] = {};
   for (const auto& f : read_fields(msg, ctx)) {
-    if (f.number == 1 || f.number == 2 || f.number == 4) {
-      if (!wrote[f.number]) put_varint_field(out, f.number, f.number == 1 ? offset : f.number == 2 ? size : xxhash);
+    const std::optional<uint64_t> value = f.number == 1 ? std::optional<uint64_t>(offset)
+                                          : f.number == 2 ? size
+                                          : f.number == 4 ? xxhash
+                                                          : std::nullopt;
+    if (value) {
+      if (!wrote[f.number]) put_varint_field(out, f.number, *value);
       wrote[f.number] = true;
     } else {
       out.append(f.raw);
     }
   }
   if (!wrote[1]) put_varint_field(out, 1, offset);
-  if (!wrote[2]) put_varint_field(out, 2, size);
-  if (!wrote[4]) put_varint_field(out, 4, xxhash);
+  if (size && !wrote[2]) put_varint_field(out, 2, *size);
+  if (xxhash && !wrote[4]) put_varint_field(out, 4, *xxhash);
   return out;
 }
+
+std::string refusal(const std::string& what, const std::vector<ContractFinding>& problems) {
+  std::string msg = what;
+  for (const auto& p : problems)
+    if (p.severity == Severity::error) msg += "\n  [" + p.rule + ", section " + p.section + "] " + p.message;
+  return msg;
+}
+
+// Where each resource goes in the new file, offsets relative to the zero point.
+struct Placement {
+  size_t proto_index = 0;
+  uint64_t old_offset = 0, new_offset = 0, size = 0;
+  std::string name;
+};
 
 }  // namespace
 
 SetConfigResult set_hailo_config(const fs::path& input, const std::string& config_text, const fs::path& output,
                                  bool replace, const std::function<void(uint64_t, uint64_t)>& progress) {
   std::vector<ContractFinding> problems = check_hailo_config_text(config_text, "new hailo-config.json");
-  if (!problems.empty()) {
-    std::string msg = "the new hailo-config.json is refused:";
-    for (const auto& p : problems) msg += "\n  " + p.message;
-    throw BadInput(msg);
-  }
+  for (const auto& p : problems)
+    if (p.severity == Severity::error)
+      throw BadInput(refusal("the new hailo-config.json is refused (the genai server would reject or misread it):",
+                             problems));
   std::error_code ec;
   if (fs::exists(output, ec)) {
     if (fs::equivalent(input, output, ec)) throw UsageError(output.string() + ": is the input; write to another file");
@@ -68,11 +96,31 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
   const HefHeader& h = info.header;
   if (h.version != 3)
     throw Unsupported(input.string() + ": header version " + std::to_string(h.version) +
-                      "; set-config edits version 3 HEFs (what DFC 5.x writes), whose header has an additional_info section");
+                      "; set-config edits version 3 HEFs (what DFC 5.x writes and genai loads), whose header has an "
+                      "additional_info section");
   const Resource* old_cfg = info.resource(kHailoConfig);
   if (!old_cfg) throw BadInput(input.string() + ": has no hailo-config.json resource to replace");
 
-  // Everything from the old zero point on is copied unchanged.
+  // The new config against the HEF it patches: the rules of `hef check` that depend on it.
+  SetConfigResult res;
+  {
+    ContractOptions opt;
+    opt.config_override = config_text;
+    opt.checksum_limit = 0;  // only the config-dependent rules matter here
+    const ContractReport rep = check_hef_contract(*src, info, opt);
+    const auto& rules = config_dependent_rules();
+    if (rep.errors_in(rules) > 0) {
+      std::vector<ContractFinding> relevant;
+      for (const auto& f : rep.findings)
+        if (std::find(rules.begin(), rules.end(), f.rule) != rules.end()) relevant.push_back(f);
+      throw BadInput(refusal("the new hailo-config.json contradicts " + input.string() + ":", relevant));
+    }
+    for (const auto& f : rep.findings)
+      if (f.rule == "stop-tokens" || (f.severity != Severity::error &&
+                                      std::find(rules.begin(), rules.end(), f.rule) != rules.end()))
+        res.findings.push_back(f);
+  }
+
   const uint64_t old_zero = h.zero_point();
   const uint64_t tail = info.file_size - old_zero;
   const uint64_t ccws_real = h.ccws_size - h.padding_size;
@@ -80,27 +128,90 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     throw BadInput(input.string() + ": the file ends inside its CCW section (ccws_size_with_padding - hef_padding_size = " +
                    std::to_string(ccws_real) + " bytes, " + std::to_string(tail) + " present)");
 
-  SetConfigResult res;
-  res.old_size = info.file_size;
-  res.config_offset = tail;  // relative to the zero point, right after the copied bytes
+  // cut: where the copied-unchanged prefix ends. tokenizer.json and
+  // embeddings.bin, and everything after the first of them, are moved.
+  uint64_t cut = tail;
+  for (const auto& r : info.resources)
+    if (is_local(r.name)) cut = std::min(cut, r.offset);
+  // A previous config right before them (an earlier set-config; at most an
+  // alignment gap between) is reclaimed.
+  const uint64_t cfg_end = old_cfg->offset + old_cfg->size;
+  if (cfg_end <= cut && cut - cfg_end < kResourceAlignment && old_cfg->offset >= ccws_real) {
+    bool shared = false;
+    for (const auto& r : info.resources)
+      shared = shared || (&r != old_cfg && r.offset < cut && r.offset + r.size > old_cfg->offset);
+    if (!shared) cut = old_cfg->offset;
+  }
+  if (cut < ccws_real)
+    throw BadInput(input.string() + ": tokenizer.json or embeddings.bin lies inside the CCW section; set-config "
+                   "cannot move it");
+  for (const auto& r : info.resources)
+    if (r.offset < cut && r.offset + r.size > cut)
+      throw BadInput(input.string() + ": resource '" + r.name + "' straddles the start of tokenizer.json / "
+                     "embeddings.bin; set-config cannot lay the file out with them last");
+
+  // New places: the prefix keeps its offsets; moved resources in their old
+  // order, other ones first, then the config, then tokenizer and embeddings.
+  std::vector<const Resource*> after;
+  for (const auto& r : info.resources)
+    if (r.offset >= cut && &r != old_cfg) after.push_back(&r);
+  std::stable_sort(after.begin(), after.end(), [](const Resource* a, const Resource* b) {
+    if (is_local(a->name) != is_local(b->name)) return !is_local(a->name);
+    return a->offset < b->offset;
+  });
+  std::vector<Placement> placed;
+  uint64_t pos = cut;
+  auto place = [&](const Resource* r) {
+    pos += (r->offset - pos) % kResourceAlignment;  // same offset modulo 8 as before
+    placed.push_back({r->proto_index, r->offset, pos, r->size, r->name});
+    pos += r->size;
+  };
+  uint64_t covered = 0;
+  for (const Resource* r : after) {
+    if (is_local(r->name)) continue;
+    place(r);
+    covered += r->size;
+  }
+  res.config_offset = pos;
   res.config_size = config_text.size();
   res.config_xxh3 = XXH3_64bits(config_text.data(), config_text.size());
-  res.dead_bytes = old_cfg->size;
+  pos += config_text.size();
+  for (const Resource* r : after) {
+    if (!is_local(r->name)) continue;
+    place(r);
+    covered += r->size;
+  }
+  const uint64_t new_tail = pos;
+  res.old_size = info.file_size;
+  res.dead_bytes = old_cfg->offset < cut ? old_cfg->size : 0;
+  const uint64_t old_cfg_after = old_cfg->offset >= cut ? old_cfg->size : 0;
+  res.dropped_bytes = tail - cut - std::min(tail - cut, covered + old_cfg_after);
+  for (const auto& p : placed)
+    if (p.new_offset != p.old_offset) res.moved.push_back(p.name);
 
-  // The new proto: top-level fields verbatim, the one resource re-encoded.
+  // The new proto: top-level fields verbatim, the placed resources re-encoded.
   const std::string old_proto = read_proto_bytes(*src, h);
   const std::string ctx = input.string() + ": ProtoHEFHef";
   std::string proto;
-  proto.reserve(old_proto.size() + 32);
+  proto.reserve(old_proto.size() + 64);
   size_t resource_index = 0;
   for (const auto& f : read_fields(old_proto, ctx)) {
-    if (f.number == 7 && f.type == WireType::bytes && resource_index++ == old_cfg->proto_index) {
-      put_bytes_field(proto, 7,
-                      patched_resource(f.bytes, res.config_offset, res.config_size, res.config_xxh3,
-                                       ctx + ".external_resources"));
-    } else {
+    if (f.number != 7 || f.type != WireType::bytes) {
       proto.append(f.raw);
+      continue;
     }
+    const size_t index = resource_index++;
+    if (index == old_cfg->proto_index) {
+      put_bytes_field(proto, 7, patched_resource(f.bytes, res.config_offset, res.config_size, res.config_xxh3,
+                                                 ctx + ".external_resources"));
+      continue;
+    }
+    const auto p = std::find_if(placed.begin(), placed.end(), [&](const Placement& x) { return x.proto_index == index; });
+    if (p == placed.end() || p->new_offset == p->old_offset)
+      proto.append(f.raw);
+    else
+      put_bytes_field(proto, 7, patched_resource(f.bytes, p->new_offset, std::nullopt, std::nullopt,
+                                                 ctx + ".external_resources"));
   }
   if (proto.size() > UINT32_MAX) throw BadInput(input.string() + ": the new proto would exceed 4 GB");
 
@@ -113,50 +224,72 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
   nh.proto_size = static_cast<uint32_t>(proto.size());
   nh.padding_size = static_cast<uint32_t>(padding);
   nh.ccws_size = ccws_real + nh.padding_size;
-  nh.additional_info_size = tail - ccws_real + config_text.size();
-  nh.proto_xxh3 = h.proto_xxh3 != 0 ? XXH3_64bits(proto.data(), proto.size()) : 0;
+  nh.additional_info_size = new_tail - ccws_real;
+  // Always: genai builds the HEF from the first chunk (hailo-contract.md section 9).
+  nh.proto_xxh3 = XXH3_64bits(proto.data(), proto.size());
 
   AtomicFile out(output, replace);
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
   if (!state) throw InternalError("XXH3_createState failed");
   XXH3_64bits_reset(state.get());
-  uint64_t pos = 56;
+  const uint64_t new_zero = 56 + proto.size() + nh.padding_size;
+  uint64_t at = 56, done = 0;
+  const uint64_t total = new_zero + new_tail - 56;
+  constexpr size_t kBlock = 8u << 20;
+  std::vector<char> buf(kBlock);
   auto emit = [&](const void* data, size_t n) {
-    out.write_at(pos, data, n);
+    out.write_at(at, data, n);
     XXH3_64bits_update(state.get(), data, n);
-    pos += n;
+    at += n;
+    done += n;
+    if (progress) progress(done, total);
+  };
+  // Zeros up to a relative offset (padding, alignment gaps), in blocks.
+  auto zeros_until = [&](uint64_t end) {
+    std::fill(buf.begin(), buf.end(), '\0');
+    while (at < end) emit(buf.data(), static_cast<size_t>(std::min<uint64_t>(end - at, kBlock)));
+  };
+  auto copy = [&](uint64_t from, uint64_t n) {
+    for (uint64_t k = 0; k < n;) {
+      const size_t m = static_cast<size_t>(std::min<uint64_t>(n - k, kBlock));
+      src->read(from + k, buf.data(), m);
+      emit(buf.data(), m);
+      k += m;
+    }
   };
   emit(proto.data(), proto.size());
-  constexpr size_t kBlock = 8u << 20;
-  // The padding can be as large as the file claims (up to 4 GiB): zeros in blocks.
-  const std::vector<char> zeros(static_cast<size_t>(std::min<uint64_t>(nh.padding_size, kBlock)), '\0');
-  for (uint64_t left = nh.padding_size; left > 0;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, zeros.size()));
-    emit(zeros.data(), n);
-    left -= n;
-  }
-  std::vector<char> buf(static_cast<size_t>(std::min<uint64_t>(tail, kBlock)));
-  for (uint64_t done = 0; done < tail;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(tail - done, kBlock));
-    src->read(old_zero + done, buf.data(), n);
-    emit(buf.data(), n);
-    done += n;
-    if (progress) progress(done, tail);
+  zeros_until(new_zero);
+  copy(old_zero, cut);
+  for (const auto& p : placed) {
+    if (is_local(p.name)) continue;
+    zeros_until(new_zero + p.new_offset);
+    copy(old_zero + p.old_offset, p.size);
   }
   emit(config_text.data(), config_text.size());
+  for (const auto& p : placed) {
+    if (!is_local(p.name)) continue;
+    zeros_until(new_zero + p.new_offset);
+    copy(old_zero + p.old_offset, p.size);
+  }
   nh.xxh3 = XXH3_64bits_digest(state.get());
   const std::string header = serialize_hef_header_v3(nh);
   out.write_at(0, header.data(), header.size());
-  res.new_size = pos;
+  res.new_size = at;
 
-  // Read the result back before it replaces anything: it must parse, and the
-  // new resource must be where the proto says.
+  // Read the result back before it replaces anything: it must parse, the
+  // config must be where the proto says, and it must pass the rules this
+  // layout is for (proto hash, resource order).
   {
     const auto check = open_file_source(out.path().string());
     const HefInfo again = read_hef(*check);
     const Resource* r = again.resource(kHailoConfig);
     if (!r || r->size != config_text.size() || xxh3_of_range(*check, r->file_offset, r->size) != res.config_xxh3)
       throw InternalError(output.string() + ": the rewritten HEF does not read back (hailo-config.json misplaced)");
+    ContractOptions opt;
+    opt.checksum_limit = 0;  // moved bytes are copied verbatim; the tests compare them
+    const ContractReport rep = check_hef_contract(*check, again, opt);
+    if (rep.errors_in({"proto-hash", "resource-order"}) > 0)
+      throw InternalError(refusal(output.string() + ": the rewritten HEF fails its own layout rules:", rep.findings));
   }
   out.commit();
   return res;

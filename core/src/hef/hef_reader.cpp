@@ -128,7 +128,6 @@ struct GroupParts {
   size_t contexts = 0;
   std::vector<EdgeLayer> edges;
   std::vector<std::string> sorted_outputs;
-  std::string metadata_name;
 };
 
 // ProtoHEFContext {context_index=1, metadata=3 {edge_layers=2}}.
@@ -150,44 +149,82 @@ void parse_context(std::string_view msg, GroupParts& parts, const std::string& c
   }
 }
 
-// The fields ProtoHEFNetworkGroup and ProtoHEFCoreOp share: metadata=1,
-// contexts=3, sorted_outputs_order=4.
+// ProtoHEFNetworkGroupMetadata {network_group_name=1}.
+std::string metadata_name(std::string_view msg, const std::string& ctx) {
+  std::string name;
+  for (const auto& m : read_fields(msg, ctx))
+    if (m.number == 1) name = std::string(as_message(m, ctx));
+  return name;
+}
+
+// The fields ProtoHEFNetworkGroup and ProtoHEFCoreOp share: contexts=3,
+// sorted_outputs_order=4.
 void parse_core_fields(const WireField& f, GroupParts& parts, const std::string& ctx) {
-  if (f.number == 1) {
-    for (const auto& m : read_fields(as_message(f, ctx), ctx + ".network_group_metadata"))
-      if (m.number == 1 && parts.metadata_name.empty())
-        parts.metadata_name = std::string(as_message(m, ctx + ".network_group_metadata"));
-  } else if (f.number == 3) {
+  if (f.number == 3) {
     parse_context(as_message(f, ctx), parts, ctx + ".contexts[" + std::to_string(parts.contexts) + "]");
   } else if (f.number == 4) {
     parts.sorted_outputs.emplace_back(as_message(f, ctx));
   }
 }
 
-NetworkGroup parse_network_group(std::string_view msg, size_t position, const std::string& ctx) {
+// hailort reads a multi-layout arch's group name from partial_network_groups[0]
+// (hef.cpp 761-763, 3841-3843).
+bool multi_layout_arch(std::optional<uint32_t> arch) { return arch && (*arch == 3 || *arch == 4); }
+
+NetworkGroup parse_network_group(std::string_view msg, size_t position, bool net_flow, std::optional<uint32_t> arch,
+                                 const std::string& ctx) {
   NetworkGroup g;
   g.index = static_cast<uint32_t>(position);
-  GroupParts parts;
-  std::string name;
+  GroupParts top, core;
+  std::string top_name, partial_name;
+  bool has_partial = false, core_found = false;
   size_t op = 0;
   for (const auto& f : read_fields(msg, ctx)) {
-    if (f.number == 10) {
-      name = std::string(as_message(f, ctx));
+    if (f.number == 1) {
+      top_name = metadata_name(as_message(f, ctx), ctx + ".network_group_metadata");
+    } else if (f.number == 10) {
+      g.field10_name = std::string(as_message(f, ctx));
     } else if (f.number == 11) {
       g.index = as_u32(f, ctx);
+    } else if (f.number == 7) {
+      // ProtoHEFPartialNetworkGroup {network_group=1 {network_group_metadata=1}}: only [0] is read.
+      const std::string pctx = ctx + ".partial_network_groups";
+      const std::string_view partial = as_message(f, ctx);
+      if (has_partial) continue;
+      has_partial = true;
+      for (const auto& p : read_fields(partial, pctx)) {
+        if (p.number != 1) continue;
+        for (const auto& n : read_fields(as_message(p, pctx), pctx + ".network_group"))
+          if (n.number == 1)
+            partial_name = metadata_name(as_message(n, pctx), pctx + ".network_group.network_group_metadata");
+      }
     } else if (f.number == 8) {
-      // ProtoHEFOp {core_op=4}: with HAILO_NET_FLOW the contexts live here.
+      // ProtoHEFOp {core_op=4}: hailort takes the first op that is a core op.
       const std::string octx = ctx + ".ops[" + std::to_string(op++) + "]";
       for (const auto& o : read_fields(as_message(f, ctx), octx)) {
-        if (o.number != 4) continue;
+        if (o.number != 4 || core_found) continue;
+        core_found = true;
         const std::string cctx = octx + ".core_op";
-        for (const auto& c : read_fields(as_message(o, octx), cctx)) parse_core_fields(c, parts, cctx);
+        for (const auto& c : read_fields(as_message(o, octx), cctx)) parse_core_fields(c, core, cctx);
       }
     } else {
-      parse_core_fields(f, parts, ctx);
+      parse_core_fields(f, top, ctx);
     }
   }
-  g.name = name.empty() ? parts.metadata_name : name;
+  if (multi_layout_arch(arch)) {
+    g.name = partial_name;
+    g.name_source = "partial_network_groups[0].network_group.network_group_metadata.network_group_name";
+  } else {
+    g.name = top_name;
+    g.name_source = "network_group_metadata.network_group_name";
+  }
+  g.core_op_in_ops = core_found;
+  g.top_level_contexts = top.contexts;
+  // As hailort: with HAILO_NET_FLOW the core op's contexts, otherwise the
+  // top-level ones. A net-flow group without a core op is reported by `hef
+  // check`; its top-level contexts are shown so the rest can be inspected.
+  g.contexts_from_core_op = net_flow && core_found;
+  GroupParts& parts = g.contexts_from_core_op ? core : top;
   g.contexts = parts.contexts;
   g.sorted_outputs = std::move(parts.sorted_outputs);
   // An edge appears in every context that uses it; report each once.
@@ -249,6 +286,47 @@ const Resource* HefInfo::resource(const std::string& n) const {
   return nullptr;
 }
 
+bool HefInfo::has_extension(uint32_t type) const {
+  for (const auto& e : extensions)
+    if (e.type == type) return true;
+  return false;
+}
+
+bool extension_supported_by_hailort(uint32_t type) {
+  // Every ProtoHEFExtensionType but TEST_ONE (7), MULTI_NETWORK_VARIABLE_BATCH_SIZE (8) and UNUSED.
+  return type <= 35 && type != 7 && type != 8;
+}
+
+std::string extension_type_name(uint32_t type) {
+  static const char* const kNames[] = {
+      "ABBALE", "POSTED_WRITES", "DDR", "PADDED_DDR_BUFFERS", "IS_MULTI_CONTEXTS", "COMPRESSED_PARAMS",
+      "TRANSPOSE_COMPONENT", "TEST_ONE", "MULTI_NETWORK_VARIABLE_BATCH_SIZE", "IS_NMS_MULTI_CONTEXT",
+      "OFFLOAD_ARGMAX", "HW_PADDING", "KO_RUN_ASAP", "HAILO_NET_FLOW", "HAILO_NET_FLOW_YOLOV5_NMS",
+      "HAILO_NET_FLOW_YOLOX_NMS", "HAILO_NET_FLOW_SSD_NMS", "HAILO_NET_FLOW_IOU_NMS", "WRITE_DATA_BY_TYPE",
+      "NMS_OUTPUT_BURST", "DUAL_DIRECTION_STREAM_INDEX", "HAILO_NET_FLOW_ARGMAX", "HAILO_NET_FLOW_SOFTMAX",
+      "ALIGNED_FORMAT_TYPE", "HAILO_NET_FLOW_YOLOV5_SEG_NMS", "OUTPUT_SCALE_PER_FEATURE",
+      "PERIPH_CALCULATION_IN_HAILORT", "HAILO_NET_FLOW_YOLOV8_NMS", "BATCH_REGISTER_CONFIG",
+      "HAILO_NET_FLOW_BBOX_DECODING", "CCW_PTR_SQUEEZE", "EXTERNAL_RESOURCES", "SHARED_CONFIG", "CSM_CRC",
+      "ENABLE_CONFIG_CHANNELS", "STRICT_RUNTIME_VERSIONING"};
+  if (type < sizeof kNames / sizeof kNames[0]) return kNames[type];
+  return type == 0xFFFF ? "UNUSED" : "";
+}
+
+std::string hw_arch_devices(uint32_t arch) {
+  switch (arch) {
+    case 100: return "Hailo-8 A0";
+    case 0: case 1: case 2: case 101: case 102: return "Hailo-8";
+    case 3: return "Hailo-8L, Hailo-8";
+    case 103: case 104: case 105: return "Hailo-15H, Hailo-10H";
+    case 6: case 106: return "Hailo-15L";
+    case 4: return "Hailo-15M, Hailo-15H, Hailo-10H";
+    case 108: return "Hailo-12L";
+    default: return "";
+  }
+}
+
+bool hw_arch_runs_on_hailo10h(uint32_t arch) { return hw_arch_devices(arch).find("Hailo-10H") != std::string::npos; }
+
 const NetworkGroup* HefInfo::group_with_suffix(const std::string& suffix) const {
   for (const auto& g : network_groups)
     if (g.name.size() >= suffix.size() && g.name.compare(g.name.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -263,8 +341,16 @@ std::string hw_arch_name(uint32_t arch) {
     case 2: return "HAILO8R";
     case 3: return "HAILO8L";
     case 4: return "HAILO15M";
-    case 5: return "HAILO10H (deprecated id)";
+    case 5: return "HAILO10H (deprecated id, no longer in hef.proto)";
+    case 6: return "HAILO15L";
+    case 100: return "SAGE_A0";
+    case 101: return "SAGE_B0";
+    case 102: return "PAPRIKA_B0";
     case 103: return "HAILO1XH (Hailo-15H / Hailo-10H)";
+    case 104: return "GINGER";
+    case 105: return "LAVENDER";
+    case 106: return "PLUTO";
+    case 108: return "MARS";
     default: return "unknown (" + std::to_string(arch) + ")";
   }
 }
@@ -327,15 +413,13 @@ HefInfo read_hef(const ByteSource& src) {
   }
 
   const std::string ctx = info.file + ": ProtoHEFHef";
+  // Groups are decoded last: how hailort reads them depends on the
+  // extensions (HAILO_NET_FLOW) and the header's hw_arch, which may follow them.
+  std::vector<std::string_view> groups;
   for (const auto& f : read_fields(proto, ctx)) {
     switch (f.number) {
       case 1: parse_header_message(as_message(f, ctx), info, ctx + ".header"); break;
-      case 2: {
-        const size_t i = info.network_groups.size();
-        info.network_groups.push_back(
-            parse_network_group(as_message(f, ctx), i, ctx + ".network_groups[" + std::to_string(i) + "]"));
-        break;
-      }
+      case 2: groups.push_back(as_message(f, ctx)); break;
       case 5:
         info.extensions.push_back(parse_extension(as_message(f, ctx), ctx + ".extensions"));
         break;
@@ -365,6 +449,10 @@ HefInfo read_hef(const ByteSource& src) {
       default: break;
     }
   }
+  const bool net_flow = info.has_extension(kExtHailoNetFlow);
+  for (size_t i = 0; i < groups.size(); ++i)
+    info.network_groups.push_back(parse_network_group(groups[i], i, net_flow, info.hw_arch,
+                                                      ctx + ".network_groups[" + std::to_string(i) + "]"));
   return info;
 }
 

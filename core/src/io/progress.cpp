@@ -7,8 +7,10 @@
 
 namespace llm2hef::core {
 
+// A bar is drawn only on a terminal, whatever the caller asks: carriage
+// returns and escape codes in a log file or a pipe are noise.
 Progress::Progress(std::string label, uint64_t total, bool enabled)
-    : label_(std::move(label)), total_(std::max<uint64_t>(total, 1)), enabled_(enabled) {}
+    : label_(std::move(label)), total_(std::max<uint64_t>(total, 1)), enabled_(enabled && stderr_is_terminal()) {}
 
 Progress::~Progress() { finish(); }
 
@@ -18,6 +20,8 @@ void Progress::set_label(std::string label) {
   label_ = std::move(label);
   draw(true);
 }
+
+void Progress::set_total(uint64_t total) { total_ = std::max<uint64_t>(total, 1); }
 
 void Progress::update(uint64_t done) {
   done_ = std::min(done, total_);

@@ -9,9 +9,11 @@ namespace llm2hef::core {
 
 class Progress {
  public:
+  // `enabled` false, or stderr not a terminal: nothing is ever drawn.
   Progress(std::string label, uint64_t total, bool enabled);
   ~Progress();
   void update(uint64_t done);
+  void set_total(uint64_t total);
   void set_label(std::string label);
   void finish();
 

@@ -1,10 +1,16 @@
-// `llm2hef hef check`: a HEF against what the Hailo genai runtime requires
-// (hailo-contract.md sections 6, 8, 9, 10) and, optionally, against the
-// manifest.json llm2hef wrote at export.
+// `llm2hef hef check`: a HEF judged by hailort v5.2.0's own rules (what
+// Hef::create, the configure step and the genai server do with it;
+// hailo-contract.md sections 6, 8, 9, 10; docs/hef.md lists every rule with
+// its hailort source) and, optionally, against the manifest.json llm2hef
+// wrote at export.
+//
+// For other commands (e.g. `llm2hef package`): check_hef_file(path, options)
+// returns the report; refuse the HEF when report.errors() > 0.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +19,9 @@
 
 namespace llm2hef::core::hef {
 
-enum class Severity { error, warning };
+// error: hailort refuses the HEF or misbehaves with it; warning: it runs but
+// not as intended; info: a fact worth showing (e.g. the unread field 10).
+enum class Severity { error, warning, info };
 
 struct ContractFinding {
   std::string rule;     // e.g. "network-groups"
@@ -31,24 +39,46 @@ struct ContractReport {
 
   size_t errors() const;
   size_t warnings() const;
+  size_t errors_in(const std::vector<std::string>& rules) const;
 };
+
+// The HailoRT version hailo-contract.md documents (v5.2.0): the default
+// device library version for STRICT_RUNTIME_VERSIONING.
+inline constexpr std::array<uint32_t, 2> kDocumentedHailort = {5, 2};
+
+// "X.Y" (a third component is accepted and ignored); UsageError otherwise.
+std::array<uint32_t, 2> parse_hailort_version(const std::string& text);
 
 struct ContractOptions {
   std::optional<nlohmann::json> manifest;  // export's manifest.json
   std::string manifest_path;
-  // Resources up to this size are hashed against their stored XXH3.
+  // Resources up to this size are hashed against their stored XXH3; the
+  // whole-file sum is verified when the file is no larger.
   uint64_t checksum_limit = 64ull << 20;
+  // HailoRT major.minor on the device (STRICT_RUNTIME_VERSIONING).
+  std::array<uint32_t, 2> hailort = kDocumentedHailort;
+  // Judge this hailo-config.json text instead of the HEF's own (set-config).
+  std::optional<std::string> config_override;
 };
+
+// The rules whose outcome depends on hailo-config.json: `set-config` refuses
+// a new config that fails any of them against the HEF it patches.
+const std::vector<std::string>& config_dependent_rules();
 
 // Reads only the header, the proto and the small resources; embeddings.bin is
 // judged by its size (and hashed only under checksum_limit).
 ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, const ContractOptions& options);
 
+// Opens and checks `path`. A file that is not a readable, well-formed HEF
+// gives one error finding (rule "format") instead of an exception.
+ContractReport check_hef_file(const std::string& path, const ContractOptions& options = {});
+
 std::string contract_text(const ContractReport& report);
 nlohmann::json contract_json(const ContractReport& report);
 
-// hailo-config.json rules shared by `hef check` and `hef set-config`: parses
-// `text` and returns its problems (empty when it is usable).
+// hailo-config.json as the server parses it (types, required keys), shared
+// by `hef check` and `hef set-config`: errors (rule "hailo-config") and
+// warnings (rule "stop-tokens"); empty when nothing is wrong.
 std::vector<ContractFinding> check_hailo_config_text(const std::string& text, const std::string& where);
 
 }  // namespace llm2hef::core::hef

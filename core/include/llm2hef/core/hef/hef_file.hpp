@@ -49,9 +49,21 @@ struct EdgeLayer {
 };
 
 struct NetworkGroup {
+  // The name hailort v5.2.0 reads (Hef::Impl::get_network_groups_names,
+  // hef.cpp 3835-3847): network_group_metadata.network_group_name of the
+  // top-level group, or of partial_network_groups[0] on multi-layout archs
+  // (HAILO8L, HAILO15M). Empty when the HEF does not carry it.
   std::string name;
+  // ProtoHEFNetworkGroup field 10: never read by hailort v5.2.0; information only.
+  std::string field10_name;
+  std::string name_source;  // where `name` was read, e.g. "network_group_metadata.network_group_name"
   uint32_t index = 0;
   size_t contexts = 0;
+  // Where the contexts were read: with HAILO_NET_FLOW (13) hailort takes the
+  // core op from ops[i].core_op (hef.cpp 945-953), otherwise the top-level contexts.
+  bool core_op_in_ops = false;        // some ops[i] carries a core_op
+  size_t top_level_contexts = 0;      // contexts directly in the group
+  bool contexts_from_core_op = false;  // the contexts reported come from ops[i].core_op
   std::vector<EdgeLayer> inputs, outputs, caches;  // boundary in, boundary out, cache edges
   std::vector<std::string> sorted_outputs;         // sorted_outputs_order, when present
 };
@@ -84,6 +96,7 @@ struct HefInfo {
   std::vector<std::string> warnings;  // layout oddities the runtime tolerates
 
   const Resource* resource(const std::string& name) const;
+  bool has_extension(uint32_t type) const;
   const NetworkGroup* group_with_suffix(const std::string& suffix) const;
 };
 
@@ -106,15 +119,35 @@ std::string read_resource(const ByteSource& src, const Resource& r, uint64_t max
 uint64_t xxh3_of_range(const ByteSource& src, uint64_t offset, uint64_t size,
                        const std::function<void(uint64_t)>& progress = {});
 
+// Extension type indexes (hailort hef.proto ProtoHEFExtensionType).
+inline constexpr uint32_t kExtHailoNetFlow = 13;
+inline constexpr uint32_t kExtPeriphCalculationInHailort = 26;
+inline constexpr uint32_t kExtExternalResources = 31;
+inline constexpr uint32_t kExtStrictRuntimeVersioning = 35;
+// hailort v5.2.0 SUPPORTED_EXTENSIONS (hef_internal.hpp 202-237).
+bool extension_supported_by_hailort(uint32_t type);
+// ProtoHEFExtensionType name of a type index ("" when unknown).
+std::string extension_type_name(uint32_t type);
+// Whether a HEF of this hw_arch runs on a Hailo-10H: DeviceBase::
+// hef_arch_to_device_compatible_archs (device_internal.cpp 736-762).
+bool hw_arch_runs_on_hailo10h(uint32_t arch);
+// The device families hailort lets this hw_arch run on ("" when none).
+std::string hw_arch_devices(uint32_t arch);
+
+// CRC-32 of v1 headers: zlib's crc32 (reflected 0xEDB88320, init and xorout
+// 0xFFFFFFFF; hailort common/utils.hpp 505-567), streamed.
+uint32_t crc32_of_range(const ByteSource& src, uint64_t offset, uint64_t size,
+                        const std::function<void(uint64_t)>& progress = {});
+
 enum class ChecksumStatus { ok, mismatch, absent, not_checked, unsupported };
 std::string to_string(ChecksumStatus s);
 
 struct ChecksumReport {
   ChecksumStatus proto = ChecksumStatus::absent;  // v3 proto_xxh3_64bits
-  ChecksumStatus file = ChecksumStatus::not_checked;  // the header's whole-file hash (xxh3, crc or md5)
+  ChecksumStatus file = ChecksumStatus::not_checked;  // the header's whole-file hash (xxh3, crc32 or md5)
   std::string file_kind;                          // "xxh3", "crc32", "md5"
-  // The runtime verifies the whole-file hash only for v2 and for v3 without a
-  // proto hash; elsewhere a mismatch is reported but is not an error.
+  // The runtime verifies the whole-file hash for v0, v1, v2 and v3 without a
+  // proto hash; for v3 with one a mismatch is reported but is not an error.
   bool file_checked_by_runtime = false;
   std::vector<ChecksumStatus> resources;          // one per HefInfo::resources
   bool any_mismatch() const;

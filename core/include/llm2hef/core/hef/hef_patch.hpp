@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 
 namespace llm2hef::core::hef {
@@ -13,19 +15,34 @@ namespace llm2hef::core::hef {
 struct SetConfigResult {
   uint64_t old_size = 0, new_size = 0;
   uint64_t config_offset = 0, config_size = 0, config_xxh3 = 0;
-  uint64_t dead_bytes = 0;  // the previous hailo-config.json, left in place
+  uint64_t dead_bytes = 0;     // the previous hailo-config.json, when it stays in place unreferenced
+  uint64_t dropped_bytes = 0;  // unreferenced bytes after the moved resources, not copied
+  std::vector<std::string> moved;  // resources written at a new offset (bytes unchanged)
+  // Warnings about the new config against the HEF (e.g. stop-tokens).
+  std::vector<ContractFinding> findings;
 };
 
 // Writes `output` (atomically; `input` is never modified) as `input` with its
-// hailo-config.json resource replaced by `config_text`, which is validated
-// first (BadInput listing every problem). Version 3 HEFs only.
+// hailo-config.json resource replaced by `config_text`. Version 3 HEFs only.
 //
-// Layout: the new bytes are appended after the additional_info section and
-// the old ones stay behind as dead space, so every other offset in the file
-// (CCWs, other resources, anything a newer DFC stores there) keeps its
-// meaning. The proto is re-emitted field by field with only that resource's
-// offset, size and xxhash changed; the padding is resized so the CCWs keep
-// their alignment; proto and whole-file XXH3 and all header sizes are redone.
+// Refused before anything is written (BadInput listing every problem): a
+// config the genai server would reject or misread (types, required keys:
+// check_hailo_config_text), and one that contradicts the HEF (heads, cache
+// size, input widths, token ids against the vocabulary: the same rules as
+// `hef check`, config_dependent_rules()).
+//
+// Layout (hailo-contract.md section 9, optimize_memory_on_device): the
+// runtime needs tokenizer.json and embeddings.bin to be the last bytes. So
+// everything before the first of them is copied unchanged (CCWs, other
+// resources, unknown bytes: their offsets keep their meaning), then the
+// resources that followed it (bytes unchanged, offsets moved), the new
+// config, and tokenizer.json and embeddings.bin last, each moved resource
+// keeping its offset modulo 8. A previous config lying just before them is
+// reclaimed; one elsewhere stays as dead space. The proto is re-emitted field
+// by field with only the offsets, the config's size and xxhash changed; the
+// padding is resized so the CCWs keep their 4 KiB alignment; proto and
+// whole-file XXH3 (a proto hash always, which genai needs) and all header
+// sizes are redone.
 SetConfigResult set_hailo_config(const std::filesystem::path& input, const std::string& config_text,
                                  const std::filesystem::path& output, bool replace,
                                  const std::function<void(uint64_t done, uint64_t total)>& progress = {});

@@ -1,0 +1,186 @@
+// hailo-config.json judged the way hailort v5.2.0's genai server reads it:
+// LLMServer::parse_config_json (hailort_server/genai/llm/llm_server.cpp
+// 108-196) reads each key with nlohmann 3.11 `get<T>()`, so a key of the
+// wrong JSON type either throws (the model does not load) or is silently
+// converted (a float truncated, a negative u32 wrapped, a bool read as 0/1).
+// Both are errors here; hailo-contract.md section 6.
+#include <cstdint>
+#include <limits>
+
+#include "llm2hef/core/hef/hef_contract.hpp"
+
+namespace llm2hef::core::hef {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kParser = "llm_server.cpp 108-196, parse_config_json";
+
+enum class Kind { int32, u32, f32, boolean, string, int_list };
+
+const char* cpp_type(Kind k) {
+  switch (k) {
+    case Kind::int32: return "int";
+    case Kind::u32: return "uint32_t";
+    case Kind::f32: return "float";
+    case Kind::boolean: return "bool";
+    case Kind::string: return "std::string";
+    case Kind::int_list: return "std::vector<int>";
+  }
+  return "?";
+}
+
+// What nlohmann's get<T>() does with `v` when it is not exactly a T: the
+// empty string when `v` is a proper T.
+std::string scalar_problem(const json& v, Kind k) {
+  const std::string got = std::string("a JSON ") + v.type_name();
+  const std::string throws = got + ": get<" + cpp_type(k) + ">() throws (nlohmann type_error) and the model does not load";
+  switch (k) {
+    case Kind::string:
+      return v.is_string() ? "" : throws;
+    case Kind::boolean:
+      return v.is_boolean() ? "" : throws;
+    case Kind::f32:
+      if (v.is_number()) return "";
+      if (v.is_boolean()) return got + ": get<float>() silently reads it as " + (v.get<bool>() ? "1" : "0");
+      return throws;
+    case Kind::int32:
+    case Kind::u32: {
+      if (v.is_boolean())
+        return got + ": get<" + cpp_type(k) + ">() silently reads it as " + (v.get<bool>() ? "1" : "0");
+      if (v.is_number_float())
+        return got + " (" + v.dump() + "): get<" + cpp_type(k) + ">() silently truncates it";
+      if (!v.is_number()) return throws;
+      if (k == Kind::u32) {
+        if (v.is_number_unsigned() ? v.get<uint64_t>() > UINT32_MAX : v.get<int64_t>() < 0 ||
+                                                                          v.get<int64_t>() > int64_t{UINT32_MAX})
+          return "the value " + v.dump() + " does not fit uint32_t: get<uint32_t>() silently wraps it";
+      } else {
+        if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t{INT32_MAX}
+                                   : v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX)
+          return "the value " + v.dump() + " does not fit int: get<int>() silently wraps it";
+      }
+      return "";
+    }
+    case Kind::int_list:
+      break;
+  }
+  return "";
+}
+
+std::string value_problem(const json& v, Kind k) {
+  if (k != Kind::int_list) return scalar_problem(v, k);
+  if (!v.is_array())
+    return std::string("a JSON ") + v.type_name() + ": get<std::vector<int>>() throws (a list of integers is needed, "
+                                                    "even for one id) and the model does not load";
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string p = scalar_problem(v[i], Kind::int32);
+    if (!p.empty()) return "element " + std::to_string(i) + " is " + p;
+  }
+  return "";
+}
+
+struct Key {
+  const char* name;
+  Kind kind;
+};
+
+const Key kTopLevel[] = {{"eos_token_id", Kind::int32},
+                         {"chat_template", Kind::string},
+                         {"stop_token_id", Kind::int_list},
+                         {"begin_of_reasoning_token_id", Kind::int32},
+                         {"end_of_reasoning_token_id", Kind::int32}};
+const Key kGeneration[] = {{"max_new_tokens", Kind::u32}, {"temperature", Kind::f32},
+                           {"top_p", Kind::f32},          {"top_k", Kind::u32},
+                           {"repetition_penalty", Kind::f32}, {"do_sample", Kind::boolean}};
+const Key kPreProcess[] = {{"kv_cache_size", Kind::u32},
+                           {"num_attention_heads", Kind::u32},
+                           {"num_key_value_heads", Kind::u32},
+                           {"prefill_input_tokens_count", Kind::u32},
+                           {"mrope_section", Kind::int_list}};
+const Key kSuffixes[] = {{"embeddings", Kind::string}, {"attention_mask", Kind::string}, {"pe_q_cos", Kind::string},
+                         {"pe_q_sin", Kind::string},   {"pe_k_cos", Kind::string},       {"pe_k_sin", Kind::string}};
+
+}  // namespace
+
+std::vector<ContractFinding> check_hailo_config_text(const std::string& text, const std::string& where) {
+  std::vector<ContractFinding> out;
+  auto err = [&](const std::string& m) { out.push_back({"hailo-config", "6", Severity::error, where + ": " + m}); };
+  json cfg;
+  try {
+    cfg = json::parse(text);
+  } catch (const json::exception& e) {
+    err(std::string("not valid JSON (the server's nlohmann::json::parse throws, genai/utils.hpp 156-161): ") +
+        e.what());
+    return out;
+  }
+  if (!cfg.is_object()) {
+    err(std::string("the top level is a JSON ") + cfg.type_name() +
+        ", not an object: contains(\"eos_token_id\") is false and the server returns HAILO_INVALID_ARGUMENT (" +
+        kParser + ")");
+    return out;
+  }
+  auto check_keys = [&](const json& obj, const std::string& prefix, const auto& keys) {
+    for (const Key& k : keys) {
+      if (!obj.contains(k.name)) continue;
+      const std::string p = value_problem(obj[k.name], k.kind);
+      if (!p.empty())
+        err(prefix + k.name + " is read as " + cpp_type(k.kind) + " and is " + p + " (" + kParser + ")");
+    }
+  };
+  if (!cfg.contains("eos_token_id"))
+    err(std::string("eos_token_id is missing: the server returns HAILO_INVALID_ARGUMENT and the model does not load (") +
+        kParser + ")");
+  check_keys(cfg, "", kTopLevel);
+
+  // A section that is not an object is skipped by the server (contains() is
+  // false for every key): every value in it silently takes its default.
+  auto section = [&](const char* name) -> const json* {
+    if (!cfg.contains(name)) return nullptr;
+    const json& s = cfg[name];
+    if (!s.is_object()) {
+      err(std::string(name) + " is a JSON " + s.type_name() +
+          ", not an object: the server's contains() is false for all its keys, so every one silently takes its "
+          "default (" + kParser + ")");
+      return nullptr;
+    }
+    return &s;
+  };
+  if (const json* g = section("default_generation_params")) check_keys(*g, "default_generation_params.", kGeneration);
+  if (const json* s = section("input_layers_names_suffixes")) check_keys(*s, "input_layers_names_suffixes.", kSuffixes);
+  const json* pp = section("pre_process_params");
+  if (pp) {
+    check_keys(*pp, "pre_process_params.", kPreProcess);
+    if (pp->contains("prefill_input_tokens_size"))
+      err("pre_process_params.prefill_input_tokens_size is never read (the server reads prefill_input_tokens_count, "
+          "llm_server.cpp 167-168): the prefill length would silently be 96");
+    for (const char* k : {"kv_cache_size", "num_attention_heads", "num_key_value_heads", "prefill_input_tokens_count"})
+      if (pp->contains(k) && value_problem((*pp)[k], Kind::u32).empty() && (*pp)[k].get<uint64_t>() == 0)
+        err(std::string("pre_process_params.") + k + " is 0; it sizes the runtime's mask, RoPE or prefill buffers");
+  }
+  if (!pp || !pp->contains("prefill_input_tokens_count"))
+    err("pre_process_params.prefill_input_tokens_count is missing: the server silently uses 96, whatever the HEF "
+        "was compiled for");
+
+  // Only stop_token_id ends a generation (llm_server.cpp 821-855, 958-962);
+  // eos_token_id only seeds the recovery sequence.
+  const bool stop_ok = cfg.contains("stop_token_id") && value_problem(cfg["stop_token_id"], Kind::int_list).empty();
+  if (!cfg.contains("stop_token_id")) {
+    out.push_back({"stop-tokens", "6", Severity::warning,
+                   where + ": stop_token_id is missing: only stop_token_id stops generation (llm_server.cpp 821-855, "
+                           "958-962), so every answer runs to max_new_tokens"});
+  } else if (stop_ok && cfg.contains("eos_token_id") && value_problem(cfg["eos_token_id"], Kind::int32).empty()) {
+    const int eos = cfg["eos_token_id"].get<int>();
+    bool found = false;
+    for (const auto& id : cfg["stop_token_id"]) found = found || id.get<int>() == eos;
+    if (!found)
+      out.push_back({"stop-tokens", "6", Severity::warning,
+                     where + ": stop_token_id does not contain eos_token_id " + std::to_string(eos) +
+                         ": only stop_token_id stops generation (llm_server.cpp 821-855, 958-962), so generation "
+                         "does not stop at EOS"});
+  }
+  return out;
+}
+
+}  // namespace llm2hef::core::hef
