@@ -333,3 +333,9 @@ def test_npy_shape_whose_element_count_wraps_is_refused(exported, tmp_path):
     (crafted / "resources" / "theta.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
     r = run("inputs", crafted, "--tokens", "1,2", "-o", tmp_path / "i.npz")
     assert r.returncode == 3 and "2^62" in r.stderr
+
+
+def test_hef_inspect_refuses_a_fifo_at_once(tmp_path):
+    fifo = _fifo(tmp_path)
+    r = subprocess.run([str(BIN), "hef", "inspect", str(fifo)], capture_output=True, text=True, timeout=20)
+    assert r.returncode == 3 and "regular file" in r.stderr

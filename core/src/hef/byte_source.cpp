@@ -20,7 +20,8 @@ std::string range_text(uint64_t offset, size_t n) {
 class FileSource final : public ByteSource {
  public:
   explicit FileSource(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO would block the open forever; fstat below refuses it.
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) throw BadInput(path_ + ": cannot open: " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::core::hef {
 
@@ -109,8 +111,8 @@ std::vector<ContractFinding> check_hailo_config_text(const std::string& text, co
   auto err = [&](const std::string& m) { out.push_back({"hailo-config", "6", Severity::error, where + ": " + m}); };
   json cfg;
   try {
-    cfg = json::parse(text);
-  } catch (const json::exception& e) {
+    cfg = sdk::parse_json(text, where);  // bounded depth: a deep document must not crash llm2hef
+  } catch (const BadInput& e) {
     err(std::string("not valid JSON (the server's nlohmann::json::parse throws, genai/utils.hpp 156-161): ") +
         e.what());
     return out;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::core::hef {
 // The rules and the hailort v5.2.0 code each one follows are listed in
@@ -317,9 +318,9 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
     for (const auto& f : check_hailo_config_text(text, opt.config_override ? "new hailo-config.json" : kHailoConfig))
       c.add(f);
     try {
-      cfg = json::parse(text);
+      cfg = sdk::parse_json(text, kHailoConfig);
       if (!cfg.is_object()) cfg = json::object();
-    } catch (const json::exception&) {
+    } catch (const BadInput&) {  // already reported by check_hailo_config_text
       cfg = json::object();
     }
   }
@@ -342,10 +343,10 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   if (res[kTokenizer]) {
     const std::string text = read_resource(src, *res[kTokenizer], kMaxJsonResource);
     try {
-      const json tok = json::parse(text);
+      const json tok = sdk::parse_json(text, kTokenizer);
       if (!tok.is_object() || !tok.contains("model"))
         c.error("tokenizer", "6", "tokenizer.json is JSON but not a Hugging Face tokenizers file (no \"model\")");
-    } catch (const json::exception& e) {
+    } catch (const BadInput& e) {
       c.error("tokenizer", "6", std::string("tokenizer.json does not parse: ") + e.what());
     }
   }
