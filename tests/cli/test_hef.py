@@ -355,11 +355,7 @@ def test_check_against_a_real_export(tmp_path):
             "--no-progress")
     assert r.returncode == 0, r.stderr
     m = json.loads((out / "manifest.json").read_text())
-    spec = dict(scope=m["dfc"]["scope"], vocab=m["dims"]["vocab"], hidden=m["dims"]["hidden"],
-                heads=m["pe_tiles"]["q"], kv_heads=m["pe_tiles"]["k"], theta_len=m["theta_length"],
-                cache=m["cache_size"], prefill=m["prefill"], shards=len(m["lm_head_shards"]),
-                config=(out / "resources" / "hailo-config.json").read_text(),
-                tokenizer=(out / "resources" / "tokenizer.json").read_text())
+    spec = hw.spec_from_export(out)
     good = tmp_path / "good.hef"
     good.write_bytes(hw.genai_hef(**spec))
     report = check_json(good, "--manifest", out / "manifest.json")

@@ -96,14 +96,7 @@ def export(tmp_path_factory, fixture):
 
 
 def hef_spec(out: Path, **over):
-    m = json.loads((out / "manifest.json").read_text())
-    spec = dict(scope=m["dfc"]["scope"], vocab=m["dims"]["vocab"], hidden=m["dims"]["hidden"],
-                heads=m["pe_tiles"]["q"], kv_heads=m["pe_tiles"]["k"], theta_len=m["theta_length"],
-                cache=m["cache_size"], prefill=m["prefill"], shards=len(m["lm_head_shards"]),
-                config=(out / "resources" / "hailo-config.json").read_text(),
-                tokenizer=(out / "resources" / "tokenizer.json").read_text())
-    spec.update(over)
-    return spec
+    return hw.spec_from_export(out, **over)
 
 
 def write_hef(path: Path, out: Path, **over) -> Path:

@@ -21,4 +21,8 @@ std::string compile_script(const std::string& scope);
 // The manifest is the driver's only input besides the files it names.
 std::string compile_driver(const nlohmann::json& manifest);
 
+// The first lines of every Python script export writes: shebang, which
+// llm2hef and which model it was generated for, and "do not edit".
+std::string generated_script_header(const nlohmann::json& manifest);
+
 }  // namespace llm2hef::core
