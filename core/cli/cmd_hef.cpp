@@ -15,6 +15,7 @@
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
 #include "llm2hef/core/progress.hpp"
+#include "llm2hef/core/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
@@ -374,12 +375,11 @@ int set_config(const std::vector<std::string>& argv) {
     throw UsageError("hef set-config takes a HEF and a hailo-config.json (see llm2hef hef set-config --help)");
   const std::string out = args.require("output");
   const std::string& cfg_path = args.positionals()[1];
-  std::ifstream in(cfg_path, std::ios::binary);
-  if (!in) throw BadInput(cfg_path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // A regular file only (a FIFO would block), and no larger than the HEF's
+  // own limit for a JSON resource.
+  const std::string config_text = core::RegularFile(cfg_path).read_all(256ull << 20);
   core::Progress progress("writing " + out, 1, !args.has("no-progress"));
-  const hef::SetConfigResult r = hef::set_hailo_config(args.positionals()[0], text.str(), out, args.has("force"),
+  const hef::SetConfigResult r = hef::set_hailo_config(args.positionals()[0], config_text, out, args.has("force"),
                                                        [&](uint64_t done, uint64_t total) {
                                                          progress.set_total(total);
                                                          progress.update(done);

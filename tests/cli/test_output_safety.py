@@ -339,3 +339,12 @@ def test_hef_inspect_refuses_a_fifo_at_once(tmp_path):
     fifo = _fifo(tmp_path)
     r = subprocess.run([str(BIN), "hef", "inspect", str(fifo)], capture_output=True, text=True, timeout=20)
     assert r.returncode == 3 and "regular file" in r.stderr
+
+
+def test_set_config_refuses_a_fifo_config_at_once(tmp_path):
+    fifo = _fifo(tmp_path)
+    hef = tmp_path / "m.hef"
+    hef.write_bytes(b"\x01HEF")  # never read: the config is refused first
+    r = subprocess.run([str(BIN), "hef", "set-config", str(hef), str(fifo), "-o", str(tmp_path / "o.hef")],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 3 and "FIFO" in r.stderr
