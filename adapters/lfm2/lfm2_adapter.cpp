@@ -106,21 +106,21 @@ std::vector<float> lfm2_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
 Lfm2Config read_config(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
   Lfm2Config m;
-  m.hidden = c.get_int("hidden_size");
-  m.layers = c.get_int("num_hidden_layers");
-  m.heads = c.get_int("num_attention_heads");
-  m.kv_heads = c.find_int("num_key_value_heads").value_or(m.heads);
-  m.vocab = c.get_int("vocab_size");
+  m.hidden = c.get_size("hidden_size");
+  m.layers = c.get_size("num_hidden_layers");
+  m.heads = c.get_size("num_attention_heads");
+  m.kv_heads = c.find_size("num_key_value_heads", m.heads);
+  m.vocab = c.get_size("vocab_size");
   m.max_positions = c.find_int("max_position_embeddings").value_or(0);
-  if (m.hidden <= 0 || m.layers <= 0 || m.vocab <= 0)
-    throw BadInput(c.where("hidden_size") + ": hidden_size, num_hidden_layers and vocab_size must be positive");
-  if (m.heads <= 0 || m.kv_heads <= 0 || m.heads % m.kv_heads != 0)
+  if (!c.has("head_dim") && m.hidden % m.heads != 0)
+    throw BadInput(c.where("hidden_size") + ": " + std::to_string(m.hidden) + " is not divisible by num_attention_heads " +
+                   std::to_string(m.heads) + " (and no head_dim is given)");
+  if (m.heads % m.kv_heads != 0)
     throw BadInput(c.where("num_key_value_heads") + ": " + std::to_string(m.kv_heads) +
                    " does not divide num_attention_heads " + std::to_string(m.heads));
-  m.head_dim = c.find_int("head_dim").value_or(m.hidden / m.heads);
+  m.head_dim = c.find_size("head_dim", m.hidden / m.heads);
   m.eps = static_cast<float>(c.find_number("norm_eps").value_or(1e-5));
-  m.kernel = c.find_int("conv_L_cache").value_or(3);
-  if (m.kernel < 1) throw BadInput(c.where("conv_L_cache") + ": must be at least 1");
+  m.kernel = c.find_size("conv_L_cache", 3, 64);
   m.conv_bias = c.find_bool("conv_bias").value_or(false);
   m.attention = layer_kinds(c, m.layers);
   if (m.attention_layers() == 0)

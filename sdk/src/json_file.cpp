@@ -74,6 +74,18 @@ std::optional<std::vector<int64_t>> JsonFile::find_int_list(const std::string& k
   throw BadInput(where(key) + ": expected an integer or a list of integers, got " + v.dump());
 }
 
+int64_t JsonFile::find_size(const std::string& key, int64_t fallback, int64_t max) const {
+  const int64_t v = find_int(key).value_or(fallback);
+  if (v < 1 || v > max)
+    throw BadInput(where(key) + ": " + std::to_string(v) + " is outside 1.." + std::to_string(max));
+  return v;
+}
+
+int64_t JsonFile::get_size(const std::string& key, int64_t max) const {
+  if (!has(key)) throw BadInput(where(key) + ": required but missing");
+  return find_size(key, 0, max);
+}
+
 int64_t JsonFile::get_int(const std::string& key) const {
   auto v = find_int(key);
   if (!v) throw BadInput(where(key) + ": required but missing");

@@ -12,16 +12,19 @@ namespace llm2hef::sdk {
 LlamaFamily read_llama_family(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
   LlamaFamily m;
-  m.hidden = c.get_int("hidden_size");
-  m.layers = c.get_int("num_hidden_layers");
-  m.heads = c.get_int("num_attention_heads");
-  m.kv_heads = c.find_int("num_key_value_heads").value_or(m.heads);
-  m.head_dim = c.find_int("head_dim").value_or(m.heads > 0 ? m.hidden / m.heads : 0);
-  m.intermediate = c.get_int("intermediate_size");
-  m.vocab = c.get_int("vocab_size");
+  m.hidden = c.get_size("hidden_size");
+  m.layers = c.get_size("num_hidden_layers");
+  m.heads = c.get_size("num_attention_heads");
+  m.kv_heads = c.find_size("num_key_value_heads", m.heads);
+  if (!c.has("head_dim") && m.hidden % m.heads != 0)
+    throw BadInput(c.where("hidden_size") + ": " + std::to_string(m.hidden) + " is not divisible by num_attention_heads " +
+                   std::to_string(m.heads) + " (and no head_dim is given)");
+  m.head_dim = c.find_size("head_dim", m.hidden / m.heads);
+  m.intermediate = c.get_size("intermediate_size");
+  m.vocab = c.get_size("vocab_size");
   m.max_positions = c.find_int("max_position_embeddings").value_or(0);
   m.rms_eps = static_cast<float>(c.find_number("rms_norm_eps").value_or(1e-6));
-  if (m.heads <= 0 || m.kv_heads <= 0 || m.heads % m.kv_heads != 0)
+  if (m.heads % m.kv_heads != 0)
     throw BadInput(c.where("num_key_value_heads") + ": " + std::to_string(m.kv_heads) +
                    " does not divide num_attention_heads " + std::to_string(m.heads));
   const std::string act = c.find_string("hidden_act").value_or("silu");

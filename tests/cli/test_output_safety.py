@@ -348,3 +348,21 @@ def test_set_config_refuses_a_fifo_config_at_once(tmp_path):
     r = subprocess.run([str(BIN), "hef", "set-config", str(hef), str(fifo), "-o", str(tmp_path / "o.hef")],
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 3 and "FIFO" in r.stderr
+
+
+@pytest.mark.parametrize("key,value", [("num_attention_heads", 0), ("vocab_size", -5), ("hidden_size", 2**40),
+                                       ("num_key_value_heads", 4), ("intermediate_size", "big")])
+def test_llama_family_sizes_are_validated(tmp_path, key, value):
+    ckpt = _edited(tmp_path, LLAMA, "config.json", lambda c: c.update({key: value}))
+    r = run("inspect", ckpt, "--cache", 16, "--prefill", 4)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "config.json" in r.stderr and ("'" + key + "'") in r.stderr
+
+
+def test_hidden_not_divisible_by_heads_without_head_dim(tmp_path):
+    def edit(c):
+        c.pop("head_dim", None)
+        c["hidden_size"] = c["num_attention_heads"] * 8 + 1
+    ckpt = _edited(tmp_path, LLAMA, "config.json", edit)
+    r = run("inspect", ckpt, "--cache", 16, "--prefill", 4)
+    assert r.returncode == 3 and "not divisible by num_attention_heads" in r.stderr

@@ -60,6 +60,14 @@ class JsonFile {
   // An int or a list of ints (eos_token_id is either).
   std::optional<std::vector<int64_t>> find_int_list(const std::string& key) const;
 
+  // A model size (hidden, layers, heads, vocab...): an integer in 1..max,
+  // else BadInput naming the field. Checked before any product is taken, so
+  // no size computed from a config can overflow. `fallback` when absent
+  // (find_size only).
+  int64_t get_size(const std::string& key, int64_t max = kMaxModelSize) const;
+  int64_t find_size(const std::string& key, int64_t fallback, int64_t max = kMaxModelSize) const;
+  static constexpr int64_t kMaxModelSize = int64_t{1} << 24;
+
   // First of several spellings that is present (n_embd / hidden_size).
   int64_t get_int_any(std::initializer_list<const char*> keys) const;
   std::optional<int64_t> find_int_any(std::initializer_list<const char*> keys) const;
