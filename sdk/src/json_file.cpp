@@ -1,18 +1,45 @@
 #include "llm2hef/sdk/json_file.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
 
 nlohmann::json read_json(const std::filesystem::path& path, const JsonLimits& limits) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(path.string() + ": cannot open for reading");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_json(buffer.view(), path.string(), limits);
+  // A regular file only, checked on the opened descriptor: a FIFO would
+  // block forever (O_NONBLOCK keeps even the open from waiting) and a
+  // device such as /dev/zero would never end.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw BadInput(path.string() + ": cannot open for reading: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw BadInput(path.string() + ": not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > limits.max_bytes) {
+    ::close(fd);
+    throw BadInput(path.string() + ": " + std::to_string(st.st_size) + " bytes of JSON exceed the limit of " +
+                   std::to_string(limits.max_bytes) + " bytes for this file");
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      throw BadInput(path.string() + ": read failed");
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return parse_json(text, path.string(), limits);
 }
 
 JsonFile JsonFile::load(const std::filesystem::path& path) {

@@ -366,3 +366,13 @@ def test_hidden_not_divisible_by_heads_without_head_dim(tmp_path):
     ckpt = _edited(tmp_path, LLAMA, "config.json", edit)
     r = run("inspect", ckpt, "--cache", 16, "--prefill", 4)
     assert r.returncode == 3 and "not divisible by num_attention_heads" in r.stderr
+
+
+def test_a_fifo_config_json_is_refused_at_once(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(FIXTURE, ckpt)
+    (ckpt / "config.json").unlink()
+    os.mkfifo(ckpt / "config.json")
+    r = subprocess.run([str(BIN), "inspect", str(ckpt), "--cache", "16", "--prefill", "4"],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 3 and "config.json" in r.stderr
