@@ -247,7 +247,7 @@ const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 
 SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path) {
   const std::string label = path.string();
-  Fd fd(::open(label.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(label.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));  // a FIFO must not block the open
   if (fd.get() < 0) throw BadInput(label + ": cannot open: " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw BadInput(label + ": cannot stat: " + std::strerror(errno));
