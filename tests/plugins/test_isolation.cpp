@@ -84,12 +84,15 @@ TEST(Isolation, FolderScanSkipsEveryFatalLibrary) {
 }
 
 TEST(Isolation, HangingFactoryIsKilledAfterTheTimeout) {
+  // Alone: with so short a timeout a busy machine could make fake_good's
+  // probe miss it too.
   const auto start = std::chrono::steady_clock::now();
-  AdapterHost host = discovered({hangs.string(), fake_good.string()}, 300ms);
+  AdapterHost host = discovered({hangs.string()}, 300ms);
   const auto took = std::chrono::steady_clock::now() - start;
   expect_killed(host, hangs, "the library did not finish loading within 300 ms (its loading process was killed)");
-  EXPECT_EQ(host.names(), std::vector<std::string>{"fake_good"});
+  EXPECT_TRUE(host.names().empty());
   EXPECT_LT(took, 5s);
+  EXPECT_EQ(discovered({fake_good.string()}).names(), std::vector<std::string>{"fake_good"});
 }
 
 TEST(Isolation, ProbeAcceptsGoodAndCleanlyRejectedLibraries) {
