@@ -76,7 +76,8 @@ TEST(Isolation, FolderScanSkipsEveryFatalLibrary) {
   for (const auto& c : host.considered()) files.push_back(c.file.filename().string());
   EXPECT_EQ(files, (std::vector<std::string>{"constructor_aborts.so", "constructor_exits.so", "fake_good.so"}));
   expect_killed(host, fatal_dir / "constructor_aborts.so", signal_reason(SIGABRT));
-  expect_killed(host, fatal_dir / "constructor_exits.so", "the library ended its process while loading (exit status 0)");
+  expect_killed(host, fatal_dir / "constructor_exits.so",
+                "the library ended its process while loading (exit status 0)");
   EXPECT_EQ(host.names(), std::vector<std::string>{"fake_good"});
   // discover() runs again in the same process: the probes left nothing behind.
   host.discover();

@@ -135,8 +135,8 @@ TEST(Safety, SymlinkIsCheckedOnItsTarget) {
 }
 
 std::string folder_refusal(const fs::path& dir) {
-  return "folder " + fs::canonical(dir).string() + " on the path to the library is world-writable; refusing to load it" +
-         kHint;
+  return "folder " + fs::canonical(dir).string() +
+         " on the path to the library is world-writable; refusing to load it" + kHint;
 }
 
 TEST(Safety, LinkInPrivateFolderToLibraryInWorldWritableFolderIsRefused) {
