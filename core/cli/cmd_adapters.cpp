@@ -14,6 +14,11 @@ plugins::AdapterHost make_host(const Globals& g) {
   o.allow_unsafe = g.allow_unsafe_adapters;
   plugins::AdapterHost host(std::move(o));
   host.discover();
+  // Other broken files wait for `adapters --verbose`; one that ended the
+  // process loading it is worth a word whatever the command.
+  for (const auto& c : host.considered())
+    if (c.error == plugins::PluginLoadError::Reason::killed_process)
+      std::cerr << "warning: adapter " << c.file.string() << " skipped: " << c.reason << "\n";
   return host;
 }
 

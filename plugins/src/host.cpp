@@ -9,6 +9,8 @@
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
+#include "llm2hef/plugins/probe.hpp"
+
 namespace fs = std::filesystem;
 
 namespace llm2hef::plugins {
@@ -60,6 +62,45 @@ bool world_writable_folder(const fs::path& dir) {
 
 }  // namespace
 
+namespace {
+
+// Every folder a lookup of `file` passes through: the ancestors of the path as
+// given (each stat-ed through links) and of the canonical path of the file and
+// of its folder, so that both a link and what it points to are covered.
+std::vector<fs::path> folders_on_path(const fs::path& file) {
+  std::vector<fs::path> out;
+  auto add_ancestors = [&out](fs::path dir) {
+    for (;;) {
+      if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
+      if (dir == dir.root_path() || dir.empty()) break;
+      dir = dir.parent_path();
+    }
+  };
+  const fs::path given = absolute_or_same(file);
+  add_ancestors(given.parent_path());
+  std::error_code ec;
+  if (fs::path d = fs::canonical(given.parent_path(), ec); !ec) add_ancestors(d);
+  if (fs::path f = fs::canonical(given, ec); !ec) add_ancestors(f.parent_path());
+  return out;
+}
+
+// Why a folder on the path lets someone else swap the library, or empty.
+std::string unsafe_folder_reason(const fs::path& dir) {
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
+  // A sticky world-writable folder (/tmp) is safe to pass through: nobody
+  // else may rename or delete the entries we own in it.
+  if ((st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0)
+    return "folder " + dir.string() + " on the path to the library is world-writable; refusing to load it" +
+           kOverrideHint;
+  if (st.st_uid != ::geteuid() && st.st_uid != 0)
+    return "folder " + dir.string() + " on the path to the library is owned by uid " + std::to_string(st.st_uid) +
+           ", not by you or root; refusing to load it" + kOverrideHint;
+  return {};
+}
+
+}  // namespace
+
 std::string unsafe_file_reason(const fs::path& file) {
   const auto st = canonical_stat(file);
   if (!st) return {};
@@ -67,6 +108,8 @@ std::string unsafe_file_reason(const fs::path& file) {
   if (st->st_uid != ::geteuid() && st->st_uid != 0)
     return "file is owned by uid " + std::to_string(st->st_uid) + ", not by you or root; refusing to load it" +
            kOverrideHint;
+  for (const fs::path& dir : folders_on_path(file))
+    if (std::string reason = unsafe_folder_reason(dir); !reason.empty()) return reason;
   return {};
 }
 
@@ -210,6 +253,17 @@ void AdapterHost::consider(const fs::path& file, const fs::path& root, RootKind 
     rec.reason = refusal.empty() ? unsafe_file_reason(file) : refusal;
     if (!rec.reason.empty()) {
       rec.unsafe = true;
+      considered_.push_back(std::move(rec));
+      return;
+    }
+  }
+
+  // A library that ends its process while loading would end ours: load it
+  // in a child first, and skip it by name if that child does not survive.
+  if (options_.isolate_loading) {
+    if (std::string killed = probe_in_child(file, options_.probe_timeout); !killed.empty()) {
+      rec.reason = std::move(killed);
+      rec.error = PluginLoadError::Reason::killed_process;
       considered_.push_back(std::move(rec));
       return;
     }

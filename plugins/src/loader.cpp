@@ -54,6 +54,7 @@ const char* to_string(PluginLoadError::Reason reason) {
     case R::factory_failed: return "factory_failed";
     case R::info_failed: return "info_failed";
     case R::name_mismatch: return "name_mismatch";
+    case R::killed_process: return "killed_process";
   }
   return "unknown";
 }

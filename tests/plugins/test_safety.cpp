@@ -134,4 +134,61 @@ TEST(Safety, SymlinkIsCheckedOnItsTarget) {
   expect_refused(discovered(links.path()), std::string("file is world-writable; refusing to load it") + kHint);
 }
 
+std::string folder_refusal(const fs::path& dir) {
+  return "folder " + fs::canonical(dir).string() +
+         " on the path to the library is world-writable; refusing to load it" + kHint;
+}
+
+TEST(Safety, LinkInPrivateFolderToLibraryInWorldWritableFolderIsRefused) {
+  Fixture target(k0777, k0755);  // anyone could swap the library the link points to
+  TempDir links;
+  fs::create_symlink(target.file, links / "fake_good.so");
+  expect_refused(discovered(links.path()), folder_refusal(target.dir.path()));
+  expect_refused(discovered(links / "fake_good.so"), folder_refusal(target.dir.path()));
+  expect_loads(discovered(links.path(), true));
+  expect_good_still_loads();
+}
+
+TEST(Safety, LinkInWorldWritableFolderToSafeLibraryIsRefused) {
+  Fixture target(k0755, k0755);
+  Fixture links(k0777, k0755);  // anyone could repoint the link
+  fs::remove(links.file);
+  fs::create_symlink(target.file, links.file);
+  // Found by scanning the folder: the folder rule.
+  expect_refused(discovered(links.dir.path()), "folder " + links.dir.path().string() +
+                                                   " is world-writable; refusing to load adapters from it" + kHint);
+  // Named directly: the rule for folders on the path.
+  expect_refused(discovered(links.file), folder_refusal(links.dir.path()));
+  expect_loads(discovered(links.file, true));
+}
+
+TEST(Safety, WorldWritableFolderHigherUpIsRefused) {
+  TempDir outer;
+  const fs::path inner = outer / "private";
+  fs::create_directory(inner);
+  fs::permissions(inner, k0755);
+  fs::copy_file(fake_good, inner / "fake_good.so");
+  fs::permissions(outer.path(), k0777);  // anyone could rename "private" away and put their own in its place
+  expect_refused(discovered(inner), folder_refusal(outer.path()));
+  // With the sticky bit (like /tmp) nobody else may rename what we own there.
+  fs::permissions(outer.path(), k0777 | fs::perms::sticky_bit);
+  expect_loads(discovered(inner));
+  fs::permissions(outer.path(), fs::perms::owner_all);
+}
+
+TEST(Safety, FolderOwnedBySomeoneElseHigherUpIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown a folder to another user";
+  TempDir outer;
+  const fs::path inner = outer / "theirs";
+  fs::create_directory(inner);
+  fs::permissions(inner, k0755);
+  fs::copy_file(fake_good, inner / "fake_good.so");
+  ASSERT_EQ(::chown(inner.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  expect_refused(discovered(inner), "folder " + fs::canonical(inner).string() +
+                                        " on the path to the library is owned by uid 65534, not by you or root; "
+                                        "refusing to load it" +
+                                        kHint);
+  expect_loads(discovered(inner, true));
+}
+
 }  // namespace

@@ -20,10 +20,17 @@
 // (unless SearchOptions::allow_unsafe, --allow-unsafe-adapters):
 //   - every file in a search folder that is world-writable (S_IWOTH);
 //   - a file that is world-writable, or owned by neither the effective user
-//     nor root.
-// Both are checked on the canonical path (symlinks resolved).
+//     nor root (checked on the canonical path: a link's target);
+//   - a file with a folder on its path (of the link as given, and of its
+//     target) that is world-writable without the sticky bit, or owned by
+//     neither the effective user nor root: whoever can write there can swap
+//     the library.
+// Each library that passes is then loaded once in a child process
+// (probe_in_child, probe.hpp), so that one that ends its process while
+// loading is reported and skipped instead of ending llm2hef.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -51,8 +58,9 @@ std::filesystem::path executable_path();
 // `install_subdir` is LLM2HEF_INSTALL_ADAPTER_SUBDIR (e.g. "lib/llm2hef/adapters").
 std::filesystem::path install_adapter_dir(const std::filesystem::path& executable, std::string_view install_subdir);
 
-// Why the safety rules above refuse to load `file` (world-writable, or owned by
-// neither the effective user nor root), or empty when it may be loaded. A file
+// Why the safety rules above refuse to load `file` (it or a folder on its path
+// world-writable, or owned by neither the effective user nor root), or empty
+// when it may be loaded. A file
 // that cannot be stat-ed is left for load_adapter() to report.
 std::string unsafe_file_reason(const std::filesystem::path& file);
 
@@ -67,6 +75,11 @@ struct SearchOptions {
   // --allow-unsafe-adapters: load from world-writable folders and files, and
   // files owned by someone else (see the safety checks above).
   bool allow_unsafe = false;
+  // Load each library in a child process first (see above). Only tests of
+  // the loader itself turn this off.
+  bool isolate_loading = true;
+  // How long that child may take before it is killed and the file skipped.
+  std::chrono::milliseconds probe_timeout = std::chrono::seconds(10);
 };
 
 // One place searched.
@@ -124,8 +137,13 @@ class AdapterHost {
   void consider(const std::filesystem::path& file, const std::filesystem::path& root, RootKind kind,
                 const std::string& refusal = {});
 
-  SearchOptions options_{
-      .explicit_paths = {}, .environment = std::nullopt, .install_dir = {}, .build_dir = {}, .allow_unsafe = false};
+  SearchOptions options_{.explicit_paths = {},
+                         .environment = std::nullopt,
+                         .install_dir = {},
+                         .build_dir = {},
+                         .allow_unsafe = false,
+                         .isolate_loading = true,
+                         .probe_timeout = std::chrono::seconds(10)};
   std::vector<LoadedAdapter> adapters_;
   std::vector<SearchRoot> roots_;
   std::vector<Considered> considered_;

@@ -32,6 +32,7 @@ class PluginLoadError : public std::runtime_error {
     factory_failed,      // create() threw or returned null
     info_failed,         // info() threw
     name_mismatch,       // descriptor name != info().name
+    killed_process,      // loading it in a child process ended that process (probe.hpp)
   };
 
   PluginLoadError(std::filesystem::path path, Reason reason, std::string detail);
