@@ -12,5 +12,5 @@ cmake --build build
 rm -rf out/gpt2-tiny
 mkdir -p out
 ./build/llm2hef export tests/fixtures/gpt2-tiny -o out/gpt2-tiny --cache 64 --prefill 16 --gelu tanh
-./build/llm2hef inputs out/gpt2-tiny --tokens 17,42,7 -o out/gpt2-tiny-inputs.npz
-echo "done: out/gpt2-tiny (model.onnx, resources/, optimize.alls, compile.alls, compile.py, manifest.json)"
+./build/llm2hef inputs out/gpt2-tiny --tokens 17,42,7 -o out/gpt2-tiny-inputs.npz --force
+echo "done: out/gpt2-tiny (model.onnx, resources/, optimize.alls, compile.alls, compile.py, validate_on_device.py, manifest.json)"
