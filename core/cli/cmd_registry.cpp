@@ -12,6 +12,7 @@
 #include "llm2hef/core/output_guard.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
+#include "llm2hef/plugins/probe.hpp"
 #include "llm2hef/registry/manifest.hpp"
 #include "llm2hef/registry/verify.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -63,6 +64,8 @@ plugins::LoadedAdapter load_checked(const Globals& g, const fs::path& library) {
     const std::string refusal = plugins::unsafe_file_reason(library);
     if (!refusal.empty()) throw BadInput(library.string() + ": " + refusal);
   }
+  if (const std::string died = plugins::probe_in_child(fs::absolute(library)); !died.empty())
+    throw BadInput(library.string() + ": " + died);
   try {
     return plugins::load_adapter(fs::absolute(library));
   } catch (const plugins::PluginLoadError& e) {

@@ -5,6 +5,7 @@
 
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
+#include "llm2hef/plugins/probe.hpp"
 #include "llm2hef/registry/manifest.hpp"
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/sdk/abi.hpp"
@@ -58,6 +59,12 @@ class Verifier {
     if (!check_checksum(manifest["library"])) return;
     if (!check_abi(manifest)) return;
 
+    // In a throw-away child first: a library that exits or aborts while
+    // loading fails this check instead of ending llm2hef.
+    if (const std::string died = plugins::probe_in_child(v_.library); !died.empty()) {
+      record("load", false, v_.library.string() + ": " + died);
+      return;
+    }
     std::optional<plugins::LoadedAdapter> loaded;
     try {
       loaded.emplace(plugins::load_adapter(v_.library));

@@ -67,3 +67,11 @@ def test_export_with_fatal_plugins_exports_and_names_them(tmp_path):
     assert (out / "manifest.json").is_file()
     assert f"warning: adapter {EXITS} skipped: {EXIT_REASON}" in r.stderr
     assert f"warning: adapter {ABORTS} skipped: {ABORT_REASON}" in r.stderr
+
+
+@pytest.mark.parametrize("library,why", [(EXITS, "exit status 0"), (ABORTS, "signal 6")])
+def test_registry_manifest_names_a_fatal_plugin(tmp_path, library, why):
+    r = run("registry", "manifest", library, "--license", "MIT", "--maintainer", "x", "-o", tmp_path / "m.json")
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert library.name in r.stderr and why in r.stderr
+    assert not (tmp_path / "m.json").exists()
