@@ -30,12 +30,6 @@ AdapterHost discovered(SearchOptions o) {
   return host;
 }
 
-const Considered& record_for(const AdapterHost& host, const fs::path& file) {
-  for (const auto& c : host.considered())
-    if (c.file == file) return c;
-  throw std::runtime_error("no record for " + file.string());
-}
-
 TEST(Host, TestFolderLoadsGoodAndRecordsEveryBrokenFile) {
   AdapterHost host = discovered(only({adapter_dir.string()}));
 

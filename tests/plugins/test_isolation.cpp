@@ -38,12 +38,6 @@ AdapterHost discovered(std::vector<std::string> paths, std::chrono::milliseconds
   return host;
 }
 
-const Considered& record_for(const AdapterHost& host, const fs::path& file) {
-  for (const auto& c : host.considered())
-    if (c.file == file) return c;
-  throw std::runtime_error("no record for " + file.string());
-}
-
 void expect_killed(const AdapterHost& host, const fs::path& file, const std::string& reason) {
   const Considered& c = record_for(host, file);
   EXPECT_FALSE(c.loaded);

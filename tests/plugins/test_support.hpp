@@ -6,7 +6,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
+
+#include "llm2hef/plugins/host.hpp"
 
 namespace llm2hef_test {
 
@@ -36,5 +39,12 @@ class TempDir {
  private:
   fs::path path_;
 };
+
+// What discovery recorded for `file` (loaded, or skipped and why).
+inline const llm2hef::plugins::Considered& record_for(const llm2hef::plugins::AdapterHost& host, const fs::path& file) {
+  for (const auto& c : host.considered())
+    if (c.file == file) return c;
+  throw std::runtime_error("no record for " + file.string());
+}
 
 }  // namespace llm2hef_test
