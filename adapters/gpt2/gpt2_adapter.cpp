@@ -63,6 +63,26 @@ Gpt2Config read_config(const Checkpoint& ckpt) {
   const std::string wte = g.prefix + "wte.weight";
   ckpt.expect(wte, {g.vocab, g.hidden});
   ckpt.expect(g.prefix + "wpe.weight", {g.positions, g.hidden});
+  // Every layer tensor against config.json before anything is built (n_inner
+  // or n_embd disagreeing with the weights would otherwise size the graph).
+  const int64_t h = g.hidden;
+  for (int64_t i = 0; i < g.layers; ++i) {
+    const std::string p = g.prefix + "h." + std::to_string(i) + ".";
+    for (const char* norm : {"ln_1", "ln_2"}) {
+      ckpt.expect(p + norm + ".weight", {h});
+      ckpt.expect(p + norm + ".bias", {h});
+    }
+    ckpt.expect(p + "attn.c_attn.weight", {h, 3 * h});
+    ckpt.expect(p + "attn.c_attn.bias", {3 * h});
+    ckpt.expect(p + "attn.c_proj.weight", {h, h});
+    ckpt.expect(p + "attn.c_proj.bias", {h});
+    ckpt.expect(p + "mlp.c_fc.weight", {h, g.inner});
+    ckpt.expect(p + "mlp.c_fc.bias", {g.inner});
+    ckpt.expect(p + "mlp.c_proj.weight", {g.inner, h});
+    ckpt.expect(p + "mlp.c_proj.bias", {h});
+  }
+  ckpt.expect(g.prefix + "ln_f.weight", {h});
+  ckpt.expect(g.prefix + "ln_f.bias", {h});
   const bool tied = c.find_bool("tie_word_embeddings").value_or(true);
   if (ckpt.has("lm_head.weight")) {
     ckpt.expect("lm_head.weight", {g.vocab, g.hidden});

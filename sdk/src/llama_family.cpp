@@ -57,6 +57,37 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
   return m;
 }
 
+void check_llama_family_tensors(const Checkpoint& ckpt, const LlamaFamily& m) {
+  // Every tensor the graph will read, against the shape config.json implies,
+  // before anything is built: a config that disagrees with its weights (a
+  // wrong head_dim or intermediate_size) would otherwise export a graph sized
+  // from the config, or build constants sized from it.
+  const int64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
+  for (int64_t i = 0; i < m.layers; ++i) {
+    const std::string p = m.layer(i);
+    ckpt.expect(p + "input_layernorm.weight", {m.hidden});
+    ckpt.expect(p + "post_attention_layernorm.weight", {m.hidden});
+    ckpt.expect(p + "self_attn.q_proj.weight", {q, m.hidden});
+    ckpt.expect(p + "self_attn.k_proj.weight", {kv, m.hidden});
+    ckpt.expect(p + "self_attn.v_proj.weight", {kv, m.hidden});
+    ckpt.expect(p + "self_attn.o_proj.weight", {m.hidden, q});
+    if (m.qkv_bias) {
+      ckpt.expect(p + "self_attn.q_proj.bias", {q});
+      ckpt.expect(p + "self_attn.k_proj.bias", {kv});
+      ckpt.expect(p + "self_attn.v_proj.bias", {kv});
+    }
+    if (m.o_bias) ckpt.expect(p + "self_attn.o_proj.bias", {m.hidden});
+    if (m.qk_norm) {
+      ckpt.expect(p + "self_attn.q_norm.weight", {m.head_dim});
+      ckpt.expect(p + "self_attn.k_norm.weight", {m.head_dim});
+    }
+    ckpt.expect(p + "mlp.gate_proj.weight", {m.intermediate, m.hidden});
+    ckpt.expect(p + "mlp.up_proj.weight", {m.intermediate, m.hidden});
+    ckpt.expect(p + "mlp.down_proj.weight", {m.hidden, m.intermediate});
+  }
+  ckpt.expect("model.norm.weight", {m.hidden});
+}
+
 Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& opt) {
   Plan p;
   p.dims = {m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate};

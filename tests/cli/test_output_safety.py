@@ -376,3 +376,18 @@ def test_a_fifo_config_json_is_refused_at_once(tmp_path):
     r = subprocess.run([str(BIN), "inspect", str(ckpt), "--cache", "16", "--prefill", "4"],
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 3 and "config.json" in r.stderr
+
+
+@pytest.mark.parametrize("src,key,value,tensor", [
+    (LLAMA, "head_dim", 48, "q_proj"),                 # exit 5 "cannot broadcast" before
+    (LLAMA, "head_dim", 2**24, "q_proj"),              # built constants sized from the config before
+    (LLAMA, "intermediate_size", 162, "gate_proj"),    # exported with the wrong size recorded, exit 0, before
+    (FIXTURE, "n_inner", 40, "c_fc"),
+], ids=["llama-head-dim", "llama-huge-head-dim", "llama-intermediate", "gpt2-n-inner"])
+def test_config_that_disagrees_with_the_weights_is_refused_before_building(tmp_path, src, key, value, tensor):
+    ckpt = _edited(tmp_path, src, "config.json", lambda c: c.update({key: value}))
+    r = subprocess.run([str(BIN), "export", str(ckpt), "-o", str(tmp_path / "out"), "--cache", "16", "--prefill", "4"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert tensor in r.stderr and "expected" in r.stderr and "config.json" in r.stderr
+    assert not (tmp_path / "out").exists()

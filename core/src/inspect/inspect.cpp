@@ -55,8 +55,12 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   out["architectures"] = ckpt->config().raw().value("architectures", json::array());
   if (!res.warning.empty()) spdlog::warn("{}", res.warning);
   out["adapter"] = registry::resolution_json(res);
+  // Each tensor's element count is bounded by its bytes in the file; the sum
+  // over shards is checked all the same.
   int64_t params = 0;
-  for (const auto& t : ckpt->tensor_names()) params += ckpt->info(t).numel();
+  for (const auto& t : ckpt->tensor_names())
+    if (__builtin_add_overflow(params, ckpt->info(t).numel(), &params))
+      throw BadInput(r.model_dir.string() + ": the tensors' element counts add up past 2^63");
   out["parameters"] = params;
 
   sdk::ExportOptions opt;
@@ -81,12 +85,15 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   // every on-chip weight at A8W4 (4 bits), the lm_head included even when
   // tied, the embedding table off-chip as uint16 (embeddings.bin); the graph
   // caches K and V after the GQA expansion, one byte per value (a8).
-  const double embed = static_cast<double>(d.vocab * d.hidden);
+  // In double throughout: the dims are bounded by the adapter, but their
+  // products are not, and an estimate must never wrap.
+  const auto f = [](int64_t v) { return static_cast<double>(v); };
+  const double embed = f(d.vocab) * f(d.hidden);
   // The embedding table leaves the chip; a tied head comes back as its own tensor.
   const bool untied_head = ckpt->has("lm_head.weight");
   const double chip_params = static_cast<double>(params) - embed + (untied_head ? 0.0 : embed);
   const double weights = chip_params * 0.5;
-  double kv = 2.0 * static_cast<double>(d.layers * d.heads * d.head_dim * plan.cache_size);
+  double kv = 2.0 * f(d.layers) * f(d.heads) * f(d.head_dim) * f(plan.cache_size);
   // An adapter whose layers cache something other than K and V in every layer
   // (LFM2's conv layers cache B*x) states its cached values per position.
   const bool adapter_cache = plan.options.contains("cache_values_per_position");

@@ -34,6 +34,10 @@ struct LlamaFamily {
 // Checks the embedding and head tensors exist with the right shapes.
 LlamaFamily read_llama_family(const Checkpoint& ckpt);
 
+// Checks every layer tensor against the shapes the fields imply (call after
+// the adapter's quirks are read: they decide which tensors exist).
+void check_llama_family_tensors(const Checkpoint& ckpt, const LlamaFamily& m);
+
 Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& options);
 
 void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const LlamaFamily& m, GraphBuilder& g);
@@ -61,6 +65,7 @@ class LlamaFamilyAdapter : public Adapter {
   LlamaFamily model(const Checkpoint& ckpt) const {
     LlamaFamily m = read_llama_family(ckpt);
     customize(ckpt, m);
+    check_llama_family_tensors(ckpt, m);
     return m;
   }
 };
