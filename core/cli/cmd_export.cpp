@@ -35,13 +35,15 @@ Options:
   --json                  print the manifest as JSON on stdout
   --no-progress           never draw the progress bar
   --force                 replace OUT if it exists
+  --refuse-nonfinite      fail on a NaN or Inf weight (default: warn, naming the tensor,
+                          and record it in manifest.json under nonfinite_weights)
 Adapter options (see `llm2hef adapters`), e.g. for gpt2: --gelu sigmoid|tanh
 )";
 }  // namespace
 
 int cmd_export(const Globals& g, const std::vector<std::string>& argv) {
   Args args(argv, {"output", "cache", "prefill", "adapter", "lm-head-shards", "name", "calib-size"},
-            {"json", "force", "no-progress", "help", "h"}, /*allow_extra=*/true);
+            {"json", "force", "no-progress", "refuse-nonfinite", "help", "h"}, /*allow_extra=*/true);
   if (args.has("help") || args.has("h")) {
     std::cout << kHelp;
     return 0;
@@ -57,6 +59,7 @@ int cmd_export(const Globals& g, const std::vector<std::string>& argv) {
   r.adapter = args.get("adapter");
   r.name = args.get("name").value_or("");
   r.force = args.has("force");
+  r.refuse_nonfinite = args.has("refuse-nonfinite");
   r.adapter_options = args.extras();
   r.progress = !args.has("no-progress") && core::Progress::stderr_is_terminal();
   plugins::AdapterHost host = make_host(g);

@@ -391,3 +391,62 @@ def test_config_that_disagrees_with_the_weights_is_refused_before_building(tmp_p
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert tensor in r.stderr and "expected" in r.stderr and "config.json" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+# --- class 8: NaN / Inf weights are reported (warned, or refused on request) ---
+
+_NONFINITE_BYTES = {"F32": {"nan": b"\x00\x00\xc0\x7f", "-inf": b"\x00\x00\x80\xff"},
+                    "BF16": {"nan": b"\xc0\x7f", "-inf": b"\x80\xff"},
+                    "F16": {"nan": b"\x00\x7e", "-inf": b"\x00\xfc"}}
+
+
+def _poison(ckpt: Path, tensor: str, flat_index: int, kind: str) -> tuple[str, list[int]]:
+    """Overwrites one element of `tensor` (in whichever shard holds it) with NaN or -Inf."""
+    import json
+    import struct
+    for shard in sorted(ckpt.glob("*.safetensors")):
+        raw = bytearray(shard.read_bytes())
+        (n,) = struct.unpack("<Q", raw[:8])
+        header = json.loads(raw[8:8 + n])
+        if tensor not in header:
+            continue
+        entry = header[tensor]
+        size = {"F32": 4, "BF16": 2, "F16": 2}[entry["dtype"]]
+        at = 8 + n + entry["data_offsets"][0] + flat_index * size
+        raw[at:at + size] = _NONFINITE_BYTES[entry["dtype"]][kind]
+        shard.write_bytes(bytes(raw))
+        shape = entry["shape"]
+        index = [flat_index // shape[1], flat_index % shape[1]] if len(shape) == 2 else [flat_index]
+        return shard.name, index
+    raise AssertionError(f"{tensor} not in {ckpt}")
+
+
+@pytest.mark.parametrize("fixture,tensor,kind", [
+    ("llama3-tiny", "model.layers.1.mlp.down_proj.weight", "nan"),          # F32, read transposed
+    ("gpt2-sharded-bf16", "transformer.h.0.attn.c_attn.weight", "-inf"),   # BF16, column slices
+    ("gpt2-sharded-bf16", "transformer.wte.weight", "nan"),                 # embeddings.npy and tied head
+])
+def test_nonfinite_weights_are_warned_and_recorded_or_refused(tmp_path, fixture, tensor, kind):
+    import json
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(REPO / "tests" / "fixtures" / fixture, ckpt)
+    shard, index = _poison(ckpt, tensor, 37, kind)
+    value = "NaN" if kind == "nan" else "-Inf"
+
+    r = run("export", ckpt, "-o", tmp_path / "out", *EXPORT)
+    assert r.returncode == 0, r.stderr
+    assert tensor in r.stderr and value in r.stderr and shard in r.stderr
+    recorded = json.loads((tmp_path / "out" / "manifest.json").read_text())["nonfinite_weights"]
+    assert [(w["tensor"], w["first_index"], w["value"]) for w in recorded] == [(tensor, index, value)]
+
+    r = run("export", ckpt, "-o", tmp_path / "refused", *EXPORT, "--refuse-nonfinite")
+    assert r.returncode == 3, r.stderr
+    assert tensor in r.stderr and value in r.stderr and shard in r.stderr
+    assert not (tmp_path / "refused").exists()
+
+
+def test_finite_checkpoint_records_no_nonfinite_weights(tmp_path):
+    import json
+    r = run("export", FIXTURE, "-o", tmp_path / "out", *EXPORT, "--refuse-nonfinite")
+    assert r.returncode == 0, r.stderr
+    assert "nonfinite_weights" not in json.loads((tmp_path / "out" / "manifest.json").read_text())

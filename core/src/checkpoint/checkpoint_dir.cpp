@@ -1,5 +1,7 @@
 #include "llm2hef/core/checkpoint_dir.hpp"
 
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <system_error>
@@ -33,9 +35,32 @@ bool is_safe_relative(const std::string& name) {
   return true;
 }
 
+// Index of the first NaN or infinity in `v`, or v.size(). Blocks are first
+// tested with a branch-free exponent check the compiler vectorises; only a
+// block that holds one is walked again.
+size_t first_nonfinite(std::span<const float> v) {
+  constexpr size_t kBlock = 4096;
+  for (size_t b = 0; b < v.size(); b += kBlock) {
+    const size_t e = std::min(v.size(), b + kBlock);
+    uint32_t any = 0;
+    for (size_t i = b; i < e; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &v[i], sizeof bits);
+      any |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    if (any)
+      for (size_t i = b; i < e; ++i)
+        if (!std::isfinite(v[i])) return i;
+  }
+  return v.size();
+}
+
+std::string describe(float v) { return std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf"; }
+
 class CheckpointDir final : public sdk::Checkpoint {
  public:
-  explicit CheckpointDir(const fs::path& dir);
+  CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite);
+  std::vector<NonFiniteWeight> nonfinite() const;
 
   const fs::path& dir() const override { return dir_; }
   const sdk::JsonFile& config() const override { return config_; }
@@ -66,9 +91,13 @@ class CheckpointDir final : public sdk::Checkpoint {
   fs::path tokenizer_json_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::map<std::string, Slot, std::less<>> tensors_;
+  NonFinitePolicy nonfinite_policy_;
+  // First non-finite value per tensor, as met by reads (a tensor read twice
+  // keeps the earliest position seen).
+  mutable std::map<std::string, NonFiniteWeight, std::less<>> nonfinite_;
 };
 
-CheckpointDir::CheckpointDir(const fs::path& dir) : dir_(dir) {
+CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : dir_(dir), nonfinite_policy_(nonfinite) {
   const std::string d = dir.string();
   std::error_code ec;
   if (!fs::exists(dir, ec)) throw BadInput(d + ": no such folder");
@@ -173,10 +202,37 @@ void CheckpointDir::read_rows(std::string_view tensor, int64_t row_begin, int64_
                               std::span<float> out) const {
   const Slot& s = slot(tensor);
   s.file->read_rows(*s.entry, row_begin, row_end, out);
+  const size_t bad = first_nonfinite(out);
+  if (bad == out.size()) return;
+  const int64_t row_size = s.info.row_size();
+  const int64_t at = static_cast<int64_t>(bad);
+  NonFiniteWeight w{s.info.name, s.info.file.string(), {row_begin + at / row_size}, out[bad]};
+  if (s.info.shape.size() > 1) w.index.push_back(at % row_size);
+  if (nonfinite_policy_ == NonFinitePolicy::refuse) {
+    std::string where;
+    for (int64_t i : w.index) where += (where.empty() ? "[" : ", ") + std::to_string(i);
+    throw BadInput(w.file + ": tensor '" + w.tensor + "' holds " + describe(w.value) + " at " + where +
+                   "] (refused by --refuse-nonfinite)");
+  }
+  auto [it, inserted] = nonfinite_.try_emplace(w.tensor, w);
+  if (!inserted && w.index < it->second.index) it->second = w;
+}
+
+std::vector<NonFiniteWeight> CheckpointDir::nonfinite() const {
+  std::vector<NonFiniteWeight> out;
+  for (const auto& [name, w] : nonfinite_) out.push_back(w);
+  return out;
 }
 
 }  // namespace
 
-std::unique_ptr<sdk::Checkpoint> open_checkpoint(const fs::path& dir) { return std::make_unique<CheckpointDir>(dir); }
+std::unique_ptr<sdk::Checkpoint> open_checkpoint(const fs::path& dir, NonFinitePolicy nonfinite) {
+  return std::make_unique<CheckpointDir>(dir, nonfinite);
+}
+
+std::vector<NonFiniteWeight> nonfinite_weights(const sdk::Checkpoint& ckpt) {
+  const auto* dir = dynamic_cast<const CheckpointDir*>(&ckpt);
+  return dir ? dir->nonfinite() : std::vector<NonFiniteWeight>{};
+}
 
 }  // namespace llm2hef::core

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <fstream>
 
 #include <spdlog/spdlog.h>
@@ -97,6 +98,20 @@ void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs
 
 }  // namespace
 
+// Warns once per tensor holding NaN/Inf and returns the manifest entries.
+static json report_nonfinite(const std::vector<NonFiniteWeight>& bad) {
+  json entries = json::array();
+  for (const NonFiniteWeight& w : bad) {
+    const std::string value = std::isnan(w.value) ? "NaN" : w.value > 0 ? "+Inf" : "-Inf";
+    json index = w.index;
+    spdlog::warn("{}: tensor '{}' holds {} at {} (and maybe more); the export keeps it, the chip will compute "
+                 "garbage from it (--refuse-nonfinite makes this an error)",
+                 w.file, w.tensor, value, index.dump());
+    entries.push_back({{"tensor", w.tensor}, {"file", w.file}, {"first_index", index}, {"value", value}});
+  }
+  return entries;
+}
+
 void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
   if (cache_size < 2) throw UsageError("--cache must be at least 2 (it is the KV-cache size and the graph's sequence length)");
   // SEQ = cache: the mask input alone is cache x (heads * cache) values, so
@@ -113,7 +128,8 @@ void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
 json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   check_cache_and_prefill(r.cache_size, r.prefill);
 
-  std::unique_ptr<sdk::Checkpoint> ckpt = open_checkpoint(r.model_dir);
+  std::unique_ptr<sdk::Checkpoint> ckpt =
+      open_checkpoint(r.model_dir, r.refuse_nonfinite ? NonFinitePolicy::refuse : NonFinitePolicy::record);
   const registry::Resolution res = registry::resolve(ckpt->config(), host, r.adapter);
   if (!res.warning.empty()) spdlog::warn("{}", res.warning);
   const sdk::Adapter& adapter = res.adapter->adapter();
@@ -188,6 +204,9 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   progress.set_label("writing resources");
   stream_embeddings(*ckpt, plan, res_dir / "embeddings.npy", progress, graph.external_bytes());
   write_npy(res_dir / "theta.npy", {static_cast<int64_t>(plan.theta.size())}, plan.theta);
+  // Every weight has been read by now (graph and embeddings).
+  if (const std::vector<NonFiniteWeight> bad = nonfinite_weights(*ckpt); !bad.empty())
+    manifest["nonfinite_weights"] = report_nonfinite(bad);
   const sdk::JsonFile tok_file = sdk::JsonFile::load(ckpt->tokenizer_json());
   std::vector<std::string> changes;
   TokenizerFix tok = fix_tokenizer(tok_file.raw(), tok_file.origin(), plan.dims.vocab);

@@ -17,8 +17,26 @@
 
 namespace llm2hef::core {
 
-// Throws BadInput naming the folder or the offending file (and tensor).
-std::unique_ptr<sdk::Checkpoint> open_checkpoint(const std::filesystem::path& dir);
+// What to do with weights that hold NaN or +-Inf. A checkpoint saved after a
+// diverged fine-tune exports fine and yields garbage on the chip, so every
+// value read is checked (the check costs a compare per value).
+enum class NonFinitePolicy { record, refuse };
+
+// A tensor in which a read met a NaN or an infinity: the first such value.
+struct NonFiniteWeight {
+  std::string tensor, file;
+  std::vector<int64_t> index;  // row, then column for matrices
+  float value = 0;
+};
+
+// Throws BadInput naming the folder or the offending file (and tensor). With
+// NonFinitePolicy::refuse, reading a non-finite weight throws BadInput.
+std::unique_ptr<sdk::Checkpoint> open_checkpoint(const std::filesystem::path& dir,
+                                                 NonFinitePolicy nonfinite = NonFinitePolicy::record);
+
+// The tensors found holding non-finite values in what was read so far, in
+// name order (empty for a checkpoint not opened by open_checkpoint).
+std::vector<NonFiniteWeight> nonfinite_weights(const sdk::Checkpoint& ckpt);
 
 // The chat template of a checkpoint folder, found as transformers finds it
 // (5.x; late 4.x releases already save it this way): chat_template.jinja ("default") and

@@ -22,6 +22,7 @@ struct ExportRequest {
   std::map<std::string, std::string> adapter_options;
   std::string name;            // DFC network name; default from the folder name
   bool force = false;          // replace an existing output folder
+  bool refuse_nonfinite = false;  // a NaN/Inf weight fails the export (else: warned, recorded in manifest.json)
   bool progress = false;
 };
 
