@@ -450,3 +450,33 @@ def test_finite_checkpoint_records_no_nonfinite_weights(tmp_path):
     r = run("export", FIXTURE, "-o", tmp_path / "out", *EXPORT, "--refuse-nonfinite")
     assert r.returncode == 0, r.stderr
     assert "nonfinite_weights" not in json.loads((tmp_path / "out" / "manifest.json").read_text())
+
+
+# --- class 3: har fix's spooled arrays never outlive their run ---
+
+def test_har_fix_sweeps_a_dead_runs_npz_scratch_but_not_a_live_one(tmp_path):
+    sys.path.insert(0, str(REPO / "tests" / "cli"))
+    import har_fixtures as hf
+    hn, w = hf.parsed_har(vocab=151936, layers=1)  # the lm_head split spools its kernel
+    (tmp_path / "in").mkdir()
+    har = hf.write_har(tmp_path / "in" / "big.har", "tiny", hn, w)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    old = time.time() - 3600
+    dead, live, fresh = (outdir / ".llm2hef-npz-DEAD01", outdir / ".llm2hef-npz-LIVE01", outdir / ".llm2hef-npz-NEW001")
+    for p in (dead, live, fresh):
+        p.write_bytes(b"\0" * 4096)
+    for p in (dead, live):
+        os.utime(p, (old, old))
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(live)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    try:
+        r = run("har", "fix", har, "-o", outdir / "fixed.har")
+        assert r.returncode == 0, r.stderr
+        assert not dead.exists() and str(dead) in r.stderr
+        assert live.exists() and fresh.exists()  # held by a live run; too young to judge
+        left = sorted(p.name for p in outdir.iterdir())
+        assert left == sorted(["fixed.har", live.name, fresh.name]), left  # this run's own spool is gone
+    finally:
+        holder.kill()
+        holder.wait()

@@ -11,6 +11,7 @@
 
 #include "llm2hef/core/npy.hpp"
 #include "llm2hef/core/npy_header.hpp"
+#include "llm2hef/core/staging.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::har {
@@ -135,21 +136,17 @@ struct ZipOut {
   }
 };
 
-// A scratch file removed on scope exit.
+// Spooled arrays live next to the output, as `.llm2hef-npz-XXXXXX`: removed
+// on scope exit or on a signal, and swept by the next run if the process was
+// killed outright.
+constexpr const char* kSpoolPrefix = ".llm2hef-npz-";
+
 struct Spool {
-  fs::path path;
-  explicit Spool(const fs::path& dir) {
-    std::string t = (dir / ".llm2hef-npz-XXXXXX").string();
-    std::vector<char> b(t.begin(), t.end());
-    b.push_back('\0');
-    const int fd = ::mkstemp(b.data());
-    if (fd < 0) throw BadInput(dir.string() + ": cannot create a temporary file");
-    ::close(fd);
-    path = b.data();
-  }
-  ~Spool() {
-    std::error_code ec;
-    fs::remove(path, ec);
+  ScratchFile file;
+  const fs::path& path;
+  explicit Spool(const fs::path& dir) try : file(dir, kSpoolPrefix), path(file.path()) {
+  } catch (const std::system_error&) {
+    throw BadInput(dir.string() + ": cannot create a temporary file");
   }
 };
 
@@ -253,6 +250,7 @@ NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, c
                              const WeightsEdit& edit, const std::function<void(const void*, size_t)>& write,
                              const fs::path& scratch) {
   NpzRewriteReport report;
+  sweep_stale_scratch(scratch, kSpoolPrefix);
   ZipIn in(read, label);
   ZipOut out(write, label + " (rewritten)");
   std::vector<char> buf(kBlock);

@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <mutex>
 #include <set>
@@ -92,17 +93,19 @@ void unregister_staging(const fs::path& path) {
 
 bool lock_staging(int fd) { return ::flock(fd, LOCK_EX | LOCK_NB) == 0; }
 
-std::vector<fs::path> sweep_stale_staging(const fs::path& target) {
+namespace {
+
+// Removes the entries of `parent` that `matches` accepts, are regular files
+// or folders, older than a minute (a path created a moment ago may not be
+// locked yet) and locked by nobody.
+std::vector<fs::path> sweep(const fs::path& parent, const std::function<bool(const std::string&)>& matches) {
   std::vector<fs::path> removed;
-  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  const std::string name = target.filename().string();
   std::error_code ec;
   fs::directory_iterator it(parent, ec);
   if (ec) return removed;
   const auto now = fs::file_time_type::clock::now();
   for (const auto& entry : it) {
-    const std::string entry_name = entry.path().filename().string();
-    if (!is_staging_of(entry_name, name)) continue;
+    if (!matches(entry.path().filename().string())) continue;
     const fs::file_status st = entry.symlink_status(ec);
     if (ec || !(fs::is_directory(st) || fs::is_regular_file(st))) continue;
     const auto age = now - fs::last_write_time(entry.path(), ec);
@@ -120,6 +123,37 @@ std::vector<fs::path> sweep_stale_staging(const fs::path& target) {
     ::close(fd);
   }
   return removed;
+}
+
+}  // namespace
+
+std::vector<fs::path> sweep_stale_staging(const fs::path& target) {
+  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const std::string name = target.filename().string();
+  return sweep(parent, [&](const std::string& entry) { return is_staging_of(entry, name); });
+}
+
+std::vector<fs::path> sweep_stale_scratch(const fs::path& dir, const std::string& prefix) {
+  return sweep(dir.empty() ? fs::path(".") : dir, [&](const std::string& entry) {
+    return entry.size() > prefix.size() && entry.compare(0, prefix.size(), prefix) == 0;
+  });
+}
+
+ScratchFile::ScratchFile(const fs::path& dir, const std::string& prefix) {
+  path_ = create_staging([&] {
+    std::string templ = (dir / (prefix + "XXXXXX")).string();
+    fd_ = ::mkstemp(templ.data());
+    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), dir.string() + ": cannot create a scratch file");
+    return fs::path(templ);
+  });
+  lock_staging(fd_);  // a fresh file: nobody else can hold it
+}
+
+ScratchFile::~ScratchFile() {
+  std::error_code ec;
+  fs::remove(path_, ec);
+  unregister_staging(path_);
+  ::close(fd_);
 }
 
 }  // namespace llm2hef::core

@@ -38,4 +38,23 @@ bool lock_staging(int fd);
 // Returns the paths removed; each is reported on stderr.
 std::vector<std::filesystem::path> sweep_stale_staging(const std::filesystem::path& target);
 
+// The same for scratch files `<dir>/<prefix>XXXXXX` (ScratchFile below).
+std::vector<std::filesystem::path> sweep_stale_scratch(const std::filesystem::path& dir, const std::string& prefix);
+
+// A scratch file that never outlives its run: created with mkstemp, locked
+// for its lifetime, registered with the signal watcher, removed on scope
+// exit. Throws std::system_error when it cannot be created.
+class ScratchFile {
+ public:
+  ScratchFile(const std::filesystem::path& dir, const std::string& prefix);
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
 }  // namespace llm2hef::core
