@@ -2,6 +2,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/registry/report.hpp"
 
 namespace llm2hef::cli {
@@ -44,7 +45,7 @@ int cmd_adapters(const Globals& g, const std::vector<std::string>& argv) {
   plugins::AdapterHost host = make_host(g);
   nlohmann::json report = registry::adapters_report(host, args.has("verbose"));
   if (args.has("json"))
-    std::cout << report.dump(2) << "\n";
+    std::cout << core::json_text(report, 2) << "\n";
   else
     std::cout << registry::adapters_text(report);
   return 0;

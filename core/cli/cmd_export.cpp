@@ -3,6 +3,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/export.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/core/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -72,7 +73,7 @@ int cmd_export(const Globals& g, const std::vector<std::string>& argv) {
     for (const auto& c : changes) std::cerr << "  - " << c.get<std::string>() << "\n";
   }
   if (args.has("json")) {
-    std::cout << manifest.dump(2) << "\n";
+    std::cout << core::json_text(manifest, 2) << "\n";
   } else {
     std::cout << "exported " << manifest["model"]["name"].get<std::string>() << " with adapter "
               << manifest["adapter"]["name"].get<std::string>() << " to " << r.output.string() << "\n";

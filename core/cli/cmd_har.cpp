@@ -7,6 +7,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/har/compile_lines.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/core/har/fixups.hpp"
 #include "llm2hef/core/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -110,7 +111,7 @@ int cmd_har_inspect(const std::vector<std::string>& argv) {
   }
   if (args.positionals().size() != 1) throw UsageError("har inspect takes one HAR file (see llm2hef har inspect --help)");
   const nlohmann::json report = core::har::inspect_har(args.positionals()[0]);
-  std::cout << (args.has("json") ? report.dump(2) + "\n" : core::har::inspect_har_text(report));
+  std::cout << (args.has("json") ? core::json_text(report, 2) + "\n" : core::har::inspect_har_text(report));
   return 0;
 }
 
@@ -149,7 +150,7 @@ int cmd_har_fix(const Globals& g, const std::vector<std::string>& argv) {
     o.adapter_note = "no adapter named (--adapter, or adapter.name in --manifest): no adapter HAR fixups ran";
   }
   const core::har::FixReport rep = core::har::fix_har(o);
-  std::cout << (args.has("json") ? rep.to_json().dump(2) + "\n" : rep.to_text());
+  std::cout << (args.has("json") ? core::json_text(rep.to_json(), 2) + "\n" : rep.to_text());
   return 0;
 }
 

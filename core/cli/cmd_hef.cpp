@@ -12,6 +12,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
 #include "llm2hef/core/progress.hpp"
@@ -336,7 +337,7 @@ int inspect(const std::vector<std::string>& argv) {
       hef::verify_checksums(*h.src, h.info, limit, all, [&](uint64_t n) { progress.update(n); });
   progress.finish();
   if (args.has("json"))
-    std::cout << inspect_json(h.info, sums).dump(2) << "\n";
+    std::cout << core::json_text(inspect_json(h.info, sums), 2) << "\n";
   else
     std::cout << inspect_text(h.info, sums);
   return sums.any_mismatch() ? static_cast<int>(ExitCode::failure) : 0;
@@ -359,7 +360,7 @@ int check(const std::vector<std::string>& argv) {
   Opened h = open_hef(args.positionals()[0]);
   const hef::ContractReport rep = hef::check_hef_contract(*h.src, h.info, opt);
   if (args.has("json"))
-    std::cout << hef::contract_json(rep).dump(2) << "\n";
+    std::cout << core::json_text(hef::contract_json(rep), 2) << "\n";
   else
     std::cout << hef::contract_text(rep);
   return rep.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;

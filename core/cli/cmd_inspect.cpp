@@ -4,6 +4,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/inspect.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {
@@ -43,7 +44,7 @@ int cmd_inspect(const Globals& g, const std::vector<std::string>& argv) {
   r.adapter = args.get("adapter");
   plugins::AdapterHost host = make_host(g);
   nlohmann::json report = core::inspect_model(r, host);
-  std::cout << (args.has("json") ? report.dump(2) + "\n" : core::inspect_text(report));
+  std::cout << (args.has("json") ? core::json_text(report, 2) + "\n" : core::inspect_text(report));
   return report["supported"].get<bool>() ? 0 : static_cast<int>(ExitCode::unsupported);
 }
 

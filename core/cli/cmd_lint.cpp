@@ -5,6 +5,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/lint.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {
@@ -69,7 +70,7 @@ int cmd_lint(const Globals&, const std::vector<std::string>& argv) {
                           {"findings", findings},
                           {"errors", report.errors()},
                           {"warnings", report.warnings()}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << core::json_text(out, 2) << "\n";
   } else {
     std::cout << core::lint_text(report);
   }

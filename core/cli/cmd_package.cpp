@@ -4,6 +4,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/package.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/core/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -78,7 +79,7 @@ int cmd_package(const Globals&, const std::vector<std::string>& argv) {
     out["notes"] = r.notes;
     out["hef_check"] = r.hef_check;
     out["written"] = r.ollama_manifest;
-    std::cout << out.dump(2) << "\n";
+    std::cout << core::json_text(out, 2) << "\n";
   } else {
     std::cout << "packaged " << r.model.key() << " into " << r.store.string() << "\n"
               << "  blob      " << r.blob.string() << (r.blob_reused ? " (already there, hash verified)" : "") << "\n"

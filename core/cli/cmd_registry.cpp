@@ -9,6 +9,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/atomic_output.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/core/output_guard.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
@@ -74,7 +75,7 @@ plugins::LoadedAdapter load_checked(const Globals& g, const fs::path& library) {
 }
 
 void write_output(const nlohmann::json& document, const std::optional<std::string>& output, bool replace) {
-  const std::string text = document.dump(2) + "\n";
+  const std::string text = core::json_text(document, 2) + "\n";
   if (!output) {
     std::cout << text;
     return;
@@ -88,7 +89,7 @@ int verify(const Globals& g, const Args& args) {
   options.allow_unsafe = g.allow_unsafe_adapters;
   const registry::VerifyReport report = registry::verify_published(args.positionals()[1], options);
   if (args.has("json"))
-    std::cout << report.to_json().dump(2) << "\n";
+    std::cout << core::json_text(report.to_json(), 2) << "\n";
   else
     std::cout << report.to_text();
   return report.passed() ? 0 : static_cast<int>(ExitCode::failure);

@@ -480,3 +480,31 @@ def test_har_fix_sweeps_a_dead_runs_npz_scratch_but_not_a_live_one(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+# --- class 8: no raw JSON-library errors (exit 5) from wrong types or non-UTF-8 names ---
+
+@pytest.mark.parametrize("filename,edit,names", [
+    ("config.json", lambda c: c.update(model_type=7), "model_type"),
+    ("tokenizer.json", lambda t: t["added_tokens"][0].update(content=None), "added_tokens"),
+    ("tokenizer.json", lambda t: t["added_tokens"][0].update(content=["x"]), "added_tokens"),
+], ids=["model-type-number", "added-content-null", "added-content-list"])
+def test_wrongly_typed_fields_are_bad_input_naming_the_field(tmp_path, filename, edit, names):
+    ckpt = _edited(tmp_path, FIXTURE, filename, edit)
+    r = run("export", ckpt, "-o", tmp_path / "out", *EXPORT, "--adapter", "gpt2")
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert filename in r.stderr and names in r.stderr and "json.exception" not in r.stderr
+
+
+def test_a_folder_name_that_is_not_utf8_is_reported_not_crashed_on(tmp_path):
+    import json
+    ckpt = Path(os.fsdecode(bytes(tmp_path) + b"/ckpt-\xff\xfe"))
+    shutil.copytree(FIXTURE, ckpt)
+    def run_bytes(*args):  # stdout/stderr echo the name's raw bytes
+        return subprocess.run([str(BIN), *map(str, args)], capture_output=True, timeout=300)
+    r = run_bytes("export", ckpt, "-o", tmp_path / "out", *EXPORT)
+    assert r.returncode == 0, r.stderr
+    assert "\ufffd" in json.loads((tmp_path / "out" / "manifest.json").read_text())["model"]["dir"]
+    r = run_bytes("inspect", ckpt, *EXPORT, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["model"].endswith("ckpt-\ufffd\ufffd")

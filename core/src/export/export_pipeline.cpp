@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "llm2hef/core/atomic_output.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/core/checkpoint_dir.hpp"
 #include "llm2hef/core/dfc_kit.hpp"
 #include "llm2hef/core/export.hpp"
@@ -162,7 +163,7 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   manifest["adapter"] = registry::resolution_json(res);
   manifest["model"] = {{"name", model_name}, {"dir", fs::absolute(r.model_dir).string()},
                        {"architectures", ckpt->config().raw().value("architectures", json::array())},
-                       {"model_type", ckpt->config().raw().value("model_type", "")}};
+                       {"model_type", ckpt->config().find_string("model_type").value_or("")}};
   manifest["cache_size"] = plan.cache_size;
   manifest["prefill"] = plan.prefill;
   manifest["dims"] = {{"hidden", plan.dims.hidden}, {"layers", plan.dims.layers}, {"vocab", plan.dims.vocab},
@@ -211,8 +212,8 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   std::vector<std::string> changes;
   TokenizerFix tok = fix_tokenizer(tok_file.raw(), tok_file.origin(), plan.dims.vocab);
   changes.insert(changes.end(), tok.changes.begin(), tok.changes.end());
-  write_text(res_dir / "tokenizer.json", tok.tokenizer.dump());
-  write_text(res_dir / "hailo-config.json", make_hailo_config(*ckpt, plan, tok, changes).dump(2) + "\n");
+  write_text(res_dir / "tokenizer.json", core::json_text(tok.tokenizer, -1));
+  write_text(res_dir / "hailo-config.json", core::json_text(make_hailo_config(*ckpt, plan, tok, changes), 2) + "\n");
   manifest["resource_changes"] = changes;
 
   // DFC kit.
@@ -223,7 +224,7 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   for (const char* script : {"compile.py", kValidateScriptName})
     fs::permissions(out.path() / script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                     fs::perm_options::add);
-  write_text(out.path() / "manifest.json", manifest.dump(2) + "\n");
+  write_text(out.path() / "manifest.json", core::json_text(manifest, 2) + "\n");
   progress.finish();
   out.commit();
   return manifest;

@@ -55,8 +55,10 @@ TokenizerFix fix_tokenizer(const json& tokenizer, const std::string& origin, int
     const json& added = tokenizer["added_tokens"];
     if (!added.is_array()) throw BadInput(origin + ": field 'added_tokens': expected a list");
     for (const auto& t : added) {
-      if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() || !t.contains("content"))
-        throw BadInput(origin + ": field 'added_tokens': entry without integer 'id' and 'content': " + t.dump());
+      if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() || !t.contains("content") ||
+          !t["content"].is_string())
+        throw BadInput(origin + ": field 'added_tokens': entry without integer 'id' and string 'content': " +
+                       t.dump(-1, ' ', false, json::error_handler_t::replace));
       if (t["id"].get<int64_t>() >= vocab_size)
         throw BadInput(origin + ": field 'added_tokens': token '" + t["content"].get<std::string>() + "' has id " +
                        std::to_string(t["id"].get<int64_t>()) + ", outside the model's vocab_size " +

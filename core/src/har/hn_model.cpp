@@ -1,4 +1,5 @@
 #include "llm2hef/core/har/hn_model.hpp"
+#include "llm2hef/core/json_text.hpp"
 
 #include <algorithm>
 #include <set>
@@ -113,7 +114,7 @@ void HnModel::validate() const {
   }
 }
 
-std::string HnModel::dump() const { return doc_.dump(); }
+std::string HnModel::dump() const { return core::json_text(doc_, -1); }
 
 std::string HnModel::name() const { return doc_.value("name", std::string()); }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/core/json_text.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/package.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -116,7 +117,7 @@ PackageResult package_model(const PackageOptions& o) {
   r.ollama_manifest["hef_h10h"] = r.sha256;
 
   r.blob_reused = store.put_blob(o.hef, r.sha256, o.progress);
-  store.put_manifest(o.model, r.ollama_manifest.dump(4) + "\n", o.force);
+  store.put_manifest(o.model, core::json_text(r.ollama_manifest, 4) + "\n", o.force);
   store.commit();
   return r;
 }
