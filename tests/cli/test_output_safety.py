@@ -508,3 +508,35 @@ def test_a_folder_name_that_is_not_utf8_is_reported_not_crashed_on(tmp_path):
     r = run_bytes("inspect", ckpt, *EXPORT, "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["model"].endswith("ckpt-\ufffd\ufffd")
+
+
+# --- class 12: every input is opened as a regular file, checked on the descriptor ---
+
+def _run_quick(*args):
+    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=20)
+
+
+def test_inputs_refuses_a_fifo_resource_at_once(exported, tmp_path):
+    crafted = tmp_path / "exp"
+    shutil.copytree(exported, crafted)
+    (crafted / "resources" / "theta.npy").unlink()
+    os.mkfifo(crafted / "resources" / "theta.npy")
+    r = _run_quick("inputs", crafted, "--tokens", "1,2", "-o", tmp_path / "i.npz")
+    assert r.returncode == 3 and "theta.npy" in r.stderr and "FIFO" in r.stderr
+
+
+@pytest.mark.parametrize("cmd", [["har", "inspect"], ["har", "fix"]])
+def test_har_commands_refuse_a_fifo_at_once(tmp_path, cmd):
+    fifo = _fifo(tmp_path)
+    r = _run_quick(*cmd, fifo, *(["-o", tmp_path / "o.har"] if cmd[1] == "fix" else []))
+    assert r.returncode == 3 and "FIFO" in r.stderr
+
+
+def test_export_refuses_a_fifo_chat_template_at_once(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(LLAMA, ckpt)
+    (ckpt / "chat_template.jinja").unlink(missing_ok=True)
+    os.mkfifo(ckpt / "chat_template.jinja")
+    r = _run_quick("export", ckpt, "-o", tmp_path / "out", *EXPORT)
+    assert r.returncode == 3 and "chat_template.jinja" in r.stderr and "FIFO" in r.stderr
+    assert not (tmp_path / "out").exists()

@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "llm2hef/core/checkpoint_dir.hpp"
+#include "llm2hef/core/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -28,19 +29,21 @@ namespace {
 constexpr const char* kTemplateFile = "chat_template.jinja";
 constexpr const char* kTemplateDir = "additional_chat_templates";
 
+// Present at all (following symlinks: the HF cache links snapshots to
+// blobs). Whether it is a regular file is checked on the opened descriptor
+// by the reader, which refuses a FIFO or a device by name instead of the
+// file being silently taken as absent.
 bool is_file(const fs::path& p) {
   std::error_code ec;
-  return fs::is_regular_file(p, ec);
+  return fs::exists(p, ec) && !fs::is_directory(p, ec);
 }
 
 // The text must go into hailo-config.json, which is JSON: refuse what is not
 // UTF-8 here, naming the file, rather than fail later while writing.
 std::string read_template_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) throw BadInput(path.string() + ": cannot be read");
-  std::string s = text.str();
+  // Real templates are a few KB (the largest we know, with tool calling, ~20 KB).
+  constexpr uint64_t kMaxTemplateBytes = 4u << 20;
+  std::string s = RegularFile(path).read_all(kMaxTemplateBytes);
   if (s.empty()) throw BadInput(path.string() + ": empty chat template");
   try {
     (void)json(s).dump();

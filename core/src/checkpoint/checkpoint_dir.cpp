@@ -16,9 +16,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Present at all (following symlinks: the HF cache links snapshots to
+// blobs). Whether it is a regular file is checked on the opened descriptor
+// by the reader, which refuses a FIFO or a device by name instead of the
+// file being silently taken as absent.
 bool is_file(const fs::path& p) {
   std::error_code ec;
-  return fs::is_regular_file(p, ec);  // follows symlinks: the HF cache links snapshots to blobs
+  return fs::exists(p, ec) && !fs::is_directory(p, ec);
 }
 
 sdk::JsonFile optional_json(const fs::path& p) { return is_file(p) ? sdk::JsonFile::load(p) : sdk::JsonFile(); }

@@ -64,9 +64,9 @@ void TarReader::fail(const std::string& what) const {
 
 std::unique_ptr<TarReader> TarReader::open_file(const std::filesystem::path& path) {
   std::unique_ptr<TarReader> r(new TarReader(path.string()));
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw BadInput(path.string() + ": no such file");
-  if (archive_read_open_filename(r->a_, path.c_str(), kBlock) != ARCHIVE_OK) r->fail("cannot open as a tar archive");
+  // Checked on the opened descriptor: a FIFO or a device never reaches libarchive.
+  r->file_ = std::make_unique<RegularFile>(path);
+  if (archive_read_open_fd(r->a_, r->file_->fd(), kBlock) != ARCHIVE_OK) r->fail("cannot open as a tar archive");
   return r;
 }
 

@@ -3,7 +3,10 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 
 #include "llm2hef/core/atomic_output.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -67,28 +70,23 @@ void write_npy(const std::filesystem::path& path, const std::vector<int64_t>& sh
   w.finish();
 }
 
-NpyReader::NpyReader(const std::filesystem::path& path) : path_(path), in_(path, std::ios::binary) {
-  if (!in_) throw BadInput(path.string() + ": cannot open for reading");
-  char magic[10];
-  in_.read(magic, 10);
-  if (!in_ || std::string(magic, 6) != "\x93NUMPY") throw BadInput(path.string() + ": not a .npy file");
-  uint64_t header_len = 0;
-  const int major = static_cast<unsigned char>(magic[6]);
+NpyReader::NpyReader(const std::filesystem::path& path) : path_(path), file_(path) {
+  unsigned char magic[12] = {};
+  if (file_.size() < 10) throw BadInput(path.string() + ": not a .npy file");
+  read_at(0, magic, 10, "magic");
+  if (std::string(reinterpret_cast<const char*>(magic), 6) != "\x93NUMPY") throw BadInput(path.string() + ": not a .npy file");
+  uint64_t header_len = magic[8] | (static_cast<unsigned>(magic[9]) << 8);
+  const int major = magic[6];
   if (major == 1) {
-    header_len = static_cast<unsigned char>(magic[8]) | (static_cast<unsigned>(static_cast<unsigned char>(magic[9])) << 8);
     data_offset_ = 10 + header_len;
   } else {
-    char more[2];
-    in_.read(more, 2);
-    header_len = static_cast<unsigned char>(magic[8]) | (static_cast<unsigned>(static_cast<unsigned char>(magic[9])) << 8) |
-                 (static_cast<unsigned>(static_cast<unsigned char>(more[0])) << 16) |
-                 (static_cast<unsigned>(static_cast<unsigned char>(more[1])) << 24);
+    read_at(10, magic + 10, 2, "header length");
+    header_len |= (static_cast<uint64_t>(magic[10]) << 16) | (static_cast<uint64_t>(magic[11]) << 24);
     data_offset_ = 12 + header_len;
   }
   if (header_len > (1u << 20)) throw BadInput(path.string() + ": .npy header too large");
   std::string dict(header_len, '\0');
-  in_.read(dict.data(), static_cast<std::streamsize>(header_len));
-  if (!in_) throw BadInput(path.string() + ": truncated .npy header");
+  read_at(data_offset_ - header_len, dict.data(), dict.size(), "header");
   const NpyHeaderFields fields = parse_npy_header_dict(dict, path.string());
   if (fields.descr == "<f4" || fields.descr == "|f4" || fields.descr == "f4")
     type_ = NpyType::f32;
@@ -102,8 +100,19 @@ NpyReader::NpyReader(const std::filesystem::path& path) : path_(path), in_(path,
   for (size_t i = 1; i < shape_.size(); ++i) row_size_ *= shape_[i];
   const uint64_t elem = type_ == NpyType::f32 ? 4 : 8;
   const uint64_t need = data_offset_ + static_cast<uint64_t>(count(shape_)) * elem;
-  if (std::filesystem::file_size(path) < need)
+  if (file_.size() < need)
     throw BadInput(path.string() + ": file is shorter than its header's shape " + std::to_string(need) + " bytes");
+}
+
+void NpyReader::read_at(uint64_t offset, void* out, size_t n, const char* what) const {
+  auto* p = static_cast<char*>(out);
+  for (size_t done = 0; done < n;) {
+    const ssize_t got = ::pread(file_.fd(), p + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw BadInput(path_.string() + ": read failed: " + std::strerror(errno));
+    if (got == 0) throw BadInput(path_.string() + ": truncated .npy " + what);
+    done += static_cast<size_t>(got);
+  }
 }
 
 void NpyReader::read_rows(int64_t begin, int64_t end, std::span<float> out) {
@@ -111,9 +120,7 @@ void NpyReader::read_rows(int64_t begin, int64_t end, std::span<float> out) {
   const int64_t rows = shape_.empty() ? 1 : shape_[0];
   if (begin < 0 || end > rows || begin > end || static_cast<int64_t>(out.size()) != (end - begin) * row_size_)
     throw InternalError(path_.string() + ": bad row range");
-  in_.seekg(static_cast<std::streamoff>(data_offset_ + static_cast<uint64_t>(begin * row_size_) * 4));
-  in_.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size_bytes()));
-  if (!in_) throw BadInput(path_.string() + ": read failed");
+  read_at(data_offset_ + static_cast<uint64_t>(begin * row_size_) * 4, out.data(), out.size_bytes(), "data");
 }
 
 std::vector<float> NpyReader::read_all() {

@@ -27,6 +27,7 @@ const char* kind_of(mode_t mode) {
 RegularFile::RegularFile(const std::filesystem::path& path) : path_(path) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0 && errno == ENOENT) throw BadInput(path.string() + ": no such file");
   if (fd_ < 0) throw BadInput(path.string() + ": cannot open: " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {

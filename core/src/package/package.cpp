@@ -5,6 +5,7 @@
 
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/regular_file.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/package.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -99,8 +100,8 @@ PackageResult package_model(const PackageOptions& o) {
                      "); pass --force to replace it");
   if (fs::exists(r.manifest, ec)) {
     // Only reported; a damaged old manifest is still replaceable.
-    std::ifstream in(r.manifest);
-    const json old = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    // A FIFO or device here is refused (BadInput), never read or replaced.
+    const json old = json::parse(RegularFile(r.manifest).read_all(1u << 20), nullptr, /*allow_exceptions=*/false);
     r.replaced_hef = old.is_object() && old.contains("hef_h10h") && old["hef_h10h"].is_string()
                          ? old["hef_h10h"].get<std::string>()
                          : std::string();

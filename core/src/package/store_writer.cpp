@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llm2hef/core/progress.hpp"
+#include "llm2hef/core/regular_file.hpp"
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -35,17 +36,13 @@ struct Fd {
 // Reads `file` in blocks, feeding each to `sink`; returns the bytes read.
 template <class Sink>
 uint64_t stream_file(const fs::path& file, const std::string& label, bool progress, Sink&& sink) {
-  Fd in;
-  in.fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in.fd < 0) throw BadInput(file.string() + ": cannot open: " + errno_text());
-  struct stat st {};
-  if (::fstat(in.fd, &st) != 0) throw BadInput(file.string() + ": cannot stat: " + errno_text());
-  const uint64_t total = static_cast<uint64_t>(st.st_size);
+  const RegularFile in(file);  // a FIFO or device is refused, not read
+  const uint64_t total = in.size();
   Progress bar(label, total, progress && total >= kShowProgressFrom);
   std::vector<char> buf(kBlock);
   uint64_t done = 0;
   for (;;) {
-    const ssize_t n = ::read(in.fd, buf.data(), buf.size());
+    const ssize_t n = ::read(in.fd(), buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw BadInput(file.string() + ": read failed: " + errno_text());
     if (n == 0) break;

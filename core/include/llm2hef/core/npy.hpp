@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/core/regular_file.hpp"
+
 namespace llm2hef::core {
 
 enum class NpyType { f32, i64 };
@@ -44,8 +46,11 @@ class NpyReader {
   std::vector<float> read_all();
 
  private:
+  // Exactly `n` bytes at `offset`; BadInput when the file ends first.
+  void read_at(uint64_t offset, void* out, size_t n, const char* what) const;
+
   std::filesystem::path path_;
-  std::ifstream in_;
+  RegularFile file_;  // checked on the descriptor: a FIFO or device is refused, never read
   std::vector<int64_t> shape_;
   NpyType type_ = NpyType::f32;
   uint64_t data_offset_ = 0;

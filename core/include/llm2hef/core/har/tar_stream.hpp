@@ -18,6 +18,8 @@
 
 struct archive;
 
+#include "llm2hef/core/regular_file.hpp"
+
 namespace llm2hef::core::har {
 
 struct TarMember {
@@ -53,6 +55,7 @@ class TarReader {
   explicit TarReader(std::string label);
   [[noreturn]] void fail(const std::string& what) const;
   archive* a_ = nullptr;
+  std::unique_ptr<RegularFile> file_;  // open_file's descriptor, checked to be a regular file
   std::string label_;
   std::string current_;  // name of the member being read
   std::set<std::string> seen_;
