@@ -93,9 +93,7 @@ class Gpt2Adapter final : public Adapter {
     // theta_k = 2 pi k / N for k = 0..N/2, padded to an even length (the
     // runtime fills only an even number of columns).
     const int64_t n = opt.cache_size, k = n / 2 + 1;
-    p.theta.assign(static_cast<size_t>(k + k % 2), 0.0f);
-    for (int64_t i = 0; i < k; ++i)
-      p.theta[static_cast<size_t>(i)] = static_cast<float>(2.0 * M_PI * static_cast<double>(i) / static_cast<double>(n));
+    p.theta = fourier_theta(n);
     const std::string gelu = opt.option(info(), "gelu");
     p.options["gelu"] = gelu;
     p.rewrites = {
