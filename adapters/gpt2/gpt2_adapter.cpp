@@ -14,6 +14,7 @@
 
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/learned_positions.hpp"
 
@@ -26,8 +27,8 @@ struct Gpt2Config {
   int64_t hidden, layers, heads, positions, vocab, inner;
   float eps;
   bool scale_by_inverse_layer;
-  std::string prefix;   // "" (openai-community layout) or "transformer."
-  std::string lm_head;  // tensor used as the head (wte when tied)
+  std::string prefix;  // "" (openai-community layout) or "transformer."
+  LmHead lm_head;      // wte when tied
 };
 
 Gpt2Config read_config(const Checkpoint& ckpt) {
@@ -83,15 +84,7 @@ Gpt2Config read_config(const Checkpoint& ckpt) {
   }
   ckpt.expect(g.prefix + "ln_f.weight", {h});
   ckpt.expect(g.prefix + "ln_f.bias", {h});
-  const bool tied = c.find_bool("tie_word_embeddings").value_or(true);
-  if (ckpt.has("lm_head.weight")) {
-    ckpt.expect("lm_head.weight", {g.vocab, g.hidden});
-    g.lm_head = "lm_head.weight";
-  } else if (tied) {
-    g.lm_head = wte;
-  } else {
-    throw BadInput(c.where("tie_word_embeddings") + ": false, but the checkpoint has no lm_head.weight");
-  }
+  g.lm_head = choose_lm_head(ckpt, wte, g.vocab, g.hidden);
   return g;
 }
 
@@ -115,20 +108,12 @@ class Gpt2Adapter final : public Adapter {
       throw Unsupported("--cache " + std::to_string(opt.cache_size) + " exceeds n_positions " +
                         std::to_string(c.positions) + ": GPT-2 has learned positions only for 0.." +
                         std::to_string(c.positions - 1));
-    Plan p;
-    p.dims = {c.hidden, c.layers, c.vocab, c.heads, c.heads, c.hidden / c.heads, c.inner};
-    p.cache_size = opt.cache_size;
-    p.prefill = opt.prefill;
+    Plan p = decoder_plan({c.hidden, c.layers, c.vocab, c.heads, c.heads, c.hidden / c.heads, c.inner},
+                          c.prefix + "wte.weight", opt);
     // theta_k = 2 pi k / N for k = 0..N/2, padded to an even length (the
     // runtime fills only an even number of columns).
     const int64_t n = opt.cache_size, k = n / 2 + 1;
-    p.theta.assign(static_cast<size_t>(k + k % 2), 0.0f);
-    for (int64_t i = 0; i < k; ++i)
-      p.theta[static_cast<size_t>(i)] = static_cast<float>(2.0 * M_PI * static_cast<double>(i) / static_cast<double>(n));
-    p.pe_q_tiles = c.heads;
-    p.pe_k_tiles = c.heads;
-    p.embedding_tensor = c.prefix + "wte.weight";
-    p.lm_head_shards = choose_lm_head_shards(c.vocab, opt.lm_head_shards, p.lm_head_shard_reason);
+    p.theta = fourier_theta(n);
     const std::string gelu = opt.option(info(), "gelu");
     p.options["gelu"] = gelu;
     p.rewrites = {
@@ -136,7 +121,7 @@ class Gpt2Adapter final : public Adapter {
         "wpe rows 0.." + std::to_string(n - 1) + " rebuilt from the cos/sin tables (" + std::to_string(k) +
             " frequencies 2*pi*k/" + std::to_string(n) + ", theta length " + std::to_string(p.theta.size()) + ")",
         gelu == "tanh" ? "GELU as gelu_new (tanh form, exact)" : "GELU as x*sigmoid(1.702x) (approximation; --gelu tanh for exact)",
-        "lm_head " + std::string(c.lm_head == "lm_head.weight" ? "from lm_head.weight" : "tied to wte, written as its own tensor") +
+        "lm_head " + std::string(c.lm_head.tied ? "tied to wte, written as its own tensor" : "from lm_head.weight") +
             " after a last-position slice",
     };
     if (c.scale_by_inverse_layer) p.rewrites.push_back("attention scores divided by layer index + 1 (scale_attn_by_inverse_layer_idx)");
@@ -145,71 +130,49 @@ class Gpt2Adapter final : public Adapter {
 
   void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& g) const override {
     const Gpt2Config c = read_config(ckpt);
-    const int64_t n = plan.cache_size, h = c.hidden, t = static_cast<int64_t>(plan.theta.size());
+    const int64_t n = plan.cache_size, t = static_cast<int64_t>(plan.theta.size());
     const GeluForm gelu_form = plan.options.value("gelu", "sigmoid") == "tanh" ? GeluForm::tanh : GeluForm::sigmoid;
     auto model = g.scope("model");
-    RuntimeInputs in = declare_runtime_inputs(g, plan);
-    PeTables pe = tile_pe_tables(g, in, plan);
+    const DecoderInputs io = decoder_inputs(g, plan);
 
-    Value hidden = g.add(in.embeds, positions(g, ckpt, c, pe, n, t), "embed_positions/Add");
-    for (int64_t layer = 0; layer < c.layers; ++layer) {
-      auto ls = g.scope("layers." + std::to_string(layer));
+    const Value embedded = g.add(io.runtime.embeds, positions(g, ckpt, c, io.pe, n, t), "embed_positions/Add");
+    const Value hidden = decoder_layers(g, ckpt, embedded, c.layers, [&](int64_t layer) {
       const std::string p = c.prefix + "h." + std::to_string(layer) + ".";
-      Value a;
-      {
-        auto s = g.scope("ln_1");
-        a = layer_norm(g, ckpt, hidden, p + "ln_1.weight", p + "ln_1.bias", c.eps);
-      }
-      ckpt.expect(p + "attn.c_attn.weight", {h, 3 * h});
-      Value attn_out;
-      {
-        auto s = g.scope("attn");
-        Value qkv[3];
-        const char* names[3] = {"q_proj", "k_proj", "v_proj"};
-        for (int i = 0; i < 3; ++i) {
-          auto ps = g.scope(names[i]);
-          qkv[i] = linear(g, ckpt, a, {p + "attn.c_attn.weight", p + "attn.c_attn.bias", WeightLayout::in_out, i * h, (i + 1) * h});
-        }
-        const int64_t d = h / c.heads;
-        // q k^T / sqrt(HD), and / (layer + 1) folded into the same divisor.
-        float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(d)));
-        if (c.scale_by_inverse_layer) score_divisor *= static_cast<float>(layer + 1);
-        Value ctx = attention(g, qkv[0], qkv[1], qkv[2], in.mask, {n, c.heads, c.heads, d, score_divisor});
-        auto ps = g.scope("c_proj");
-        attn_out = linear(g, ckpt, ctx, {p + "attn.c_proj.weight", p + "attn.c_proj.bias", WeightLayout::in_out});
-      }
-      hidden = g.add(hidden, attn_out, "attn_residual/Add");
-      Value m;
-      {
-        auto s = g.scope("ln_2");
-        m = layer_norm(g, ckpt, hidden, p + "ln_2.weight", p + "ln_2.bias", c.eps);
-      }
-      Value mlp_out;
-      {
-        auto s = g.scope("mlp");
-        Value up;
-        {
-          auto ps = g.scope("c_fc");
-          up = linear(g, ckpt, m, {p + "mlp.c_fc.weight", p + "mlp.c_fc.bias", WeightLayout::in_out});
-        }
-        Value act = gelu(g, up, gelu_form);
-        auto ps = g.scope("c_proj");
-        mlp_out = linear(g, ckpt, act, {p + "mlp.c_proj.weight", p + "mlp.c_proj.bias", WeightLayout::in_out});
-      }
-      hidden = g.add(hidden, mlp_out, "mlp_residual/Add");
-    }
-    Value final_norm;
-    {
-      auto s = g.scope("ln_f");
-      final_norm = layer_norm(g, ckpt, hidden, c.prefix + "ln_f.weight", c.prefix + "ln_f.bias", c.eps);
-    }
-    Value last = last_position(g, final_norm);
-    auto s = g.scope("lm_head");
-    Value head = g.weight("weight", ckpt, c.lm_head, {.transpose = true});
-    g.output(g.matmul(last, head), "logits");
+      auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", p + name + ".bias", c.eps}; };
+      auto conv1d = [&](const std::string& name) {
+        return LinearSpec{p + name + ".weight", p + name + ".bias", WeightLayout::in_out};
+      };
+      return DecoderLayer{
+          {norm("ln_1"), "attn", [&c, &ckpt, &io, p, n, layer](GraphBuilder& g, const Value& a) {
+             return split_attention(g, ckpt, c, io, p, n, layer, a);
+           }, "attn_residual"},
+          {norm("ln_2"), "mlp", gelu_ffn(ckpt, {conv1d("mlp.c_fc"), conv1d("mlp.c_proj"), "c_fc", "c_proj", gelu_form}),
+           "mlp_residual"}};
+    });
+    decoder_tail(g, ckpt, hidden, {"ln_f", c.prefix + "ln_f.weight", c.prefix + "ln_f.bias", c.eps}, c.lm_head.tensor);
   }
 
  private:
+  // Fused c_attn (Conv1D [in, out], q|k|v) split into three projections, no
+  // RoPE (positions are in the embedding), then c_proj.
+  static Value split_attention(GraphBuilder& g, const Checkpoint& ckpt, const Gpt2Config& c, const DecoderInputs& io,
+                               const std::string& p, int64_t n, int64_t layer, const Value& a) {
+    const int64_t h = c.hidden, d = h / c.heads;
+    ckpt.expect(p + "attn.c_attn.weight", {h, 3 * h});
+    Value qkv[3];
+    const char* names[3] = {"q_proj", "k_proj", "v_proj"};
+    for (int i = 0; i < 3; ++i) {
+      auto ps = g.scope(names[i]);
+      qkv[i] = linear(g, ckpt, a, {p + "attn.c_attn.weight", p + "attn.c_attn.bias", WeightLayout::in_out, i * h, (i + 1) * h});
+    }
+    // q k^T / sqrt(HD), and / (layer + 1) folded into the same divisor.
+    float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(d)));
+    if (c.scale_by_inverse_layer) score_divisor *= static_cast<float>(layer + 1);
+    const Value ctx = attention(g, qkv[0], qkv[1], qkv[2], io.runtime.mask, {n, c.heads, c.heads, d, score_divisor});
+    auto ps = g.scope("c_proj");
+    return linear(g, ckpt, ctx, {p + "attn.c_proj.weight", p + "attn.c_proj.bias", WeightLayout::in_out});
+  }
+
   // wpe[p] = sum_k A_k cos(theta_k p) + B_k sin(theta_k p). The q tables carry
   // columns [0, T/2) and the k tables [T/2, T), each through the first head
   // block of its tiled table.
@@ -230,9 +193,14 @@ class Gpt2Adapter final : public Adapter {
       std::span<const float> rows(coef.data() + begin * h, static_cast<size_t>(half * h));
       return g.matmul(cols, g.constant(name + "_coef", {half, h}, rows), name + "/MatMul");
     };
-    Value sum = g.add(part(pe.q_cos, fit.cos_coef, 0, "q_cos"), part(pe.k_cos, fit.cos_coef, half, "k_cos"), "cos/Add");
-    sum = g.add(sum, part(pe.q_sin, fit.sin_coef, 0, "q_sin"), "sin_lo/Add");
-    return g.add(sum, part(pe.k_sin, fit.sin_coef, half, "k_sin"), "sin_hi/Add");
+    // k_cos before q_cos: the order exports have always had.
+    const Value k_cos = part(pe.k_cos, fit.cos_coef, half, "k_cos");
+    const Value q_cos = part(pe.q_cos, fit.cos_coef, 0, "q_cos");
+    Value sum = g.add(q_cos, k_cos, "cos/Add");
+    const Value q_sin = part(pe.q_sin, fit.sin_coef, 0, "q_sin");
+    sum = g.add(sum, q_sin, "sin_lo/Add");
+    const Value k_sin = part(pe.k_sin, fit.sin_coef, half, "k_sin");
+    return g.add(sum, k_sin, "sin_hi/Add");
   }
 };
 

@@ -14,8 +14,7 @@
 #include <vector>
 
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/attention_block.hpp"
-#include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/short_conv.hpp"
@@ -25,14 +24,13 @@ namespace {
 using namespace llm2hef;
 using namespace llm2hef::sdk;
 
-struct Lfm2Config {
-  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0, kernel = 0;
-  int64_t max_positions = 0;
+struct Lfm2Config : DecoderDims {  // hidden, layers, heads, kv_heads, head_dim, vocab, max_positions
+  int64_t ffn = 0, kernel = 0;
   float eps = 1e-5f;
   bool conv_bias = false;
   std::vector<bool> attention;  // per layer: true = full_attention, false = conv
   std::vector<float> inv_freq;
-  std::string lm_head;
+  LmHead lm_head;
   std::vector<std::string> rewrites;
 
   int64_t attention_layers() const { return static_cast<int64_t>(std::count(attention.begin(), attention.end(), true)); }
@@ -106,19 +104,7 @@ std::vector<float> lfm2_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
 Lfm2Config read_config(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
   Lfm2Config m;
-  m.hidden = c.get_size("hidden_size");
-  m.layers = c.get_size("num_hidden_layers");
-  m.heads = c.get_size("num_attention_heads");
-  m.kv_heads = c.find_size("num_key_value_heads", m.heads);
-  m.vocab = c.get_size("vocab_size");
-  m.max_positions = c.find_int("max_position_embeddings").value_or(0);
-  if (!c.has("head_dim") && m.hidden % m.heads != 0)
-    throw BadInput(c.where("hidden_size") + ": " + std::to_string(m.hidden) + " is not divisible by num_attention_heads " +
-                   std::to_string(m.heads) + " (and no head_dim is given)");
-  if (m.heads % m.kv_heads != 0)
-    throw BadInput(c.where("num_key_value_heads") + ": " + std::to_string(m.kv_heads) +
-                   " does not divide num_attention_heads " + std::to_string(m.heads));
-  m.head_dim = c.find_size("head_dim", m.hidden / m.heads);
+  static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   m.eps = static_cast<float>(c.find_number("norm_eps").value_or(1e-5));
   m.kernel = c.find_size("conv_L_cache", 3, 64);
   m.conv_bias = c.find_bool("conv_bias").value_or(false);
@@ -166,15 +152,7 @@ Lfm2Config read_config(const Checkpoint& ckpt) {
   }
 
   // HF reads the original key `tie_embedding` first.
-  const bool tied = c.find_bool("tie_embedding").value_or(c.find_bool("tie_word_embeddings").value_or(true));
-  if (ckpt.has("lm_head.weight")) {
-    ckpt.expect("lm_head.weight", {m.vocab, m.hidden});
-    m.lm_head = "lm_head.weight";
-  } else if (tied) {
-    m.lm_head = kEmbed;
-  } else {
-    throw BadInput(c.where("tie_word_embeddings") + ": false, but the checkpoint has no lm_head.weight");
-  }
+  m.lm_head = choose_lm_head(ckpt, kEmbed, m.vocab, m.hidden, {"tie_embedding", "tie_word_embeddings"});
   return m;
 }
 
@@ -205,17 +183,10 @@ class Lfm2Adapter final : public Adapter {
   Plan plan(const Checkpoint& ckpt, const ExportOptions& opt) const override {
     const Lfm2Config m = read_config(ckpt);
     const int64_t n = opt.cache_size;
-    Plan p;
-    p.dims = {m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.ffn};
-    p.cache_size = n;
-    p.prefill = opt.prefill;
+    Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.ffn}, kEmbed, opt);
     // Only the attention layers use positions; the conv layers take theirs
     // from the mask, so theta is RoPE's alone and the pe widths stay head_dim.
     p.theta = rope_theta_resource(m.inv_freq);
-    p.pe_q_tiles = m.heads;
-    p.pe_k_tiles = m.kv_heads;
-    p.embedding_tensor = kEmbed;
-    p.lm_head_shards = choose_lm_head_shards(m.vocab, opt.lm_head_shards, p.lm_head_shard_reason);
     p.rewrites = m.rewrites;
     p.rewrites.push_back("attention layers " + layer_list(m, true) + ": QK-Norm (q/k_layernorm) through constant " +
                          "segment matrices, RoPE, GQA " + std::to_string(m.heads) + "/" + std::to_string(m.kv_heads) +
@@ -224,8 +195,7 @@ class Lfm2Adapter final : public Adapter {
                          std::to_string(m.kernel) + (m.conv_bias ? ", with biases" : "") +
                          ") as shift matrices from the mask times B*x, B*x the cached operand (exact)");
     p.rewrites.push_back("embedding_norm applied as the final norm; " +
-                         std::string(m.lm_head == kEmbed ? "tied lm_head written as its own tensor"
-                                                         : "lm_head from lm_head.weight") +
+                         std::string(m.lm_head.tied ? "tied lm_head written as its own tensor" : "lm_head from lm_head.weight") +
                          " after a last-position slice");
 
     // Cost of the conv formulation, also shown by inspect (options) and the docs.
@@ -270,72 +240,45 @@ class Lfm2Adapter final : public Adapter {
     p.notes.push_back("the conv shifts rely on the runtime's mask rows allowing one contiguous run of key columns that "
                       "ends at the query's own column (hailo-contract.md section 9); only the chip can confirm it in the "
                       "token-by-token scope");
-    if (m.max_positions > 0 && n > m.max_positions)
-      p.notes.push_back("--cache " + std::to_string(n) + " exceeds max_position_embeddings " +
-                        std::to_string(m.max_positions) + ": quality beyond it is the model's own");
+    note_cache_beyond_positions(p, m.max_positions);
     return p;
   }
 
   void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& g) const override {
     const Lfm2Config m = read_config(ckpt);
-    const int64_t n = plan.cache_size, d = m.head_dim;
+    const int64_t n = plan.cache_size;
+    const float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(m.head_dim)));
     auto model = g.scope("model");
-    RuntimeInputs in = declare_runtime_inputs(g, plan);
-    PeTables pe = tile_pe_tables(g, in, plan);
-    const CausalShifts shifts = m.conv_layers() > 0 ? causal_shifts(g, in.mask, n, m.kernel) : CausalShifts{};
-    const float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(d)));
+    const DecoderInputs io = decoder_inputs(g, plan);
+    const CausalShifts shifts = m.conv_layers() > 0 ? causal_shifts(g, io.runtime.mask, n, m.kernel) : CausalShifts{};
 
-    Value hidden = in.embeds;
-    for (int64_t i = 0; i < m.layers; ++i) {
-      auto ls = g.scope("layers." + std::to_string(i));
+    const Value hidden = decoder_layers(g, ckpt, io.runtime.embeds, m.layers, [&](int64_t i) {
       const std::string p = Lfm2Config::layer(i);
-      Value a;
-      {
-        auto s = g.scope("operator_norm");
-        a = rms_norm(g, ckpt, hidden, p + "operator_norm.weight", m.eps);
-      }
-      Value op;
+      auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, m.eps}; };
+      Branch mixer{norm("operator_norm"), "", nullptr, "operator_residual"};
       if (m.attention[static_cast<size_t>(i)]) {
-        auto s = g.scope("self_attn");
-        op = attention_block(g, ckpt, a, in.mask, pe,
-                             {.prefix = p + "self_attn.",
-                              .q_norm = "q_layernorm",
-                              .k_norm = "k_layernorm",
-                              .out_proj = "out_proj",
-                              .shape = {n, m.heads, m.kv_heads, m.head_dim, score_divisor},
-                              .norm_eps = m.eps});
+        mixer.scope = "self_attn";
+        mixer.body = attention_mixer(ckpt, io,
+                                     {.prefix = p + "self_attn.",
+                                      .q_norm = "q_layernorm",
+                                      .k_norm = "k_layernorm",
+                                      .out_proj = "out_proj",
+                                      .shape = {n, m.heads, m.kv_heads, m.head_dim, score_divisor},
+                                      .norm_eps = m.eps});
       } else {
-        auto s = g.scope("conv");
         const std::string c = p + "conv.";
         auto bias = [&](const std::string& t) { return m.conv_bias ? std::optional(c + t) : std::nullopt; };
-        op = short_conv(g, ckpt, a, shifts,
-                        {c + "in_proj.weight", c + "conv.weight", c + "out_proj.weight", bias("in_proj.bias"),
-                         bias("conv.bias"), bias("out_proj.bias"), m.hidden, m.kernel});
+        mixer.scope = "conv";
+        mixer.body = short_conv_mixer(ckpt, shifts,
+                                      {c + "in_proj.weight", c + "conv.weight", c + "out_proj.weight", bias("in_proj.bias"),
+                                       bias("conv.bias"), bias("out_proj.bias"), m.hidden, m.kernel});
       }
-      hidden = g.add(hidden, op, "operator_residual/Add");
-      Value x;
-      {
-        auto s = g.scope("ffn_norm");
-        x = rms_norm(g, ckpt, hidden, p + "ffn_norm.weight", m.eps);
-      }
-      Value ffn;
-      {
-        auto s = g.scope("feed_forward");
-        ffn = swiglu_mlp(g, ckpt, x,
-                         {p + "feed_forward.w1.weight", p + "feed_forward.w3.weight", p + "feed_forward.w2.weight", "w1",
-                          "w3", "w2"});
-      }
-      hidden = g.add(hidden, ffn, "ffn_residual/Add");
-    }
-    Value normed;
-    {
-      auto s = g.scope("embedding_norm");
-      normed = rms_norm(g, ckpt, hidden, kFinalNorm, m.eps);
-    }
-    Value last = last_position(g, normed);
-    auto s = g.scope("lm_head");
-    Value head = g.weight("weight", ckpt, m.lm_head, {.transpose = true});
-    g.output(g.matmul(last, head), "logits");
+      const SwigluSpec ffn{p + "feed_forward.w1.weight", p + "feed_forward.w3.weight", p + "feed_forward.w2.weight", "w1",
+                           "w3", "w2"};
+      return DecoderLayer{mixer, {norm("ffn_norm"), "feed_forward", swiglu_ffn(ckpt, ffn), "ffn_residual"}};
+    });
+    // `embedding_norm` is the final norm, despite its name.
+    decoder_tail(g, ckpt, hidden, {"embedding_norm", kFinalNorm, std::nullopt, m.eps}, m.lm_head.tensor);
   }
 };
 

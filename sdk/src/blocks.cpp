@@ -6,6 +6,12 @@
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
+// Every builder call is a statement of its own, never one of several
+// arguments to a call: C++ leaves the order of sibling arguments unspecified,
+// and the call order is the order of nodes, initializers and external-data
+// bytes in the exported graph. Where the old nested spelling evaluated
+// right to left (GCC's order), the statements keep that order, so exports
+// stay byte-identical to those of earlier releases.
 namespace llm2hef::sdk {
 
 namespace {
@@ -77,21 +83,28 @@ Value layer_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   ckpt.expect(bias, {h});
   // One LayerNormalization node: what torch's TorchScript exporter writes for
   // nn.LayerNorm at opset 17, hence what SEED's distilgpt2 export held when the
-  // DFC parsed it (docs/gpt2.md, "LayerNorm").
-  return g.layer_normalization(x, g.weight("weight", ckpt, weight), g.weight("bias", ckpt, bias), eps);
+  // DFC parsed it (docs/gpt2.md, "LayerNorm"). The bias is written first: the
+  // order the exports have always had (see the note at the top of this file).
+  const Value b = g.weight("bias", ckpt, bias);
+  const Value w = g.weight("weight", ckpt, weight);
+  return g.layer_normalization(x, w, b, eps);
 }
 
 Value inverse_sqrt(GraphBuilder& g, const Value& x) {
   // torch writes rsqrt as Sqrt then Div with a constant 1, never Reciprocal
   // (hailo-contract.md section 2, "Op patterns").
-  return g.div(g.scalar("one", 1.0f), g.sqrt(x));
+  const Value root = g.sqrt(x);
+  const Value one = g.scalar("one", 1.0f);
+  return g.div(one, root);
 }
 
 Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps) {
   ckpt.expect(weight, {x.shape.back()});
   Value ms = g.reduce_mean(g.pow(x, 2.0f), -1);
   Value inv = inverse_sqrt(g, g.add(ms, g.scalar("eps", eps)));
-  return g.mul(g.mul(x, inv), g.weight("weight", ckpt, weight));
+  const Value w = g.weight("weight", ckpt, weight);
+  const Value normed = g.mul(x, inv);
+  return g.mul(normed, w);
 }
 
 Value gelu(GraphBuilder& g, const Value& x, GeluForm form) {
@@ -102,7 +115,9 @@ Value gelu(GraphBuilder& g, const Value& x, GeluForm form) {
   Value inner = g.add(x, g.mul(cube, g.scalar("cubic", 0.044715f)));
   Value t = g.tanh(g.mul(inner, g.scalar("sqrt_2_over_pi", c)));
   Value one_plus = g.add(t, g.scalar("one", 1.0f));
-  return g.mul(g.mul(x, one_plus), g.scalar("half", 0.5f));
+  const Value half = g.scalar("half", 0.5f);
+  const Value scaled = g.mul(x, one_plus);
+  return g.mul(scaled, half);
 }
 
 Value silu(GraphBuilder& g, const Value& x) { return g.mul(x, g.sigmoid(x)); }
@@ -121,6 +136,17 @@ Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   Value gated = g.mul(act, up, "swiglu/Mul");
   auto s = g.scope(spec.down_scope);
   return linear(g, ckpt, gated, {spec.down_weight, std::nullopt});
+}
+
+Value gelu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const GeluMlpSpec& spec) {
+  Value up;
+  {
+    auto s = g.scope(spec.up_scope);
+    up = linear(g, ckpt, x, spec.up);
+  }
+  const Value act = gelu(g, up, spec.form);
+  auto s = g.scope(spec.down_scope);
+  return linear(g, ckpt, act, spec.down);
 }
 
 Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v, const Value& mask,
@@ -153,7 +179,9 @@ Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v,
   Value vh = g.transpose(g.reshape(vv, {1, s, a.heads, d}, "v/Reshape"), {0, 2, 1, 3}, "v/Transpose");
   Value kt = g.transpose(k4, {0, 2, 3, 1}, "k/Transpose");
   // q k^T / sqrt(HD) as LNM writes it: a Div, not a Mul by the inverse.
-  Value scores = g.div(g.matmul(qh, kt, "qk/MatMul"), g.scalar("score_divisor", a.score_divisor), "qk/Div");
+  const Value divisor = g.scalar("score_divisor", a.score_divisor);
+  const Value qk = g.matmul(qh, kt, "qk/MatMul");
+  Value scores = g.div(qk, divisor, "qk/Div");
   // The first head's block of the runtime mask, sliced where torch slices
   // `mask[:, :, :, :s]`: right before it is added.
   Value probs = g.softmax(g.add(scores, head_mask(g, mask, s), "mask/Add"), -1);

@@ -30,6 +30,14 @@ double max_abs_error(const Matrix& tables, const Matrix& coef, const Matrix& tar
 
 }  // namespace
 
+std::vector<float> fourier_theta(int64_t n) {
+  const int64_t k = basis_for(n).K;
+  std::vector<float> theta(static_cast<size_t>(k + k % 2), 0.0f);
+  for (int64_t i = 0; i < k; ++i)
+    theta[static_cast<size_t>(i)] = static_cast<float>(2.0 * std::numbers::pi * static_cast<double>(i) / static_cast<double>(n));
+  return theta;
+}
+
 FourierPositions fit_learned_positions(std::span<const float> wpe, int64_t n, int64_t h) {
   if (n < 2 || h < 1 || static_cast<int64_t>(wpe.size()) != n * h)
     throw InternalError("fit_learned_positions: bad sizes");
@@ -38,10 +46,8 @@ FourierPositions fit_learned_positions(std::span<const float> wpe, int64_t n, in
   out.positions = n;
   out.width = h;
   out.frequencies = b.K;
-  const int64_t t = b.K + (b.K % 2);
-  out.theta.assign(static_cast<size_t>(t), 0.0f);
-  for (int64_t k = 0; k < b.K; ++k)
-    out.theta[static_cast<size_t>(k)] = static_cast<float>(2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n));
+  out.theta = fourier_theta(n);
+  const int64_t t = static_cast<int64_t>(out.theta.size());
 
   // The tables exactly as the runtime produces them, one row per position.
   Matrix tables(n, n);

@@ -140,7 +140,10 @@ Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, con
   const std::vector<float> wv = ckpt.read(weight);
   std::vector<float> tiled(static_cast<size_t>(w));
   for (int64_t i = 0; i < w; ++i) tiled[static_cast<size_t>(i)] = wv[static_cast<size_t>(i % d)];
-  return g.mul(g.mul(x, inv), g.constant("weight", {w}, tiled));
+  // Constant first, then the Muls: the order exports have always had.
+  const Value w_tiled = g.constant("weight", {w}, tiled);
+  const Value normed = g.mul(x, inv);
+  return g.mul(normed, w_tiled);
 }
 
 }  // namespace llm2hef::sdk

@@ -15,7 +15,11 @@ CausalShifts causal_shifts(GraphBuilder& g, const Value& mask, int64_t n, int64_
   // 0 * (1/100) + 1 = 1 and -100 * 0.01f = -1.0f exactly in float32, + 1 = 0.
   Value head = g.reshape(head_mask(g, mask, n), {1, n, n}, "mask/Reshape");
   const float scale = -1.0f / kMaskBlocked;
-  Value a = g.add(g.mul(head, g.scalar("scale", scale), "allowed/Mul"), g.scalar("one", 1.0f), "allowed/Add");
+  // "one" before "scale": the initializer order exports have always had.
+  const Value one = g.scalar("one", 1.0f);
+  const Value scale_v = g.scalar("scale", scale);
+  const Value blocked = g.mul(head, scale_v, "allowed/Mul");
+  const Value a = g.add(blocked, one, "allowed/Add");
   // shift_left[k, j] = 1 iff k = j + 1: (a shift_left)[r, j] = a[r, j + 1], 0 in the last column.
   Value shift_left = g.constant_rows("shift_left", {n, n}, [n](int64_t r0, int64_t r1, std::span<float> v) {
     for (int64_t r = r0; r < r1; ++r)

@@ -83,6 +83,16 @@ struct SwigluSpec {
 };
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
 
+// down(gelu(up(x))), with whatever biases and layouts the specs give (GPT-2's
+// c_fc and c_proj: Conv1D [in, out] with biases). Scopes as for SwigluSpec;
+// the GELU sits between them in scope "gelu".
+struct GeluMlpSpec {
+  LinearSpec up, down;
+  std::string up_scope, down_scope;
+  GeluForm form = GeluForm::tanh;
+};
+Value gelu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const GeluMlpSpec& spec);
+
 // ---- attention ----
 struct AttentionShape {
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0;

@@ -30,6 +30,10 @@ struct FourierPositions {
   double dft_max_abs_error = 0;
 };
 
+// theta_k = 2 pi k / N for k = 0..floor(N/2), zero-padded to an even length:
+// the theta resource of a model whose positions go through this basis.
+std::vector<float> fourier_theta(int64_t positions);
+
 // `wpe` is row-major [positions, width] (rows 0..N-1 of the learned table).
 FourierPositions fit_learned_positions(std::span<const float> wpe, int64_t positions, int64_t width);
 

@@ -8,20 +8,20 @@
 
 #include "llm2hef/sdk/adapter.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 
 namespace llm2hef::sdk {
 
-struct LlamaFamily {
-  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
-  int64_t max_positions = 0;
+struct LlamaFamily : DecoderDims {  // hidden, layers, heads, kv_heads, head_dim, vocab, max_positions
+  int64_t intermediate = 0;
   float rms_eps = 1e-6f;
   std::vector<float> inv_freq;   // RoPE frequencies, scaling folded in
   std::vector<bool> rope_layers; // per layer: true = RoPE applied (SmolLM3 has NoPE layers)
   bool qkv_bias = false;         // Qwen2; Llama with attention_bias
   bool o_bias = false;           // Llama with attention_bias
   bool qk_norm = false;          // Qwen3: per-head RMSNorm on q and k before RoPE
-  std::string lm_head;           // "lm_head.weight", or the embedding when tied
+  LmHead lm_head;                // lm_head.weight, or the embedding when tied
   std::vector<std::string> rewrites;
 
   std::string embed() const { return "model.embed_tokens.weight"; }

@@ -1,0 +1,125 @@
+// The decoder skeleton every adapter configures (architectures.md 1.7, 1.8):
+// the runtime inputs, a loop of residual layers whose token mixer and
+// feed-forward are pluggable, and the model tail (final norm, last position,
+// lm_head). An adapter says what is specific to its family — module names,
+// which mixer a layer uses, how it reads config.json — and nothing else.
+//
+// A layer is two residual branches, each `h = h + body(norm(h))`: the token
+// mixer (attention, short conv, ...) and then the feed-forward. That pre-norm,
+// sequential placement is what all six families here use (GPT-2, Llama,
+// Qwen2, Qwen3, SmolLM3, LFM2). Two placements the coming families need are
+// designed as one flag each but NOT implemented, because no fixture here
+// could check them numerically against Hugging Face:
+// - Gemma-style pre+post norms: an optional `post_norm` in Branch, applied to
+//   the body's output before the residual Add;
+// - GPT-NeoX / Phi parallel residuals: a `parallel` flag in DecoderLayer,
+//   h = h + mixer(norm_1(h)) + ffn(norm_2(h)) (norm_2 may then be absent).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llm2hef/sdk/adapter.hpp"
+#include "llm2hef/sdk/attention_block.hpp"
+#include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/graph_builder.hpp"
+#include "llm2hef/sdk/json_file.hpp"
+#include "llm2hef/sdk/short_conv.hpp"
+
+namespace llm2hef::sdk {
+
+// ---- reading config.json ----
+
+// The sizes every decoder with Llama-style attention reads the same way
+// (Llama family, LFM2): hidden_size, num_hidden_layers, num_attention_heads,
+// num_key_value_heads (default: heads), head_dim (default hidden/heads),
+// vocab_size, max_position_embeddings (0 when absent). Checks that the
+// default head_dim divides evenly and that kv heads divide the heads.
+struct DecoderDims {
+  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
+  int64_t max_positions = 0;
+};
+DecoderDims read_decoder_dims(const JsonFile& config);
+
+// The lm_head: `lm_head.weight` when the checkpoint has it (checked to be
+// [vocab, hidden]), else the embedding when the model ties them (the first of
+// `tie_keys` present in config.json decides; absent = tied, HF's default).
+// Throws BadInput when untied and lm_head.weight is missing.
+struct LmHead {
+  std::string tensor;
+  bool tied = false;  // true: the embedding serves as the head
+};
+LmHead choose_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
+                      const std::vector<std::string>& tie_keys = {"tie_word_embeddings"});
+
+// ---- the plan ----
+
+// The Plan fields every decoder fills the same way: dims, the user's cache
+// and prefill, the pe tiles (q tables once per head, k tables once per kv
+// head), the embedding tensor and the lm_head shards.
+Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& options);
+
+// A note when --cache exceeds max_position_embeddings (0 = unknown: no note).
+void note_cache_beyond_positions(Plan& plan, int64_t max_positions);
+
+// ---- the graph ----
+
+// The six runtime inputs and the pe tables tiled per head, in that order.
+struct DecoderInputs {
+  RuntimeInputs runtime;
+  PeTables pe;
+};
+DecoderInputs decoder_inputs(GraphBuilder& g, const Plan& plan);
+
+// A norm of the residual stream, in its own scope: LayerNorm (weight and
+// bias) when `bias` is set, RMSNorm (weight) otherwise.
+struct NormSpec {
+  std::string scope;  // named after the HF module: "input_layernorm", "ln_1", "operator_norm"
+  std::string weight;
+  std::optional<std::string> bias;
+  float eps = 1e-6f;
+};
+Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const NormSpec& spec);
+
+// A pluggable sub-block on the normed hidden state [1, N, hidden], returning
+// [1, N, hidden]: a token mixer or a feed-forward.
+using Block = std::function<Value(GraphBuilder& g, const Value& x)>;
+
+// One residual branch: h + body(norm(h)).
+struct Branch {
+  NormSpec norm;
+  std::string scope;     // the body's scope, named after the HF module ("self_attn", "mlp")
+  Block body;
+  std::string residual;  // scope of the residual Add ("attn_residual")
+};
+
+struct DecoderLayer {
+  Branch mixer;  // attention, short conv, ...
+  Branch ffn;    // MLP / feed-forward
+};
+
+// Layers 0..count-1 on `hidden`, layer i in scope "layers.<i>" and built as
+// `layer(i)` describes it.
+Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int64_t count,
+                     const std::function<DecoderLayer(int64_t)>& layer);
+
+// The model tail: final norm, the last position, then the lm_head (the head
+// tensor transposed, in scope "lm_head") as the graph output "logits". The
+// logits stay one output here; the HAR fixup splits them into the plan's
+// lm_head_shards.
+void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
+                  const std::string& lm_head);
+
+// ---- ready-made mixers and feed-forwards ----
+// Each captures `ckpt` and the tables by reference: use them while those live.
+
+Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec);
+Block short_conv_mixer(const Checkpoint& ckpt, const CausalShifts& shifts, ShortConvSpec spec);
+Block swiglu_ffn(const Checkpoint& ckpt, SwigluSpec spec);
+Block gelu_ffn(const Checkpoint& ckpt, GeluMlpSpec spec);
+
+}  // namespace llm2hef::sdk

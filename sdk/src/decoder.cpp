@@ -1,0 +1,135 @@
+#include "llm2hef/sdk/decoder.hpp"
+
+#include <utility>
+
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::sdk {
+
+DecoderDims read_decoder_dims(const JsonFile& c) {
+  DecoderDims d;
+  d.hidden = c.get_size("hidden_size");
+  d.layers = c.get_size("num_hidden_layers");
+  d.heads = c.get_size("num_attention_heads");
+  d.kv_heads = c.find_size("num_key_value_heads", d.heads);
+  if (!c.has("head_dim") && d.hidden % d.heads != 0)
+    throw BadInput(c.where("hidden_size") + ": " + std::to_string(d.hidden) + " is not divisible by num_attention_heads " +
+                   std::to_string(d.heads) + " (and no head_dim is given)");
+  d.head_dim = c.find_size("head_dim", d.hidden / d.heads);
+  d.vocab = c.get_size("vocab_size");
+  d.max_positions = c.find_int("max_position_embeddings").value_or(0);
+  if (d.heads % d.kv_heads != 0)
+    throw BadInput(c.where("num_key_value_heads") + ": " + std::to_string(d.kv_heads) +
+                   " does not divide num_attention_heads " + std::to_string(d.heads));
+  return d;
+}
+
+LmHead choose_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
+                      const std::vector<std::string>& tie_keys) {
+  const JsonFile& c = ckpt.config();
+  // Every key is read (a malformed one is an error even when another
+  // decides); the first one present decides, and absent means tied.
+  std::string decided_by = tie_keys.empty() ? std::string("tie_word_embeddings") : tie_keys.back();
+  bool tied = true, decided = false;
+  for (const std::string& key : tie_keys) {
+    const std::optional<bool> value = c.find_bool(key);
+    if (value && !decided) {
+      tied = *value;
+      decided_by = key;
+      decided = true;
+    }
+  }
+  if (ckpt.has("lm_head.weight")) {
+    ckpt.expect("lm_head.weight", {vocab, hidden});
+    return {"lm_head.weight", false};
+  }
+  if (!tied) throw BadInput(c.where(decided_by) + ": false, but the checkpoint has no lm_head.weight");
+  return {embedding, true};
+}
+
+Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& opt) {
+  Plan p;
+  p.dims = dims;
+  p.cache_size = opt.cache_size;
+  p.prefill = opt.prefill;
+  p.pe_q_tiles = dims.heads;
+  p.pe_k_tiles = dims.kv_heads;
+  p.embedding_tensor = embedding;
+  p.lm_head_shards = choose_lm_head_shards(dims.vocab, opt.lm_head_shards, p.lm_head_shard_reason);
+  return p;
+}
+
+void note_cache_beyond_positions(Plan& p, int64_t max_positions) {
+  if (max_positions > 0 && p.cache_size > max_positions)
+    p.notes.push_back("--cache " + std::to_string(p.cache_size) + " exceeds max_position_embeddings " +
+                      std::to_string(max_positions) + ": quality beyond it is the model's own");
+}
+
+DecoderInputs decoder_inputs(GraphBuilder& g, const Plan& plan) {
+  DecoderInputs io;
+  io.runtime = declare_runtime_inputs(g, plan);
+  io.pe = tile_pe_tables(g, io.runtime, plan);
+  return io;
+}
+
+Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const NormSpec& spec) {
+  auto s = g.scope(spec.scope);
+  if (spec.bias) return layer_norm(g, ckpt, x, spec.weight, *spec.bias, spec.eps);
+  return rms_norm(g, ckpt, x, spec.weight, spec.eps);
+}
+
+namespace {
+
+Value residual_branch(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const Branch& b) {
+  const Value normed = apply_norm(g, ckpt, hidden, b.norm);
+  Value out;
+  {
+    auto s = g.scope(b.scope);
+    out = b.body(g, normed);
+  }
+  return g.add(hidden, out, b.residual + "/Add");
+}
+
+}  // namespace
+
+Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int64_t count,
+                     const std::function<DecoderLayer(int64_t)>& layer) {
+  for (int64_t i = 0; i < count; ++i) {
+    auto s = g.scope("layers." + std::to_string(i));
+    const DecoderLayer l = layer(i);
+    hidden = residual_branch(g, ckpt, hidden, l.mixer);
+    hidden = residual_branch(g, ckpt, hidden, l.ffn);
+  }
+  return hidden;
+}
+
+void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
+                  const std::string& lm_head) {
+  const Value normed = apply_norm(g, ckpt, hidden, final_norm);
+  const Value last = last_position(g, normed);
+  auto s = g.scope("lm_head");
+  const Value head = g.weight("weight", ckpt, lm_head, {.transpose = true});
+  g.output(g.matmul(last, head), "logits");
+}
+
+Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec) {
+  return [&ckpt, &io, spec = std::move(spec)](GraphBuilder& g, const Value& x) {
+    return attention_block(g, ckpt, x, io.runtime.mask, io.pe, spec);
+  };
+}
+
+Block short_conv_mixer(const Checkpoint& ckpt, const CausalShifts& shifts, ShortConvSpec spec) {
+  return [&ckpt, &shifts, spec = std::move(spec)](GraphBuilder& g, const Value& x) {
+    return short_conv(g, ckpt, x, shifts, spec);
+  };
+}
+
+Block swiglu_ffn(const Checkpoint& ckpt, SwigluSpec spec) {
+  return [&ckpt, spec = std::move(spec)](GraphBuilder& g, const Value& x) { return swiglu_mlp(g, ckpt, x, spec); };
+}
+
+Block gelu_ffn(const Checkpoint& ckpt, GeluMlpSpec spec) {
+  return [&ckpt, spec = std::move(spec)](GraphBuilder& g, const Value& x) { return gelu_mlp(g, ckpt, x, spec); };
+}
+
+}  // namespace llm2hef::sdk
