@@ -13,7 +13,17 @@ Usage: bench_parse.sh [--llm2hef PATH] [--scratch DIR] [--quick] [--only KIND]
   --scratch DIR    scratch folder (default: $LLM2HEF_BENCH_DIR or /tmp/llm2hef-bench-parse)
   --quick          two sizes per kind instead of four
   --only KIND      one of: header hn hef tokenizer hnmem
-Prints: kind, size, input MB, command, wall seconds, peak RSS MB.
+Prints: kind, size, input MB, command, wall seconds, CPU seconds (user+sys), peak RSS MB.
+CPU seconds are the figure to compare on a shared machine.
+
+Measured 2026-12-03 on this project's 2-core machine (heavily shared: CPU
+seconds; before = main at 450e62c/f4aad6c, after = this change):
+  HN chain 16,000 layers (6.5 MB)   har inspect   2.71 s -> 0.43 s CPU
+  HN chain 64,000 layers (26 MB)    har inspect   ~43 s (quadratic) -> 2.04 s CPU, 199 MB
+  HEF, 40,000 resources (1.7 MB)    hef inspect   1.82 s -> 0.05 s CPU
+  tokenizer.json 24 / 47 / 95 MB    export peak   301 / 569 / 1122 MB -> 186 / 356 / 696 MB
+                                    inspect peak  275 / 538 / 1064 MB -> 122 / 232 / 453 MB
+  HN 6 / 12 MB                      har fix peak  91 / 170 MB -> 55 / 98 MB
 EOF2
 }
 
@@ -50,13 +60,14 @@ run() {
   local kind=$1 size=$2 input=$3 label=$4
   shift 4
   local log=$scratch/time.log rc=0
-  /usr/bin/time -f "%e %M" -o "$log" "$@" >/dev/null 2>"$scratch/stderr.log" || rc=$?
-  read -r wall rss <"$log" || true
-  printf "%-10s %9s %8s  %-26s %8s s %9.1f MB%s\n" "$kind" "$size" "$(mb "$input")" "$label" "$wall" \
-    "$(python3 -c "print($rss / 1024)")" "$([[ $rc == 0 ]] || echo "  (exit $rc: $(head -c 160 "$scratch/stderr.log"))")"
+  /usr/bin/time -f "%e %U %S %M" -o "$log" "$@" >/dev/null 2>"$scratch/stderr.log" || rc=$?
+  read -r wall user sys rss < <(tail -n 1 "$log") || true
+  printf "%-10s %9s %8s  %-26s %8s s %8s s %9.1f MB%s\n" "$kind" "$size" "$(mb "$input")" "$label" "$wall" \
+    "$(python3 -c "print('%.2f' % ($user + $sys))")" "$(python3 -c "print($rss / 1024)")" \
+    "$([[ $rc == 0 ]] || echo "  (exit $rc: $(head -c 160 "$scratch/stderr.log"))")"
 }
 
-printf "%-10s %9s %8s  %-26s %10s %12s\n" kind size "in MB" command wall "peak RSS"
+printf "%-10s %9s %8s  %-26s %10s %10s %12s\n" kind size "in MB" command wall CPU "peak RSS"
 
 if wanted header; then  # safetensors header: N tensors
   for n in $(sizes 10000 20000 40000 80000); do
@@ -78,12 +89,18 @@ if wanted hn; then  # HN chain of N layers
   done
 fi
 
-if wanted hef; then  # HEF: extra network groups (proto size), then a large tokenizer resource
+if wanted hef; then  # HEF: extra network groups (proto size), many resources, a large tokenizer resource
   for g in $(sizes 250 500 1000 2000); do
     f=$scratch/groups-$g.hef
     $gen hef "$f" --groups "$g"
     run hef-groups "$g" "$f" "hef inspect" "$llm2hef" hef inspect "$f"
     run hef-groups "$g" "$f" "hef check" "$llm2hef" hef check "$f"
+    rm -f "$f"
+  done
+  for r in $(sizes 5000 10000 20000 40000); do
+    f=$scratch/resources-$r.hef
+    $gen hef "$f" --resources "$r"
+    run hef-res "$r" "$f" "hef inspect" "$llm2hef" hef inspect "$f"
     rm -f "$f"
   done
   for t in $(sizes 4 8 16 32); do
