@@ -378,7 +378,7 @@ int set_config(const std::vector<std::string>& argv) {
   const std::string& cfg_path = args.positionals()[1];
   // A regular file only (a FIFO would block), and no larger than the HEF's
   // own limit for a JSON resource.
-  const std::string config_text = core::RegularFile(cfg_path).read_all(256ull << 20);
+  const std::string config_text = core::RegularFile(cfg_path).read_all(sdk::JsonLimits::kSmallFileBytes);
   core::Progress progress("writing " + out, 1, !args.has("no-progress"));
   const hef::SetConfigResult r = hef::set_hailo_config(args.positionals()[0], config_text, out, args.has("force"),
                                                        [&](uint64_t done, uint64_t total) {

@@ -219,11 +219,11 @@ VerifyReport verify_published(const fs::path& path, const VerifyOptions& options
     if (ec) throw BadInput(path.string() + ": cannot list the folder: " + ec.message());
     std::sort(files.begin(), files.end());
     if (files.empty()) throw BadInput(path.string() + ": no manifest (*.json) in this folder");
-    for (const auto& f : files) verify_document(sdk::read_json(f), f, options, report);
+    for (const auto& f : files) verify_document(sdk::read_json(f, sdk::JsonLimits::small_file()), f, options, report);
     return report;
   }
   if (!fs::exists(path, ec)) throw BadInput(path.string() + ": no such file or folder");
-  verify_document(sdk::read_json(path), path, options, report);
+  verify_document(sdk::read_json(path, sdk::JsonLimits::small_file()), path, options, report);
   return report;
 }
 

@@ -11,7 +11,10 @@
 
 namespace llm2hef::sdk {
 
-nlohmann::json read_json(const std::filesystem::path& path, const JsonLimits& limits) {
+namespace {
+
+// The whole of `path`, a regular file of at most limits.max_bytes.
+std::string read_text(const std::filesystem::path& path, const JsonLimits& limits) {
   // A regular file only, checked on the opened descriptor: a FIFO would
   // block forever (O_NONBLOCK keeps even the open from waiting) and a
   // device such as /dev/zero would never end.
@@ -24,8 +27,7 @@ nlohmann::json read_json(const std::filesystem::path& path, const JsonLimits& li
   }
   if (static_cast<uint64_t>(st.st_size) > limits.max_bytes) {
     ::close(fd);
-    throw BadInput(path.string() + ": " + std::to_string(st.st_size) + " bytes of JSON exceed the limit of " +
-                   std::to_string(limits.max_bytes) + " bytes for this file");
+    throw BadInput(path.string() + ": " + limits.too_big(static_cast<uint64_t>(st.st_size)));
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
@@ -39,11 +41,27 @@ nlohmann::json read_json(const std::filesystem::path& path, const JsonLimits& li
     done += static_cast<size_t>(n);
   }
   ::close(fd);
-  return parse_json(text, path.string(), limits);
+  return text;
 }
 
-JsonFile JsonFile::load(const std::filesystem::path& path) {
-  nlohmann::json doc = read_json(path);
+}  // namespace
+
+nlohmann::json read_json(const std::filesystem::path& path, const JsonLimits& limits) {
+  return parse_json(read_text(path, limits), path.string(), limits);
+}
+
+nlohmann::json read_json_without(const std::filesystem::path& path, const JsonPaths& dropped,
+                                 const JsonLimits& limits) {
+  return parse_json_without(read_text(path, limits), path.string(), dropped, limits);
+}
+
+std::string JsonLimits::too_big(uint64_t bytes) const {
+  return std::to_string(bytes) + " bytes of JSON exceed the limit of " + std::to_string(max_bytes) + " bytes (" +
+         std::to_string(max_bytes >> 20) + " MiB) for a " + kind;
+}
+
+JsonFile JsonFile::load(const std::filesystem::path& path, const JsonLimits& limits) {
+  nlohmann::json doc = read_json(path, limits);
   if (!doc.is_object()) throw BadInput(path.string() + ": expected a JSON object at the top level");
   return JsonFile(path.string(), std::move(doc));
 }

@@ -147,7 +147,7 @@ void CheckpointDir::add(const SafetensorsFile& file, const SafetensorsEntry& e) 
 }
 
 void CheckpointDir::load_index(const fs::path& index_path) {
-  const sdk::JsonFile index = sdk::JsonFile::load(index_path);
+  const sdk::JsonFile index = sdk::JsonFile::load(index_path, sdk::JsonLimits::weight_index());
   if (!index.has("weight_map")) throw BadInput(index.where("weight_map") + ": required but missing");
   const auto& wm = index.raw().at("weight_map");
   if (!wm.is_object()) throw BadInput(index.where("weight_map") + ": expected an object of tensor -> shard file");

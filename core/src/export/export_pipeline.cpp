@@ -82,6 +82,13 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!out) throw BadInput(path.string() + ": write failed");
 }
 
+// doc.dump()'s bytes, streamed: no second copy of a large document as text.
+void write_json(const fs::path& path, const nlohmann::json& doc) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << doc;
+  if (!out) throw BadInput(path.string() + ": write failed");
+}
+
 void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs::path& path, Progress& progress,
                        uint64_t done_before) {
   NpyWriter w(path, {p.dims.vocab, p.dims.hidden});
@@ -208,11 +215,13 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   // Every weight has been read by now (graph and embeddings).
   if (const std::vector<NonFiniteWeight> bad = nonfinite_weights(*ckpt); !bad.empty())
     manifest["nonfinite_weights"] = report_nonfinite(bad);
-  const sdk::JsonFile tok_file = sdk::JsonFile::load(ckpt->tokenizer_json());
   std::vector<std::string> changes;
-  TokenizerFix tok = fix_tokenizer(tok_file.raw(), tok_file.origin(), plan.dims.vocab);
+  // One DOM of tokenizer.json (its text is freed once parsed), edited in
+  // place and serialized straight to the file: peak memory is that DOM.
+  TokenizerFix tok = fix_tokenizer(sdk::read_json(ckpt->tokenizer_json(), sdk::JsonLimits::tokenizer()),
+                                   ckpt->tokenizer_json().string(), plan.dims.vocab);
   changes.insert(changes.end(), tok.changes.begin(), tok.changes.end());
-  write_text(res_dir / "tokenizer.json", core::json_text(tok.tokenizer, -1));
+  write_json(res_dir / "tokenizer.json", tok.tokenizer);  // its strings were parsed, so valid UTF-8
   write_text(res_dir / "hailo-config.json", core::json_text(make_hailo_config(*ckpt, plan, tok, changes), 2) + "\n");
   manifest["resource_changes"] = changes;
 

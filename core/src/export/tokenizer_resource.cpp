@@ -44,12 +44,15 @@ void check_ids(const json& vocab, const std::string& where, int64_t vocab_size) 
 
 }  // namespace
 
-TokenizerFix fix_tokenizer(const json& tokenizer, const std::string& origin, int64_t vocab_size) {
+TokenizerFix fix_tokenizer(json document, const std::string& origin, int64_t vocab_size) {
+  // Taken by value and moved in: the one DOM of a tokenizer.json of up to
+  // 128 MiB is edited in place, never copied.
+  TokenizerFix out;
+  out.tokenizer = std::move(document);
+  const json& tokenizer = out.tokenizer;
   if (!tokenizer.is_object()) throw BadInput(origin + ": expected a JSON object");
   if (!tokenizer.contains("model") || !tokenizer["model"].is_object() || !tokenizer["model"].contains("type"))
     throw BadInput(origin + ": field 'model': missing or without a 'type' (not a Hugging Face tokenizers file)");
-  TokenizerFix out;
-  out.tokenizer = tokenizer;
   check_ids(tokenizer["model"].value("vocab", json()), origin + ": field 'model.vocab'", vocab_size);
   if (tokenizer.contains("added_tokens")) {
     const json& added = tokenizer["added_tokens"];

@@ -72,7 +72,11 @@ HarIndex scan_har(TarReader& reader) {
     switch (hm.role) {
       case MemberRole::main_hn:
         claim(idx.hn_member, "main HN (.hn)");
-        hn_text = reader.read_all(kMaxHnBytes);
+        // Refused by its declared size before a byte is read; read into a
+        // buffer of exactly that size (appending would double it).
+        if (m->size > kMaxHnBytes)
+          throw BadInput(idx.label + ": member '" + m->name + "': " + sdk::JsonLimits::hn().too_big(m->size));
+        hn_text = reader.read_all(kMaxHnBytes, m->size);
         break;
       case MemberRole::weights: claim(idx.weights_member, "weights (.npz)"); break;
       case MemberRole::metadata: {
@@ -94,6 +98,7 @@ HarIndex scan_har(TarReader& reader) {
   if (idx.hn_member.empty())
     throw BadInput(idx.label + ": no main HN member (a '<name>.hn' that is neither .fp.hn nor .native.hn); not a HAR?");
   idx.hn.emplace(HnModel::parse(hn_text, idx.label + ": " + idx.hn_member));
+  std::string().swap(hn_text);  // the DOM holds it now
   decide_stage(idx);
   return idx;
 }

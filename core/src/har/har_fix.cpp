@@ -71,7 +71,7 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
     out.push_back(FixupResult{name, false, o.adapter_note.empty() ? "no adapter given" : o.adapter_note, {}});
     return out;
   }
-  const nlohmann::ordered_json before = hn.doc();
+  const auto before = hn.digest();  // not a copy of the DOM: the HN can be hundreds of MB
   HookContext ctx(hn, stage, state, o.manifest);
   o.adapter->har_fixups(ctx);
   try {
@@ -80,7 +80,7 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
     throw InternalError("adapter '" + o.adapter_name + "' left an invalid HN: " + e.what());
   }
   FixupResult r{name, true, "", ctx.changes};
-  if (hn.doc() != before && r.changes.empty()) r.changes.push_back(o.adapter_name + ": unreported HN change");
+  if (hn.digest() != before && r.changes.empty()) r.changes.push_back(o.adapter_name + ": unreported HN change");
   if (r.changes.empty()) r.note = "the adapter's hook changed nothing";
   out.push_back(r);
   return out;
@@ -150,10 +150,10 @@ FixReport fix_har(const FixOptions& o) {
     rep.scopes_note = "network groups " + kv.prefill + ", " + kv.tbt +
                       (kv.base.empty() ? std::string() : "; base scope " + kv.base + " kept (not a network group)");
   }
-  const nlohmann::ordered_json original = hn.doc();
+  const auto original = hn.digest();  // not a copy of the DOM: the HN can be hundreds of MB
   WeightsEdit weights;
   rep.fixups = run_fixups(hn, weights, idx.stage, idx.state, o);
-  const bool hn_changed = hn.doc() != original;
+  const bool hn_changed = hn.digest() != original;
   if (!weights.empty()) {
     if (idx.weights_member.empty())
       throw BadInput(idx.label + ": layers with weights were removed or split, but the HAR has no .npz weights member");

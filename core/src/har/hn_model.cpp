@@ -2,7 +2,13 @@
 #include "llm2hef/core/json_text.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
+#include <unordered_set>
+
+#include <xxhash.h>
+
+#include <memory>
 
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
@@ -22,7 +28,9 @@ std::string short_name(const std::string& layer) {
 }
 
 HnModel HnModel::parse(std::string_view text, std::string label) {
-  json doc = sdk::parse_json(text, label);  // depth-bounded, linear
+  // Depth- and size-bounded, linear, in document order: the layers are
+  // written back in the order the DFC wrote them.
+  json doc = sdk::parse_ordered_json(text, label, sdk::JsonLimits::hn());
   return HnModel(std::move(doc), std::move(label));
 }
 
@@ -83,19 +91,37 @@ void HnModel::validate() const {
   }
   // Edges: every name exists and each edge is recorded on both ends (the
   // fixups walk both directions, so a one-sided edge would be edited wrongly).
+  // One pass collects the edges each end records, so the check is linear.
+  std::unordered_set<std::string_view> names_seen;
+  names_seen.reserve(layers.size());
+  for (const auto& [name, l] : layers.items()) names_seen.insert(name);
+  auto edge_key = [](std::string_view from, std::string_view to) {
+    std::string k;
+    k.reserve(from.size() + to.size() + 1);
+    return k.append(from).append(1, '\0').append(to);
+  };
+  std::unordered_set<std::string> as_output, as_input;  // "from\0to" as each end records it
   for (const auto& [name, l] : layers.items()) {
-    for (const auto& p : names(l, "input")) {
-      if (!layers.contains(p)) throw BadInput(label_ + ": layer '" + name + "' input '" + p + "' is not a layer");
-      const auto po = names(layers.at(p), "output");
-      if (std::find(po.begin(), po.end(), name) == po.end())
-        throw BadInput(label_ + ": layer '" + name + "' reads '" + p + "', whose 'output' does not list it");
-    }
-    for (const auto& c : names(l, "output")) {
-      if (!layers.contains(c)) throw BadInput(label_ + ": layer '" + name + "' output '" + c + "' is not a layer");
-      const auto ci = names(layers.at(c), "input");
-      if (std::find(ci.begin(), ci.end(), name) == ci.end())
-        throw BadInput(label_ + ": layer '" + name + "' feeds '" + c + "', whose 'input' does not list it");
-    }
+    if (l.contains("output"))
+      for (const auto& c : l.at("output")) as_output.insert(edge_key(name, c.get_ref<const std::string&>()));
+    if (l.contains("input"))
+      for (const auto& p : l.at("input")) as_input.insert(edge_key(p.get_ref<const std::string&>(), name));
+  }
+  for (const auto& [name, l] : layers.items()) {
+    if (l.contains("input"))
+      for (const auto& pj : l.at("input")) {
+        const std::string& p = pj.get_ref<const std::string&>();
+        if (!names_seen.count(p)) throw BadInput(label_ + ": layer '" + name + "' input '" + p + "' is not a layer");
+        if (!as_output.count(edge_key(p, name)))
+          throw BadInput(label_ + ": layer '" + name + "' reads '" + p + "', whose 'output' does not list it");
+      }
+    if (l.contains("output"))
+      for (const auto& cj : l.at("output")) {
+        const std::string& c = cj.get_ref<const std::string&>();
+        if (!names_seen.count(c)) throw BadInput(label_ + ": layer '" + name + "' output '" + c + "' is not a layer");
+        if (!as_input.count(edge_key(name, c)))
+          throw BadInput(label_ + ": layer '" + name + "' feeds '" + c + "', whose 'input' does not list it");
+      }
   }
   if (doc_.contains("net_params")) {
     const json& np = doc_.at("net_params");
@@ -108,13 +134,59 @@ void HnModel::validate() const {
     }
     if (np.contains("output_layers_order"))
       for (const auto& n : np.at("output_layers_order"))
-        if (!layers.contains(n.get<std::string>()))
+        if (!names_seen.count(n.get_ref<const std::string&>()))
           throw BadInput(label_ + ": net_params.output_layers_order names '" + n.get<std::string>() +
                          "', which is not a layer");
   }
 }
 
 std::string HnModel::dump() const { return core::json_text(doc_, -1); }
+
+namespace {
+
+// Feeds the serializer's output to XXH3 in blocks instead of storing it.
+class HashingOutput final : public nlohmann::detail::output_adapter_protocol<char> {
+ public:
+  HashingOutput() : state_(XXH3_createState(), &XXH3_freeState) {
+    if (!state_ || XXH3_128bits_reset(state_.get()) != XXH_OK) throw InternalError("XXH3 state setup failed");
+  }
+  void write_character(char c) override {
+    if (used_ == sizeof buf_) flush();
+    buf_[used_++] = c;
+  }
+  void write_characters(const char* s, std::size_t n) override {
+    if (n > sizeof buf_ - used_) flush();
+    if (n >= sizeof buf_) {
+      XXH3_128bits_update(state_.get(), s, n);
+      return;
+    }
+    std::memcpy(buf_ + used_, s, n);
+    used_ += n;
+  }
+  std::pair<uint64_t, uint64_t> digest() {
+    flush();
+    const XXH128_hash_t h = XXH3_128bits_digest(state_.get());
+    return {h.high64, h.low64};
+  }
+
+ private:
+  void flush() {
+    XXH3_128bits_update(state_.get(), buf_, used_);
+    used_ = 0;
+  }
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state_;
+  char buf_[1 << 16];
+  std::size_t used_ = 0;
+};
+
+}  // namespace
+
+std::pair<uint64_t, uint64_t> HnModel::digest() const {
+  auto out = std::make_shared<HashingOutput>();
+  nlohmann::detail::serializer<json> writer(out, ' ', nlohmann::detail::error_handler_t::strict);
+  writer.dump(doc_, false, false, 0);
+  return out->digest();
+}
 
 std::string HnModel::name() const { return doc_.value("name", std::string()); }
 
@@ -124,16 +196,51 @@ std::vector<std::string> HnModel::layer_names() const {
   return out;
 }
 
-bool HnModel::has(const std::string& l) const { return doc_.at("layers").contains(l); }
+namespace {
+
+// The layers as the vector of (name, layer) pairs an ordered_json object is
+// (ordered_map hides the vector's operator[] behind its by-key one).
+const json::object_t::Container& layer_vector(const json& doc) {
+  return doc.at("layers").get_ref<const json::object_t&>();
+}
+
+}  // namespace
+
+void HnModel::rebuild_index() const {
+  index_.clear();
+  const auto& layers = layer_vector(doc_);
+  index_.reserve(layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) index_.emplace(layers[i].first, i);
+  index_stale_ = false;
+}
+
+const json* HnModel::find_layer(const std::string& name) const {
+  const auto& layers = layer_vector(doc_);
+  // The index is rebuilt when the document may have changed behind it
+  // (doc() handed out, erase()) or when its size says so; a position that
+  // no longer holds the name also forces a rebuild.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (index_stale_ || index_.size() != layers.size()) rebuild_index();
+    const auto it = index_.find(name);
+    if (it == index_.end()) return nullptr;
+    if (it->second < layers.size() && layers[it->second].first == name) return &layers[it->second].second;
+    index_stale_ = true;
+  }
+  return nullptr;
+}
+
+bool HnModel::has(const std::string& l) const { return find_layer(l) != nullptr; }
 
 json& HnModel::layer(const std::string& name) {
-  if (!has(name)) throw InternalError(label_ + ": no layer '" + name + "'");
-  return doc_["layers"][name];
+  const json* l = find_layer(name);
+  if (!l) throw InternalError(label_ + ": no layer '" + name + "'");
+  return *const_cast<json*>(l);  // doc_ is ours and not const here
 }
 
 const json& HnModel::layer(const std::string& name) const {
-  if (!has(name)) throw InternalError(label_ + ": no layer '" + name + "'");
-  return doc_.at("layers").at(name);
+  const json* l = find_layer(name);
+  if (!l) throw InternalError(label_ + ": no layer '" + name + "'");
+  return *l;
 }
 
 std::string HnModel::type(const std::string& l) const { return layer(l).at("type").get<std::string>(); }
@@ -147,9 +254,10 @@ std::vector<std::string> HnModel::scopes() const {
   std::vector<std::string> out;
   if (doc_.contains("net_params") && doc_.at("net_params").contains("net_scopes"))
     out = doc_.at("net_params").at("net_scopes").get<std::vector<std::string>>();
-  for (const auto& n : layer_names()) {
-    const std::string s = scope_of(n);
-    if (!s.empty() && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  std::unordered_set<std::string> seen(out.begin(), out.end());
+  for (const auto& [n, l] : doc_.at("layers").items()) {
+    std::string s = scope_of(n);
+    if (!s.empty() && seen.insert(s).second) out.push_back(std::move(s));
   }
   return out;
 }
@@ -162,16 +270,16 @@ std::vector<std::string> HnModel::output_order() const {
 
 std::vector<std::string> HnModel::cache_layers() const {
   std::vector<std::string> out;
-  for (const auto& n : layer_names())
-    if (is_cache(n)) out.push_back(n);
+  for (const auto& [n, l] : doc_.at("layers").items())
+    if (l.value("io_type", std::string()) == "cache") out.push_back(n);
   std::sort(out.begin(), out.end());
   return out;
 }
 
 std::vector<std::string> HnModel::layers_of_type(const std::string& t) const {
   std::vector<std::string> out;
-  for (const auto& n : layer_names())
-    if (type(n) == t) out.push_back(n);
+  for (const auto& [n, l] : doc_.at("layers").items())
+    if (l.at("type").get_ref<const std::string&>() == t) out.push_back(n);
   return out;
 }
 
@@ -251,7 +359,10 @@ void HnModel::replace_in_list(const std::string& l, const char* field, const std
   list = std::move(out);
 }
 
-void HnModel::erase(const std::string& l) { doc_["layers"].erase(l); }
+void HnModel::erase(const std::string& l) {
+  doc_["layers"].erase(l);
+  index_stale_ = true;
+}
 
 std::string HnModel::fresh_name(const std::string& scope, const std::string& base) const {
   long long top = 0;

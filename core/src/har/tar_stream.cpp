@@ -4,6 +4,7 @@
 #include <archive_entry.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "llm2hef/sdk/errors.hpp"
@@ -111,8 +112,9 @@ size_t TarReader::read(void* buf, size_t n) {
   return static_cast<size_t>(got);
 }
 
-std::string TarReader::read_all(uint64_t limit) {
+std::string TarReader::read_all(uint64_t limit, uint64_t expected_size) {
   std::string out;
+  out.reserve(static_cast<size_t>(std::min(limit, expected_size)));
   std::vector<char> buf(64 * 1024);
   for (;;) {
     const size_t got = read(buf.data(), buf.size());

@@ -21,7 +21,6 @@ constexpr const char* kEmbeddings = "embeddings.bin";
 constexpr const char* kTheta = "rope_theta_data.bin";
 constexpr const char* kTokenizer = "tokenizer.json";
 constexpr const char* kHailoConfig = "hailo-config.json";
-constexpr uint64_t kMaxJsonResource = 256ull << 20;
 
 // The runtime's defaults when hailo-config leaves a value out (section 6).
 constexpr int64_t kDefaultCache = 2048, kDefaultHeads = 12, kDefaultKvHeads = 2, kDefaultPrefill = 96;
@@ -312,13 +311,14 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   json cfg = json::object();
   c.ran("stop-tokens");
   std::optional<std::string> config_text = opt.config_override;
-  if (!config_text && res[kHailoConfig]) config_text = read_resource(src, *res[kHailoConfig], kMaxJsonResource);
+  if (!config_text && res[kHailoConfig])
+    config_text = read_resource(src, *res[kHailoConfig], sdk::JsonLimits::kSmallFileBytes);
   if (config_text) {
     const std::string& text = *config_text;
     for (const auto& f : check_hailo_config_text(text, opt.config_override ? "new hailo-config.json" : kHailoConfig))
       c.add(f);
     try {
-      cfg = sdk::parse_json(text, kHailoConfig);
+      cfg = sdk::parse_json(text, kHailoConfig, sdk::JsonLimits::small_file());
       if (!cfg.is_object()) cfg = json::object();
     } catch (const BadInput&) {  // already reported by check_hailo_config_text
       cfg = json::object();
@@ -341,9 +341,10 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   // tokenizer.json.
   c.ran("tokenizer");
   if (res[kTokenizer]) {
-    const std::string text = read_resource(src, *res[kTokenizer], kMaxJsonResource);
+    const std::string text = read_resource(src, *res[kTokenizer], sdk::JsonLimits::kTokenizerBytes);
     try {
-      const json tok = sdk::parse_json(text, kTokenizer);
+      // Only whether it parses and has "model" matters here: no member is built.
+      const json tok = sdk::parse_json_without(text, kTokenizer, {{"*"}}, sdk::JsonLimits::tokenizer());
       if (!tok.is_object() || !tok.contains("model"))
         c.error("tokenizer", "6", "tokenizer.json is JSON but not a Hugging Face tokenizers file (no \"model\")");
     } catch (const BadInput& e) {

@@ -31,8 +31,11 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan) {
   try {
     if (ckpt.tokenizer_json().empty())
       throw BadInput(ckpt.dir().string() + ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF");
-    const sdk::JsonFile tok_file = sdk::JsonFile::load(ckpt.tokenizer_json());
-    const TokenizerFix tok = fix_tokenizer(tok_file.raw(), tok_file.origin(), plan.dims.vocab);
+    // Only reads: the merges (about half of a BPE tokenizer.json, and not
+    // what fix_tokenizer looks at) are checked but not built.
+    const TokenizerFix tok =
+        fix_tokenizer(sdk::read_json_without(ckpt.tokenizer_json(), {{"model", "merges"}}, sdk::JsonLimits::tokenizer()),
+                      ckpt.tokenizer_json().string(), plan.dims.vocab);
     std::vector<std::string> changes = tok.changes;
     (void)make_hailo_config(ckpt, plan, tok, changes);
     const ChatTemplate found = find_chat_template(ckpt);

@@ -29,7 +29,7 @@ ExportFacts load_export(const fs::path& manifest) {
   f.manifest = sdk::JsonFile::load(manifest).raw();
   const fs::path resources = manifest.parent_path() / "resources";
   f.hailo_config = sdk::JsonFile::load(resources / "hailo-config.json").raw();
-  f.tokenizer = sdk::JsonFile::load(resources / "tokenizer.json").raw();
+  f.tokenizer = sdk::JsonFile::load(resources / "tokenizer.json", sdk::JsonLimits::tokenizer()).raw();
   return f;
 }
 
@@ -64,9 +64,10 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, std
     const hef::Resource* r = info.resource(name);
     if (!r) throw BadInput(hef_path.string() + ": carries no " + name + " resource");
     const std::string bytes = hef::read_resource(*src, *r, kMaxComparedResource);
-    const json embedded = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-    if (embedded.is_discarded())
-      throw BadInput(hef_path.string() + ": resource " + name + " is not valid JSON");
+    // The one bounded reader (depth, size), as for every JSON llm2hef reads.
+    const json embedded = sdk::parse_json(bytes, hef_path.string() + ": resource " + name,
+                                          std::string(name) == "tokenizer.json" ? sdk::JsonLimits::tokenizer()
+                                                                                : sdk::JsonLimits::small_file());
     if (embedded != *exported)
       throw BadInput(hef_path.string() + ": its " + name + " differs from resources/" + name + " beside " +
                      facts.manifest_path + "; the HEF was not compiled from this export (or its config was"

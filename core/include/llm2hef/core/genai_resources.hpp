@@ -24,7 +24,7 @@ struct TokenizerFix {
 // runtime detokenizes token by token, so a Strip would eat every space).
 // Throws BadInput naming the file and field for malformed input or token ids
 // >= vocab_size.
-TokenizerFix fix_tokenizer(const nlohmann::json& tokenizer, const std::string& origin, int64_t vocab_size);
+TokenizerFix fix_tokenizer(nlohmann::json tokenizer, const std::string& origin, int64_t vocab_size);
 
 // The chat template the runtime renders: the checkpoint's own (found by
 // find_chat_template: chat_template.jinja first, then tokenizer_config.json)

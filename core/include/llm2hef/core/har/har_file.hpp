@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llm2hef/sdk/json_file.hpp"
+
 #include "llm2hef/core/har/hn_model.hpp"
 #include "llm2hef/core/har/tar_stream.hpp"
 #include "llm2hef/sdk/hn_fixup.hpp"
@@ -43,9 +45,9 @@ struct HarIndex {
   uint64_t total_bytes = 0;           // sum of member sizes
 };
 
-// Largest HN / metadata member read into memory. HNs of billion-parameter
-// models are tens of MB; anything far beyond is refused, not trusted.
-constexpr uint64_t kMaxHnBytes = 1ull << 30;
+// Largest HN / metadata member read into memory (sdk::JsonLimits: the HN's
+// DOM is several times its text, so the limit bounds memory too).
+constexpr uint64_t kMaxHnBytes = sdk::JsonLimits::kHnBytes;
 constexpr uint64_t kMaxMetadataBytes = 16ull << 20;
 
 MemberRole classify_member(const std::string& name);

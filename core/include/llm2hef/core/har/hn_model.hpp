@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,10 +30,19 @@ class HnModel {
   // on both ends; shapes lists of integer lists.
   void validate() const;
 
-  nlohmann::ordered_json& doc() { return doc_; }
+  // The mutable document: a caller may add, remove or rename layers through
+  // it, so the name index is rebuilt at the next lookup.
+  nlohmann::ordered_json& doc() {
+    index_stale_ = true;
+    return doc_;
+  }
   const nlohmann::ordered_json& doc() const { return doc_; }
   const std::string& label() const { return label_; }
   std::string dump() const;
+  // A 128-bit digest of dump()'s text, computed without building the text:
+  // enough to tell whether an edit changed the document, without keeping a
+  // second copy of a DOM that can be hundreds of MB.
+  std::pair<uint64_t, uint64_t> digest() const;
 
   std::string name() const;                 // top-level `name`
   std::vector<std::string> layer_names() const;  // document order
@@ -60,8 +71,16 @@ class HnModel {
   std::string fresh_name(const std::string& scope, const std::string& base) const;
 
  private:
+  // ordered_json keeps layers in a vector and finds a key by a linear scan,
+  // so every by-name lookup goes through a hash index of positions instead
+  // (a lookup per edge made a 64,000-layer HN quadratic: 68 s).
+  const nlohmann::ordered_json* find_layer(const std::string& name) const;
+  void rebuild_index() const;
+
   nlohmann::ordered_json doc_;
   std::string label_;
+  mutable std::unordered_map<std::string, size_t> index_;
+  mutable bool index_stale_ = true;
 };
 
 // The scopes of an HN after optimize (hailo-contract.md section 3):

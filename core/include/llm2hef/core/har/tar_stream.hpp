@@ -48,7 +48,9 @@ class TarReader {
   // Up to `n` bytes of the current member's data; 0 at its end.
   size_t read(void* buf, size_t n);
   // The whole current member, refused when larger than `limit` bytes.
-  std::string read_all(uint64_t limit);
+  // expected_size: the member's declared size, reserved up front (appending
+  // alone can leave twice the text allocated).
+  std::string read_all(uint64_t limit, uint64_t expected_size = 0);
   const std::string& label() const { return label_; }
 
  private:
