@@ -46,7 +46,12 @@ struct Rule {
   Severity severity;    // of a failure
   void (*check)(const Facts&, RuleOut&);
   bool (*applies)(const Facts&) = nullptr;  // null: always; false: the rule does not run (and is not "passed")
+  // Its errors depend on hailo-config.json: `hef set-config` refuses a new
+  // config that makes it fail (config_dependent_rules()).
+  bool gates_set_config = false;
 };
+
+constexpr bool kGatesSetConfig = true;
 
 // Runs tables in order and keeps the report: findings in the order the rules
 // emit them, and the rules that ran and found nothing.

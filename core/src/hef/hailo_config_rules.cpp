@@ -209,7 +209,7 @@ ConfigText parse_config_text(const std::string* text, std::string where) {
 
 const std::vector<Rule<ConfigText>>& hailo_config_rule_table() {
   static const std::vector<Rule<ConfigText>> rules = {
-      {"hailo-config", "6", Severity::error, check_config_keys},
+      {"hailo-config", "6", Severity::error, check_config_keys, nullptr, kGatesSetConfig},
       {"stop-tokens", "6", Severity::warning, check_stop_tokens},
   };
   return rules;

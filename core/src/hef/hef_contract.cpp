@@ -547,10 +547,10 @@ const std::vector<Rule<HefFacts>> kContentRules = {
     {"tokenizer", "6", Severity::error, check_tokenizer},
     {"theta", "6", Severity::error, check_theta_size},
     {"theta", "9", Severity::error, check_theta_halves},
-    {"inputs", "9", Severity::error, check_inputs},
-    {"input-widths", "9", Severity::error, check_input_widths},
+    {"inputs", "9", Severity::error, check_inputs, nullptr, kGatesSetConfig},
+    {"input-widths", "9", Severity::error, check_input_widths, nullptr, kGatesSetConfig},
     {"embeddings", "6", Severity::error, check_embeddings},
-    {"token-ids", "6", Severity::error, check_token_ids},
+    {"token-ids", "6", Severity::error, check_token_ids, nullptr, kGatesSetConfig},
     {"outputs", "9", Severity::error, check_output_frames},
     {"outputs", "6, 9", Severity::error, check_output_total},
     // "-": agreement with our own export, not a Hailo rule.
@@ -582,7 +582,18 @@ size_t ContractReport::errors_in(const std::vector<std::string>& rules) const {
 }
 
 const std::vector<std::string>& config_dependent_rules() {
-  static const std::vector<std::string> rules = {"hailo-config", "inputs", "input-widths", "token-ids"};
+  static const std::vector<std::string> rules = [] {
+    std::vector<std::string> out;
+    auto collect = [&](const auto& table) {
+      for (const auto& rule : table)
+        if (rule.gates_set_config && std::find(out.begin(), out.end(), rule.name) == out.end())
+          out.push_back(rule.name);
+    };
+    collect(kFileRules);
+    collect(hailo_config_rule_table());
+    collect(kContentRules);
+    return out;
+  }();
   return rules;
 }
 
