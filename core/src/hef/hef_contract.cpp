@@ -111,9 +111,10 @@ HefFacts derive_facts(const ByteSource& src, const HefInfo& info, const Contract
 
   if (const Resource* theta = f.res[kTheta]; theta && theta->size > 0 && theta->size % 4 == 0)
     f.theta_len = static_cast<int64_t>(theta->size / 4);
-  for (const NetworkGroup* g : f.kv_groups())
-    if (const EdgeLayer* in = input_with_suffix(*g, f.suffixes.front().second); in && f.hidden < 0)
-      f.hidden = in->features;
+  for (const auto& [role, suffix] : f.suffixes)
+    if (role == "embeddings")
+      for (const NetworkGroup* g : f.kv_groups())
+        if (const EdgeLayer* in = input_with_suffix(*g, suffix); in && f.hidden < 0) f.hidden = in->features;
   if (const Resource* emb = f.res[kEmbeddings]; emb && f.hidden > 0) {
     const uint64_t row = static_cast<uint64_t>(f.hidden) * 2;
     if (emb->size > 0 && emb->size % row == 0) f.vocab = static_cast<int64_t>(emb->size / row);
