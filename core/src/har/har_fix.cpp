@@ -38,7 +38,23 @@ class HookContext final : public sdk::HnFixupContext {
   const nlohmann::json& manifest_;
 };
 
-FixupResult skipped(const char* name, const char* why) { return FixupResult{name, false, why, {}}; }
+// The generic passes in the order they run: each applies to one stage of the
+// HAR and is reported as skipped, with the reason, at the other.
+struct Fixup {
+  const char* name;
+  sdk::HarStage stage;
+  const char* why_this_stage_only;
+  FixupResult (*run)(FixupInput&);
+};
+
+constexpr const char* kDfcOwnsQuantized = "(the quantized HN's weights and scopes are the DFC's own)";
+const Fixup kFixups[] = {
+    {"rope-input-widening", sdk::HarStage::before_optimize, kDfcOwnsQuantized, rope_input_widening},
+    {"mask-wiring", sdk::HarStage::before_optimize, kDfcOwnsQuantized, mask_wiring},
+    {"lm-head-split", sdk::HarStage::before_optimize, kDfcOwnsQuantized, lm_head_split},
+    {"conv-input-order", sdk::HarStage::after_optimize,
+     "(the defect appears when set_kv_cache_global_params duplicates scopes)", conv_input_order},
+};
 
 }  // namespace
 
@@ -46,18 +62,15 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
                                     const FixOptions& o) {
   std::vector<FixupResult> out;
   FixupInput in{hn, weights, o.manifest};
-  if (stage == sdk::HarStage::before_optimize) {
-    out.push_back(rope_input_widening(in));
-    out.push_back(mask_wiring(in));
-    out.push_back(lm_head_split(in));
-    out.push_back(skipped("conv-input-order", "runs after optimize only (the defect appears when "
-                                              "set_kv_cache_global_params duplicates scopes)"));
-  } else {
-    const char* why = "runs before optimize only (the quantized HN's weights and scopes are the DFC's own)";
-    out.push_back(skipped("rope-input-widening", why));
-    out.push_back(skipped("mask-wiring", why));
-    out.push_back(skipped("lm-head-split", why));
-    out.push_back(conv_input_order(in));
+  for (const Fixup& f : kFixups) {
+    if (f.stage == stage) {
+      out.push_back(f.run(in));
+    } else {
+      const char* only = f.stage == sdk::HarStage::before_optimize ? "runs before optimize only "
+                                                                    : "runs after optimize only ";
+      out.push_back(FixupResult{{}, false, only + std::string(f.why_this_stage_only), {}});
+    }
+    out.back().name = f.name;
   }
   // Each pass must keep the HN well formed; the input was valid, so a
   // failure here is a bug in a pass, not bad input.

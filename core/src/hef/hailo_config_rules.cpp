@@ -5,8 +5,10 @@
 // converted (a float truncated, a negative u32 wrapped, a bool read as 0/1).
 // Both are errors here; hailo-contract.md section 6.
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
+#include "contract_rules.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
@@ -104,56 +106,58 @@ const Key kPreProcess[] = {{"kv_cache_size", Kind::u32},
 const Key kSuffixes[] = {{"embeddings", Kind::string}, {"attention_mask", Kind::string}, {"pe_q_cos", Kind::string},
                          {"pe_q_sin", Kind::string},   {"pe_k_cos", Kind::string},       {"pe_k_sin", Kind::string}};
 
-}  // namespace
+// ---- rule "hailo-config": every key of the wrong type, a required key missing ----
 
-std::vector<ContractFinding> check_hailo_config_text(const std::string& text, const std::string& where) {
-  std::vector<ContractFinding> out;
-  auto err = [&](const std::string& m) { out.push_back({"hailo-config", "6", Severity::error, where + ": " + m}); };
-  json cfg;
-  try {
-    cfg = sdk::parse_json(text, where);  // bounded depth: a deep document must not crash llm2hef
-  } catch (const BadInput& e) {
-    err(std::string("not valid JSON (the server's nlohmann::json::parse throws, genai/utils.hpp 156-161): ") +
-        e.what());
-    return out;
+void check_key_types(const json& obj, const std::string& prefix, const Key* begin, const Key* end, RuleOut& out,
+                     const std::string& where) {
+  for (const Key* k = begin; k != end; ++k) {
+    if (!obj.contains(k->name)) continue;
+    const std::string p = value_problem(obj[k->name], k->kind);
+    if (!p.empty())
+      out.fail(where + ": " + prefix + k->name + " is read as " + cpp_type(k->kind) + " and is " + p + " (" +
+               kParser + ")");
   }
+}
+
+// A section that is not an object is skipped by the server (contains() is
+// false for every key): every value in it silently takes its default.
+const json* config_section(const ConfigText& c, const char* name, RuleOut& out) {
+  if (!c.doc.contains(name)) return nullptr;
+  const json& s = c.doc[name];
+  if (!s.is_object()) {
+    out.fail(c.where + ": " + name + " is a JSON " + s.type_name() +
+             ", not an object: the server's contains() is false for all its keys, so every one silently takes its "
+             "default (" + kParser + ")");
+    return nullptr;
+  }
+  return &s;
+}
+
+void check_config_keys(const ConfigText& c, RuleOut& out) {
+  if (!c.present) return;
+  auto err = [&](const std::string& m) { out.fail(c.where + ": " + m); };
+  if (!c.parse_error.empty()) {
+    err("not valid JSON (the server's nlohmann::json::parse throws, genai/utils.hpp 156-161): " + c.parse_error);
+    return;
+  }
+  const json& cfg = c.doc;
   if (!cfg.is_object()) {
     err(std::string("the top level is a JSON ") + cfg.type_name() +
         ", not an object: contains(\"eos_token_id\") is false and the server returns HAILO_INVALID_ARGUMENT (" +
         kParser + ")");
-    return out;
+    return;
   }
-  auto check_keys = [&](const json& obj, const std::string& prefix, const auto& keys) {
-    for (const Key& k : keys) {
-      if (!obj.contains(k.name)) continue;
-      const std::string p = value_problem(obj[k.name], k.kind);
-      if (!p.empty())
-        err(prefix + k.name + " is read as " + cpp_type(k.kind) + " and is " + p + " (" + kParser + ")");
-    }
-  };
   if (!cfg.contains("eos_token_id"))
     err(std::string("eos_token_id is missing: the server returns HAILO_INVALID_ARGUMENT and the model does not load (") +
         kParser + ")");
-  check_keys(cfg, "", kTopLevel);
-
-  // A section that is not an object is skipped by the server (contains() is
-  // false for every key): every value in it silently takes its default.
-  auto section = [&](const char* name) -> const json* {
-    if (!cfg.contains(name)) return nullptr;
-    const json& s = cfg[name];
-    if (!s.is_object()) {
-      err(std::string(name) + " is a JSON " + s.type_name() +
-          ", not an object: the server's contains() is false for all its keys, so every one silently takes its "
-          "default (" + kParser + ")");
-      return nullptr;
-    }
-    return &s;
-  };
-  if (const json* g = section("default_generation_params")) check_keys(*g, "default_generation_params.", kGeneration);
-  if (const json* s = section("input_layers_names_suffixes")) check_keys(*s, "input_layers_names_suffixes.", kSuffixes);
-  const json* pp = section("pre_process_params");
+  check_key_types(cfg, "", std::begin(kTopLevel), std::end(kTopLevel), out, c.where);
+  if (const json* g = config_section(c, "default_generation_params", out))
+    check_key_types(*g, "default_generation_params.", std::begin(kGeneration), std::end(kGeneration), out, c.where);
+  if (const json* s = config_section(c, "input_layers_names_suffixes", out))
+    check_key_types(*s, "input_layers_names_suffixes.", std::begin(kSuffixes), std::end(kSuffixes), out, c.where);
+  const json* pp = config_section(c, "pre_process_params", out);
   if (pp) {
-    check_keys(*pp, "pre_process_params.", kPreProcess);
+    check_key_types(*pp, "pre_process_params.", std::begin(kPreProcess), std::end(kPreProcess), out, c.where);
     if (pp->contains("prefill_input_tokens_size"))
       err("pre_process_params.prefill_input_tokens_size is never read (the server reads prefill_input_tokens_count, "
           "llm_server.cpp 167-168): the prefill length would silently be 96");
@@ -164,24 +168,57 @@ std::vector<ContractFinding> check_hailo_config_text(const std::string& text, co
   if (!pp || !pp->contains("prefill_input_tokens_count"))
     err("pre_process_params.prefill_input_tokens_count is missing: the server silently uses 96, whatever the HEF "
         "was compiled for");
+}
 
-  // Only stop_token_id ends a generation (llm_server.cpp 821-855, 958-962);
-  // eos_token_id only seeds the recovery sequence.
+// ---- rule "stop-tokens": only stop_token_id ends a generation ----
+// (llm_server.cpp 821-855, 958-962); eos_token_id only seeds the recovery sequence.
+
+void check_stop_tokens(const ConfigText& c, RuleOut& out) {
+  if (!c.present || !c.doc.is_object()) return;  // reported by "hailo-config"
+  const json& cfg = c.doc;
   const bool stop_ok = cfg.contains("stop_token_id") && value_problem(cfg["stop_token_id"], Kind::int_list).empty();
   if (!cfg.contains("stop_token_id")) {
-    out.push_back({"stop-tokens", "6", Severity::warning,
-                   where + ": stop_token_id is missing: only stop_token_id stops generation (llm_server.cpp 821-855, "
-                           "958-962), so every answer runs to max_new_tokens"});
+    out.fail(c.where + ": stop_token_id is missing: only stop_token_id stops generation (llm_server.cpp 821-855, "
+                       "958-962), so every answer runs to max_new_tokens");
   } else if (stop_ok && cfg.contains("eos_token_id") && value_problem(cfg["eos_token_id"], Kind::int32).empty()) {
     const int eos = cfg["eos_token_id"].get<int>();
     bool found = false;
     for (const auto& id : cfg["stop_token_id"]) found = found || id.get<int>() == eos;
     if (!found)
-      out.push_back({"stop-tokens", "6", Severity::warning,
-                     where + ": stop_token_id does not contain eos_token_id " + std::to_string(eos) +
-                         ": only stop_token_id stops generation (llm_server.cpp 821-855, 958-962), so generation "
-                         "does not stop at EOS"});
+      out.fail(c.where + ": stop_token_id does not contain eos_token_id " + std::to_string(eos) +
+               ": only stop_token_id stops generation (llm_server.cpp 821-855, 958-962), so generation does not "
+               "stop at EOS");
   }
+}
+
+}  // namespace
+
+ConfigText parse_config_text(const std::string* text, std::string where) {
+  ConfigText c;
+  c.where = std::move(where);
+  if (!text) return c;
+  c.present = true;
+  try {
+    c.doc = sdk::parse_json(*text, c.where, sdk::JsonLimits::small_file());  // bounded depth: a deep document must not crash llm2hef
+  } catch (const BadInput& e) {
+    c.parse_error = e.what();
+    c.doc = json();
+  }
+  return c;
+}
+
+const std::vector<Rule<ConfigText>>& hailo_config_rule_table() {
+  static const std::vector<Rule<ConfigText>> rules = {
+      {"hailo-config", "6", Severity::error, check_config_keys, nullptr, kGatesSetConfig},
+      {"stop-tokens", "6", Severity::warning, check_stop_tokens},
+  };
+  return rules;
+}
+
+std::vector<ContractFinding> check_hailo_config_text(const std::string& text, const std::string& where) {
+  std::vector<ContractFinding> out;
+  RuleRunner runner(out);
+  runner.run(hailo_config_rule_table(), parse_config_text(&text, where));
   return out;
 }
 

@@ -33,9 +33,10 @@ void check_cache_and_prefill(int64_t cache_size, int64_t prefill);
 // Returns the manifest written to OUT/manifest.json.
 nlohmann::json export_model(const ExportRequest& request, const plugins::AdapterHost& host);
 
-// Checks the written graph against hailo-contract.md section 2: onnx's
-// checker, the six inputs in order with static shapes, each consumed, one
-// last-position output. Throws InternalError naming the rule.
+// Runs every `llm2hef lint` rule on the written graph, with those that need
+// the manifest (onnx's checker, the six inputs in the manifest's order and
+// shapes, one last-position logits output). Throws InternalError naming each
+// rule with an error finding.
 void check_graph_contract(const std::filesystem::path& model_path, const nlohmann::json& manifest);
 
 }  // namespace llm2hef::core

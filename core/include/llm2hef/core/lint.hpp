@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -33,12 +34,15 @@ struct LintReport {
 
 struct LintRule {
   const char* id;
-  LintSeverity severity;  // the usual severity (a few rules also emit the other one)
+  LintSubject subject;  // what its findings point at
+  LintSeverity severity;
   const char* section;
   const char* summary;
+  bool needs_manifest = false;  // runs only on what `export` wrote, against its manifest.json
 };
 
-// Every rule lint implements, in report order.
+// Every rule lint implements, in the order it runs (one entry per subject a
+// rule judges: dynamic-shape has three).
 const std::vector<LintRule>& lint_rules();
 
 // Lints one .onnx file. Throws BadInput when the file cannot be read or is not an ONNX model.
@@ -46,6 +50,10 @@ LintReport lint_onnx_file(const std::filesystem::path& path);
 
 // Lints a serialized ModelProto held in memory; `label` is used as the report's file name.
 LintReport lint_onnx_bytes(const std::string& bytes, const std::string& label);
+
+// Lints a model.onnx `export` wrote (in its staging folder): every rule,
+// plus those that judge the graph against the manifest written with it.
+LintReport lint_exported_onnx(const std::filesystem::path& path, const nlohmann::json& manifest);
 
 // One line per finding (`error [rule] node 'NAME' (Op): message (section)`), then a summary line.
 std::string lint_text(const LintReport& report);

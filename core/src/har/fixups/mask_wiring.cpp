@@ -27,7 +27,7 @@ bool feeds_sliced_adds(const HnModel& hn, const std::string& input) {
 }  // namespace
 
 FixupResult mask_wiring(FixupInput& in) {
-  FixupResult r{"mask-wiring", true, "", {}};
+  FixupResult r{{}, true, "", {}};  // named by the table in har_fix.cpp
   HnModel& hn = in.hn;
   std::string mask;
   if (!in.manifest.is_null()) {

@@ -36,7 +36,7 @@ std::optional<Candidate> tiling_conv_behind(const HnModel& hn, const std::string
 }  // namespace
 
 FixupResult rope_input_widening(FixupInput& in) {
-  FixupResult r{"rope-input-widening", true, "", {}};
+  FixupResult r{{}, true, "", {}};  // named by the table in har_fix.cpp
   HnModel& hn = in.hn;
   // With the manifest, exactly its four pe layers and their tile counts.
   std::vector<std::pair<std::string, int64_t>> expected;  // layer, tiles (0 = any)

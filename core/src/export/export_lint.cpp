@@ -1,0 +1,22 @@
+// The graph `export` wrote, judged by `llm2hef lint`'s rules (plus those
+// that compare it with the manifest) while it is still in the staging
+// folder: a graph our own export writes must pass, so an error finding is a
+// bug of llm2hef (exit 5), named by its rule; nothing is published.
+#include "llm2hef/core/export.hpp"
+#include "llm2hef/core/lint.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core {
+
+void check_graph_contract(const std::filesystem::path& model_path, const nlohmann::json& manifest) {
+  const LintReport report = lint_exported_onnx(model_path, manifest);
+  if (report.errors() == 0) return;
+  std::string failed;
+  for (const auto& f : report.findings)
+    if (f.severity == LintSeverity::error)
+      failed += "\n  [" + f.rule + "] " + (f.name.empty() ? std::string() : f.name + ": ") + f.message + " (" +
+                f.section + ")";
+  throw InternalError(model_path.string() + ": the exported graph breaks lint rule(s):" + failed);
+}
+
+}  // namespace llm2hef::core
