@@ -34,7 +34,9 @@ Options:
   --json                  print the manifest as JSON on stdout
   --no-progress           never draw the progress bar
   --force                 replace OUT if it exists
-Adapter options (see `llm2hef adapters`), e.g. for gpt2: --gelu sigmoid|tanh
+Adapter options (see `llm2hef adapters`), e.g. for gpt2: --gelu sigmoid|tanh,
+as --name value or --name=value anywhere after `export`; accepted only when
+the adapter that handles MODEL_DIR declares them. Any other option is refused.
 )";
 }  // namespace
 
