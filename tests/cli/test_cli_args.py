@@ -93,6 +93,11 @@ def test_extra_positional_is_refused():
     usage_error(run("hef", "inspect", "a.hef", "b.hef"), "unexpected argument 'b.hef'")
 
 
+def test_unknown_global_option_suggests_the_closest(tmp_path):
+    r = run("--adapter-paths", tmp_path, "adapters")
+    usage_error(r, "unknown option --adapter-paths", "did you mean --adapter-path?")
+
+
 def test_global_option_after_the_command_is_not_global():
     # Global options come before the command (llm2hef --help).
     usage_error(run("adapters", "--allow-unsafe-adapters"), "unknown option --allow-unsafe-adapters")
