@@ -7,6 +7,10 @@ find_package(Eigen3 REQUIRED NO_MODULE)
 find_package(Boost REQUIRED)             # header-only Boost.DLL
 find_package(LibArchive REQUIRED)
 find_package(Threads REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)      # libcli11-dev: the command-line parser (header-only)
+find_package(PkgConfig REQUIRED)
+# nettle-dev: SHA-256 of adapter libraries and HEF blobs (registry/src/sha256.cpp).
+pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)
 
 find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
 find_library(XXHASH_LIBRARY NAMES xxhash REQUIRED)

@@ -1,9 +1,8 @@
 #include <iostream>
 
-#include "args.hpp"
 #include "commands.hpp"
-#include "llm2hef/core/export.hpp"
 #include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/export.hpp"
 #include "llm2hef/core/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -38,50 +37,77 @@ Options:
   --force                 replace OUT if it exists
   --refuse-nonfinite      fail on a NaN or Inf weight (default: warn, naming the tensor,
                           and record it in manifest.json under nonfinite_weights)
-Adapter options (see `llm2hef adapters`), e.g. for gpt2: --gelu sigmoid|tanh
+Adapter options (see `llm2hef adapters`), e.g. for gpt2: --gelu sigmoid|tanh,
+as --name value or --name=value anywhere after `export`; accepted only when
+the adapter that handles MODEL_DIR declares them. Any other option is refused.
 )";
 }  // namespace
 
-int cmd_export(const Globals& g, const std::vector<std::string>& argv) {
-  Args args(argv, {"output", "cache", "prefill", "adapter", "lm-head-shards", "name", "calib-size"},
-            {"json", "force", "no-progress", "refuse-nonfinite", "help", "h"}, /*allow_extra=*/true);
-  if (args.has("help") || args.has("h")) {
-    std::cout << kHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("export takes one MODEL_DIR (see llm2hef export --help)");
-  core::ExportRequest r;
-  r.model_dir = args.positionals()[0];
-  r.output = args.require("output");
-  r.cache_size = args.require_int("cache");
-  r.prefill = args.require_int("prefill");
-  r.lm_head_shards = args.get_int("lm-head-shards").value_or(0);
-  r.calib_size = args.get_int("calib-size").value_or(64);
-  r.adapter = args.get("adapter");
-  r.name = args.get("name").value_or("");
-  r.force = args.has("force");
-  r.refuse_nonfinite = args.has("refuse-nonfinite");
-  r.adapter_options = args.extras();
-  r.progress = !args.has("no-progress") && core::Progress::stderr_is_terminal();
-  plugins::AdapterHost host = make_host(g);
-  nlohmann::json manifest = core::export_model(r, host);
-  // On stderr whatever the output form, so that a changed or substituted chat
-  // template is never silent (--json keeps stdout parsable).
-  const nlohmann::json changes = manifest.value("resource_changes", nlohmann::json::array());
-  if (!changes.empty()) {
-    std::cerr << "resource changes (also in manifest.json, resource_changes):\n";
-    for (const auto& c : changes) std::cerr << "  - " << c.get<std::string>() << "\n";
-  }
-  if (args.has("json")) {
-    std::cout << core::json_text(manifest, 2) << "\n";
-  } else {
-    std::cout << "exported " << manifest["model"]["name"].get<std::string>() << " with adapter "
-              << manifest["adapter"]["name"].get<std::string>() << " to " << r.output.string() << "\n";
-    for (const auto& rw : manifest["rewrites"]) std::cout << "  - " << rw.get<std::string>() << "\n";
-    std::cout << "next: python " << (r.output / "compile.py").string()
-              << " --calib-tokens FILE   (on the machine with Hailo's DFC)\n";
-  }
-  return 0;
+// Adapter options (`--gelu tanh`) cannot be CLI11 options: which adapter
+// handles MODEL_DIR is known only once its config.json (or --adapter) is read.
+// So export declares no positional and lets CLI11 leave whatever it does not
+// know, in order; split_adapter_arguments() takes MODEL_DIR and the
+// `--name value` pairs from that, adapter_options() refuses names no installed
+// adapter declares (with a suggestion), and the export pipeline, once it has
+// resolved the adapter, refuses names that adapter does not declare and
+// values outside its declared choices.
+void add_export_command(CommandLine& cli) {
+  struct Options {
+    std::string output, adapter, name;
+    int64_t cache = 0, prefill = 0, lm_head_shards = 0, calib_size = 64;
+    bool json = false, force = false, no_progress = false, refuse_nonfinite = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = cli.add_command(
+      cli.root(), "export", kHelp,
+      [o](Invocation& inv) {
+        const AdapterArguments extra = split_adapter_arguments(inv.leftovers());
+        core::ExportRequest r;
+        r.adapter_options = adapter_options(inv.command(), extra, inv.host());
+        if (extra.positionals.size() != 1)
+          throw UsageError("export takes one MODEL_DIR (see llm2hef export --help)");
+        r.model_dir = extra.positionals[0];
+        r.output = o->output;
+        r.cache_size = o->cache;
+        r.prefill = o->prefill;
+        r.lm_head_shards = o->lm_head_shards;
+        r.calib_size = o->calib_size;
+        if (inv.command().count("--adapter")) r.adapter = o->adapter;
+        r.name = o->name;
+        r.force = o->force;
+        r.refuse_nonfinite = o->refuse_nonfinite;
+        r.progress = !o->no_progress && core::Progress::stderr_is_terminal();
+        nlohmann::json manifest = core::export_model(r, inv.host());
+        // On stderr whatever the output form, so that a changed or substituted chat
+        // template is never silent (--json keeps stdout parsable).
+        const nlohmann::json changes = manifest.value("resource_changes", nlohmann::json::array());
+        if (!changes.empty()) {
+          std::cerr << "resource changes (also in manifest.json, resource_changes):\n";
+          for (const auto& c : changes) std::cerr << "  - " << c.get<std::string>() << "\n";
+        }
+        if (o->json) {
+          std::cout << core::json_text(manifest, 2) << "\n";
+        } else {
+          std::cout << "exported " << manifest["model"]["name"].get<std::string>() << " with adapter "
+                    << manifest["adapter"]["name"].get<std::string>() << " to " << r.output.string() << "\n";
+          for (const auto& rw : manifest["rewrites"]) std::cout << "  - " << rw.get<std::string>() << "\n";
+          std::cout << "next: python " << (r.output / "compile.py").string()
+                    << " --calib-tokens FILE   (on the machine with Hailo's DFC)\n";
+        }
+        return 0;
+      },
+      /*takes_adapter_options=*/true);
+  app->add_option("-o,--output", o->output)->required();
+  app->add_option("--cache", o->cache)->required();
+  app->add_option("--prefill", o->prefill)->required();
+  app->add_option("--adapter", o->adapter);
+  app->add_option("--lm-head-shards", o->lm_head_shards);
+  app->add_option("--name", o->name);
+  app->add_option("--calib-size", o->calib_size);
+  app->add_flag("--json", o->json);
+  app->add_flag("--no-progress", o->no_progress);
+  app->add_flag("--force", o->force);
+  app->add_flag("--refuse-nonfinite", o->refuse_nonfinite);
 }
 
 }  // namespace llm2hef::cli

@@ -4,10 +4,9 @@
 
 #include <iostream>
 
-#include "args.hpp"
 #include "commands.hpp"
-#include "llm2hef/core/har/compile_lines.hpp"
 #include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/har/compile_lines.hpp"
 #include "llm2hef/core/har/fixups.hpp"
 #include "llm2hef/core/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -103,46 +102,41 @@ nlohmann::json load_manifest(const std::optional<std::string>& path) {
   return sdk::JsonFile::load(*path).raw();
 }
 
-int cmd_har_inspect(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"json", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kInspectHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("har inspect takes one HAR file (see llm2hef har inspect --help)");
-  const nlohmann::json report = core::har::inspect_har(args.positionals()[0]);
-  std::cout << (args.has("json") ? core::json_text(report, 2) + "\n" : core::har::inspect_har_text(report));
+struct InspectArgs {
+  std::string har;
+  bool json = false;
+};
+
+int run_inspect(const InspectArgs& o) {
+  const nlohmann::json report = core::har::inspect_har(o.har);
+  std::cout << (o.json ? core::json_text(report, 2) + "\n" : core::har::inspect_har_text(report));
   return 0;
 }
 
-int cmd_har_fix(const Globals& g, const std::vector<std::string>& argv) {
-  Args args(argv, {"o", "output", "manifest", "adapter"}, {"json", "dry-run", "force", "no-progress", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kFixHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("har fix takes one input HAR (see llm2hef har fix --help)");
+struct FixArgs {
+  std::string input, output, manifest, adapter;
+  bool json = false, dry_run = false, force = false, no_progress = false;
+};
+
+int run_fix(const FixArgs& a, Invocation& inv) {
+  const bool given_output = inv.command().count("--output") > 0;
+  if (!given_output && !a.dry_run) throw UsageError("har fix needs -o OUT.har (or --dry-run)");
   core::har::FixOptions o;
-  o.input = args.positionals()[0];
-  auto out = args.get("o");
-  if (!out) out = args.get("output");
-  o.dry_run = args.has("dry-run");
-  if (!out && !o.dry_run) throw UsageError("har fix needs -o OUT.har (or --dry-run)");
-  if (out) o.output = *out;
-  o.force = args.has("force");
-  o.progress = !args.has("no-progress") && core::Progress::stderr_is_terminal();
-  o.manifest = load_manifest(args.get("manifest"));
-  std::string adapter = args.get("adapter").value_or("");
+  o.input = a.input;
+  o.dry_run = a.dry_run;
+  if (given_output) o.output = a.output;
+  o.force = a.force;
+  o.progress = !a.no_progress && core::Progress::stderr_is_terminal();
+  o.manifest = load_manifest(inv.command().count("--manifest") ? std::optional<std::string>(a.manifest) : std::nullopt);
+  std::string adapter = a.adapter;
   if (adapter.empty() && o.manifest.is_object() && o.manifest.contains("adapter") &&
       o.manifest["adapter"].is_object() && o.manifest["adapter"].contains("name") &&
       o.manifest["adapter"]["name"].is_string())
     adapter = o.manifest["adapter"]["name"].get<std::string>();
-  plugins::AdapterHost host;
   if (!adapter.empty()) {
-    host = make_host(g);
-    const plugins::LoadedAdapter* found = host.find(adapter);
+    const plugins::LoadedAdapter* found = inv.host().find(adapter);
     if (!found)
-      throw Unsupported("adapter '" + adapter + "' (" + (args.has("adapter") ? "--adapter" : "named by the manifest") +
+      throw Unsupported("adapter '" + adapter + "' (" + (a.adapter.empty() ? "named by the manifest" : "--adapter") +
                         ") is not installed; see llm2hef adapters --verbose");
     o.adapter = &found->adapter();
     o.adapter_name = adapter;
@@ -150,33 +144,32 @@ int cmd_har_fix(const Globals& g, const std::vector<std::string>& argv) {
     o.adapter_note = "no adapter named (--adapter, or adapter.name in --manifest): no adapter HAR fixups ran";
   }
   const core::har::FixReport rep = core::har::fix_har(o);
-  std::cout << (args.has("json") ? core::json_text(rep.to_json(), 2) + "\n" : rep.to_text());
+  std::cout << (a.json ? core::json_text(rep.to_json(), 2) + "\n" : rep.to_text());
   return 0;
 }
 
-int cmd_har_lines(const std::vector<std::string>& argv) {
-  Args args(argv, {"for", "manifest", "pe-width"}, {"json", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kLinesHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("har lines takes one HAR file (see llm2hef har lines --help)");
-  const std::string what = args.require("for");
+struct LinesArgs {
+  std::string har, what, manifest;
+  int64_t pe_width = 0;
+  bool json = false;
+};
+
+int run_lines(const LinesArgs& a, Invocation& inv) {
   core::har::ScriptLines lines;
-  if (what == "optimize") {
-    const nlohmann::json manifest = load_manifest(args.get("manifest"));
-    std::optional<int64_t> pe = args.get_int("pe-width");
+  if (a.what == "optimize") {
+    const nlohmann::json manifest =
+        load_manifest(inv.command().count("--manifest") ? std::optional<std::string>(a.manifest) : std::nullopt);
+    std::optional<int64_t> pe;
+    if (inv.command().count("--pe-width")) pe = a.pe_width;
     if (!pe && manifest.is_object() && manifest.contains("theta_length") && manifest["theta_length"].is_number_integer())
       pe = manifest["theta_length"].get<int64_t>();
     if (!pe) throw UsageError("har lines --for optimize needs --manifest (theta_length) or --pe-width N");
-    lines = core::har::optimize_lines(args.positionals()[0], *pe);
-  } else if (what == "compile") {
-    const core::har::HarIndex idx = core::har::scan_har(args.positionals()[0]);
+    lines = core::har::optimize_lines(a.har, *pe);
+  } else {  // "compile": the only other choice --for accepts
+    const core::har::HarIndex idx = core::har::scan_har(a.har);
     lines = core::har::compile_lines(*idx.hn);
-  } else {
-    throw UsageError("--for takes 'optimize' or 'compile', not '" + what + "'");
   }
-  if (args.has("json")) {
+  if (a.json) {
     std::cout << nlohmann::json{{"lines", lines.lines}, {"notes", lines.notes}}.dump(2) << "\n";
   } else {
     for (const auto& l : lines.lines) std::cout << l << "\n";
@@ -187,21 +180,32 @@ int cmd_har_lines(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-int cmd_har(const Globals& g, const std::vector<std::string>& argv) {
-  if (argv.empty()) {
-    std::cerr << kHelp;
-    return static_cast<int>(ExitCode::usage);
-  }
-  const std::string sub = argv[0];
-  const std::vector<std::string> rest(argv.begin() + 1, argv.end());
-  if (sub == "--help" || sub == "-h") {
-    std::cout << kHelp;
-    return 0;
-  }
-  if (sub == "inspect") return cmd_har_inspect(rest);
-  if (sub == "fix") return cmd_har_fix(g, rest);
-  if (sub == "lines") return cmd_har_lines(rest);
-  throw UsageError("unknown har command '" + sub + "' (inspect, fix, lines; see llm2hef har --help)");
+void add_har_commands(CommandLine& cli) {
+  CLI::App* har = cli.add_group(cli.root(), "har", kHelp);
+
+  auto inspect = std::make_shared<InspectArgs>();
+  CLI::App* app = cli.add_command(*har, "inspect", kInspectHelp, [inspect](Invocation&) { return run_inspect(*inspect); });
+  app->add_option("HAR", inspect->har)->required();
+  app->add_flag("--json", inspect->json);
+
+  auto fix = std::make_shared<FixArgs>();
+  app = cli.add_command(*har, "fix", kFixHelp, [fix](Invocation& inv) { return run_fix(*fix, inv); });
+  app->add_option("IN.har", fix->input)->required();
+  app->add_option("-o,--output", fix->output);
+  app->add_option("--manifest", fix->manifest);
+  app->add_option("--adapter", fix->adapter);
+  app->add_flag("--dry-run", fix->dry_run);
+  app->add_flag("--force", fix->force);
+  app->add_flag("--json", fix->json);
+  app->add_flag("--no-progress", fix->no_progress);
+
+  auto lines = std::make_shared<LinesArgs>();
+  app = cli.add_command(*har, "lines", kLinesHelp, [lines](Invocation& inv) { return run_lines(*lines, inv); });
+  app->add_option("HAR", lines->har)->required();
+  app->add_option("--for", lines->what)->required()->check(CLI::IsMember({"optimize", "compile"}));
+  app->add_option("--manifest", lines->manifest);
+  app->add_option("--pe-width", lines->pe_width);
+  app->add_flag("--json", lines->json);
 }
 
 }  // namespace llm2hef::cli

@@ -9,10 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "args.hpp"
 #include "commands.hpp"
-#include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
 #include "llm2hef/core/progress.hpp"
@@ -320,67 +319,63 @@ uint64_t hashed_bytes(const hef::HefInfo& info, uint64_t limit, bool whole) {
   return total;
 }
 
-int inspect(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"json", "verify-all", "no-progress", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kInspectHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("hef inspect takes one HEF file (see llm2hef hef inspect --help)");
-  Opened h = open_hef(args.positionals()[0]);
-  const bool all = args.has("verify-all");
+struct InspectArgs {
+  std::string hef;
+  bool json = false, verify_all = false, no_progress = false;
+};
+
+int inspect(const InspectArgs& a) {
+  Opened h = open_hef(a.hef);
+  const bool all = a.verify_all;
   const uint64_t limit = all ? UINT64_MAX : kDefaultHashLimit;
   // A bar only for work worth watching (the whole file, or big resources).
   const uint64_t to_hash = hashed_bytes(h.info, limit, all);
-  core::Progress progress("verifying checksums", to_hash, !args.has("no-progress") && to_hash > kDefaultHashLimit);
+  core::Progress progress("verifying checksums", to_hash, !a.no_progress && to_hash > kDefaultHashLimit);
   const hef::ChecksumReport sums =
       hef::verify_checksums(*h.src, h.info, limit, all, [&](uint64_t n) { progress.update(n); });
   progress.finish();
-  if (args.has("json"))
+  if (a.json)
     std::cout << core::json_text(inspect_json(h.info, sums), 2) << "\n";
   else
     std::cout << inspect_text(h.info, sums);
   return sums.any_mismatch() ? static_cast<int>(ExitCode::failure) : 0;
 }
 
-int check(const std::vector<std::string>& argv) {
-  Args args(argv, {"manifest", "hailort"}, {"json", "verify-all", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kCheckHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("hef check takes one HEF file (see llm2hef hef check --help)");
+struct CheckArgs {
+  std::string hef, manifest, hailort;
+  bool json = false, verify_all = false;
+};
+
+int check(const CheckArgs& a, Invocation& inv) {
   hef::ContractOptions opt;
-  if (auto m = args.get("manifest")) {
-    opt.manifest = sdk::JsonFile::load(*m).raw();
-    opt.manifest_path = *m;
+  if (inv.command().count("--manifest")) {
+    opt.manifest = sdk::JsonFile::load(a.manifest).raw();
+    opt.manifest_path = a.manifest;
   }
-  if (args.has("verify-all")) opt.checksum_limit = UINT64_MAX;
-  if (auto v = args.get("hailort")) opt.hailort = hef::parse_hailort_version(*v);
-  Opened h = open_hef(args.positionals()[0]);
+  if (a.verify_all) opt.checksum_limit = UINT64_MAX;
+  if (inv.command().count("--hailort")) opt.hailort = hef::parse_hailort_version(a.hailort);
+  Opened h = open_hef(a.hef);
   const hef::ContractReport rep = hef::check_hef_contract(*h.src, h.info, opt);
-  if (args.has("json"))
+  if (a.json)
     std::cout << core::json_text(hef::contract_json(rep), 2) << "\n";
   else
     std::cout << hef::contract_text(rep);
   return rep.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;
 }
 
-int set_config(const std::vector<std::string>& argv) {
-  Args args(argv, {"output"}, {"json", "force", "no-progress", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kSetConfigHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 2)
-    throw UsageError("hef set-config takes a HEF and a hailo-config.json (see llm2hef hef set-config --help)");
-  const std::string out = args.require("output");
-  const std::string& cfg_path = args.positionals()[1];
+struct SetConfigArgs {
+  std::string hef, config, output;
+  bool json = false, force = false, no_progress = false;
+};
+
+int set_config(const SetConfigArgs& a) {
+  const std::string& out = a.output;
+  const std::string& cfg_path = a.config;
   // A regular file only (a FIFO would block), and no larger than the HEF's
   // own limit for a JSON resource.
   const std::string config_text = core::RegularFile(cfg_path).read_all(sdk::JsonLimits::kSmallFileBytes);
-  core::Progress progress("writing " + out, 1, !args.has("no-progress"));
-  const hef::SetConfigResult r = hef::set_hailo_config(args.positionals()[0], config_text, out, args.has("force"),
+  core::Progress progress("writing " + out, 1, !a.no_progress);
+  const hef::SetConfigResult r = hef::set_hailo_config(a.hef, config_text, out, a.force,
                                                        [&](uint64_t done, uint64_t total) {
                                                          progress.set_total(total);
                                                          progress.update(done);
@@ -389,14 +384,14 @@ int set_config(const std::vector<std::string>& argv) {
   for (const auto& f : r.findings)
     std::cerr << (f.severity == hef::Severity::warning ? "warning" : "info") << " [" << f.rule << ", section "
               << f.section << "] " << f.message << "\n";
-  if (args.has("json")) {
+  if (a.json) {
     json findings = json::array();
     for (const auto& f : r.findings)
       findings.push_back({{"rule", f.rule},
                           {"section", f.section},
                           {"severity", f.severity == hef::Severity::warning ? "warning" : "info"},
                           {"message", f.message}});
-    std::cout << json{{"input", args.positionals()[0]},
+    std::cout << json{{"input", a.hef},
                       {"output", out},
                       {"old_size", r.old_size},
                       {"new_size", r.new_size},
@@ -424,21 +419,34 @@ int set_config(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-int cmd_hef(const Globals&, const std::vector<std::string>& args) {
-  if (args.empty()) {
-    std::cerr << kHefHelp;
-    return static_cast<int>(ExitCode::usage);
-  }
-  const std::string& sub = args[0];
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (sub == "-h" || sub == "--help") {
-    std::cout << kHefHelp;
-    return 0;
-  }
-  if (sub == "inspect") return inspect(rest);
-  if (sub == "check") return check(rest);
-  if (sub == "set-config") return set_config(rest);
-  throw UsageError("unknown hef command '" + sub + "' (inspect, check, set-config; see llm2hef hef --help)");
+void add_hef_commands(CommandLine& cli) {
+  CLI::App* group = cli.add_group(cli.root(), "hef", kHefHelp);
+
+  auto inspect_args = std::make_shared<InspectArgs>();
+  CLI::App* app =
+      cli.add_command(*group, "inspect", kInspectHelp, [inspect_args](Invocation&) { return inspect(*inspect_args); });
+  app->add_option("FILE", inspect_args->hef)->required();
+  app->add_flag("--json", inspect_args->json);
+  app->add_flag("--verify-all", inspect_args->verify_all);
+  app->add_flag("--no-progress", inspect_args->no_progress);
+
+  auto check_args = std::make_shared<CheckArgs>();
+  app = cli.add_command(*group, "check", kCheckHelp, [check_args](Invocation& inv) { return check(*check_args, inv); });
+  app->add_option("FILE", check_args->hef)->required();
+  app->add_option("--manifest", check_args->manifest);
+  app->add_option("--hailort", check_args->hailort);
+  app->add_flag("--json", check_args->json);
+  app->add_flag("--verify-all", check_args->verify_all);
+
+  auto set_config_args = std::make_shared<SetConfigArgs>();
+  app = cli.add_command(*group, "set-config", kSetConfigHelp,
+                        [set_config_args](Invocation&) { return set_config(*set_config_args); });
+  app->add_option("FILE", set_config_args->hef)->required();
+  app->add_option("NEW_CONFIG.json", set_config_args->config)->required();
+  app->add_option("-o,--output", set_config_args->output)->required();
+  app->add_flag("--force", set_config_args->force);
+  app->add_flag("--json", set_config_args->json);
+  app->add_flag("--no-progress", set_config_args->no_progress);
 }
 
 }  // namespace llm2hef::cli

@@ -1,7 +1,7 @@
+#include <charconv>
 #include <iostream>
 #include <sstream>
 
-#include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/host_inputs.hpp"
 #include "llm2hef/core/npy.hpp"
@@ -25,33 +25,44 @@ Keys: the six ONNX input names, plus `positions`.
   --force            replace FILE if it exists (only a regular file is replaced)
 )";
 
+int64_t parse_token(const std::string& text) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size())
+    throw UsageError("--tokens: expected an integer, got '" + text + "'");
+  return v;
+}
+
 std::vector<int64_t> parse_tokens(const std::string& text) {
   std::vector<int64_t> out;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item.empty()) throw UsageError("--tokens: empty entry in '" + text + "'");
-    out.push_back(parse_int("tokens", item));
+    out.push_back(parse_token(item));
   }
   return out;
 }
 }  // namespace
 
-int cmd_inputs(const Globals&, const std::vector<std::string>& argv) {
-  Args args(argv, {"tokens", "output", "layout"}, {"force", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kHelp;
+void add_inputs_command(CommandLine& cli) {
+  struct Options {
+    std::string export_dir, tokens, output, layout = "onnx";
+    bool force = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = cli.add_command(cli.root(), "inputs", kHelp, [o](Invocation&) {
+    core::check_file_output(o->output, o->force);  // before the work, not after
+    auto members = core::runtime_inputs(o->export_dir, parse_tokens(o->tokens),
+                                        o->layout == "device" ? core::InputLayout::device : core::InputLayout::onnx);
+    core::write_npz(o->output, members, o->force);
     return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("inputs takes one export folder (see llm2hef inputs --help)");
-  const std::string layout = args.get("layout").value_or("onnx");
-  if (layout != "onnx" && layout != "device") throw UsageError("--layout: expected onnx or device");
-  const std::string output = args.require("output");
-  core::check_file_output(output, args.has("force"));  // before the work, not after
-  auto members = core::runtime_inputs(args.positionals()[0], parse_tokens(args.require("tokens")),
-                                      layout == "device" ? core::InputLayout::device : core::InputLayout::onnx);
-  core::write_npz(output, members, args.has("force"));
-  return 0;
+  });
+  app->add_option("OUT", o->export_dir)->required();
+  app->add_option("--tokens", o->tokens)->required();
+  app->add_option("-o,--output", o->output)->required();
+  app->add_option("--layout", o->layout)->check(CLI::IsMember({"onnx", "device"}));
+  app->add_flag("--force", o->force);
 }
 
 }  // namespace llm2hef::cli

@@ -1,10 +1,9 @@
 #include <algorithm>
 #include <iostream>
 
-#include "args.hpp"
 #include "commands.hpp"
-#include "llm2hef/core/inspect.hpp"
 #include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/inspect.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {
@@ -30,22 +29,28 @@ Exit status 4 when the model is refused.
 )";
 }  // namespace
 
-int cmd_inspect(const Globals& g, const std::vector<std::string>& argv) {
-  Args args(argv, {"cache", "prefill", "adapter"}, {"json", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("inspect takes one MODEL_DIR (see llm2hef inspect --help)");
-  core::InspectRequest r;
-  r.model_dir = args.positionals()[0];
-  r.cache_size = args.get_int("cache").value_or(2048);
-  r.prefill = args.get_int("prefill").value_or(std::min<int64_t>(96, r.cache_size));
-  r.adapter = args.get("adapter");
-  plugins::AdapterHost host = make_host(g);
-  nlohmann::json report = core::inspect_model(r, host);
-  std::cout << (args.has("json") ? core::json_text(report, 2) + "\n" : core::inspect_text(report));
-  return report["supported"].get<bool>() ? 0 : static_cast<int>(ExitCode::unsupported);
+void add_inspect_command(CommandLine& cli) {
+  struct Options {
+    std::string model_dir, adapter;
+    int64_t cache = 2048, prefill = 0;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = cli.add_command(cli.root(), "inspect", kHelp, [o](Invocation& inv) {
+    core::InspectRequest r;
+    r.model_dir = o->model_dir;
+    r.cache_size = o->cache;
+    r.prefill = inv.command().count("--prefill") ? o->prefill : std::min<int64_t>(96, r.cache_size);
+    if (inv.command().count("--adapter")) r.adapter = o->adapter;
+    nlohmann::json report = core::inspect_model(r, inv.host());
+    std::cout << (o->json ? core::json_text(report, 2) + "\n" : core::inspect_text(report));
+    return report["supported"].get<bool>() ? 0 : static_cast<int>(ExitCode::unsupported);
+  });
+  app->add_option("MODEL_DIR", o->model_dir)->required();
+  app->add_option("--cache", o->cache);
+  app->add_option("--prefill", o->prefill);
+  app->add_option("--adapter", o->adapter);
+  app->add_flag("--json", o->json);
 }
 
 }  // namespace llm2hef::cli

@@ -2,10 +2,9 @@
 
 #include <iostream>
 
-#include "args.hpp"
 #include "commands.hpp"
-#include "llm2hef/core/lint.hpp"
 #include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/lint.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {
@@ -40,41 +39,44 @@ Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage,
 )";
 }  // namespace
 
-int cmd_lint(const Globals&, const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"json", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("lint takes one .onnx file (see llm2hef lint --help)");
-  const core::LintReport report = core::lint_onnx_file(args.positionals()[0]);
-  if (args.has("json")) {
-    nlohmann::json findings = nlohmann::json::array();
-    for (const auto& f : report.findings) {
-      const char* kind = "node";
-      switch (f.subject) {
-        case core::LintSubject::model: kind = "model"; break;
-        case core::LintSubject::input: kind = "input"; break;
-        case core::LintSubject::output: kind = "output"; break;
-        case core::LintSubject::node: kind = "node"; break;
+void add_lint_command(CommandLine& cli) {
+  struct Options {
+    std::string model;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = cli.add_command(cli.root(), "lint", kHelp, [o](Invocation&) {
+    const core::LintReport report = core::lint_onnx_file(o->model);
+    if (o->json) {
+      nlohmann::json findings = nlohmann::json::array();
+      for (const auto& f : report.findings) {
+        const char* kind = "node";
+        switch (f.subject) {
+          case core::LintSubject::model: kind = "model"; break;
+          case core::LintSubject::input: kind = "input"; break;
+          case core::LintSubject::output: kind = "output"; break;
+          case core::LintSubject::node: kind = "node"; break;
+        }
+        findings.push_back({{"rule", f.rule},
+                            {"severity", f.severity == core::LintSeverity::error ? "error" : "warning"},
+                            {"node", f.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.name)},
+                            {"op", f.op.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.op)},
+                            {"kind", kind},
+                            {"message", f.message},
+                            {"section", f.section}});
       }
-      findings.push_back({{"rule", f.rule},
-                          {"severity", f.severity == core::LintSeverity::error ? "error" : "warning"},
-                          {"node", f.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.name)},
-                          {"op", f.op.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.op)},
-                          {"kind", kind},
-                          {"message", f.message},
-                          {"section", f.section}});
+      nlohmann::json out = {{"file", report.file},
+                            {"findings", findings},
+                            {"errors", report.errors()},
+                            {"warnings", report.warnings()}};
+      std::cout << core::json_text(out, 2) << "\n";
+    } else {
+      std::cout << core::lint_text(report);
     }
-    nlohmann::json out = {{"file", report.file},
-                          {"findings", findings},
-                          {"errors", report.errors()},
-                          {"warnings", report.warnings()}};
-    std::cout << core::json_text(out, 2) << "\n";
-  } else {
-    std::cout << core::lint_text(report);
-  }
-  return report.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;
+    return report.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;
+  });
+  app->add_option("MODEL.onnx", o->model)->required();
+  app->add_flag("--json", o->json);
 }
 
 }  // namespace llm2hef::cli

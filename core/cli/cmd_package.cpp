@@ -1,7 +1,6 @@
 // `llm2hef package`: a checked HEF into hailo-ollama's model store.
 #include <iostream>
 
-#include "args.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/package.hpp"
 #include "llm2hef/core/json_text.hpp"
@@ -47,26 +46,23 @@ a HEF whose hailo-config.json or tokenizer.json differs from the export's, a
 damaged store).
 )";
 
-}  // namespace
+struct PackageArgs {
+  std::string hef, manifest, model, store;
+  bool json = false, force = false, no_progress = false;
+};
 
-int cmd_package(const Globals&, const std::vector<std::string>& argv) {
-  Args args(argv, {"manifest", "store", "model"}, {"json", "force", "no-progress", "help", "h"});
-  if (args.has("help") || args.has("h")) {
-    std::cout << kHelp;
-    return 0;
-  }
-  if (args.positionals().size() != 1) throw UsageError("package takes one HEF file (see llm2hef package --help)");
-  core::package::PackageOptions o;
-  o.hef = args.positionals()[0];
-  o.export_manifest = args.require("manifest");
-  o.model = core::package::parse_model_ref(args.require("model"));
-  o.store = args.has("store") ? std::filesystem::path(*args.get("store")) : core::package::default_store();
-  o.force = args.has("force");
-  o.progress = !args.has("no-progress") && core::Progress::stderr_is_terminal();
+int run_package(const PackageArgs& o, Invocation& inv) {
+  core::package::PackageOptions po;
+  po.hef = o.hef;
+  po.export_manifest = o.manifest;
+  po.model = core::package::parse_model_ref(o.model);
+  po.store = inv.command().count("--store") ? std::filesystem::path(o.store) : core::package::default_store();
+  po.force = o.force;
+  po.progress = !o.no_progress && core::Progress::stderr_is_terminal();
 
-  const core::package::PackageResult r = core::package::package_model(o);
+  const core::package::PackageResult r = core::package::package_model(po);
   for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
-  if (args.has("json")) {
+  if (o.json) {
     nlohmann::ordered_json out;
     out["model"] = r.model.key();
     out["store"] = r.store.string();
@@ -90,6 +86,21 @@ int cmd_package(const Globals&, const std::vector<std::string>& argv) {
               << "\"\n";
   }
   return 0;
+}
+
+}  // namespace
+
+void add_package_command(CommandLine& cli) {
+  auto o = std::make_shared<PackageArgs>();
+  CLI::App* app =
+      cli.add_command(cli.root(), "package", kHelp, [o](Invocation& inv) { return run_package(*o, inv); });
+  app->add_option("MODEL.hef", o->hef)->required();
+  app->add_option("--manifest", o->manifest)->required();
+  app->add_option("--model", o->model)->required();
+  app->add_option("--store", o->store);
+  app->add_flag("--json", o->json);
+  app->add_flag("--force", o->force);
+  app->add_flag("--no-progress", o->no_progress);
 }
 
 }  // namespace llm2hef::cli

@@ -6,10 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "args.hpp"
 #include "commands.hpp"
-#include "llm2hef/core/atomic_output.hpp"
 #include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/atomic_output.hpp"
 #include "llm2hef/core/output_guard.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
@@ -48,13 +47,69 @@ An existing output file is replaced only with --force, and never when it is
 not a regular file (a device, FIFO or folder).
 
 The global --allow-unsafe-adapters also applies here.
+`llm2hef registry COMMAND --help` for each.
 )";
 
-registry::Publisher publisher_from(const Args& args) {
+constexpr const char* kVerifyHelp = R"(Usage: llm2hef registry verify PATH [--json]
+
+Checks a published adapter: PATH is a manifest, an index, or a folder (every
+*.json in it). For each manifest: its schema
+(share/llm2hef/schema/adapter-manifest.schema.json), the library beside it
+(and the host's safety rules), its size and SHA-256 (before anything is
+loaded), the SDK ABI and fingerprint, that it loads (first in a child
+process), and that its name, version, architectures and model_types equal the
+manifest's.
+
+  --json    the report as JSON on stdout
+
+The global --allow-unsafe-adapters also applies here.
+Exit status: 0 all passed, 1 a check failed, 2 usage, 3 unreadable PATH.
+)";
+
+constexpr const char* kManifestHelp = R"(Usage: llm2hef registry manifest LIB.so --license SPDX --maintainer WHO [--homepage URL] [-o FILE] [--force]
+
+Writes the manifest of an adapter library: what it claims (name, version,
+description, architectures, model_types), the SDK ABI and build fingerprint
+it needs, its file name, size and SHA-256, and who publishes it. Publish it beside the .so. The
+library is loaded (first in a child process) to read what it claims.
+
+  --license SPDX     the adapter's licence, an SPDX expression (required)
+  --maintainer WHO   who answers for it (required)
+  --homepage URL     where it is published
+  -o, --output FILE  write FILE instead of stdout
+  --force            replace FILE if it exists (only a regular file is replaced)
+
+The global --allow-unsafe-adapters also applies here.
+Exit status: 0 written, 2 usage, 3 a library that cannot be loaded or is refused.
+)";
+
+constexpr const char* kIndexHelp = R"(Usage: llm2hef registry index DIR --license SPDX --maintainer WHO [--homepage URL] [-o FILE] [--force]
+
+Writes one index of every adapter library (*.so) in DIR, each entry a
+manifest as `registry manifest` writes it; the build writes one for the
+first-party adapters.
+
+  --license SPDX     the adapters' licence, an SPDX expression (required)
+  --maintainer WHO   who answers for them (required)
+  --homepage URL     where they are published
+  -o, --output FILE  the index to write (default DIR/index.json)
+  --force            replace FILE if it exists (only a regular file is replaced)
+
+The global --allow-unsafe-adapters also applies here.
+Exit status: 0 written, 2 usage, 3 no library in DIR, or one that cannot be
+loaded or is refused.
+)";
+
+struct PublishArgs {
+  std::string target, license, maintainer, homepage, output;
+  bool force = false;
+};
+
+registry::Publisher publisher_from(const PublishArgs& a, const CLI::App& command) {
   registry::Publisher p;
-  p.license = args.require("license");
-  p.maintainer = args.require("maintainer");
-  p.homepage = args.get("homepage");
+  p.license = a.license;
+  p.maintainer = a.maintainer;
+  if (command.count("--homepage")) p.homepage = a.homepage;
   return p;
 }
 
@@ -83,60 +138,81 @@ void write_output(const nlohmann::json& document, const std::optional<std::strin
   core::write_file_atomic(*output, text, replace);
 }
 
-int verify(const Globals& g, const Args& args) {
-  if (args.positionals().size() != 2) throw UsageError("registry verify takes one manifest, index or folder");
+struct VerifyArgs {
+  std::string path;
+  bool json = false;
+};
+
+int verify(const VerifyArgs& a, const Globals& g) {
   registry::VerifyOptions options;
   options.allow_unsafe = g.allow_unsafe_adapters;
-  const registry::VerifyReport report = registry::verify_published(args.positionals()[1], options);
-  if (args.has("json"))
+  const registry::VerifyReport report = registry::verify_published(a.path, options);
+  if (a.json)
     std::cout << core::json_text(report.to_json(), 2) << "\n";
   else
     std::cout << report.to_text();
   return report.passed() ? 0 : static_cast<int>(ExitCode::failure);
 }
 
-int manifest(const Globals& g, const Args& args) {
-  if (args.positionals().size() != 2) throw UsageError("registry manifest takes one adapter library (.so)");
-  const registry::Publisher publisher = publisher_from(args);
-  if (const auto output = args.get("output")) core::check_file_output(*output, args.has("force"));
-  const plugins::LoadedAdapter adapter = load_checked(g, args.positionals()[1]);
-  write_output(registry::make_manifest(adapter, publisher), args.get("output"), args.has("force"));
+std::optional<std::string> output_of(const PublishArgs& a, const CLI::App& command) {
+  return command.count("--output") ? std::optional<std::string>(a.output) : std::nullopt;
+}
+
+int manifest(const PublishArgs& a, Invocation& inv) {
+  const registry::Publisher publisher = publisher_from(a, inv.command());
+  const auto output = output_of(a, inv.command());
+  if (output) core::check_file_output(*output, a.force);
+  const plugins::LoadedAdapter adapter = load_checked(inv.globals(), a.target);
+  write_output(registry::make_manifest(adapter, publisher), output, a.force);
   return 0;
 }
 
-int index(const Globals& g, const Args& args) {
-  if (args.positionals().size() != 2) throw UsageError("registry index takes one folder of adapter libraries");
-  const fs::path dir = args.positionals()[1];
+int index(const PublishArgs& a, Invocation& inv) {
+  const fs::path dir = a.target;
   if (!fs::is_directory(dir)) throw BadInput(dir.string() + ": not a folder");
-  const registry::Publisher publisher = publisher_from(args);
-  const std::string output = args.get("output").value_or((dir / "index.json").string());
-  core::check_file_output(output, args.has("force"));
+  const registry::Publisher publisher = publisher_from(a, inv.command());
+  const std::string output = output_of(a, inv.command()).value_or((dir / "index.json").string());
+  core::check_file_output(output, a.force);
   std::vector<fs::path> libraries;
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".so" && entry.is_regular_file()) libraries.push_back(entry.path());
   std::sort(libraries.begin(), libraries.end());
   if (libraries.empty()) throw BadInput(dir.string() + ": no adapter library (*.so) in this folder");
   std::vector<nlohmann::json> manifests;
-  for (const auto& library : libraries) manifests.push_back(registry::make_manifest(load_checked(g, library), publisher));
-  write_output(registry::make_index(std::move(manifests)), output, args.has("force"));
+  for (const auto& library : libraries)
+    manifests.push_back(registry::make_manifest(load_checked(inv.globals(), library), publisher));
+  write_output(registry::make_index(std::move(manifests)), output, a.force);
   return 0;
+}
+
+void add_publish_options(CLI::App& app, PublishArgs& a, const char* target) {
+  app.add_option(target, a.target)->required();
+  app.add_option("--license", a.license)->required();
+  app.add_option("--maintainer", a.maintainer)->required();
+  app.add_option("--homepage", a.homepage);
+  app.add_option("-o,--output", a.output);
+  app.add_flag("--force", a.force);
 }
 
 }  // namespace
 
-int cmd_registry(const Globals& g, const std::vector<std::string>& argv) {
-  Args args(argv, {"license", "maintainer", "homepage", "output", "o"}, {"json", "force", "help", "h"});
-  if (args.has("help") || args.has("h") || args.positionals().empty()) {
-    if (args.positionals().empty() && !(args.has("help") || args.has("h")))
-      throw UsageError("registry needs a command: verify, manifest or index (see llm2hef registry --help)");
-    std::cout << kHelp;
-    return 0;
-  }
-  const std::string& sub = args.positionals()[0];
-  if (sub == "verify") return verify(g, args);
-  if (sub == "manifest") return manifest(g, args);
-  if (sub == "index") return index(g, args);
-  throw UsageError("unknown registry command '" + sub + "' (verify, manifest, index)");
+void add_registry_commands(CommandLine& cli) {
+  CLI::App* group = cli.add_group(cli.root(), "registry", kHelp);
+
+  auto verify_args = std::make_shared<VerifyArgs>();
+  CLI::App* app = cli.add_command(*group, "verify", kVerifyHelp,
+                                  [verify_args](Invocation& inv) { return verify(*verify_args, inv.globals()); });
+  app->add_option("PATH", verify_args->path)->required();
+  app->add_flag("--json", verify_args->json);
+
+  auto manifest_args = std::make_shared<PublishArgs>();
+  app = cli.add_command(*group, "manifest", kManifestHelp,
+                        [manifest_args](Invocation& inv) { return manifest(*manifest_args, inv); });
+  add_publish_options(*app, *manifest_args, "LIB.so");
+
+  auto index_args = std::make_shared<PublishArgs>();
+  app = cli.add_command(*group, "index", kIndexHelp, [index_args](Invocation& inv) { return index(*index_args, inv); });
+  add_publish_options(*app, *index_args, "DIR");
 }
 
 }  // namespace llm2hef::cli

@@ -1,31 +1,21 @@
-// One function per subcommand; each returns the process exit status and
-// throws llm2hef::Error for failures main() reports.
+// One registration function per command: each adds its CLI::App (options,
+// positionals, help text) to the command line and says what runs when it is
+// chosen. A run returns the process exit status and throws llm2hef::Error for
+// failures the command line reports.
 #pragma once
 
-#include <string>
-#include <vector>
-
-#include "llm2hef/plugins/host.hpp"
+#include "command_line.hpp"
 
 namespace llm2hef::cli {
 
-struct Globals {
-  std::vector<std::string> adapter_paths;
-  bool allow_unsafe_adapters = false;  // --allow-unsafe-adapters
-  std::string argv0;
-};
-
-// The adapter host with the documented search order, already discovered.
-plugins::AdapterHost make_host(const Globals& g);
-
-int cmd_adapters(const Globals& g, const std::vector<std::string>& args);
-int cmd_export(const Globals& g, const std::vector<std::string>& args);
-int cmd_inputs(const Globals& g, const std::vector<std::string>& args);
-int cmd_lint(const Globals& g, const std::vector<std::string>& args);
-int cmd_inspect(const Globals& g, const std::vector<std::string>& args);
-int cmd_registry(const Globals& g, const std::vector<std::string>& args);
-int cmd_hef(const Globals& g, const std::vector<std::string>& args);
-int cmd_har(const Globals& g, const std::vector<std::string>& args);
-int cmd_package(const Globals& g, const std::vector<std::string>& args);
+void add_adapters_command(CommandLine& cli);
+void add_export_command(CommandLine& cli);
+void add_inputs_command(CommandLine& cli);
+void add_lint_command(CommandLine& cli);
+void add_inspect_command(CommandLine& cli);
+void add_har_commands(CommandLine& cli);
+void add_hef_commands(CommandLine& cli);
+void add_package_command(CommandLine& cli);
+void add_registry_commands(CommandLine& cli);
 
 }  // namespace llm2hef::cli

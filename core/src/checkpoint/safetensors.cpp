@@ -1,3 +1,9 @@
+// The safetensors framing read here rather than by a library: we know of no
+// C or C++ safetensors reader among Debian's packages (the reference one is
+// Rust), and the format is small: a u64 length, a JSON header (parsed by
+// nlohmann through sdk::parse_json, bounded, duplicate keys refused) and a
+// data section. What is ours is checking every dtype, shape and offset
+// against the file size before the mapping is trusted; a fuzz target runs it.
 #include "llm2hef/core/safetensors.hpp"
 
 #include <fcntl.h>

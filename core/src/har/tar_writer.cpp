@@ -1,6 +1,11 @@
 // The tar writer (see tar_stream.hpp): POSIX ustar headers, a pax record
 // for names that do not fit, headers patched in place for members whose
 // size is known only at their end.
+//
+// Hand-written while reading stays with libarchive: libarchive writes a
+// member's header, size included, before its data, so a rewritten member of
+// unknown size (a multi-GB weights .npz) would have to go through a temporary
+// file first. Patching the header in place lets it stream to the output.
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -1,3 +1,6 @@
+// Hand-written on purpose (proto_wire.hpp has the full reason): set-config
+// must re-emit fields no schema of ours knows byte for byte, and the HEF fuzz
+// target stays free of libprotobuf and generated code.
 #include "llm2hef/core/hef/proto_wire.hpp"
 
 #include <cstring>

@@ -1,3 +1,7 @@
+// A hand-written linear scanner for the .npy header dict (npy_header.hpp):
+// std::regex recursed per character and overflowed the stack on a crafted
+// shape, and no npy reader library is among the dependencies; writing .npy
+// and .npz stays with libarchive (npy.cpp).
 #include "llm2hef/core/npy_header.hpp"
 
 #include <cctype>

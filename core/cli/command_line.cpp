@@ -1,0 +1,297 @@
+#include "command_line.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+#include "did_you_mean.hpp"
+#include "llm2hef/sdk/build_info.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::cli {
+
+namespace {
+
+constexpr const char* kUsage = R"(llm2hef - bring Hugging Face LLMs to the Hailo-10H
+
+Usage: llm2hef [--adapter-path DIR[:DIR...]] [--allow-unsafe-adapters] COMMAND [ARGS...]
+
+Commands:
+  adapters   list the architecture adapters found (--json, --verbose)
+  export     checkpoint folder -> ONNX + genai resources + DFC scripts
+  inputs     runtime-equivalent host inputs for a prompt (.npz)
+  lint       check any ONNX against the Hailo-10H graph contract (--json)
+  inspect    what an export would do: adapter, sizes, memory on the 8 GB device, rewrites
+  har        DFC HAR files: inspect, fix (HN fixups), lines (model-script lines from the HN)
+  hef        compiled HEFs: inspect, check (genai contract), set-config (new hailo-config.json)
+  package    a checked HEF into hailo-ollama's model store (blob + manifest)
+  registry   adapter manifests: verify a published adapter, write manifests and indexes
+  help       help COMMAND [SUB]: the help of a command (as COMMAND [SUB] --help)
+
+Global options:
+  --adapter-path DIR   search DIR (or a .so file) for adapters first; repeatable
+  --allow-unsafe-adapters
+                       load adapters even from world-writable folders or files,
+                       or files owned by another user (refused by default)
+  -h, --help           this text; `llm2hef COMMAND --help` for a command
+  --version            print the version
+
+Adapters are searched in: --adapter-path, $LLM2HEF_ADAPTER_PATH, the install's
+lib/llm2hef/adapters, then the build tree.
+Exit status: 0 ok, 1 check failed, 2 usage, 3 bad input, 4 unsupported model, 5 internal error.
+)";
+
+constexpr const char* kHelpHelp = R"(Usage: llm2hef help [COMMAND [SUB]]
+
+Prints the help of a command or subcommand, the same text as
+`llm2hef COMMAND [SUB] --help`; without a COMMAND, the overview.
+)";
+
+// Help texts are written by hand (they explain more than a list of options),
+// so every app prints its own text instead of CLI11's generated one.
+void set_help_text(CLI::App& app, const char* text) {
+  app.formatter_fn([text](const CLI::App*, std::string, CLI::AppFormatMode) { return std::string(text); });
+}
+
+std::string help_of(const CLI::App& app) { return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal); }
+
+// The chosen command, deepest first chosen subcommand (root when none).
+CLI::App* chosen(CLI::App& root) {
+  CLI::App* app = &root;
+  while (!app->get_subcommands().empty()) app = app->get_subcommands().front();
+  return app;
+}
+
+std::vector<CLI::App*> subcommands_of(CLI::App& app) {
+  return app.get_subcommands([](CLI::App*) { return true; });
+}
+
+std::vector<std::string> subcommand_names(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : subcommands_of(app)) names.push_back(sub->get_name());
+  return names;
+}
+
+// Every spelling of every option of `app`, with its dashes.
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_positional()) continue;
+    for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+bool looks_like_option(const std::string& arg) { return arg.size() > 1 && arg[0] == '-'; }
+
+// "--cahce=64" -> "--cahce".
+std::string option_spelling(const std::string& arg) { return arg.substr(0, arg.find('=')); }
+
+std::string see_help(const CLI::App& app) { return "see " + command_path(app) + " --help"; }
+
+std::string unknown_option_message(const std::string& spelling, const std::vector<std::string>& candidates,
+                                   const CLI::App& app) {
+  const auto near = closest_name(spelling, candidates);
+  return "unknown option " + spelling + (near ? " (did you mean " + *near + "?)" : " (" + see_help(app) + ")");
+}
+
+// Why the arguments CLI11 left over at one level are refused, or nullopt.
+// Unknown options come first: a misspelt option taking a value leaves that
+// value behind as a stray positional.
+std::optional<std::string> refuse(CLI::App& app, const std::vector<std::string>& leftovers, bool options_only) {
+  for (const auto& arg : leftovers)
+    if (looks_like_option(arg)) return unknown_option_message(option_spelling(arg), option_names(app), app);
+  if (options_only) return std::nullopt;
+  for (const auto& arg : leftovers) {
+    if (!subcommands_of(app).empty()) {
+      const auto near = closest_name(arg, subcommand_names(app));
+      const std::string what = app.get_parent() ? "unknown " + app.get_name() + " command" : "unknown command";
+      return what + " '" + arg + "'" + (near ? " (did you mean " + *near + "? " : " (") + see_help(app) + ")";
+    }
+    return "unexpected argument '" + arg + "' (" + see_help(app) + ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string command_path(const CLI::App& app) {
+  std::string path = app.get_name();
+  for (const CLI::App* p = app.get_parent(); p; p = p->get_parent()) path = p->get_name() + " " + path;
+  return path;
+}
+
+plugins::AdapterHost make_host(const Globals& g) {
+  plugins::SearchOptions o;
+  o.explicit_paths = g.adapter_paths;
+  o.install_dir = plugins::install_adapter_dir(plugins::executable_path(), LLM2HEF_INSTALL_ADAPTER_SUBDIR);
+  o.build_dir = std::filesystem::path(LLM2HEF_BUILD_ADAPTER_DIR);
+  o.allow_unsafe = g.allow_unsafe_adapters;
+  plugins::AdapterHost host(std::move(o));
+  host.discover();
+  // Other broken files wait for `adapters --verbose`; one that ended the
+  // process loading it is worth a word whatever the command.
+  for (const auto& c : host.considered())
+    if (c.error == plugins::PluginLoadError::Reason::killed_process)
+      std::cerr << "warning: adapter " << c.file.string() << " skipped: " << c.reason << "\n";
+  return host;
+}
+
+const plugins::AdapterHost& Invocation::host() {
+  if (!host_) host_.emplace(make_host(globals_));
+  return *host_;
+}
+
+CommandLine::CommandLine() : root_(std::make_unique<CLI::App>("", "llm2hef")) {
+  CLI::App& root = *root_;
+  // Every command refuses leftovers itself, to suggest the option meant.
+  root.allow_extras(true);
+  // One command per level: a later word naming a command is an argument.
+  root.require_subcommand(0, 1);
+  // A repeated option: the last one wins.
+  root.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  set_help_text(root, kUsage);
+  root.set_version_flag("--version", std::string("llm2hef ") + LLM2HEF_SDK_VERSION);
+  root.add_option("--adapter-path", globals_.adapter_paths)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  root.add_flag("--allow-unsafe-adapters", globals_.allow_unsafe_adapters);
+  CLI::App* help = root.add_subcommand("help", "");
+  set_help_text(*help, kHelpHelp);
+  help->add_option("TOPIC", help_topic_);
+  entries_[help] = {[this](Invocation&) { return run_help(); }, false};
+}
+
+CLI::App* CommandLine::add_group(CLI::App& parent, const std::string& name, const char* help_text) {
+  CLI::App* app = parent.add_subcommand(name, "");
+  set_help_text(*app, help_text);
+  return app;
+}
+
+CLI::App* CommandLine::add_command(CLI::App& parent, const std::string& name, const char* help_text, RunFunction run,
+                                   bool takes_adapter_options) {
+  CLI::App* app = parent.add_subcommand(name, "");
+  set_help_text(*app, help_text);
+  entries_[app] = {std::move(run), takes_adapter_options};
+  return app;
+}
+
+// Leftovers are checked level by level (root, group, command). After a parse
+// error only unknown options are reported (for a command taking adapter
+// options, those no installed adapter declares): they are the likely cause,
+// and CLI11's own message ("--cache is required") would hide the typo.
+std::optional<std::string> CommandLine::leftover_error(bool after_parse_error) {
+  for (CLI::App* app = root_.get();; app = app->get_subcommands().front()) {
+    const auto it = entries_.find(app);
+    const bool takes_adapter_options = it != entries_.end() && it->second.takes_adapter_options;
+    if (!takes_adapter_options) {
+      if (auto why = refuse(*app, app->remaining(), after_parse_error)) return why;
+    } else if (after_parse_error) {
+      // Throws for an option no installed adapter declares (`--verbose`).
+      adapter_options(*app, split_adapter_arguments(app->remaining()), make_host(globals_));
+    }
+    if (app->get_subcommands().empty()) return std::nullopt;
+  }
+}
+
+int CommandLine::run_help() {
+  CLI::App* app = root_.get();
+  for (const auto& word : help_topic_) {
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : subcommands_of(*app))
+      if (sub->get_name() == word) next = sub;
+    if (!next) {
+      std::string topic;
+      for (const auto& w : help_topic_) topic += (topic.empty() ? "" : " ") + w;
+      const auto near = closest_name(word, subcommand_names(*app));
+      throw UsageError("no help for '" + topic + "': " + command_path(*app) + " has no command '" + word + "'" +
+                       (near ? " (did you mean " + *near + "?)" : ""));
+    }
+    app = next;
+  }
+  std::cout << help_of(*app);
+  return 0;
+}
+
+int CommandLine::dispatch() {
+  if (auto why = leftover_error(false)) throw UsageError(*why);
+  CLI::App* app = chosen(*root_);
+  const auto it = entries_.find(app);
+  if (it == entries_.end()) {  // no command, or a group without its subcommand
+    std::cerr << help_of(*app);
+    return static_cast<int>(ExitCode::usage);
+  }
+  Invocation invocation(*app, globals_, it->second.takes_adapter_options ? app->remaining() : std::vector<std::string>{});
+  return it->second.run(invocation);
+}
+
+int CommandLine::run(int argc, char** argv) {
+  try {
+    try {
+      root_->parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return root_->exit(e);  // the chosen command's help, on stdout
+    } catch (const CLI::CallForVersion& e) {
+      return root_->exit(e);
+    } catch (const CLI::ParseError& e) {
+      if (auto why = leftover_error(true)) throw UsageError(*why);
+      throw UsageError(std::string(e.what()) + " (" + see_help(*chosen(*root_)) + ")");
+    }
+    return dispatch();
+  } catch (const Error& e) {
+    std::cerr << "llm2hef: error: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "llm2hef: internal error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::internal);
+  }
+}
+
+AdapterArguments split_adapter_arguments(const std::vector<std::string>& leftovers) {
+  AdapterArguments out;
+  for (std::size_t i = 0; i < leftovers.size(); ++i) {
+    const std::string& arg = leftovers[i];
+    if (!looks_like_option(arg)) {
+      out.positionals.push_back(arg);
+      continue;
+    }
+    const std::string name = option_spelling(arg);
+    std::optional<std::string> value;
+    if (name.size() < arg.size())
+      value = arg.substr(name.size() + 1);
+    else if (i + 1 < leftovers.size() && !looks_like_option(leftovers[i + 1]))
+      value = leftovers[++i];
+    out.options.emplace_back(name, value);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> adapter_options(const CLI::App& command, const AdapterArguments& args,
+                                                   const plugins::AdapterHost& host) {
+  std::vector<std::string> declared;  // "--gelu", by any installed adapter
+  std::string listing;                // "--gelu (gpt2)"
+  for (const auto& adapter : host.adapters())
+    for (const auto& spec : adapter.info().options) {
+      declared.push_back("--" + spec.name);
+      listing += (listing.empty() ? "" : ", ") + ("--" + spec.name) + " (" + adapter.info().name + ")";
+    }
+  std::map<std::string, std::string> out;
+  for (const auto& [spelling, value] : args.options) {
+    const bool is_declared = spelling.rfind("--", 0) == 0 &&
+                             std::find(declared.begin(), declared.end(), spelling) != declared.end();
+    if (!is_declared) {
+      std::vector<std::string> candidates = option_names(command);
+      candidates.insert(candidates.end(), declared.begin(), declared.end());
+      const auto near = closest_name(spelling, candidates);
+      throw UsageError("unknown option " + spelling +
+                       (near ? " (did you mean " + *near + "?)"
+                             : " (" + see_help(command) + "; adapter options: " +
+                                   (listing.empty() ? "none installed" : listing) + ")"));
+    }
+    if (!value) throw UsageError("option " + spelling + " needs a value");
+    out[spelling.substr(2)] = *value;
+  }
+  return out;
+}
+
+}  // namespace llm2hef::cli
