@@ -40,14 +40,7 @@ std::string read_template_file(const fs::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (!in && !in.eof()) throw BadInput(path.string() + ": cannot be read");
-  std::string s = text.str();
-  if (s.empty()) throw BadInput(path.string() + ": empty chat template");
-  try {
-    (void)json(s).dump();
-  } catch (const json::exception&) {
-    throw BadInput(path.string() + ": not valid UTF-8 text");
-  }
-  return s;
+  return checked_template_text(text.str(), path.string());
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -110,6 +103,16 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
 }
 
 }  // namespace
+
+std::string checked_template_text(std::string s, const std::string& origin) {
+  if (s.empty()) throw BadInput(origin + ": empty chat template");
+  try {
+    (void)json(s).dump();
+  } catch (const json::exception&) {
+    throw BadInput(origin + ": not valid UTF-8 text");
+  }
+  return s;
+}
 
 ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   const fs::path main_file = ckpt.dir() / kTemplateFile;

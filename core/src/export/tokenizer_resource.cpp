@@ -135,8 +135,11 @@ std::string remove_bos_prints(const std::string& s) {
 
 std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
                                       std::vector<std::string>& changes) {
-  const sdk::JsonFile& tc = ckpt.tokenizer_config();
-  const ChatTemplate found = find_chat_template(ckpt);
+  return chat_template_for_runtime(find_chat_template(ckpt), ckpt.tokenizer_config(), bos, changes);
+}
+
+std::string chat_template_for_runtime(const ChatTemplate& found, const sdk::JsonFile& tc,
+                                      const std::optional<std::string>& bos, std::vector<std::string>& changes) {
   changes.insert(changes.end(), found.notes.begin(), found.notes.end());
   std::string tmpl;
   if (found.text) {
