@@ -391,19 +391,18 @@ int set_config(const SetConfigArgs& a) {
                           {"section", f.section},
                           {"severity", f.severity == hef::Severity::warning ? "warning" : "info"},
                           {"message", f.message}});
-    std::cout << json{{"input", a.hef},
-                      {"output", out},
-                      {"old_size", r.old_size},
-                      {"new_size", r.new_size},
-                      {"config_offset", r.config_offset},
-                      {"config_size", r.config_size},
-                      {"config_xxh3", hex64(r.config_xxh3)},
-                      {"dead_bytes", r.dead_bytes},
-                      {"dropped_bytes", r.dropped_bytes},
-                      {"moved", r.moved},
-                      {"findings", findings}}
-                     .dump(2)
-              << "\n";
+    const json doc{{"input", a.hef},
+                   {"output", out},
+                   {"old_size", r.old_size},
+                   {"new_size", r.new_size},
+                   {"config_offset", r.config_offset},
+                   {"config_size", r.config_size},
+                   {"config_xxh3", hex64(r.config_xxh3)},
+                   {"dead_bytes", r.dead_bytes},
+                   {"dropped_bytes", r.dropped_bytes},
+                   {"moved", r.moved},
+                   {"findings", findings}};
+    std::cout << core::json_text(doc, 2) << "\n";
   } else {
     std::cout << "wrote " << out << " (" << r.new_size << " bytes): hailo-config.json " << r.config_size
               << " bytes at offset " << r.config_offset << ", xxh3 " << hex64(r.config_xxh3);

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "llm2hef/sdk/errors.hpp"
@@ -75,10 +77,14 @@ bool JsonFile::has(const std::string& key) const {
 std::optional<int64_t> JsonFile::find_int(const std::string& key) const {
   if (!has(key)) return std::nullopt;
   const auto& v = doc_.at(key);
+  // Beyond int64 (an unsigned 2^63.., a float such as 1e100) is not an
+  // integer we can hold; casting such a float would be undefined behaviour.
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    throw BadInput(where(key) + ": " + v.dump() + " is too large");
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_float()) {
-    double d = v.get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+    const double d = v.get<double>();
+    if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d)) return static_cast<int64_t>(d);
   }
   throw BadInput(where(key) + ": expected an integer, got " + v.dump());
 }

@@ -40,13 +40,21 @@ std::vector<float> rope_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
     throw Unsupported(c.where("partial_rotary_factor") + ": partial rotary embeddings are not supported");
   const nlohmann::json p = rope_params(c);
   double base = c.find_number("rope_theta").value_or(0);
-  if (base == 0 && p.is_object() && p.contains("rope_theta")) base = p["rope_theta"].get<double>();
+  if (base == 0 && p.is_object() && p.contains("rope_theta")) {
+    if (!p["rope_theta"].is_number())
+      throw BadInput(c.where("rope_parameters") + ": 'rope_theta' must be a number, got " + p["rope_theta"].dump());
+    base = p["rope_theta"].get<double>();
+  }
   if (base == 0 && !c.has("rope_theta")) base = 10000.0;
   if (!std::isfinite(base) || base <= 0)
     throw BadInput(c.where("rope_theta") + ": must be a positive number (the RoPE base), got " + std::to_string(base));
 
   std::string type = "default";
-  if (p.is_object()) type = p.value("rope_type", p.value("type", std::string("default")));
+  for (const char* key : {"type", "rope_type"})  // rope_type wins when both are set
+    if (p.is_object() && p.contains(key) && !p[key].is_null()) {
+      if (!p[key].is_string()) throw BadInput(c.where("rope_scaling") + ": '" + key + "' must be a string, got " + p[key].dump());
+      type = p[key].get<std::string>();
+    }
 
   // Step by step in float32, as transformers computes its inv_freq buffer
   // (architectures.md 1.3-1.4), so theta.npy equals HF's buffer bit for bit.

@@ -163,3 +163,37 @@ TEST(HailoConfig, MissingEosIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("eos_token_id"), std::string::npos);
   }
 }
+
+// Found while writing fuzz_checkpoint_json: fields of the wrong JSON type ended `export`
+// with json's own type_error (exit 5, naming neither file nor field).
+TEST(Tokenizer, WrongTypesRefusedNamingTheFileAndField) {
+  auto expect_bad_input = [](const json& tok, const std::string& field) {
+    try {
+      core::fix_tokenizer(tok, "dir/tokenizer.json", 10);
+      FAIL() << "expected BadInput for " << tok.dump();
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find("dir/tokenizer.json: field '" + field + "'"), std::string::npos) << e.what();
+    }
+  };
+  json tok = llama_like_tokenizer();
+  tok["added_tokens"][0]["content"] = 5;
+  expect_bad_input(tok, "added_tokens");
+  tok = llama_like_tokenizer();
+  tok["added_tokens"][0]["id"] = -1;
+  expect_bad_input(tok, "added_tokens");
+  // A component whose `type` is not a string is not a Strip or a Sequence.
+  tok = llama_like_tokenizer();
+  tok["decoder"]["decoders"][2]["type"] = 1;
+  tok["post_processor"]["type"] = json::array();
+  EXPECT_EQ(core::fix_tokenizer(tok, "t.json", 10).changes.size(), 0u);
+  EXPECT_FALSE(core::fix_tokenizer(tok, "t.json", 10).bos);
+  tok["decoder"] = {{"type", nullptr}};
+  EXPECT_EQ(core::fix_tokenizer(tok, "t.json", 10).changes.size(), 0u);
+}
+
+TEST(HailoConfig, EosTokenWithoutTextContentIsNotAnId) {
+  JsonOnlyCheckpoint ck({}, {}, {{"eos_token", {{"content", 3}}}});
+  auto fix = core::fix_tokenizer(llama_like_tokenizer(), "tokenizer.json", 10);
+  std::vector<std::string> changes;
+  EXPECT_THROW(core::make_hailo_config(ck, plan_with(8, 4, 1, 1), fix, changes), BadInput);
+}

@@ -60,3 +60,17 @@ TEST(Rope, OtherRopeTypesAreRefusedNamingTheField) {
   EXPECT_THROW(inv_for({{"partial_rotary_factor", 0.5}}), Unsupported);
   EXPECT_THROW(inv_for({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}}), BadInput);  // missing keys
 }
+
+// Found while writing fuzz_checkpoint_json: non-string rope types and a non-number
+// rope_theta inside rope_parameters ended `export` with json's type_error.
+TEST(Rope, WrongJsonTypesAreRefusedNamingTheField) {
+  for (const json& config : {json{{"rope_scaling", {{"rope_type", 3}}}}, json{{"rope_scaling", {{"type", json::array()}}}},
+                             json{{"rope_parameters", {{"rope_theta", "1e4"}}}}}) {
+    try {
+      inv_for(config);
+      FAIL() << config.dump();
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find("config.json: field 'rope_"), std::string::npos) << e.what();
+    }
+  }
+}

@@ -43,14 +43,7 @@ bool is_file(const fs::path& p) {
 std::string read_template_file(const fs::path& path) {
   // Real templates are a few KB (the largest we know, with tool calling, ~20 KB).
   constexpr uint64_t kMaxTemplateBytes = 4u << 20;
-  std::string s = RegularFile(path).read_all(kMaxTemplateBytes);
-  if (s.empty()) throw BadInput(path.string() + ": empty chat template");
-  try {
-    (void)json(s).dump();
-  } catch (const json::exception&) {
-    throw BadInput(path.string() + ": not valid UTF-8 text");
-  }
-  return s;
+  return checked_template_text(RegularFile(path).read_all(kMaxTemplateBytes), path.string());
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -113,6 +106,16 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
 }
 
 }  // namespace
+
+std::string checked_template_text(std::string s, const std::string& origin) {
+  if (s.empty()) throw BadInput(origin + ": empty chat template");
+  try {
+    (void)json(s).dump();
+  } catch (const json::exception&) {
+    throw BadInput(origin + ": not valid UTF-8 text");
+  }
+  return s;
+}
 
 ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   const fs::path main_file = ckpt.dir() / kTemplateFile;

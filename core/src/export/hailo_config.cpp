@@ -11,7 +11,9 @@ namespace {
 std::optional<int64_t> added_token_id(const json& tokenizer, const std::string& content) {
   if (!tokenizer.contains("added_tokens")) return std::nullopt;
   for (const auto& t : tokenizer["added_tokens"])
-    if (t.value("content", "") == content) return t["id"].get<int64_t>();
+    if (t.is_object() && t.contains("content") && t["content"] == content && t.contains("id") &&
+        t["id"].is_number_integer())
+      return t["id"].get<int64_t>();
   return std::nullopt;
 }
 
@@ -22,7 +24,8 @@ std::vector<int64_t> eos_ids(const sdk::Checkpoint& ckpt, const json& tokenizer)
   const json& tc = ckpt.tokenizer_config().raw();
   if (tc.is_object() && tc.contains("eos_token")) {
     const json& e = tc["eos_token"];
-    std::string text = e.is_string() ? e.get<std::string>() : e.is_object() ? e.value("content", "") : "";
+    const json& content = e.is_object() && e.contains("content") ? e["content"] : e;
+    const std::string text = content.is_string() ? content.get<std::string>() : "";
     if (auto id = added_token_id(tokenizer, text)) return {*id};
   }
   throw BadInput(ckpt.dir().string() +

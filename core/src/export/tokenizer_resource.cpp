@@ -11,17 +11,24 @@ using nlohmann::json;
 
 namespace {
 
-bool is_strip(const json& step) { return step.is_object() && step.value("type", "") == "Strip"; }
+// `type` of a tokenizers component; "" when absent or not a string (json's
+// value() would throw its own type_error, naming neither file nor field).
+std::string type_of(const json& component) {
+  if (!component.is_object() || !component.contains("type") || !component["type"].is_string()) return "";
+  return component["type"].get<std::string>();
+}
+
+bool is_strip(const json& step) { return type_of(step) == "Strip"; }
 
 // The text of the special token a TemplateProcessing puts before "$A", if any.
 std::optional<std::string> template_bos(const json& pp) {
   if (!pp.is_object()) return std::nullopt;
-  if (pp.value("type", "") == "Sequence" && pp.contains("processors") && pp["processors"].is_array()) {
+  if (type_of(pp) == "Sequence" && pp.contains("processors") && pp["processors"].is_array()) {
     for (const auto& p : pp["processors"])
       if (auto b = template_bos(p)) return b;
     return std::nullopt;
   }
-  if (pp.value("type", "") != "TemplateProcessing" || !pp.contains("single") || !pp["single"].is_array() ||
+  if (type_of(pp) != "TemplateProcessing" || !pp.contains("single") || !pp["single"].is_array() ||
       pp["single"].empty())
     return std::nullopt;
   const json& first = pp["single"][0];
@@ -62,7 +69,7 @@ TokenizerFix fix_tokenizer(json document, const std::string& origin, int64_t voc
           !t["content"].is_string())
         throw BadInput(origin + ": field 'added_tokens': entry without integer 'id' and string 'content': " +
                        t.dump(-1, ' ', false, json::error_handler_t::replace));
-      if (t["id"].get<int64_t>() >= vocab_size)
+      if (t["id"].get<int64_t>() < 0 || t["id"].get<int64_t>() >= vocab_size)
         throw BadInput(origin + ": field 'added_tokens': token '" + t["content"].get<std::string>() + "' has id " +
                        std::to_string(t["id"].get<int64_t>()) + ", outside the model's vocab_size " +
                        std::to_string(vocab_size));
@@ -73,7 +80,7 @@ TokenizerFix fix_tokenizer(json document, const std::string& origin, int64_t voc
   if (is_strip(dec)) {
     dec = nullptr;
     out.changes.push_back("tokenizer.json: decoder Strip removed (the runtime detokenizes token by token)");
-  } else if (dec.is_object() && dec.value("type", "") == "Sequence" && dec.contains("decoders") &&
+  } else if (type_of(dec) == "Sequence" && dec.contains("decoders") &&
              dec["decoders"].is_array()) {
     json& steps = dec["decoders"];
     const size_t before = steps.size();
@@ -140,8 +147,11 @@ std::string remove_bos_prints(const std::string& s) {
 
 std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
                                       std::vector<std::string>& changes) {
-  const sdk::JsonFile& tc = ckpt.tokenizer_config();
-  const ChatTemplate found = find_chat_template(ckpt);
+  return chat_template_for_runtime(find_chat_template(ckpt), ckpt.tokenizer_config(), bos, changes);
+}
+
+std::string chat_template_for_runtime(const ChatTemplate& found, const sdk::JsonFile& tc,
+                                      const std::optional<std::string>& bos, std::vector<std::string>& changes) {
   changes.insert(changes.end(), found.notes.begin(), found.notes.end());
   std::string tmpl;
   if (found.text) {

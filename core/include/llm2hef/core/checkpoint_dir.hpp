@@ -56,4 +56,8 @@ struct ChatTemplate {
 // without a "default" (transformers refuses to choose one as well).
 ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt);
 
+// The text of a .jinja template file as find_chat_template takes it: throws
+// BadInput naming `origin` when it is empty or not UTF-8.
+std::string checked_template_text(std::string text, const std::string& origin);
+
 }  // namespace llm2hef::core

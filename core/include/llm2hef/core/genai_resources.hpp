@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llm2hef/core/checkpoint_dir.hpp"
 #include "llm2hef/sdk/adapter.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
 
@@ -34,6 +35,10 @@ TokenizerFix fix_tokenizer(nlohmann::json tokenizer, const std::string& origin, 
 // change, and every template found but not used, is appended to `changes`.
 std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
                                       std::vector<std::string>& changes);
+// The same on a template already found (`tc`: tokenizer_config.json, for
+// its bos_token); no file is read.
+std::string chat_template_for_runtime(const ChatTemplate& found, const sdk::JsonFile& tc,
+                                      const std::optional<std::string>& bos, std::vector<std::string>& changes);
 
 // hailo-config.json: every key the runtime reads, filled from the checkpoint
 // and the plan, then the adapter's overrides.
