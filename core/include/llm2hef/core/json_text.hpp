@@ -13,5 +13,8 @@ namespace llm2hef::core {
 // on them. Here every invalid byte becomes U+FFFD instead: the report is still
 // written, and the name stays recognisable.
 std::string json_text(const nlohmann::json& doc, int indent = 2);
+// The same for a document that keeps its key order (an HN): never converted
+// to nlohmann::json, which would sort it.
+std::string json_text(const nlohmann::ordered_json& doc, int indent = 2);
 
 }  // namespace llm2hef::core
