@@ -97,8 +97,6 @@ class Gpt2Adapter final : public Adapter {
                         std::to_string(c.positions - 1));
     Plan p;
     p.dims = {c.hidden, c.layers, c.vocab, c.heads, c.heads, c.hidden / c.heads, c.inner};
-    p.cache_size = opt.cache_size;
-    p.prefill = opt.prefill;
     // theta_k = 2 pi k / N for k = 0..N/2, padded to an even length (the
     // runtime fills only an even number of columns).
     const int64_t n = opt.cache_size, k = n / 2 + 1;

@@ -97,9 +97,9 @@ compile.py to append:
 Exit status: 0 ok, 2 usage, 3 malformed HAR or groups/caches that do not fit.
 )";
 
-nlohmann::json load_manifest(const std::optional<std::string>& path) {
-  if (!path) return nullptr;
-  return sdk::JsonFile::load(*path).raw();
+std::optional<core::ExportManifest> load_manifest(const std::optional<std::string>& path) {
+  if (!path) return std::nullopt;
+  return core::read_manifest(*path);
 }
 
 int cmd_har_inspect(const std::vector<std::string>& argv) {
@@ -132,10 +132,7 @@ int cmd_har_fix(const Globals& g, const std::vector<std::string>& argv) {
   o.progress = !args.has("no-progress") && core::Progress::stderr_is_terminal();
   o.manifest = load_manifest(args.get("manifest"));
   std::string adapter = args.get("adapter").value_or("");
-  if (adapter.empty() && o.manifest.is_object() && o.manifest.contains("adapter") &&
-      o.manifest["adapter"].is_object() && o.manifest["adapter"].contains("name") &&
-      o.manifest["adapter"]["name"].is_string())
-    adapter = o.manifest["adapter"]["name"].get<std::string>();
+  if (adapter.empty() && o.manifest) adapter = o.manifest->adapter_name();
   plugins::AdapterHost host;
   if (!adapter.empty()) {
     host = make_host(g);
@@ -163,10 +160,9 @@ int cmd_har_lines(const std::vector<std::string>& argv) {
   const std::string what = args.require("for");
   core::har::ScriptLines lines;
   if (what == "optimize") {
-    const nlohmann::json manifest = load_manifest(args.get("manifest"));
+    const std::optional<core::ExportManifest> manifest = load_manifest(args.get("manifest"));
     std::optional<int64_t> pe = args.get_int("pe-width");
-    if (!pe && manifest.is_object() && manifest.contains("theta_length") && manifest["theta_length"].is_number_integer())
-      pe = manifest["theta_length"].get<int64_t>();
+    if (!pe && manifest) pe = manifest->theta_length;
     if (!pe) throw UsageError("har lines --for optimize needs --manifest (theta_length) or --pe-width N");
     lines = core::har::optimize_lines(args.positionals()[0], *pe);
   } else if (what == "compile") {

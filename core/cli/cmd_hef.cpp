@@ -11,6 +11,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "llm2hef/core/export_manifest.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
@@ -351,7 +352,9 @@ int check(const std::vector<std::string>& argv) {
   if (args.positionals().size() != 1) throw UsageError("hef check takes one HEF file (see llm2hef hef check --help)");
   hef::ContractOptions opt;
   if (auto m = args.get("manifest")) {
-    opt.manifest = sdk::JsonFile::load(*m).raw();
+    // Read through the typed reader (a missing or mistyped field is exit 3);
+    // the checker compares the document it writes back.
+    opt.manifest = core::manifest_json(core::read_manifest(*m));
     opt.manifest_path = *m;
   }
   if (args.has("verify-all")) opt.checksum_limit = UINT64_MAX;

@@ -60,8 +60,6 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
 Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& opt) {
   Plan p;
   p.dims = {m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate};
-  p.cache_size = opt.cache_size;
-  p.prefill = opt.prefill;
   p.theta = rope_theta_resource(m.inv_freq);
   p.pe_q_tiles = m.heads;
   p.pe_k_tiles = m.kv_heads;

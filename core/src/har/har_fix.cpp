@@ -45,7 +45,7 @@ FixupResult skipped(const char* name, const char* why) { return FixupResult{name
 std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarStage stage, const std::string& state,
                                     const FixOptions& o) {
   std::vector<FixupResult> out;
-  FixupInput in{hn, weights, o.manifest};
+  FixupInput in{hn, weights, o.manifest ? &*o.manifest : nullptr};
   if (stage == sdk::HarStage::before_optimize) {
     out.push_back(rope_input_widening(in));
     out.push_back(mask_wiring(in));
@@ -72,7 +72,9 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
     return out;
   }
   const nlohmann::ordered_json before = hn.doc();
-  HookContext ctx(hn, stage, state, o.manifest);
+  // Adapters see the manifest as the JSON document export wrote (the SDK knows no core types).
+  const nlohmann::json manifest_doc = o.manifest ? manifest_json(*o.manifest) : nlohmann::json();
+  HookContext ctx(hn, stage, state, manifest_doc);
   o.adapter->har_fixups(ctx);
   try {
     hn.validate();

@@ -7,6 +7,7 @@
 
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core::hef {
 // The rules and the hailort v5.2.0 code each one follows are listed in
@@ -25,9 +26,12 @@ constexpr uint64_t kMaxJsonResource = 256ull << 20;
 
 // The runtime's defaults when hailo-config leaves a value out (section 6).
 constexpr int64_t kDefaultCache = 2048, kDefaultHeads = 12, kDefaultKvHeads = 2, kDefaultPrefill = 96;
-const std::vector<std::pair<std::string, std::string>> kDefaultSuffixes = {
-    {"embeddings", "input_layer1"}, {"attention_mask", "input_layer2"}, {"pe_q_cos", "input_layer3"},
-    {"pe_q_sin", "input_layer4"},   {"pe_k_cos", "input_layer5"},       {"pe_k_sin", "input_layer6"}};
+// The default suffixes are the runtime contract's DFC layer names (section 9).
+const std::vector<std::pair<std::string, std::string>> kDefaultSuffixes = [] {
+  std::vector<std::pair<std::string, std::string>> suffixes;
+  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) suffixes.emplace_back(input.role, input.dfc_layer);
+  return suffixes;
+}();
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -396,16 +400,17 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
                   in->name + " (" + role + ") is " + std::to_string(f) + " features wide; expected " +
                       std::to_string(expected) + " = " + why);
       };
-      if (role == "embeddings") {
+      const sdk::RuntimeInput& contract = *sdk::find_runtime_input(role);  // the roles are the table's
+      if (contract.shape == sdk::InputShape::embeddings) {
         if (in->data_bytes != 2)
           c.error("inputs", "9", in->name + " is " + data_type_name(in->data_bytes) +
                                      "; the runtime copies uint16 embedding rows into it, so it must be UINT16");
         if (hidden < 0) hidden = f;
         want(hidden, "the embeddings width of the other group");
-      } else if (role == "attention_mask") {
+      } else if (contract.shape == sdk::InputShape::mask) {
         want(heads * cache, "num_attention_heads " + std::to_string(heads) + origin("num_attention_heads") +
                                    " x kv_cache_size " + std::to_string(cache) + origin("kv_cache_size"));
-      } else if (role == "pe_q_cos" || role == "pe_q_sin") {
+      } else if (contract.tiling == sdk::PeTiling::q_heads) {
         if (theta_len > 0)
           want(heads * theta_len, "num_attention_heads " + std::to_string(heads) + origin("num_attention_heads") +
                                       " x theta length " + std::to_string(theta_len));
