@@ -198,23 +198,22 @@ class Lfm2Adapter final : public Adapter {
                          std::string(m.lm_head.tied ? "tied lm_head written as its own tensor" : "lm_head from lm_head.weight") +
                          " after a last-position slice");
 
-    // Cost of the conv formulation, also shown by inspect (options) and the docs.
+    // Cost of the conv formulation, also shown by inspect (memory) and the docs.
     const ShortConvCost c = short_conv_cost(n, m.hidden, m.kernel);
     const int64_t conv = m.conv_layers(), attn = m.attention_layers();
     const int64_t kv_per_pos = attn * 2 * m.heads * m.head_dim;  // after the GQA expansion, as inspect counts
     const int64_t conv_per_pos = conv * m.hidden;
-    p.options["cache_values_per_position"] = kv_per_pos + conv_per_pos;
-    p.options["cache_values_per_position_note"] =
-        std::to_string(attn) + " attention layers x 2 x " + std::to_string(m.heads) + " x " +
-        std::to_string(m.head_dim) + " (K, V) + " + std::to_string(conv) + " conv layers x " +
-        std::to_string(m.hidden) + " (B*x)";
-    p.options["conv_layers"] = conv;
-    p.options["conv_kernel"] = m.kernel;
-    p.options["conv_shift_constant_values"] = c.shift_constant_values;
-    p.options["conv_mask_macs_per_row"] = c.mask_macs_per_row;
-    p.options["conv_shift_matmuls_per_layer"] = c.per_layer_matmuls;
-    p.options["conv_shift_macs_per_layer_per_row"] = c.per_layer_macs_per_row;
-    p.options["conv_cached_values_per_layer"] = c.per_layer_cached_values;
+    p.cache_cost.values_per_position = kv_per_pos + conv_per_pos;
+    p.cache_cost.layout = std::to_string(attn) + " attention layers x 2 x " + std::to_string(m.heads) + " x " +
+                          std::to_string(m.head_dim) + " (K, V) + " + std::to_string(conv) + " conv layers x " +
+                          std::to_string(m.hidden) + " (B*x)";
+    p.cache_cost.figures = {{"conv_layers", conv},
+                            {"conv_kernel", m.kernel},
+                            {"conv_shift_constant_values", c.shift_constant_values},
+                            {"conv_mask_macs_per_row", c.mask_macs_per_row},
+                            {"conv_shift_matmuls_per_layer", c.per_layer_matmuls},
+                            {"conv_shift_macs_per_layer_per_row", c.per_layer_macs_per_row},
+                            {"conv_cached_values_per_layer", c.per_layer_cached_values}};
     // The conv layer's own projections, for scale: in_proj 3H x H + out_proj H x H.
     const double own = 4.0 * static_cast<double>(m.hidden * m.hidden);
     char buf[640];
@@ -240,7 +239,7 @@ class Lfm2Adapter final : public Adapter {
     p.notes.push_back("the conv shifts rely on the runtime's mask rows allowing one contiguous run of key columns that "
                       "ends at the query's own column (hailo-contract.md section 9); only the chip can confirm it in the "
                       "token-by-token scope");
-    note_cache_beyond_positions(p, m.max_positions);
+    note_cache_beyond_positions(p, opt, m.max_positions);
     return p;
   }
 

@@ -97,9 +97,9 @@ compile.py to append:
 Exit status: 0 ok, 2 usage, 3 malformed HAR or groups/caches that do not fit.
 )";
 
-nlohmann::json load_manifest(const std::optional<std::string>& path) {
-  if (!path) return nullptr;
-  return sdk::JsonFile::load(*path).raw();
+std::optional<core::ExportManifest> load_manifest(const std::optional<std::string>& path) {
+  if (!path) return std::nullopt;
+  return core::read_manifest(*path);
 }
 
 struct InspectArgs {
@@ -129,10 +129,7 @@ int run_fix(const FixArgs& a, Invocation& inv) {
   o.progress = !a.no_progress && core::Progress::stderr_is_terminal();
   o.manifest = load_manifest(inv.command().count("--manifest") ? std::optional<std::string>(a.manifest) : std::nullopt);
   std::string adapter = a.adapter;
-  if (adapter.empty() && o.manifest.is_object() && o.manifest.contains("adapter") &&
-      o.manifest["adapter"].is_object() && o.manifest["adapter"].contains("name") &&
-      o.manifest["adapter"]["name"].is_string())
-    adapter = o.manifest["adapter"]["name"].get<std::string>();
+  if (adapter.empty() && o.manifest) adapter = o.manifest->adapter_name();
   if (!adapter.empty()) {
     const plugins::LoadedAdapter* found = inv.host().find(adapter);
     if (!found)
@@ -157,12 +154,11 @@ struct LinesArgs {
 int run_lines(const LinesArgs& a, Invocation& inv) {
   core::har::ScriptLines lines;
   if (a.what == "optimize") {
-    const nlohmann::json manifest =
+    const std::optional<core::ExportManifest> manifest =
         load_manifest(inv.command().count("--manifest") ? std::optional<std::string>(a.manifest) : std::nullopt);
     std::optional<int64_t> pe;
     if (inv.command().count("--pe-width")) pe = a.pe_width;
-    if (!pe && manifest.is_object() && manifest.contains("theta_length") && manifest["theta_length"].is_number_integer())
-      pe = manifest["theta_length"].get<int64_t>();
+    if (!pe && manifest) pe = manifest->theta_length;
     if (!pe) throw UsageError("har lines --for optimize needs --manifest (theta_length) or --pe-width N");
     lines = core::har::optimize_lines(a.har, *pe);
   } else {  // "compile": the only other choice --for accepts

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "llm2hef/core/export_manifest.hpp"
 #include "llm2hef/core/json_text.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
@@ -349,7 +350,9 @@ struct CheckArgs {
 int check(const CheckArgs& a, Invocation& inv) {
   hef::ContractOptions opt;
   if (inv.command().count("--manifest")) {
-    opt.manifest = sdk::JsonFile::load(a.manifest).raw();
+    // Read through the typed reader (a missing or mistyped field is exit 3);
+    // the checker compares the document it writes back.
+    opt.manifest = core::manifest_json(core::read_manifest(a.manifest));
     opt.manifest_path = a.manifest;
   }
   if (a.verify_all) opt.checksum_limit = UINT64_MAX;

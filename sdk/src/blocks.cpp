@@ -27,15 +27,19 @@ Value tile_matrix(GraphBuilder& g, const std::string& leaf, int64_t width, int64
 }  // namespace
 
 RuntimeInputs declare_runtime_inputs(GraphBuilder& g, const Plan& plan) {
-  const int64_t n = plan.cache_size;
-  const int64_t t = static_cast<int64_t>(plan.theta.size());
+  const RuntimeSizes sizes = runtime_sizes(plan);
   RuntimeInputs in;
-  in.embeds = g.input(std::string(kRuntimeInputs[0].name), {1, n, plan.dims.hidden});
-  in.mask = g.input(std::string(kRuntimeInputs[1].name), {1, 1, n, plan.dims.heads * n});
-  in.q_cos = g.input(std::string(kRuntimeInputs[2].name), {1, n, t});
-  in.q_sin = g.input(std::string(kRuntimeInputs[3].name), {1, n, t});
-  in.k_cos = g.input(std::string(kRuntimeInputs[4].name), {1, n, t});
-  in.k_sin = g.input(std::string(kRuntimeInputs[5].name), {1, n, t});
+  for (const RuntimeInput& ri : kRuntimeInputs) {
+    Value v = g.input(std::string(ri.name), graph_shape(ri, sizes));
+    switch (ri.id) {
+      case InputRole::embeddings: in.embeds = v; break;
+      case InputRole::attention_mask: in.mask = v; break;
+      case InputRole::pe_q_cos: in.q_cos = v; break;
+      case InputRole::pe_q_sin: in.q_sin = v; break;
+      case InputRole::pe_k_cos: in.k_cos = v; break;
+      case InputRole::pe_k_sin: in.k_sin = v; break;
+    }
+  }
   return in;
 }
 

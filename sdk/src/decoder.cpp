@@ -49,9 +49,7 @@ LmHead choose_lm_head(const Checkpoint& ckpt, const std::string& embedding, int6
 
 Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& opt) {
   Plan p;
-  p.dims = dims;
-  p.cache_size = opt.cache_size;
-  p.prefill = opt.prefill;
+  p.dims = dims;  // cache_size and prefill are the core's to fill (settle_plan)
   p.pe_q_tiles = dims.heads;
   p.pe_k_tiles = dims.kv_heads;
   p.embedding_tensor = embedding;
@@ -59,9 +57,9 @@ Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const Exp
   return p;
 }
 
-void note_cache_beyond_positions(Plan& p, int64_t max_positions) {
-  if (max_positions > 0 && p.cache_size > max_positions)
-    p.notes.push_back("--cache " + std::to_string(p.cache_size) + " exceeds max_position_embeddings " +
+void note_cache_beyond_positions(Plan& p, const ExportOptions& opt, int64_t max_positions) {
+  if (max_positions > 0 && opt.cache_size > max_positions)
+    p.notes.push_back("--cache " + std::to_string(opt.cache_size) + " exceeds max_position_embeddings " +
                       std::to_string(max_positions) + ": quality beyond it is the model's own");
 }
 

@@ -72,7 +72,7 @@ Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& opt) {
   Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate}, m.embed(), opt);
   p.theta = rope_theta_resource(m.inv_freq);
   p.rewrites = m.rewrites;
-  note_cache_beyond_positions(p, m.max_positions);
+  note_cache_beyond_positions(p, opt, m.max_positions);
   return p;
 }
 

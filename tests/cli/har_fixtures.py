@@ -15,6 +15,8 @@ import tarfile
 
 import numpy as np
 
+import manifest_fixture
+
 SEQ, HD, NHEAD, NKV, HIDDEN = 8, 4, 4, 2, 16
 
 
@@ -183,10 +185,11 @@ def write_har(path, net, hn, weights=None, state="hailo_model", extra=()):
 
 
 def manifest(vocab=48, shards=None, net="tiny", adapter="gpt2"):
-    return {"adapter": {"name": adapter}, "theta_length": HD, "pe_tiles": {"q": NHEAD, "k": NKV},
-            "lm_head_shards": shards or [vocab], "dfc": {"scope": net},
-            "inputs": [{"role": r, "dfc_layer": "input_layer%d" % i} for i, r in enumerate(
-                ["embeddings", "attention_mask", "pe_k_cos", "pe_q_cos", "pe_k_sin", "pe_q_sin"], start=1)]}
+    # The pe roles in LNM's order (k before q): the fixups must follow the manifest, not a fixed order.
+    return manifest_fixture.manifest(hidden=HIDDEN, layers=1, vocab=vocab, heads=NHEAD, kv_heads=NKV, head_dim=HD,
+                                     cache=SEQ, prefill=SEQ, theta_length=HD, shards=shards or [vocab], scope=net,
+                                     adapter=adapter, roles=["embeddings", "attention_mask", "pe_k_cos", "pe_q_cos",
+                                                             "pe_k_sin", "pe_q_sin"])
 
 
 def read_har(path):

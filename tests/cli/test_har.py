@@ -48,7 +48,6 @@ def parsed(tmp_path):
     har = hf.write_har(tmp_path / "tiny.har", "tiny", hn, w)
     man = tmp_path / "manifest.json"
     m = hf.manifest()
-    del m["adapter"]
     man.write_text(json.dumps(m))
     return har, man, hn, w
 
@@ -181,7 +180,6 @@ def test_mask_slices_feeding_no_ew_add_are_left_alone(tmp_path):
     har = hf.write_har(tmp_path / "lfm2ish.har", "tiny", hn, w)
     man = tmp_path / "manifest.json"
     m = hf.manifest()
-    del m["adapter"]
     man.write_text(json.dumps(m))
     out = tmp_path / "fixed.har"
     rep = by_name(fix_json(har, "-o", out, "--manifest", man))["mask-wiring"]
@@ -238,7 +236,6 @@ def test_big_vocab_lm_head_split_without_manifest(tmp_path):
 def test_lm_head_split_follows_manifest(parsed, tmp_path):
     har, _, hn0, w0 = parsed
     m = hf.manifest(shards=[12, 12, 12, 12])
-    del m["adapter"]
     man = tmp_path / "m4.json"
     man.write_text(json.dumps(m))
     out = tmp_path / "split.har"
@@ -250,7 +247,6 @@ def test_lm_head_split_follows_manifest(parsed, tmp_path):
 def test_unequal_manifest_shards_refused(parsed, tmp_path):
     har, _, _, _ = parsed
     m = hf.manifest(shards=[20, 28])
-    del m["adapter"]
     man = tmp_path / "bad.json"
     man.write_text(json.dumps(m))
     r = run("har", "fix", har, "-o", tmp_path / "o.har", "--manifest", man)

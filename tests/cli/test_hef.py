@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 sys.path.insert(0, str(REPO / "tools" / "fixtures"))
 import hef_writer as hw  # noqa: E402
+import manifest_fixture as mf  # noqa: E402
 
 
 def run(*args):
@@ -339,11 +340,10 @@ def test_check_suffixes_come_from_hailo_config(tmp_path):
     assert any(f["rule"] == "inputs" and "input_layer9" in f["message"] for f in report["findings"])
 
 
-def manifest(**over):
-    m = {"cache_size": 16, "prefill": 8, "theta_length": 8, "lm_head_shards": [32, 32],
-         "dims": {"hidden": 32, "vocab": 64, "heads": 4, "kv_heads": 2},
-         "pe_tiles": {"q": 4, "k": 2}, "dfc": {"network_groups": ["tiny__prefill", "tiny__tbt"]}}
-    m.update(over)
+def manifest(hidden=32, groups=("tiny__prefill", "tiny__tbt")):
+    m = mf.manifest(hidden=hidden, layers=1, vocab=64, heads=4, kv_heads=2, head_dim=8, cache=16, prefill=8,
+                    theta_length=8, shards=[32, 32])
+    m["dfc"]["network_groups"] = list(groups)
     return m
 
 
@@ -375,7 +375,7 @@ def test_check_with_manifest(tmp_path):
     report = check_json(path, "--manifest", good)
     assert report["pass"] and "manifest" in report["passed"]
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(manifest(dims={"hidden": 48, "vocab": 64}, dfc={"network_groups": ["x__prefill", "x__tbt"]})))
+    bad.write_text(json.dumps(manifest(hidden=48, groups=["x__prefill", "x__tbt"])))
     report = check_json(path, "--manifest", bad)
     msgs = [f["message"] for f in report["findings"] if f["rule"] == "manifest"]
     assert any("dims.hidden" in m and "32" in m and "48" in m for m in msgs)

@@ -169,10 +169,11 @@ def test_manifest_and_theta(combo, exports):
     assert got == want, (got, want)
     assert man["theta_length"] == cfg["head_dim"]
     assert man["pe_tiles"] == {"q": cfg["num_attention_heads"], "k": cfg["num_key_value_heads"]}
-    opts = man["options"]
+    cost = man["cache_cost"]  # the adapter's cost figures, apart from its options
+    assert "cache_values_per_position" not in man["options"]
     conv = cfg["layer_types"].count("conv")
     attn = cfg["layer_types"].count("full_attention")
-    assert opts["cache_values_per_position"] == (attn * 2 * cfg["num_attention_heads"] * cfg["head_dim"]
+    assert cost["values_per_position"] == (attn * 2 * cfg["num_attention_heads"] * cfg["head_dim"]
                                                  + conv * cfg["hidden_size"])
     theta = np.load(ex.out / "resources" / "theta.npy")
     inv = np.asarray(fixture_info(fixture)["rotary_emb_inv_freq"], np.float32)

@@ -156,10 +156,13 @@ TEST(RegistryVerify, NameAndVersionMustMatch) {
 
 TEST(RegistryVerify, AbiAndFingerprintOfTheManifest) {
   Published p(adapter_dir / "fake_good.so");
-  p.document["sdk_abi"] = 2;
+  const unsigned other = LLM2HEF_ADAPTER_ABI_VERSION + 1;
+  p.document["sdk_abi"] = other;
   p.save();
-  EXPECT_EQ(detail_of(verify_one(p.manifest), "abi"), "built for SDK ABI 2, this llm2hef speaks ABI 1");
-  p.document["sdk_abi"] = 1;
+  EXPECT_EQ(detail_of(verify_one(p.manifest), "abi"), "built for SDK ABI " + std::to_string(other) +
+                                                          ", this llm2hef speaks ABI " +
+                                                          std::to_string(LLM2HEF_ADAPTER_ABI_VERSION));
+  p.document["sdk_abi"] = LLM2HEF_ADAPTER_ABI_VERSION;
   p.document["sdk_fingerprint"] = "gcc-1;other";
   p.save();
   EXPECT_EQ(detail_of(verify_one(p.manifest), "abi"),

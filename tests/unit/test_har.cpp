@@ -125,8 +125,7 @@ TEST(ConvInputOrder, ReordersOnlyInput) {
   HnModel hn(permuted_conv_hn(true), "t");
   const ojson before = hn.doc();
   WeightsEdit w;
-  const nlohmann::json manifest;
-  FixupInput in{hn, w, manifest};
+  FixupInput in{hn, w, nullptr};
   FixupResult r = conv_input_order(in);
   ASSERT_EQ(r.changes.size(), 1u);
   EXPECT_EQ(hn.inputs("s/c"), (std::vector<std::string>{"s/a", "s/b"}));
@@ -142,8 +141,7 @@ TEST(ConvInputOrder, LeavesUnmatchableAlone) {
   doc["layers"]["s/a"]["output_shapes"] = {{-1, 1, 8, 100}};
   HnModel hn(doc, "t");
   WeightsEdit w;
-  const nlohmann::json manifest;
-  FixupInput in{hn, w, manifest};
+  FixupInput in{hn, w, nullptr};
   FixupResult r = conv_input_order(in);
   EXPECT_TRUE(r.changes.empty());
   EXPECT_NE(r.note.find("left unchanged"), std::string::npos);

@@ -1,6 +1,7 @@
 #include <cctype>
 
 #include "llm2hef/core/dfc_kit.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {
 
@@ -33,7 +34,9 @@ std::string optimize_script(const std::string& scope, const sdk::Plan& plan, int
   s += "post_quantization_optimization(bias_correction, policy=enabled)\n";
   s += "post_quantization_optimization(adaround, policy=disabled)\n";
   s += "post_quantization_optimization(finetune, policy=disabled)\n";
-  s += "quantization_param([" + scope + "/input_layer1], precision_mode=a16_w16)\n";
+  // The embeddings input at 16 bits: the runtime copies uint16 rows into it (section 9).
+  s += "quantization_param([" + scope + "/" + std::string(sdk::runtime_input(sdk::InputRole::embeddings).dfc_layer) +
+       "], precision_mode=a16_w16)\n";
   s += "# compile.py appends `llm2hef har lines FIXED.har --for optimize`: quantization_param([...],\n";
   s += "# precision_mode=a8_w4) for the compressible convs, which are only known once the ONNX is parsed\n";
   s += "# (every conv but the constant 0/1 ones and those whose narrowest input is at most the pe width).\n";

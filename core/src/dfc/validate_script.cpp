@@ -7,6 +7,7 @@
 #include "llm2hef/core/validate_script.hpp"
 
 #include "llm2hef/core/dfc_kit.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {
 
@@ -59,7 +60,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROLES = ("embeddings", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin")
+ROLES = @ROLES@
 PE_ROLES = ROLES[2:]
 MIN_COSINE = 0.95     # mean cosine over the compared positions
 MIN_TOP1 = 0.60       # share of positions where the chip's argmax equals the fp32 argmax
@@ -485,8 +486,21 @@ if __name__ == "__main__":
     sys.exit(main())
 )PY";
 
+// The script's ROLES tuple, in the runtime contract's order.
+std::string python_roles() {
+  std::string roles;
+  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs)
+    roles += (roles.empty() ? "(\"" : ", \"") + std::string(input.role) + "\"";
+  return roles + ")";
+}
+
 }  // namespace
 
-std::string validate_script(const nlohmann::json& manifest) { return generated_script_header(manifest) + kScript; }
+std::string validate_script(const ExportManifest& manifest) {
+  std::string script = kScript;
+  const std::string placeholder = "@ROLES@";
+  script.replace(script.find(placeholder), placeholder.size(), python_roles());
+  return generated_script_header(manifest) + script;
+}
 
 }  // namespace llm2hef::core

@@ -71,8 +71,7 @@ json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const
       {"prefill_input_tokens_count", plan.prefill},
   };
   json suffixes = json::object();
-  for (size_t i = 0; i < sdk::kRuntimeInputs.size(); ++i)
-    suffixes[std::string(sdk::kRuntimeInputs[i].role)] = "input_layer" + std::to_string(i + 1);
+  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) suffixes[std::string(input.role)] = input.dfc_layer;
   cfg["input_layers_names_suffixes"] = suffixes;
 
   if (!plan.hailo_config_overrides.is_null()) cfg.merge_patch(plan.hailo_config_overrides);

@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/json_file.hpp"
+#include "llm2hef/core/export_manifest.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {
@@ -12,36 +12,31 @@ namespace llm2hef::core {
 namespace fs = std::filesystem;
 
 std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int64_t>& tokens, InputLayout layout) {
-  const sdk::JsonFile manifest = sdk::JsonFile::load(dir / "manifest.json");
-  const nlohmann::json& m = manifest.raw();
-  if (!m.contains("dims") || !m.contains("pe_tiles"))
-    throw BadInput(manifest.origin() + ": not an llm2hef export manifest (no 'dims' / 'pe_tiles')");
-  // Every size below is computed from these numbers: each must be a sane
-  // positive integer, and each tensor built from them must fit in memory,
-  // before anything is allocated (a crafted manifest must not overflow).
-  auto dim = [&](const nlohmann::json& parent, const char* group, const char* key, int64_t limit) {
-    const std::string field = std::string(group) + "." + key;
-    if (!parent.is_object() || !parent.contains(key) || !parent.at(key).is_number_integer())
-      throw BadInput(manifest.where(field) + ": required integer missing");
-    const int64_t v = parent.at(key).get<int64_t>();
-    if (v < 1 || v > limit)
-      throw BadInput(manifest.where(field) + ": " + std::to_string(v) + " is outside 1.." + std::to_string(limit));
+  const fs::path manifest_path = dir / "manifest.json";
+  const ExportManifest manifest = read_manifest(manifest_path);
+  // Every size below is computed from these numbers: each must be within a
+  // sane bound, and each tensor built from them must fit in memory, before
+  // anything is allocated (a crafted manifest must not overflow).
+  auto bounded = [&](int64_t v, const char* field, int64_t limit) {
+    if (v > limit)
+      throw BadInput(manifest_path.string() + ": field '" + field + "': " + std::to_string(v) + " is outside 1.." +
+                     std::to_string(limit));
     return v;
   };
   constexpr int64_t kMaxDim = int64_t{1} << 24;
-  const int64_t n = manifest.get_int("cache_size");
-  if (n < 1 || n > (int64_t{1} << 20))
-    throw BadInput(manifest.where("cache_size") + ": " + std::to_string(n) + " is outside 1.." + std::to_string(int64_t{1} << 20));
-  const int64_t hidden = dim(m["dims"], "dims", "hidden", kMaxDim);
-  const int64_t vocab = dim(m["dims"], "dims", "vocab", kMaxDim);
-  const int64_t heads = dim(m["dims"], "dims", "heads", 4096);
-  const int64_t q_tiles = dim(m["pe_tiles"], "pe_tiles", "q", 4096);
-  const int64_t k_tiles = dim(m["pe_tiles"], "pe_tiles", "k", 4096);
+  const int64_t n = bounded(manifest.cache_size, "cache_size", int64_t{1} << 20);
+  const int64_t hidden = bounded(manifest.dims.hidden, "dims.hidden", kMaxDim);
+  const int64_t vocab = bounded(manifest.dims.vocab, "dims.vocab", kMaxDim);
+  const int64_t heads = bounded(manifest.dims.heads, "dims.heads", 4096);
+  const int64_t q_tiles = bounded(manifest.pe_q_tiles, "pe_tiles.q", 4096);
+  const int64_t k_tiles = bounded(manifest.pe_k_tiles, "pe_tiles.k", 4096);
   // The largest tensors: the mask [N, heads*N] and the embeddings [N, hidden].
   constexpr int64_t kMaxElements = int64_t{1} << 31;  // 8 GiB of float32
-  for (const auto& [what, a, b, c] : {std::tuple{"attention_mask", n, heads, n}, std::tuple{"inputs_embeds", n, hidden, int64_t{1}}})
+  const std::string mask_name(sdk::runtime_input(sdk::InputRole::attention_mask).name);
+  const std::string embeds_name(sdk::runtime_input(sdk::InputRole::embeddings).name);
+  for (const auto& [what, a, b, c] : {std::tuple{mask_name, n, heads, n}, std::tuple{embeds_name, n, hidden, int64_t{1}}})
     if (a > kMaxElements / b / c)
-      throw BadInput(manifest.origin() + ": " + what + " would need " + std::to_string(a) + " x " + std::to_string(b) +
+      throw BadInput(manifest_path.string() + ": " + what + " would need " + std::to_string(a) + " x " + std::to_string(b) +
                      " x " + std::to_string(c) + " values, more than the limit of " + std::to_string(kMaxElements));
 
   const int64_t count = static_cast<int64_t>(tokens.size());
@@ -61,7 +56,7 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
     throw BadInput((dir / "resources" / "theta.npy").string() + ": " + std::to_string(t) +
                    " values; the runtime needs an even, non-zero length");
   if (n * t > kMaxElements / std::max(q_tiles, k_tiles))
-    throw BadInput(manifest.origin() + ": pe tables of " + std::to_string(n) + " x " + std::to_string(t) + " x " +
+    throw BadInput(manifest_path.string() + ": pe tables of " + std::to_string(n) + " x " + std::to_string(t) + " x " +
                    std::to_string(std::max(q_tiles, k_tiles)) + " values exceed the limit of " + std::to_string(kMaxElements));
   NpyReader embed_file(dir / "resources" / "embeddings.npy");
   if (embed_file.shape() != std::vector<int64_t>{vocab, hidden})
@@ -86,25 +81,30 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
         mask[static_cast<size_t>(r * heads * n + h * n + c)] = allowed ? sdk::kMaskAllowed : sdk::kMaskBlocked;
       }
 
+  // One pe table, `tiles` copies of T columns per row.
   auto table = [&](bool cosine, int64_t tiles) {
-    const int64_t width = layout == InputLayout::device ? t * tiles : t;
+    const int64_t width = t * tiles;
     std::vector<float> out(static_cast<size_t>(n * width));
     std::vector<float> c(static_cast<size_t>(t)), s(static_cast<size_t>(t));
     for (int64_t r = 0; r < n; ++r) {
       sdk::runtime_pe_row(theta, positions[static_cast<size_t>(r)], c, s);
       const std::vector<float>& src = cosine ? c : s;
-      for (int64_t k = 0; k < width / t; ++k) std::copy(src.begin(), src.end(), out.begin() + r * width + k * t);
+      for (int64_t k = 0; k < tiles; ++k) std::copy(src.begin(), src.end(), out.begin() + r * width + k * t);
     }
-    return std::make_pair(width, out);
+    return out;
   };
 
+  const sdk::RuntimeSizes sizes{n, hidden, heads, t, q_tiles, k_tiles};
   std::vector<NpzMember> members;
-  members.push_back(npz_f32("inputs_embeds", {1, n, hidden}, embeds));
-  members.push_back(npz_f32("attention_mask", {1, 1, n, heads * n}, mask));
-  for (const auto& [name, cosine, tiles] : {std::tuple{"pe_q_cos", true, q_tiles}, std::tuple{"pe_q_sin", false, q_tiles},
-                                            std::tuple{"pe_k_cos", true, k_tiles}, std::tuple{"pe_k_sin", false, k_tiles}}) {
-    auto [width, values] = table(cosine, tiles);
-    members.push_back(npz_f32(name, {1, n, width}, values));
+  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) {
+    const std::vector<int64_t> shape =
+        layout == InputLayout::device ? sdk::device_shape(input, sizes) : sdk::graph_shape(input, sizes);
+    const std::string name(input.name);
+    switch (input.shape) {
+      case sdk::InputShape::embeddings: members.push_back(npz_f32(name, shape, embeds)); break;
+      case sdk::InputShape::mask: members.push_back(npz_f32(name, shape, mask)); break;
+      case sdk::InputShape::pe_table: members.push_back(npz_f32(name, shape, table(input.cosine, shape.back() / t))); break;
+    }
   }
   members.push_back(npz_i64("positions", {n}, positions));
   return members;

@@ -61,7 +61,7 @@ const Fixup kFixups[] = {
 std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarStage stage, const std::string& state,
                                     const FixOptions& o) {
   std::vector<FixupResult> out;
-  FixupInput in{hn, weights, o.manifest};
+  FixupInput in{hn, weights, o.manifest ? &*o.manifest : nullptr};
   for (const Fixup& f : kFixups) {
     if (f.stage == stage) {
       out.push_back(f.run(in));
@@ -85,7 +85,9 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
     return out;
   }
   const auto before = hn.digest();  // not a copy of the DOM: the HN can be hundreds of MB
-  HookContext ctx(hn, stage, state, o.manifest);
+  // Adapters see the manifest as the JSON document export wrote (the SDK knows no core types).
+  const nlohmann::json manifest_doc = o.manifest ? manifest_json(*o.manifest) : nlohmann::json();
+  HookContext ctx(hn, stage, state, manifest_doc);
   o.adapter->har_fixups(ctx);
   try {
     hn.validate();

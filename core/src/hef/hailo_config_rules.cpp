@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <vector>
 
 #include "contract_rules.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core::hef {
 
@@ -103,8 +105,13 @@ const Key kPreProcess[] = {{"kv_cache_size", Kind::u32},
                            {"num_key_value_heads", Kind::u32},
                            {"prefill_input_tokens_count", Kind::u32},
                            {"mrope_section", Kind::int_list}};
-const Key kSuffixes[] = {{"embeddings", Kind::string}, {"attention_mask", Kind::string}, {"pe_q_cos", Kind::string},
-                         {"pe_q_sin", Kind::string},   {"pe_k_cos", Kind::string},       {"pe_k_sin", Kind::string}};
+// One suffix per runtime input role (the runtime contract's table; its
+// string_views view string literals, so data() is null-terminated).
+const std::vector<Key> kSuffixes = [] {
+  std::vector<Key> keys;
+  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) keys.push_back({input.role.data(), Kind::string});
+  return keys;
+}();
 
 // ---- rule "hailo-config": every key of the wrong type, a required key missing ----
 

@@ -9,6 +9,7 @@
 
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core::hef {
 // The rules and the hailort v5.2.0 code each one follows are listed in
@@ -26,9 +27,16 @@ constexpr const char* kHailoConfig = "hailo-config.json";
 
 // The runtime's defaults when hailo-config leaves a value out (section 6).
 constexpr int64_t kDefaultCache = 2048, kDefaultHeads = 12, kDefaultKvHeads = 2, kDefaultPrefill = 96;
-const std::vector<std::pair<std::string, std::string>> kDefaultSuffixes = {
-    {"embeddings", "input_layer1"}, {"attention_mask", "input_layer2"}, {"pe_q_cos", "input_layer3"},
-    {"pe_q_sin", "input_layer4"},   {"pe_k_cos", "input_layer5"},       {"pe_k_sin", "input_layer6"}};
+// The default suffixes are the runtime contract's DFC layer names (section 9).
+const std::vector<std::pair<std::string, std::string>> kDefaultSuffixes = [] {
+  std::vector<std::pair<std::string, std::string>> suffixes;
+  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) suffixes.emplace_back(input.role, input.dfc_layer);
+  return suffixes;
+}();
+
+// The contract's entry for a role of the suffix table (its roles are the table's).
+const sdk::RuntimeInput& contract_of(const std::string& role) { return *sdk::find_runtime_input(role); }
+bool is_embeddings(const std::string& role) { return contract_of(role).shape == sdk::InputShape::embeddings; }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -111,7 +119,7 @@ HefFacts derive_facts(const ByteSource& src, const HefInfo& info, const Contract
   if (const Resource* theta = f.res[kTheta]; theta && theta->size > 0 && theta->size % 4 == 0)
     f.theta_len = static_cast<int64_t>(theta->size / 4);
   for (const auto& [role, suffix] : f.suffixes)
-    if (role == "embeddings")
+    if (is_embeddings(role))
       for (const NetworkGroup* g : f.kv_groups())
         if (const EdgeLayer* in = input_with_suffix(*g, suffix); in && f.hidden < 0) f.hidden = in->features;
   if (const Resource* emb = f.res[kEmbeddings]; emb && f.hidden > 0) {
@@ -344,7 +352,7 @@ void check_inputs(const HefFacts& f, RuleOut& out) {
       const EdgeLayer* in = input_with_suffix(*g, suffix);
       if (!in)
         out.fail(g->name + ": no input named *" + suffix + " (role " + role + ")");
-      else if (role == "embeddings" && in->data_bytes != 2)
+      else if (is_embeddings(role) && in->data_bytes != 2)
         out.fail(in->name + " is " + data_type_name(in->data_bytes) +
                  "; the runtime copies uint16 embedding rows into it, so it must be UINT16");
     }
@@ -352,12 +360,13 @@ void check_inputs(const HefFacts& f, RuleOut& out) {
 
 // The width one role's input must have, with the reason; 0 when it cannot be told.
 std::pair<int64_t, std::string> expected_width(const HefFacts& f, const std::string& role) {
-  if (role == "embeddings") return {f.hidden, "the embeddings width of the other group"};
-  if (role == "attention_mask")
+  const sdk::RuntimeInput& contract = contract_of(role);
+  if (contract.shape == sdk::InputShape::embeddings) return {f.hidden, "the embeddings width of the other group"};
+  if (contract.shape == sdk::InputShape::mask)
     return {f.heads * f.cache, "num_attention_heads " + std::to_string(f.heads) + f.origin("num_attention_heads") +
                                    " x kv_cache_size " + std::to_string(f.cache) + f.origin("kv_cache_size")};
   if (f.theta_len <= 0) return {0, ""};
-  if (role == "pe_q_cos" || role == "pe_q_sin")
+  if (contract.tiling == sdk::PeTiling::q_heads)
     return {f.heads * f.theta_len, "num_attention_heads " + std::to_string(f.heads) +
                                        f.origin("num_attention_heads") + " x theta length " +
                                        std::to_string(f.theta_len)};

@@ -50,28 +50,24 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan) {
 }  // namespace
 
 json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
-  check_cache_and_prefill(r.cache_size, r.prefill);
-  std::unique_ptr<sdk::Checkpoint> ckpt = open_checkpoint(r.model_dir);
-  const registry::Resolution res = registry::resolve(ckpt->config(), host, r.adapter);
+  const ResolvedModel model = resolve_model(r, host);
+  const sdk::Checkpoint& ckpt = *model.checkpoint;
   json out;
   out["model"] = r.model_dir.string();
-  out["architectures"] = ckpt->config().raw().value("architectures", json::array());
-  if (!res.warning.empty()) spdlog::warn("{}", res.warning);
-  out["adapter"] = registry::resolution_json(res);
+  out["architectures"] = ckpt.config().raw().value("architectures", json::array());
+  out["adapter"] = registry::resolution_json(model.resolution);
   // Each tensor's element count is bounded by its bytes in the file; the sum
   // over shards is checked all the same.
   int64_t params = 0;
-  for (const auto& t : ckpt->tensor_names())
-    if (__builtin_add_overflow(params, ckpt->info(t).numel(), &params))
+  for (const auto& t : ckpt.tensor_names())
+    if (__builtin_add_overflow(params, ckpt.info(t).numel(), &params))
       throw BadInput(r.model_dir.string() + ": the tensors' element counts add up past 2^63");
   out["parameters"] = params;
 
-  sdk::ExportOptions opt;
-  opt.cache_size = r.cache_size;
-  opt.prefill = r.prefill;
+  const sdk::ExportOptions options = export_options(r, model.info());
   sdk::Plan plan;
   try {
-    plan = res.adapter->adapter().plan(*ckpt, opt);
+    plan = plan_model(model, options);
   } catch (const Unsupported& e) {
     out["supported"] = false;
     out["refused"] = e.what();
@@ -93,15 +89,15 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   const auto f = [](int64_t v) { return static_cast<double>(v); };
   const double embed = f(d.vocab) * f(d.hidden);
   // The embedding table leaves the chip; a tied head comes back as its own tensor.
-  const bool untied_head = ckpt->has("lm_head.weight");
+  const bool untied_head = ckpt.has("lm_head.weight");
   const double chip_params = static_cast<double>(params) - embed + (untied_head ? 0.0 : embed);
   const double weights = chip_params * 0.5;
   double kv = 2.0 * f(d.layers) * f(d.heads) * f(d.head_dim) * f(plan.cache_size);
   // An adapter whose layers cache something other than K and V in every layer
   // (LFM2's conv layers cache B*x) states its cached values per position.
-  const bool adapter_cache = plan.options.contains("cache_values_per_position");
+  const bool adapter_cache = plan.cache_cost.values_per_position > 0;
   if (adapter_cache)
-    kv = plan.options["cache_values_per_position"].get<double>() * static_cast<double>(plan.cache_size);
+    kv = static_cast<double>(plan.cache_cost.values_per_position) * static_cast<double>(plan.cache_size);
   const double embeddings_bin = embed * 2.0;
   const double total = weights + kv + embeddings_bin;
   out["memory"] = {{"weights_a8w4_bytes", weights},
@@ -110,8 +106,7 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
                    {"total_bytes", total},
                    {"device_bytes", kDeviceMemoryBytes},
                    {"fits", total < kDeviceMemoryBytes},
-                   {"kv_cache_layout", adapter_cache ? plan.options.value("cache_values_per_position_note", "stated by the adapter")
-                                                     : "K and V in every layer"},
+                   {"kv_cache_layout", adapter_cache ? plan.cache_cost.layout : "K and V in every layer"},
                    {"assumptions",
                     "weights 4 bit each (lm_head counted separately from the embedding), K/V cached at "
                     "heads x head_dim (after GQA expansion) 1 byte per value, embeddings.bin uint16; the DFC's "
@@ -121,7 +116,7 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   out["lm_head_shard_reason"] = plan.lm_head_shard_reason;
   out["rewrites"] = plan.rewrites;
   out["notes"] = plan.notes;
-  out["resources"] = resource_report(*ckpt, plan);
+  out["resources"] = resource_report(ckpt, plan);
   return out;
 }
 

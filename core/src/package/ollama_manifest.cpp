@@ -120,20 +120,8 @@ ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& s
   // The exported template already starts with the literal BOS and has no
   // bos_token references (export made it literal for the genai runtime), so
   // the variable is informative only; it is the tokenizer post-processor's BOS.
-  int64_t vocab = 0;
-  if (facts.manifest.contains("dims") && facts.manifest["dims"].is_object() &&
-      facts.manifest["dims"].contains("vocab") && facts.manifest["dims"]["vocab"].is_number_integer())
-    vocab = facts.manifest["dims"]["vocab"].get<int64_t>();
-  else
-    throw BadInput(where(facts.manifest_path, "dims.vocab") + ": missing");
-  const TokenizerFix tok = fix_tokenizer(facts.tokenizer, "resources/tokenizer.json", vocab);
-
-  std::string family;
-  const json& model = facts.manifest.value("model", json::object());
-  if (model.is_object() && model.contains("model_type") && model["model_type"].is_string())
-    family = model["model_type"].get<std::string>();
-  else
-    throw BadInput(where(facts.manifest_path, "model.model_type") + ": missing");
+  const TokenizerFix tok = fix_tokenizer(facts.tokenizer, "resources/tokenizer.json", facts.manifest.dims.vocab);
+  const std::string& family = facts.manifest.model.model_type;
 
   ordered_json m;
   m["hef_h10h"] = sha256;

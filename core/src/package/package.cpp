@@ -26,7 +26,7 @@ constexpr uint64_t kMaxComparedResource = 512ull << 20;
 ExportFacts load_export(const fs::path& manifest) {
   ExportFacts f;
   f.manifest_path = manifest.string();
-  f.manifest = sdk::JsonFile::load(manifest).raw();
+  f.manifest = read_manifest(manifest);
   const fs::path resources = manifest.parent_path() / "resources";
   f.hailo_config = sdk::JsonFile::load(resources / "hailo-config.json").raw();
   f.tokenizer = sdk::JsonFile::load(resources / "tokenizer.json", sdk::JsonLimits::tokenizer()).raw();
@@ -41,7 +41,7 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, std
   const auto src = hef::open_file_source(hef_path.string());
   const hef::HefInfo info = hef::read_hef(*src);
   hef::ContractOptions options;
-  options.manifest = facts.manifest;
+  options.manifest = manifest_json(facts.manifest);
   options.manifest_path = facts.manifest_path;
   const hef::ContractReport report = hef::check_hef_contract(*src, info, options);
   if (report.errors() > 0) {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "llm2hef/core/export_manifest.hpp"
 
 #include "llm2hef/sdk/adapter.hpp"
 
@@ -19,10 +19,10 @@ std::string optimize_script(const std::string& scope, const sdk::Plan& plan, int
 std::string compile_script(const std::string& scope);
 
 // The manifest is the driver's only input besides the files it names.
-std::string compile_driver(const nlohmann::json& manifest);
+std::string compile_driver(const ExportManifest& manifest);
 
 // The first lines of every Python script export writes: shebang, which
 // llm2hef and which model it was generated for, and "do not edit".
-std::string generated_script_header(const nlohmann::json& manifest);
+std::string generated_script_header(const ExportManifest& manifest);
 
 }  // namespace llm2hef::core

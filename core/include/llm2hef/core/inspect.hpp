@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llm2hef/core/model_plan.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/sdk/adapter.hpp"
 
@@ -16,10 +17,13 @@ namespace llm2hef::core {
 // On-board memory of the Hailo-10H.
 inline constexpr double kDeviceMemoryBytes = 8.0 * 1024 * 1024 * 1024;
 
-struct InspectRequest {
-  std::filesystem::path model_dir;
-  int64_t cache_size = 2048, prefill = 96;
-  std::optional<std::string> adapter;
+// Planned exactly as export plans (model_plan.hpp), with Hailo's usual
+// cache and prefill unless asked otherwise.
+struct InspectRequest : PlanRequest {
+  InspectRequest() {
+    cache_size = 2048;
+    prefill = 96;
+  }
 };
 
 // The report; "supported" is false (with "refused" saying why) when the

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llm2hef/core/export_manifest.hpp"
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -69,7 +71,7 @@ PackageResult package_model(const PackageOptions& options);
 
 // Inputs the hailo-ollama manifest is built from, as `llm2hef export` wrote them.
 struct ExportFacts {
-  nlohmann::json manifest;       // OUT/manifest.json
+  ExportManifest manifest;       // OUT/manifest.json
   nlohmann::json hailo_config;   // OUT/resources/hailo-config.json
   nlohmann::json tokenizer;      // OUT/resources/tokenizer.json
   std::string manifest_path;     // for messages

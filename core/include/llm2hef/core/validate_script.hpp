@@ -7,12 +7,12 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "llm2hef/core/export_manifest.hpp"
 
 namespace llm2hef::core {
 
 inline constexpr const char* kValidateScriptName = "validate_on_device.py";
 
-std::string validate_script(const nlohmann::json& manifest);
+std::string validate_script(const ExportManifest& manifest);
 
 }  // namespace llm2hef::core

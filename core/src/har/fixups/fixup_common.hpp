@@ -32,23 +32,6 @@ inline int64_t last_width(const HnModel& hn, const std::string& layer, const std
   return shapes[0].back();
 }
 
-struct ManifestInput {
-  std::string role, dfc_layer;
-};
-
-inline std::vector<ManifestInput> manifest_inputs(const nlohmann::json& manifest) {
-  std::vector<ManifestInput> out;
-  if (!manifest.contains("inputs") || !manifest.at("inputs").is_array())
-    throw BadInput("manifest: field 'inputs' missing or not a list");
-  for (const auto& i : manifest.at("inputs")) {
-    if (!i.is_object() || !i.contains("role") || !i.at("role").is_string() || !i.contains("dfc_layer") ||
-        !i.at("dfc_layer").is_string())
-      throw BadInput("manifest: an 'inputs' entry lacks string 'role' / 'dfc_layer'");
-    out.push_back({i.at("role").get<std::string>(), i.at("dfc_layer").get<std::string>()});
-  }
-  return out;
-}
-
 // `<scope>/<short>` for the single scope that has it.
 inline std::string find_input_layer(const HnModel& hn, const std::string& short_name_) {
   std::vector<std::string> hits;

@@ -46,14 +46,8 @@ FixupResult lm_head_split(FixupInput& in) {
   }
   std::vector<int64_t> wanted;
   std::string why;
-  if (!in.manifest.is_null()) {
-    if (!in.manifest.contains("lm_head_shards") || !in.manifest.at("lm_head_shards").is_array())
-      throw BadInput("manifest: field 'lm_head_shards' missing or not a list");
-    for (const auto& w : in.manifest.at("lm_head_shards")) {
-      if (!w.is_number_integer() || w.get<int64_t>() <= 0)
-        throw BadInput("manifest: 'lm_head_shards' holds a non-positive or non-integer width");
-      wanted.push_back(w.get<int64_t>());
-    }
+  if (in.manifest) {
+    wanted = in.manifest->lm_head_shards;  // positive widths: the manifest reader checked them
     why = "manifest lm_head_shards";
   } else {
     wanted = sdk::choose_lm_head_shards(vocab, 0, why);

@@ -7,6 +7,7 @@
 // pattern and is left as it is: LFM2's conv layers take one head's block of
 // the mask to build their shift matrices (docs/lfm2.md) and need no tiling.
 #include "fixup_common.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core::har {
 
@@ -30,10 +31,11 @@ FixupResult mask_wiring(FixupInput& in) {
   FixupResult r{{}, true, "", {}};  // named by the table in har_fix.cpp
   HnModel& hn = in.hn;
   std::string mask;
-  if (!in.manifest.is_null()) {
-    for (const auto& i : manifest_inputs(in.manifest))
-      if (i.role == "attention_mask") mask = find_input_layer(hn, i.dfc_layer);
-    if (mask.empty()) throw BadInput("manifest: no input with role 'attention_mask'");
+  if (in.manifest) {
+    const std::string_view role = sdk::runtime_input(sdk::InputRole::attention_mask).role;
+    const ManifestInput* input = in.manifest->input(role);
+    if (!input) throw BadInput("manifest: no input with role '" + std::string(role) + "'");
+    mask = find_input_layer(hn, input->dfc_layer);
   } else {
     std::vector<std::string> candidates;
     for (const auto& n : hn.layers_of_type("input_layer"))

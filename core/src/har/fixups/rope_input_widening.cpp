@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "fixup_common.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core::har {
 
@@ -41,11 +42,13 @@ FixupResult rope_input_widening(FixupInput& in) {
   // With the manifest, exactly its four pe layers and their tile counts.
   std::vector<std::pair<std::string, int64_t>> expected;  // layer, tiles (0 = any)
   int64_t theta = 0;
-  if (!in.manifest.is_null()) {
-    theta = in.manifest.value("theta_length", int64_t{0});
-    for (const auto& inp : manifest_inputs(in.manifest)) {
-      if (inp.role.rfind("pe_", 0) != 0) continue;
-      const int64_t tiles = in.manifest.at("pe_tiles").value(inp.role.rfind("pe_q", 0) == 0 ? "q" : "k", int64_t{0});
+  if (in.manifest) {
+    theta = in.manifest->theta_length;
+    for (const ManifestInput& inp : in.manifest->inputs) {
+      // The pe tables and their tiling, by role (the runtime contract's table).
+      const sdk::RuntimeInput* contract = sdk::find_runtime_input(inp.role);
+      if (!contract || contract->tiling == sdk::PeTiling::none) continue;
+      const int64_t tiles = contract->tiling == sdk::PeTiling::q_heads ? in.manifest->pe_q_tiles : in.manifest->pe_k_tiles;
       expected.push_back({find_input_layer(hn, inp.dfc_layer), tiles});
     }
   } else {
@@ -55,7 +58,7 @@ FixupResult rope_input_widening(FixupInput& in) {
   std::vector<std::string> already;
   for (const auto& [layer, tiles] : expected) {
     auto c = tiling_conv_behind(hn, layer);
-    if (!in.manifest.is_null()) {
+    if (in.manifest) {
       const int64_t w = last_width(hn, layer, hn.output_shapes(layer), "output_shapes");
       if (!c) {
         if (w == theta * tiles) {

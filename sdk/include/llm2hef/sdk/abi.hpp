@@ -20,7 +20,7 @@
 #include "llm2hef/sdk/adapter.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 
-#define LLM2HEF_ADAPTER_ABI_VERSION 1u
+#define LLM2HEF_ADAPTER_ABI_VERSION 2u  // 2: Plan.cache_cost; the core fills Plan.cache_size and prefill
 #define LLM2HEF_ADAPTER_ENTRY_SYMBOL "llm2hef_adapter_entry"
 
 #define LLM2HEF_STR2(x) #x

@@ -48,6 +48,15 @@ struct ExportOptions {
   std::string option(const AdapterInfo& info, const std::string& name) const;
 };
 
+// What the graph caches per position when that is not K and V in every layer
+// (LFM2's conv layers cache B*x), and the figures behind it. Recorded in
+// manifest.json (`cache_cost`) and used by inspect's memory estimate.
+struct CacheCost {
+  int64_t values_per_position = 0;  // 0: not stated (K and V in every layer)
+  std::string layout;               // one line: what is cached
+  nlohmann::json figures = nlohmann::json::object();  // the adapter's own cost figures, by name
+};
+
 // The numbers the graph, the runtime tables and hailo-config must agree on.
 struct ModelDims {
   int64_t hidden = 0;
@@ -79,6 +88,7 @@ struct Plan {
   std::vector<std::string> rewrites;     // what the export does differently from HF, one line each
   std::vector<std::string> notes;        // anything else the user should know
   nlohmann::json options = nlohmann::json::object();  // resolved options, recorded in manifest.json
+  CacheCost cache_cost;
   nlohmann::json hailo_config_overrides = nlohmann::json::object();  // merged last into hailo-config.json
 };
 

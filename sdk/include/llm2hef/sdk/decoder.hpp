@@ -58,13 +58,12 @@ LmHead choose_lm_head(const Checkpoint& ckpt, const std::string& embedding, int6
 
 // ---- the plan ----
 
-// The Plan fields every decoder fills the same way: dims, the user's cache
-// and prefill, the pe tiles (q tables once per head, k tables once per kv
+// The Plan fields every decoder fills the same way: dims, the pe tiles (q tables once per head, k tables once per kv
 // head), the embedding tensor and the lm_head shards.
 Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& options);
 
 // A note when --cache exceeds max_position_embeddings (0 = unknown: no note).
-void note_cache_beyond_positions(Plan& plan, int64_t max_positions);
+void note_cache_beyond_positions(Plan& plan, const ExportOptions& options, int64_t max_positions);
 
 // ---- the graph ----
 

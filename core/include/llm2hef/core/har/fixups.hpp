@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
+
+#include "llm2hef/core/export_manifest.hpp"
 
 #include "llm2hef/core/har/har_file.hpp"
 #include "llm2hef/core/har/hn_model.hpp"
@@ -24,7 +28,7 @@ namespace llm2hef::core::har {
 struct FixupInput {
   HnModel& hn;
   WeightsEdit& weights;
-  const nlohmann::json& manifest;  // null without --manifest
+  const ExportManifest* manifest;  // nullptr without --manifest
 };
 
 struct FixupResult {
@@ -46,7 +50,7 @@ struct FixOptions {
   bool dry_run = false;
   bool force = false;            // replace an existing output
   bool progress = false;
-  nlohmann::json manifest;       // null without --manifest
+  std::optional<ExportManifest> manifest;  // absent without --manifest
   const sdk::Adapter* adapter = nullptr;  // its har_fixups hook runs last
   std::string adapter_name;
   std::string adapter_note;      // why no adapter hook runs, when adapter is null

@@ -1,0 +1,86 @@
+#include "llm2hef/core/model_plan.hpp"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "llm2hef/core/checkpoint_dir.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core {
+
+// The plan must carry the user's numbers and agree with what the runtime will do.
+void settle_plan(sdk::Plan& p, const sdk::ExportOptions& options, const sdk::Checkpoint& ckpt, const std::string& adapter) {
+  auto bad = [&](const std::string& what) { throw InternalError("adapter '" + adapter + "' planned " + what); };
+  // The core owns --cache and --prefill: an adapter may leave them at 0,
+  // but not set other values.
+  if (p.cache_size != 0 && p.cache_size != options.cache_size)
+    bad("a cache of " + std::to_string(p.cache_size) + " for --cache " + std::to_string(options.cache_size));
+  if (p.prefill != 0 && p.prefill != options.prefill)
+    bad("a prefill of " + std::to_string(p.prefill) + " for --prefill " + std::to_string(options.prefill));
+  p.cache_size = options.cache_size;
+  p.prefill = options.prefill;
+  if (p.theta.empty() || p.theta.size() % 2) bad("a theta of length " + std::to_string(p.theta.size()) + " (must be even)");
+  if (p.pe_q_tiles != p.dims.heads) bad("q tables tiled " + std::to_string(p.pe_q_tiles) + " times for " + std::to_string(p.dims.heads) + " heads");
+  if (p.pe_k_tiles < 1) bad("no k table tiling");
+  int64_t sum = 0;
+  for (int64_t w : p.lm_head_shards) sum += w;
+  if (sum != p.dims.vocab) bad("lm_head shards summing to " + std::to_string(sum) + ", not the vocabulary");
+  if (p.cache_cost.values_per_position < 0) bad("a negative cache cost");
+  ckpt.expect(p.embedding_tensor, {p.dims.vocab, p.dims.hidden});
+}
+
+void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
+  if (cache_size < 2) throw UsageError("--cache must be at least 2 (it is the KV-cache size and the graph's sequence length)");
+  // SEQ = cache: the mask input alone is cache x (heads * cache) values, so
+  // beyond this even one head needs a 4 GiB float32 mask (Hailo's own
+  // models use 2048).
+  constexpr int64_t kMaxCache = 32768;
+  if (cache_size > kMaxCache)
+    throw UsageError("--cache " + std::to_string(cache_size) + " is larger than " + std::to_string(kMaxCache) +
+                     ", the largest llm2hef exports (the graph's sequence length equals the cache; Hailo's models use 2048)");
+  if (prefill < 1 || prefill > cache_size)
+    throw UsageError("--prefill must be between 1 and --cache (" + std::to_string(cache_size) + ")");
+}
+
+ResolvedModel resolve_model(const PlanRequest& r, const plugins::AdapterHost& host) {
+  check_cache_and_prefill(r.cache_size, r.prefill);
+  ResolvedModel m;
+  m.checkpoint = open_checkpoint(r.model_dir, r.refuse_nonfinite ? NonFinitePolicy::refuse : NonFinitePolicy::record);
+  m.resolution = registry::resolve(m.checkpoint->config(), host, r.adapter);
+  if (!m.resolution.warning.empty()) spdlog::warn("{}", m.resolution.warning);
+  return m;
+}
+
+sdk::ExportOptions export_options(const PlanRequest& r, const sdk::AdapterInfo& info) {
+  sdk::ExportOptions o;
+  o.cache_size = r.cache_size;
+  o.prefill = r.prefill;
+  o.lm_head_shards = r.lm_head_shards;
+  for (const auto& [name, value] : r.adapter_options) {
+    const sdk::OptionSpec* spec = nullptr;
+    for (const auto& s : info.options)
+      if (s.name == name) spec = &s;
+    if (!spec) {
+      std::string known;
+      for (const auto& s : info.options) known += " --" + s.name;
+      throw UsageError("unknown option --" + name + " for adapter '" + info.name + "'" +
+                       (known.empty() ? " (it takes none)" : " (it takes:" + known + ")"));
+    }
+    if (!spec->choices.empty() && std::find(spec->choices.begin(), spec->choices.end(), value) == spec->choices.end()) {
+      std::string choices;
+      for (const auto& c : spec->choices) choices += (choices.empty() ? "" : ", ") + c;
+      throw UsageError("--" + name + " " + value + ": expected one of " + choices);
+    }
+    o.adapter_options[name] = value;
+  }
+  return o;
+}
+
+sdk::Plan plan_model(const ResolvedModel& model, const sdk::ExportOptions& options) {
+  sdk::Plan plan = model.adapter().plan(*model.checkpoint, options);
+  settle_plan(plan, options, *model.checkpoint, model.info().name);
+  return plan;
+}
+
+}  // namespace llm2hef::core
