@@ -161,7 +161,7 @@ void check_config_keys(const ConfigText& c, RuleOut& out) {
   if (const json* g = config_section(c, "default_generation_params", out))
     check_key_types(*g, "default_generation_params.", std::begin(kGeneration), std::end(kGeneration), out, c.where);
   if (const json* s = config_section(c, "input_layers_names_suffixes", out))
-    check_key_types(*s, "input_layers_names_suffixes.", std::begin(kSuffixes), std::end(kSuffixes), out, c.where);
+    check_key_types(*s, "input_layers_names_suffixes.", kSuffixes.data(), kSuffixes.data() + kSuffixes.size(), out, c.where);
   const json* pp = config_section(c, "pre_process_params", out);
   if (pp) {
     check_key_types(*pp, "pre_process_params.", std::begin(kPreProcess), std::end(kPreProcess), out, c.where);
