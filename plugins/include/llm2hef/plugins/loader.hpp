@@ -1,5 +1,5 @@
 // Loading one adapter shared library, with every check the plugin ABI asks for
-// (docs/DESIGN.md, "Plugin ABI").
+// (docs/plugin-abi.md).
 //
 // load_adapter() either returns a fully checked adapter or throws
 // PluginLoadError naming the file and the precise reason. Nothing a plugin does
