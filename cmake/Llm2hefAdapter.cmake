@@ -68,7 +68,12 @@ function(llm2hef_add_adapter name)
     VISIBILITY_INLINES_HIDDEN ON
     LIBRARY_OUTPUT_DIRECTORY "${A_OUTPUT_DIRECTORY}"
     INSTALL_RPATH "${rpath}")
-  target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  # Except in llm2hef's own clang sanitizer build: clang links the ASan/UBSan
+  # runtime into the executable only, so an instrumented module leaves those
+  # symbols for the host to resolve at load.
+  if(NOT (LLM2HEF_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "Clang"))
+    target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  endif()
   install(TARGETS ${name} LIBRARY DESTINATION "${A_INSTALL_DESTINATION}")
   if(DEFINED LLM2HEF_BUILD_ADAPTER_DIR)
     # In the llm2hef tree: listed in the first-party index (adapters/CMakeLists.txt).
