@@ -25,8 +25,10 @@ inline std::string fv(uint32_t num, uint64_t v) { return varint(uint64_t{num} <<
 inline std::string fb(uint32_t num, const std::string& payload) {
   return varint((uint64_t{num} << 3) | 2) + varint(payload.size()) + payload;
 }
+// `n` big-endian bytes of `v`; bytes above the eighth are zero (a 16-byte
+// reserved field), never a shift past 63 bits.
 inline void be(std::string& out, uint64_t v, int n) {
-  for (int i = n - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  for (int i = n - 1; i >= 0; --i) out.push_back(static_cast<char>(i >= 8 ? 0 : (v >> (8 * i)) & 0xff));
 }
 inline uint64_t xxh3(const std::string& s) { return XXH3_64bits(s.data(), s.size()); }
 
