@@ -15,27 +15,18 @@
 #include "llm2hef/core/har/hn_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
+#include "fixups_twice.hpp"
+
 using namespace llm2hef;
 using namespace llm2hef::core::har;
 
 namespace {
 
 void fixups_twice(const HnModel& original, sdk::HarStage stage) {
-  HnModel hn = original;
-  WeightsEdit w;
-  FixOptions o;
-  try {
-    run_fixups(hn, w, stage, "", o);
-  } catch (const BadInput&) {
-    return;
-  } catch (const Unsupported&) {
-    return;
-  }
-  hn.validate();  // the result must still be a usable HN
-  WeightsEdit again;
-  for (const auto& f : run_fixups(hn, again, stage, "", o))
-    if (!f.changes.empty()) __builtin_trap();  // not idempotent
-  (void)HnModel::parse(hn.dump(), "rewritten.hn");  // what would be written reads back
+  const std::optional<HnModel> hn = fuzz::fixups_twice(original, stage);
+  if (!hn) return;
+  hn->validate();  // the result must still be a usable HN
+  (void)HnModel::parse(hn->dump(), "rewritten.hn");  // what would be written reads back
 }
 
 }  // namespace
