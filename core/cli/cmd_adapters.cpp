@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/registry/report.hpp"
 
 namespace llm2hef::cli {

@@ -1,9 +1,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/json_text.hpp"
-#include "llm2hef/core/export.hpp"
-#include "llm2hef/core/progress.hpp"
+#include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/export/export_pipeline.hpp"
+#include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {

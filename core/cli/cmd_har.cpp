@@ -5,10 +5,11 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/har/compile_lines.hpp"
-#include "llm2hef/core/har/fixups.hpp"
-#include "llm2hef/core/progress.hpp"
+#include "llm2hef/core/har/har_fix.hpp"
+#include "llm2hef/core/har/inspect_har.hpp"
+#include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 

@@ -3,9 +3,9 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "llm2hef/core/host_inputs.hpp"
-#include "llm2hef/core/npy.hpp"
-#include "llm2hef/core/output_guard.hpp"
+#include "llm2hef/core/export/host_inputs.hpp"
+#include "llm2hef/core/io/npy.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/json_text.hpp"
-#include "llm2hef/core/lint.hpp"
+#include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/lint/lint.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {

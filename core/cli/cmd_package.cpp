@@ -2,9 +2,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/package.hpp"
-#include "llm2hef/core/json_text.hpp"
-#include "llm2hef/core/progress.hpp"
+#include "llm2hef/core/package/package.hpp"
+#include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {

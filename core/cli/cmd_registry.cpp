@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "llm2hef/core/json_text.hpp"
-#include "llm2hef/core/atomic_output.hpp"
-#include "llm2hef/core/output_guard.hpp"
+#include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/atomic_output.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
 #include "llm2hef/plugins/probe.hpp"

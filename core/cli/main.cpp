@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
-#include "llm2hef/core/staging.hpp"
+#include "llm2hef/core/io/staging.hpp"
 
 int main(int argc, char** argv) {
   // Diagnostics go to stderr: stdout carries results (--json documents, reports).

@@ -339,7 +339,7 @@ def test_position_mixing(tmp_path, build, node):
     assert r.returncode == 1, report
     assert errors(report) == [("position-mixing", node)]
     finding = next(f for f in report["findings"] if f["rule"] == "position-mixing")
-    assert "DESIGN.md graph contract" in finding["section"]
+    assert "graph contract (docs/lint.md)" in finding["section"]
 
 
 def test_position_wise_reductions_pass(tmp_path):

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "llm2hef/core/har/fixups.hpp"
+#include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/hn_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
 

@@ -18,8 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#include "llm2hef/core/checkpoint_dir.hpp"
-#include "llm2hef/core/genai_resources.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/llama_family.hpp"
 

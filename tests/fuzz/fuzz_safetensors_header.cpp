@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "llm2hef/core/safetensors.hpp"
+#include "llm2hef/core/checkpoint/safetensors.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,4 +1,4 @@
-"""Cache consistency (DESIGN.md "The graph contract"): tokens may interact only
+"""Cache consistency (docs/lint.md "The graph contract"): tokens may interact only
 through the attention matmuls whose second operand carries the keys. Judged on
 the final-norm hidden states, exposed as an extra graph output.
 

@@ -1,4 +1,4 @@
-"""Graph contract of the GPT-2 export (DESIGN.md "The graph contract",
+"""Graph contract of the GPT-2 export (docs/lint.md "The graph contract",
 hailo-contract.md sections 2, 6 and 9)."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What `export` must refuse, with which exit status (DESIGN.md "Errors and
-safety": usage errors, bad input and unsupported models are told apart, and a
-failed run leaves nothing behind)."""
+"""What `export` must refuse, with which exit status (the README's exit statuses:
+usage errors, bad input and unsupported models are told apart, and a failed
+run leaves nothing behind)."""
 from __future__ import annotations
 
 import pytest

@@ -3,7 +3,7 @@
 // Suite names are lower-case so that `ctest -R "safetensors|checkpoint"` picks them.
 #include <gtest/gtest.h>
 
-#include "llm2hef/core/checkpoint_dir.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "safetensors_test_util.hpp"
 

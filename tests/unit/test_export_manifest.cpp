@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "llm2hef/core/checkpoint_dir.hpp"
-#include "llm2hef/core/export_manifest.hpp"
-#include "llm2hef/core/model_plan.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/export/export_manifest.hpp"
+#include "llm2hef/core/export/model_plan.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 

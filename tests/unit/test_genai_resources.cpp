@@ -4,7 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "llm2hef/core/genai_resources.hpp"
+#include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 using namespace llm2hef;

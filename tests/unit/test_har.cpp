@@ -8,11 +8,12 @@
 
 #include <unistd.h>
 
-#include "llm2hef/core/har/fixups.hpp"
+#include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/har_file.hpp"
 #include "llm2hef/core/har/hn_model.hpp"
 #include "llm2hef/core/har/npz_stream.hpp"
 #include "llm2hef/core/har/tar_stream.hpp"
+#include "llm2hef/core/har/tar_writer.hpp"
 #include "llm2hef/sdk/adapter.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/hn_fixup.hpp"

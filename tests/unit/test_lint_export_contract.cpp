@@ -14,8 +14,8 @@
 
 #include <unistd.h>
 
-#include "llm2hef/core/export.hpp"
-#include "llm2hef/core/lint.hpp"
+#include "llm2hef/core/export/export_pipeline.hpp"
+#include "llm2hef/core/lint/lint.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 using namespace llm2hef;

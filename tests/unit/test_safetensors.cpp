@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "llm2hef/core/safetensors.hpp"
+#include "llm2hef/core/checkpoint/safetensors.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "safetensors_test_util.hpp"
 

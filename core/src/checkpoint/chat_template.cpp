@@ -15,8 +15,9 @@
 #include <sstream>
 #include <system_error>
 
-#include "llm2hef/core/checkpoint_dir.hpp"
-#include "llm2hef/core/regular_file.hpp"
+#include "llm2hef/core/checkpoint/chat_template.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {

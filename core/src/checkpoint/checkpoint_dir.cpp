@@ -1,4 +1,4 @@
-#include "llm2hef/core/checkpoint_dir.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <system_error>
 #include <vector>
 
-#include "llm2hef/core/safetensors.hpp"
+#include "llm2hef/core/checkpoint/safetensors.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {

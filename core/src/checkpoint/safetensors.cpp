@@ -4,7 +4,7 @@
 // nlohmann through sdk::parse_json, bounded, duplicate keys refused) and a
 // data section. What is ours is checking every dtype, shape and offset
 // against the file size before the mapping is trusted; a fuzz target runs it.
-#include "llm2hef/core/safetensors.hpp"
+#include "llm2hef/core/checkpoint/safetensors.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,7 +1,7 @@
 // compile.py: the thin driver for Hailo's Dataflow Compiler. It is the only
 // Python llm2hef writes; everything it needs comes from manifest.json and the
 // files beside it, and every C++ step it needs is a call to `llm2hef`.
-#include "llm2hef/core/dfc_kit.hpp"
+#include "llm2hef/core/dfc/compile_driver.hpp"
 
 namespace llm2hef::core {
 

@@ -1,6 +1,6 @@
 #include <cctype>
 
-#include "llm2hef/core/dfc_kit.hpp"
+#include "llm2hef/core/dfc/model_scripts.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {

@@ -4,9 +4,9 @@
 // the inputs the genai server builds, compared per position with model.onnx
 // in fp32. Every HailoRT name it uses is from hailo-ai/hailort v5.2.0's Python
 // bindings (pyhailort.py); docs/on-device-check.md says which and why.
-#include "llm2hef/core/validate_script.hpp"
+#include "llm2hef/core/dfc/validate_script.hpp"
 
-#include "llm2hef/core/dfc_kit.hpp"
+#include "llm2hef/core/dfc/compile_driver.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {

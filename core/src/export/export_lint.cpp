@@ -2,8 +2,8 @@
 // that compare it with the manifest) while it is still in the staging
 // folder: a graph our own export writes must pass, so an error finding is a
 // bug of llm2hef (exit 5), named by its rule; nothing is published.
-#include "llm2hef/core/export.hpp"
-#include "llm2hef/core/lint.hpp"
+#include "llm2hef/core/export/export_pipeline.hpp"
+#include "llm2hef/core/lint/lint.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {

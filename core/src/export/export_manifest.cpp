@@ -1,5 +1,5 @@
-#include "llm2hef/core/export_manifest.hpp"
-#include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/export/export_manifest.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"

@@ -1,4 +1,4 @@
-#include "llm2hef/core/genai_resources.hpp"
+#include "llm2hef/core/export/hailo_config.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 

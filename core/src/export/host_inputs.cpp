@@ -1,10 +1,10 @@
-#include "llm2hef/core/host_inputs.hpp"
+#include "llm2hef/core/export/host_inputs.hpp"
 
 #include <algorithm>
 #include <tuple>
 
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/core/export_manifest.hpp"
+#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {

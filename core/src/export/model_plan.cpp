@@ -1,10 +1,10 @@
-#include "llm2hef/core/model_plan.hpp"
+#include "llm2hef/core/export/model_plan.hpp"
 
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
 
-#include "llm2hef/core/checkpoint_dir.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {

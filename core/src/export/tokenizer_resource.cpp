@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "llm2hef/core/checkpoint_dir.hpp"
-#include "llm2hef/core/genai_resources.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {

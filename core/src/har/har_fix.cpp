@@ -4,10 +4,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "llm2hef/core/atomic_output.hpp"
+#include "llm2hef/core/io/atomic_output.hpp"
 #include "fixups/fixup_common.hpp"
-#include "llm2hef/core/har/fixups.hpp"
-#include "llm2hef/core/progress.hpp"
+#include "llm2hef/core/har/har_fix.hpp"
+#include "llm2hef/core/har/tar_writer.hpp"
+#include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/adapter.hpp"
 
 namespace llm2hef::core::har {

@@ -1,5 +1,5 @@
 #include "llm2hef/core/har/hn_model.hpp"
-#include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 
 #include <algorithm>
 #include <cstring>

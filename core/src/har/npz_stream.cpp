@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "llm2hef/core/npy.hpp"
-#include "llm2hef/core/npy_header.hpp"
-#include "llm2hef/core/staging.hpp"
+#include "llm2hef/core/io/npy.hpp"
+#include "llm2hef/core/io/npy_header.hpp"
+#include "llm2hef/core/io/staging.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::har {

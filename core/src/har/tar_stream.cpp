@@ -127,19 +127,5 @@ std::string TarReader::read_all(uint64_t limit, uint64_t expected_size) {
   return out;
 }
 
-void copy_member_data(TarReader& in, TarWriter& out, uint64_t size, const std::function<void(uint64_t)>& on_bytes) {
-  std::vector<char> buf(kBlock);
-  uint64_t done = 0;
-  for (;;) {
-    const size_t got = in.read(buf.data(), buf.size());
-    if (got == 0) break;
-    out.write(buf.data(), got);
-    done += got;
-    if (on_bytes) on_bytes(got);
-  }
-  if (done != size)
-    throw BadInput(in.label() + ": a member is truncated (" + std::to_string(done) + " of " + std::to_string(size) +
-                   " bytes)");
-}
 
 }  // namespace llm2hef::core::har

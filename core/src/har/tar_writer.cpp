@@ -11,8 +11,10 @@
 
 #include <array>
 #include <cstring>
+#include <functional>
+#include <vector>
 
-#include "llm2hef/core/har/tar_stream.hpp"
+#include "llm2hef/core/har/tar_writer.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::har {
@@ -20,6 +22,7 @@ namespace llm2hef::core::har {
 namespace {
 
 constexpr size_t kRecord = 512;
+constexpr size_t kCopyBlock = 1 << 20;  // member data copied in blocks of this size
 constexpr uint64_t kMaxOctal11 = 077777777777ull;  // largest size an 11-digit octal field holds
 
 using Block = std::array<char, kRecord>;
@@ -183,6 +186,21 @@ void TarWriter::close() {
     throw BadInput(path_.string() + ": close failed: " + std::strerror(errno));
   }
   fd_ = -1;
+}
+
+void copy_member_data(TarReader& in, TarWriter& out, uint64_t size, const std::function<void(uint64_t)>& on_bytes) {
+  std::vector<char> buf(kCopyBlock);
+  uint64_t done = 0;
+  for (;;) {
+    const size_t got = in.read(buf.data(), buf.size());
+    if (got == 0) break;
+    out.write(buf.data(), got);
+    done += got;
+    if (on_bytes) on_bytes(got);
+  }
+  if (done != size)
+    throw BadInput(in.label() + ": a member is truncated (" + std::to_string(done) + " of " + std::to_string(size) +
+                   " bytes)");
 }
 
 }  // namespace llm2hef::core::har

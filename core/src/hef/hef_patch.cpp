@@ -1,4 +1,4 @@
-#include "llm2hef/core/atomic_output.hpp"
+#include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
 
 #include <fcntl.h>

@@ -1,12 +1,13 @@
-#include "llm2hef/core/inspect.hpp"
+#include "llm2hef/core/inspect/inspect.hpp"
 
 #include <cstdio>
 
 #include <spdlog/spdlog.h>
 
-#include "llm2hef/core/checkpoint_dir.hpp"
-#include "llm2hef/core/export.hpp"
-#include "llm2hef/core/genai_resources.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/export/export_pipeline.hpp"
+#include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/errors.hpp"
 

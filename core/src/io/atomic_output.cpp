@@ -1,4 +1,4 @@
-#include "llm2hef/core/atomic_output.hpp"
+#include "llm2hef/core/io/atomic_output.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include <system_error>
 #include <vector>
 
-#include "llm2hef/core/output_guard.hpp"
-#include "llm2hef/core/staging.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
+#include "llm2hef/core/io/staging.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {

@@ -1,4 +1,4 @@
-#include "llm2hef/core/json_text.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 
 namespace llm2hef::core {
 

@@ -1,5 +1,5 @@
-#include "llm2hef/core/npy.hpp"
-#include "llm2hef/core/npy_header.hpp"
+#include "llm2hef/core/io/npy.hpp"
+#include "llm2hef/core/io/npy_header.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "llm2hef/core/atomic_output.hpp"
+#include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {

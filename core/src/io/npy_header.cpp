@@ -2,7 +2,7 @@
 // std::regex recursed per character and overflowed the stack on a crafted
 // shape, and no npy reader library is among the dependencies; writing .npy
 // and .npz stays with libarchive (npy.cpp).
-#include "llm2hef/core/npy_header.hpp"
+#include "llm2hef/core/io/npy_header.hpp"
 
 #include <cctype>
 

@@ -1,4 +1,4 @@
-#include "llm2hef/core/output_guard.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 
 #include <system_error>
 

@@ -1,4 +1,4 @@
-#include "llm2hef/core/progress.hpp"
+#include "llm2hef/core/io/progress.hpp"
 
 #include <unistd.h>
 

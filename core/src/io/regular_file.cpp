@@ -1,4 +1,4 @@
-#include "llm2hef/core/regular_file.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

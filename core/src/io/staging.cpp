@@ -1,4 +1,4 @@
-#include "llm2hef/core/staging.hpp"
+#include "llm2hef/core/io/staging.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>

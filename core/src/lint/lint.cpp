@@ -1,10 +1,10 @@
-// llm2hef lint: the graph contract (DESIGN.md) checked on any ONNX file, as
+// llm2hef lint: the graph contract (docs/lint.md) checked on any ONNX file, as
 // a table of rules (one function each, in core/src/lint/rules/).
 //
 // The model is parsed with protobuf only: external data is never opened, so
 // the cost is proportional to model.onnx, not to the weights. onnx shape
 // inference fills in value shapes the file does not record.
-#include "llm2hef/core/lint.hpp"
+#include "llm2hef/core/lint/lint.hpp"
 
 #include <onnx/onnx_pb.h>
 
@@ -13,7 +13,7 @@
 #include <unordered_set>
 
 #include "lint_context.hpp"
-#include "llm2hef/core/regular_file.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -52,7 +52,7 @@ struct Row {
 
 constexpr const char* kS2 = "hailo-contract.md §2";
 constexpr const char* kS3 = "hailo-contract.md §3";
-constexpr const char* kContract = "DESIGN.md graph contract, hailo-contract.md §2";
+constexpr const char* kContract = "graph contract (docs/lint.md), hailo-contract.md §2";
 constexpr const char* kOnnx = "ONNX IR: defined, acyclic, self-contained";
 
 constexpr LintSeverity E = LintSeverity::error, W = LintSeverity::warning;

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/core/lint.hpp"
+#include "llm2hef/core/lint/lint.hpp"
 
 namespace llm2hef::core::lint {
 

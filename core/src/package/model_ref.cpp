@@ -3,7 +3,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "llm2hef/core/package.hpp"
+#include "llm2hef/core/package/package.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::package {

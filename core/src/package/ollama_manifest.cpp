@@ -12,8 +12,8 @@
 // manifest Hailo ships (as null); they are written the same way.
 #include <algorithm>
 
-#include "llm2hef/core/genai_resources.hpp"
-#include "llm2hef/core/package.hpp"
+#include "llm2hef/core/export/tokenizer_resource.hpp"
+#include "llm2hef/core/package/package.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::package {

@@ -4,10 +4,10 @@
 #include <sstream>
 
 #include "llm2hef/core/hef/hef_contract.hpp"
-#include "llm2hef/core/json_text.hpp"
-#include "llm2hef/core/regular_file.hpp"
+#include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
-#include "llm2hef/core/package.hpp"
+#include "llm2hef/core/package/package.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "store_writer.hpp"

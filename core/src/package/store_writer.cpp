@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "llm2hef/core/progress.hpp"
-#include "llm2hef/core/regular_file.hpp"
+#include "llm2hef/core/io/progress.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/sdk/errors.hpp"
 

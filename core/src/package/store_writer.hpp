@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "llm2hef/core/package.hpp"
+#include "llm2hef/core/package/package.hpp"
 
 namespace llm2hef::core::package {
 

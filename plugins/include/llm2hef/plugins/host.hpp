@@ -1,6 +1,6 @@
 // Finding and loading every adapter the user can reach.
 //
-// Search order (docs/DESIGN.md, "Plugin ABI"):
+// Search order (docs/plugin-abi.md, "Discovery"):
 //   1. --adapter-path values (each a folder or one library file; ':' separates
 //      several entries in one value),
 //   2. the LLM2HEF_ADAPTER_PATH environment variable (':'-separated),

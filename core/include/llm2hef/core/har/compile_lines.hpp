@@ -29,9 +29,4 @@ ScriptLines optimize_lines(const std::filesystem::path& har, int64_t pe_width);
 
 ScriptLines compile_lines(const HnModel& hn);
 
-// `llm2hef har inspect`: members, state, scopes, layer counts, inputs,
-// outputs, cache layers.
-nlohmann::json inspect_har(const std::filesystem::path& har);
-std::string inspect_har_text(const nlohmann::json& report);
-
 }  // namespace llm2hef::core::har

@@ -1,6 +1,6 @@
-// Tar archives read and written as streams (libarchive), for HARs that can
-// be tens of GB: members are visited in order, their data read in blocks,
-// and nothing is ever extracted to disk by name.
+// Tar archives read as streams (libarchive), for HARs that can be tens of
+// GB: members are visited in order, their data read in blocks, and nothing
+// is ever extracted to disk by name. tar_writer.hpp writes them.
 //
 // Every member name is validated before the caller sees it: absolute paths,
 // `..` components, links, devices, FIFOs and duplicate names are refused with
@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -18,7 +17,7 @@
 
 struct archive;
 
-#include "llm2hef/core/regular_file.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 
 namespace llm2hef::core::har {
 
@@ -62,39 +61,5 @@ class TarReader {
   std::string current_;  // name of the member being read
   std::set<std::string> seen_;
 };
-
-// Writes a POSIX (ustar, pax where a name needs it) tar. Besides members of
-// known size it can write a member whose size is only known at its end
-// (begin_open): the header is written with a placeholder and patched in
-// place, so a rewritten member streams straight into the output instead of
-// through a temporary file. Sizes of 8 GiB and more use the base-256 size
-// field that GNU tar, libarchive and Python's tarfile read.
-class TarWriter {
- public:
-  explicit TarWriter(const std::filesystem::path& path);
-  ~TarWriter();
-  TarWriter(const TarWriter&) = delete;
-  TarWriter& operator=(const TarWriter&) = delete;
-
-  void begin(const TarMember& m);       // then exactly m.size bytes through write()
-  void begin_open(const TarMember& m);  // any number of bytes; end() records the size
-  void write(const void* data, size_t n);
-  void end();
-  void close();
-
- private:
-  void put(const void* data, size_t n);
-  void put_header(const TarMember& m, uint64_t size, char type);
-  int fd_ = -1;
-  std::filesystem::path path_;
-  std::string current_;
-  TarMember open_member_;
-  bool open_ = false;
-  uint64_t pos_ = 0, header_pos_ = 0, data_start_ = 0, expected_ = 0, written_ = 0;
-};
-
-// Streams the rest of the reader's current member into the writer
-// (the writer's member must already be begun with the same size).
-void copy_member_data(TarReader& in, TarWriter& out, uint64_t size, const std::function<void(uint64_t)>& on_bytes);
 
 }  // namespace llm2hef::core::har

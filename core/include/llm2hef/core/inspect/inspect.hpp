@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/core/model_plan.hpp"
+#include "llm2hef/core/export/model_plan.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/sdk/adapter.hpp"
 

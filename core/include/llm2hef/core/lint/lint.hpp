@@ -1,5 +1,5 @@
 // `llm2hef lint`: checks any ONNX graph against the Hailo-10H graph contract
-// (hailo-contract.md sections 2-3, DESIGN.md "The graph contract") without
+// (hailo-contract.md sections 2-3, docs/lint.md "The graph contract") without
 // loading its external data, so a multi-GB model lints in well under a second.
 #pragma once
 

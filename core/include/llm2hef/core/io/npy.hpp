@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "llm2hef/core/regular_file.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 
 namespace llm2hef::core {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "llm2hef/core/npy.hpp"
+#include "llm2hef/core/io/npy.hpp"
 
 namespace llm2hef::core {
 

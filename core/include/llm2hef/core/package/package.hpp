@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/core/export_manifest.hpp"
+#include "llm2hef/core/export/export_manifest.hpp"
 
 #include <filesystem>
 #include <optional>

@@ -1,6 +1,5 @@
-// The genai resources the HEF carries besides the network: tokenizer.json
-// (fixed for how the runtime uses it) and hailo-config.json
-// (hailo-contract.md section 6).
+// The tokenizer.json the HEF carries, fixed for how the genai runtime uses it,
+// and the chat template it renders (hailo-contract.md section 6).
 #pragma once
 
 #include <optional>
@@ -9,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/core/checkpoint_dir.hpp"
-#include "llm2hef/sdk/adapter.hpp"
+#include "llm2hef/core/checkpoint/chat_template.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::core {
 
@@ -39,10 +38,5 @@ std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::op
 // its bos_token); no file is read.
 std::string chat_template_for_runtime(const ChatTemplate& found, const sdk::JsonFile& tc,
                                       const std::optional<std::string>& bos, std::vector<std::string>& changes);
-
-// hailo-config.json: every key the runtime reads, filled from the checkpoint
-// and the plan, then the adapter's overrides.
-nlohmann::json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
-                                 std::vector<std::string>& changes);
 
 }  // namespace llm2hef::core

@@ -1,0 +1,21 @@
+// hailo-config.json, the runtime's settings resource (hailo-contract.md
+// section 6).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llm2hef/core/export/tokenizer_resource.hpp"
+#include "llm2hef/sdk/adapter.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
+
+namespace llm2hef::core {
+
+// Every key the runtime reads, filled from the checkpoint and the plan, then
+// the adapter's overrides.
+nlohmann::json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
+                                 std::vector<std::string>& changes);
+
+}  // namespace llm2hef::core
