@@ -144,12 +144,13 @@ MUTATIONS = {
     # (an offset of all positions would be invisible to RoPE models: only distances matter)
     "positions spaced by two": ("np.arange(self.usage, self.usage + k)", "np.arange(2 * self.usage, 2 * (self.usage + k), 2)"),
     "mask allows the unused cache": ("mask = np.zeros((rows, n), np.uint8)", "mask = np.full((rows, n), self.allowed, np.uint8)"),
-    "q tables swapped": ('"pe_q_cos": np.tile(cos, (1, q)), "pe_q_sin": np.tile(sin, (1, q))',
-                         '"pe_q_cos": np.tile(sin, (1, q)), "pe_q_sin": np.tile(cos, (1, q))'),
+    "q tables swapped": ("np.tile(cos if PE_COSINE[role] else sin, (1, tiles[PE_TILING[role]]))",
+                         "np.tile((cos if PE_COSINE[role] else sin) if PE_TILING[role] == 'k' "
+                         "else (sin if PE_COSINE[role] else cos), (1, tiles[PE_TILING[role]]))"),
     "cache offset moved by one too many": ("_update_cache_offset(int(new_tokens))", "_update_cache_offset(int(new_tokens) + 1)"),
     "chunks in the wrong order": ("for a, b in chunks(len(prompt_tokens), export.prefill):",
                                   "for a, b in sorted(chunks(len(prompt_tokens), export.prefill), key=lambda c: c[0] - c[1]):"),
-    "embedding rows top-aligned": ("return {\"embeddings\": self.window[-rows:]", "return {\"embeddings\": self.window[:rows][::-1]"),
+    "embedding rows top-aligned": ("feeds = {EMBEDDINGS: self.window[-rows:]", "feeds = {EMBEDDINGS: self.window[:rows][::-1]"),
 }
 
 

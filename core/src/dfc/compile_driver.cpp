@@ -2,6 +2,7 @@
 // Python llm2hef writes; everything it needs comes from manifest.json and the
 // files beside it, and every C++ step it needs is a call to `llm2hef`.
 #include "llm2hef/core/dfc/compile_driver.hpp"
+#include "llm2hef/core/dfc/python_contract.hpp"
 
 namespace llm2hef::core {
 
@@ -62,6 +63,7 @@ SCOPE = MANIFEST["dfc"]["scope"]
 SEQ = MANIFEST["cache_size"]
 VOCAB = MANIFEST["dims"]["vocab"]
 NEEDED_LLM2HEF = MANIFEST["llm2hef_version"]
+@RUNTIME_CONTRACT@
 
 STEPS = ["parse", "fix", "resources", "optimize", "fix-quantized", "compile"]
 SAVES = {"parse": "parsed", "fix": "fixed", "resources": "resources", "optimize": "quantized",
@@ -353,7 +355,7 @@ def calibration_set(exe, seqs):
             with np.load(path) as data:
                 positions[i] = data["positions"]
                 for inp in MANIFEST["inputs"]:
-                    if inp["role"].startswith("pe_"):
+                    if inp["role"] in PE_TILING:
                         continue
                     arr = data[inp["name"]]
                     key = SCOPE + "/" + inp["dfc_layer"]
@@ -363,7 +365,7 @@ def calibration_set(exe, seqs):
                     del arr
             os.remove(path)
     for inp in MANIFEST["inputs"]:
-        if inp["role"].startswith("pe_"):
+        if inp["role"] in PE_TILING:
             calib[SCOPE + "/" + inp["dfc_layer"]] = positions
     return calib
 
@@ -412,12 +414,12 @@ class Run:
         mapping, weights = {}, {}
         for inp in MANIFEST["inputs"]:
             layer = SCOPE + "/" + inp["dfc_layer"]
-            if inp["role"] == "embeddings":
+            if inp["role"] == EMBEDDINGS:
                 mapping[layer] = "embedding"
                 weights[layer] = {"embed": embed}
-            elif inp["role"].startswith("pe_"):
-                heads = MANIFEST["pe_tiles"]["q" if inp["role"].startswith("pe_q") else "k"]
-                mapping[layer] = "cos" if inp["role"].endswith("cos") else "sin"
+            elif inp["role"] in PE_TILING:
+                heads = MANIFEST["pe_tiles"][PE_TILING[inp["role"]]]
+                mapping[layer] = "cos" if PE_COSINE[inp["role"]] else "sin"
                 # A tiling factor per axis, as np.tile takes them: [1, 1, heads]
                 # (hailo-contract.md section 6).
                 weights[layer] = {"theta": theta, "tile": np.array([1, 1, heads], dtype=np.int32),
@@ -522,6 +524,8 @@ std::string generated_script_header(const ExportManifest& manifest) {
          "). Do not edit: re-run `llm2hef export`.";
 }
 
-std::string compile_driver(const ExportManifest& manifest) { return generated_script_header(manifest) + kDriver; }
+std::string compile_driver(const ExportManifest& manifest) {
+  return generated_script_header(manifest) + with_python_runtime_contract(kDriver);
+}
 
 }  // namespace llm2hef::core

@@ -7,6 +7,7 @@
 #include "llm2hef/core/dfc/validate_script.hpp"
 
 #include "llm2hef/core/dfc/compile_driver.hpp"
+#include "llm2hef/core/dfc/python_contract.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {
@@ -60,8 +61,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROLES = @ROLES@
-PE_ROLES = ROLES[2:]
+@RUNTIME_CONTRACT@
+PE_ROLES = tuple(PE_TILING)
 MIN_COSINE = 0.95     # mean cosine over the compared positions
 MIN_TOP1 = 0.60       # share of positions where the chip's argmax equals the fp32 argmax
 TIMEOUT_MS = 60000
@@ -135,9 +136,9 @@ class Export:
         positions[first:] = np.arange(k, dtype=np.float32)
         angle = self.theta[None, :] * positions[:, None]
         cos, sin = np.cos(angle).astype(np.float32)[None], np.sin(angle).astype(np.float32)[None]
-        feeds = {self.onnx_names["embeddings"]: emb, self.onnx_names["attention_mask"]: mask,
-                 self.onnx_names["pe_q_cos"]: cos, self.onnx_names["pe_q_sin"]: sin,
-                 self.onnx_names["pe_k_cos"]: cos, self.onnx_names["pe_k_sin"]: sin}
+        values = {EMBEDDINGS: emb, ATTENTION_MASK: mask}
+        values.update({role: cos if PE_COSINE[role] else sin for role in PE_ROLES})
+        feeds = {self.onnx_names[role]: value for role, value in values.items()}
         return self.session().run(None, feeds)[0].reshape(-1).astype(np.float32)
 
 
@@ -231,7 +232,7 @@ class Group:
             self.model.input(self.inputs[role]).set_format_type(rt["FormatType"].FLOAT32)
         for out in self.model.output_names:
             self.model.output(out).set_format_type(rt["FormatType"].FLOAT32)
-        emb = self.model.input(self.inputs["embeddings"])
+        emb = self.model.input(self.inputs[EMBEDDINGS])
         self.rows = int(np.prod(emb.shape)) // int(emb.shape[-1])
         self.configured = self.model.configure()
         if not hasattr(self.configured, "_update_cache_offset"):
@@ -293,9 +294,11 @@ class RuntimeInputs:
         angle = self.theta[None, :] * pos[:, None]
         cos, sin = np.cos(angle).astype(np.float32), np.sin(angle).astype(np.float32)
         q, kv = self.e.q_tiles, self.e.k_tiles
-        return {"embeddings": self.window[-rows:], "attention_mask": mask,
-                "pe_q_cos": np.tile(cos, (1, q)), "pe_q_sin": np.tile(sin, (1, q)),
-                "pe_k_cos": np.tile(cos, (1, kv)), "pe_k_sin": np.tile(sin, (1, kv))}
+        tiles = {"q": q, "k": kv}
+        feeds = {EMBEDDINGS: self.window[-rows:], ATTENTION_MASK: mask}
+        feeds.update({role: np.tile(cos if PE_COSINE[role] else sin, (1, tiles[PE_TILING[role]]))
+                      for role in PE_ROLES})
+        return feeds
 
 
 def hef_resource(hef_file, name):
@@ -374,11 +377,11 @@ def compare(rt, export, hef, prompt_tokens, max_tokens):
             codes = {t: table[t].copy() for t in used}
             embed_source = "embeddings.bin from the HEF"
         else:
-            rows = quantize(export.embeddings[used], prefill.quant("embeddings"), np.uint16)
+            rows = quantize(export.embeddings[used], prefill.quant(EMBEDDINGS), np.uint16)
             codes = {t: rows[i] for i, t in enumerate(used)}
             embed_source = "resources/embeddings.npy quantized with input_layer1's quant info"
         del embed_bytes, hef_file
-        allowed = int(quantize([1.0], prefill.quant("attention_mask"), np.uint8)[0])
+        allowed = int(quantize([1.0], prefill.quant(ATTENTION_MASK), np.uint8)[0])
         inputs = RuntimeInputs(export, codes, theta, allowed)
 
         def record(group, length, chip):
@@ -486,21 +489,10 @@ if __name__ == "__main__":
     sys.exit(main())
 )PY";
 
-// The script's ROLES tuple, in the runtime contract's order.
-std::string python_roles() {
-  std::string roles;
-  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs)
-    roles += (roles.empty() ? "(\"" : ", \"") + std::string(input.role) + "\"";
-  return roles + ")";
-}
-
 }  // namespace
 
 std::string validate_script(const ExportManifest& manifest) {
-  std::string script = kScript;
-  const std::string placeholder = "@ROLES@";
-  script.replace(script.find(placeholder), placeholder.size(), python_roles());
-  return generated_script_header(manifest) + script;
+  return generated_script_header(manifest) + with_python_runtime_contract(kScript);
 }
 
 }  // namespace llm2hef::core

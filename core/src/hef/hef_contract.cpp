@@ -463,42 +463,29 @@ std::string manifest_label(const HefFacts& f) {
   return f.opt.manifest_path.empty() ? "manifest.json" : f.opt.manifest_path;
 }
 
-// `what` must equal `actual` (skipped when the HEF did not tell, actual < 0).
-void agree(const HefFacts& f, RuleOut& out, const std::string& what, int64_t actual, const json& expected) {
-  if (actual < 0) return;
-  if (!expected.is_number_integer())
-    out.fail(manifest_label(f) + ": " + what + " is missing or not an integer");
-  else if (expected.get<int64_t>() != actual)
+// `what` must equal `expected` (skipped when the HEF did not tell, actual < 0).
+void agree(const HefFacts& f, RuleOut& out, const std::string& what, int64_t actual, int64_t expected) {
+  if (actual >= 0 && actual != expected)
     out.fail(what + ": the HEF has " + std::to_string(actual) + ", " + manifest_label(f) + " says " +
-             std::to_string(expected.get<int64_t>()));
+             std::to_string(expected));
 }
 
 void check_manifest_numbers(const HefFacts& f, RuleOut& out) {
-  const json& m = *f.opt.manifest;
-  const json dims = m.value("dims", json::object());
-  agree(f, out, "dims.hidden", f.hidden, dims.value("hidden", json()));
-  agree(f, out, "dims.vocab", f.vocab, dims.value("vocab", json()));
-  agree(f, out, "theta_length", f.theta_len, m.value("theta_length", json()));
-  agree(f, out, "cache_size (hailo-config kv_cache_size)", f.cache, m.value("cache_size", json()));
-  agree(f, out, "prefill (hailo-config prefill_input_tokens_count)", f.prefill_rows, m.value("prefill", json()));
-  const json tiles = m.value("pe_tiles", json::object());
-  agree(f, out, "pe_tiles.q (hailo-config num_attention_heads)", f.heads, tiles.value("q", json()));
-  agree(f, out, "pe_tiles.k (hailo-config num_key_value_heads)", f.kv_heads, tiles.value("k", json()));
-  // lm_head_shards as a bare count: the number of outputs (the widths are checked by the next rule).
-  const json shards = m.value("lm_head_shards", json());
-  if (!shards.is_array())
-    for (const NetworkGroup* g : f.kv_groups())
-      agree(f, out, g->name + ": lm_head_shards (outputs)", static_cast<int64_t>(g->outputs.size()), shards);
+  const ExportManifest& m = *f.opt.manifest;
+  agree(f, out, "dims.hidden", f.hidden, m.dims.hidden);
+  agree(f, out, "dims.vocab", f.vocab, m.dims.vocab);
+  agree(f, out, "theta_length", f.theta_len, m.theta_length);
+  agree(f, out, "cache_size (hailo-config kv_cache_size)", f.cache, m.cache_size);
+  agree(f, out, "prefill (hailo-config prefill_input_tokens_count)", f.prefill_rows, m.prefill);
+  agree(f, out, "pe_tiles.q (hailo-config num_attention_heads)", f.heads, m.pe_q_tiles);
+  agree(f, out, "pe_tiles.k (hailo-config num_key_value_heads)", f.kv_heads, m.pe_k_tiles);
 }
 
 // lm_head_shards: the exported logits widths, one per output.
 void check_manifest_shards(const HefFacts& f, RuleOut& out) {
-  const json shards = f.opt.manifest->value("lm_head_shards", json());
-  if (!shards.is_array()) return;
+  const std::multiset<uint64_t> want(f.opt.manifest->lm_head_shards.begin(), f.opt.manifest->lm_head_shards.end());
   for (const NetworkGroup* g : f.kv_groups()) {
-    std::multiset<uint64_t> want, have;
-    for (const auto& w : shards)
-      if (w.is_number_integer()) want.insert(w.get<uint64_t>());
+    std::multiset<uint64_t> have;
     for (const auto& o : g->outputs) have.insert(o.frame_elements());
     if (want != have) {
       std::string w, h;
@@ -509,17 +496,11 @@ void check_manifest_shards(const HefFacts& f, RuleOut& out) {
   }
 }
 
-json manifest_groups(const HefFacts& f) {
-  const json& m = *f.opt.manifest;
-  return m.contains("dfc") && m["dfc"].is_object() ? m["dfc"].value("network_groups", json()) : json();
-}
-
 void check_manifest_groups(const HefFacts& f, RuleOut& out) {
-  const json groups = manifest_groups(f);
-  if (!groups.is_array()) return;
-  std::set<std::string> want, have;
-  for (const auto& name : groups)
-    if (name.is_string()) want.insert(name.get<std::string>());
+  const std::vector<std::string>& groups = f.opt.manifest->dfc.network_groups;
+  if (groups.empty()) return;
+  const std::set<std::string> want(groups.begin(), groups.end());
+  std::set<std::string> have;
   for (const auto& g : f.info.network_groups) have.insert(g.name);
   if (want != have) {
     std::string w, h;
@@ -530,7 +511,7 @@ void check_manifest_groups(const HefFacts& f, RuleOut& out) {
 }
 
 void check_manifest_has_groups(const HefFacts& f, RuleOut& out) {
-  if (!manifest_groups(f).is_array()) out.fail(manifest_label(f) + ": dfc.network_groups is missing");
+  if (f.opt.manifest->dfc.network_groups.empty()) out.fail(manifest_label(f) + ": dfc.network_groups is empty");
 }
 
 // ---- the tables, in report order --------------------------------------------------

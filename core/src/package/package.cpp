@@ -41,7 +41,7 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, std
   const auto src = hef::open_file_source(hef_path.string());
   const hef::HefInfo info = hef::read_hef(*src);
   hef::ContractOptions options;
-  options.manifest = manifest_json(facts.manifest);
+  options.manifest = facts.manifest;
   options.manifest_path = facts.manifest_path;
   const hef::ContractReport report = hef::check_hef_contract(*src, info, options);
   if (report.errors() > 0) {

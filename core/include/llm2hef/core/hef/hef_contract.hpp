@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 
 namespace llm2hef::core::hef {
@@ -50,7 +51,7 @@ inline constexpr std::array<uint32_t, 2> kDocumentedHailort = {5, 2};
 std::array<uint32_t, 2> parse_hailort_version(const std::string& text);
 
 struct ContractOptions {
-  std::optional<nlohmann::json> manifest;  // export's manifest.json
+  std::optional<ExportManifest> manifest;  // export's manifest.json
   std::string manifest_path;
   // Resources up to this size are hashed against their stored XXH3; the
   // whole-file sum is verified when the file is no larger.
