@@ -1,6 +1,9 @@
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "llm2hef/core/io/json_text.hpp"
@@ -17,26 +20,39 @@ graph contract (docs/lint.md; hailo-contract.md sections 2-3). Only the
 protobuf is read: external weight data is never opened, so large models
 lint in seconds. onnx shape inference fills in missing value shapes.
 
-Rules (severity):
-  dynamic-shape (error)           symbolic/unknown dims, unknown rank, unspecified inputs
-  batch (error)                   an input with batch > 1
-  unconsumed-input (error)        a graph input no node reads
-  expand (error)                  any Expand node (GQA must be a constant 0/1 matmul)
-  reshape-transpose (error)       an op between a head-split Reshape and its Transpose
-  gather-on-activation (error)    Gather on a non-constant tensor
-  position-mixing (error)         positions mixed outside the attention matmuls
-  output-not-last-position (error) an output that is not [1, 1, N]
-  input-format (warning)          rank-4 inputs need net_input_format (else NCHW)
-  unknown-op (warning)            ops outside the patterns the DFC is known to parse
-  opset (warning)                 an opset other than 17
-  shape-inference (warning)       onnx shape inference failed
-
+@RULES@
   --json    {"file", "findings": [{"rule", "severity", "node", "op", "kind",
             "message", "section"}], "errors", "warnings"} on stdout
 
 Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage,
 3 the file is missing or not an ONNX model.
 )";
+// The rules section of the help, from the rule table: one line per rule id
+// (a rule that judges several subjects has one row per subject there).
+std::string rules_help() {
+  std::string out = "Rules (severity):\n";
+  std::vector<std::string> seen;
+  for (const core::LintRule& r : core::lint_rules()) {
+    if (std::find(seen.begin(), seen.end(), r.id) != seen.end()) continue;
+    seen.push_back(r.id);
+    std::string head = std::string("  ") + r.id + " (" +
+                       (r.severity == core::LintSeverity::error ? "error" : "warning") + ")";
+    head.resize(std::max<size_t>(head.size() + 1, 34), ' ');
+    out += head + r.summary + (r.needs_manifest ? " [on export's output only]" : "") + "\n";
+  }
+  return out + "\n";
+}
+
+// Built once; the command line keeps a pointer to it.
+const char* help_text() {
+  static const std::string help = [] {
+    std::string text = kHelp;
+    const std::string placeholder = "@RULES@\n";
+    return text.replace(text.find(placeholder), placeholder.size(), rules_help());
+  }();
+  return help.c_str();
+}
+
 }  // namespace
 
 void add_lint_command(CommandLine& cli) {
@@ -45,7 +61,7 @@ void add_lint_command(CommandLine& cli) {
     bool json = false;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = cli.add_command(cli.root(), "lint", kHelp, [o](Invocation&) {
+  CLI::App* app = cli.add_command(cli.root(), "lint", help_text(), [o](Invocation&) {
     const core::LintReport report = core::lint_onnx_file(o->model);
     if (o->json) {
       nlohmann::json findings = nlohmann::json::array();

@@ -462,3 +462,16 @@ def test_external_data_outside_the_folder_is_an_error(tmp_path, location):
     r, report = lint_json(save(model, tmp_path, check=False))
     found = [f for f in report["findings"] if f["rule"] == "external-data-location"]
     assert found and location in found[0]["message"]
+
+
+def test_help_lists_every_rule_of_the_table_and_the_docs():
+    """`lint --help` is generated from the rule table: each rule id once, and
+    the same ids as docs/lint.md's rule tables."""
+    r = run("lint", "--help")
+    assert r.returncode == 0, r.stderr
+    section = r.stdout.split("Rules (severity):\n", 1)[1].split("\n\n", 1)[0]
+    in_help = [line.split()[0] for line in section.splitlines()]
+    assert len(in_help) == len(set(in_help)), in_help
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
+    in_docs = {line.split("`")[1] for line in doc.splitlines() if line.startswith("| `")}
+    assert set(in_help) == in_docs
