@@ -77,20 +77,19 @@ void add_export_command(CommandLine& cli) {
         r.force = o->force;
         r.refuse_nonfinite = o->refuse_nonfinite;
         r.progress = !o->no_progress && core::Progress::stderr_is_terminal();
-        nlohmann::json manifest = core::export_model(r, inv.host());
+        const core::ExportManifest manifest = core::export_model(r, inv.host());
         // On stderr whatever the output form, so that a changed or substituted chat
         // template is never silent (--json keeps stdout parsable).
-        const nlohmann::json changes = manifest.value("resource_changes", nlohmann::json::array());
-        if (!changes.empty()) {
+        if (!manifest.resource_changes.empty()) {
           std::cerr << "resource changes (also in manifest.json, resource_changes):\n";
-          for (const auto& c : changes) std::cerr << "  - " << c.get<std::string>() << "\n";
+          for (const std::string& c : manifest.resource_changes) std::cerr << "  - " << c << "\n";
         }
         if (o->json) {
-          std::cout << core::json_text(manifest, 2) << "\n";
+          std::cout << core::json_text(core::manifest_json(manifest), 2) << "\n";
         } else {
-          std::cout << "exported " << manifest["model"]["name"].get<std::string>() << " with adapter "
-                    << manifest["adapter"]["name"].get<std::string>() << " to " << r.output.string() << "\n";
-          for (const auto& rw : manifest["rewrites"]) std::cout << "  - " << rw.get<std::string>() << "\n";
+          std::cout << "exported " << manifest.model.name << " with adapter " << manifest.adapter_name() << " to "
+                    << r.output.string() << "\n";
+          for (const std::string& rw : manifest.rewrites) std::cout << "  - " << rw << "\n";
           std::cout << "next: python " << (r.output / "compile.py").string()
                     << " --calib-tokens FILE   (on the machine with Hailo's DFC)\n";
         }

@@ -72,7 +72,7 @@ void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs
 
 }  // namespace
 
-json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
+ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   const ResolvedModel model = resolve_model(r, host);
   const sdk::Checkpoint& ckpt = *model.checkpoint;
   const sdk::AdapterInfo& info = model.info();
@@ -151,7 +151,7 @@ json export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   write_text(out.path() / "manifest.json", manifest_text(manifest));
   progress.finish();
   out.commit();
-  return manifest_json(manifest);
+  return manifest;
 }
 
 }  // namespace llm2hef::core

@@ -26,7 +26,7 @@ struct ExportRequest : PlanRequest {
 };
 
 // Returns the manifest written to OUT/manifest.json.
-nlohmann::json export_model(const ExportRequest& request, const plugins::AdapterHost& host);
+ExportManifest export_model(const ExportRequest& request, const plugins::AdapterHost& host);
 
 // Runs every `llm2hef lint` rule on the written graph, with those that need
 // the manifest (onnx's checker, the six inputs in the manifest's order and
