@@ -74,6 +74,35 @@ TEST(safetensors, F16KnownValues) {
   EXPECT_TRUE(std::signbit(neg_zero));
 }
 
+// Every one of the 65536 halves, converted in one block (the vectorised
+// path export takes), against the compiler's own _Float16 conversion.
+TEST(safetensors, F16BlockConversionMatchesTheCompilerOnEveryValue) {
+  std::vector<uint16_t> all(65536);
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
+  std::vector<float> got(all.size());
+  core::convert_to_f32(sdk::DType::f16, reinterpret_cast<const uint8_t*>(all.data()), got);
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    const float want = static_cast<float>(std::bit_cast<_Float16>(all[i]));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got[i])) << std::hex << i;
+      // The payload is kept bit for bit (a quiet or signalling NaN stays one).
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]) & 0x7fffffffu, 0x7f800000u | ((i & 0x3ffu) << 13)) << std::hex << i;
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want)) << std::hex << i;
+    }
+  }
+}
+
+// BF16 is float32's upper half: every value, in one block, against the
+// float32 whose low 16 bits are zero.
+TEST(safetensors, BF16BlockConversionIsTheUpperHalfOnEveryValue) {
+  std::vector<uint16_t> all(65536);
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
+  std::vector<float> got(all.size());
+  core::convert_to_f32(sdk::DType::bf16, reinterpret_cast<const uint8_t*>(all.data()), got);
+  for (uint32_t i = 0; i < all.size(); ++i) ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), i << 16) << std::hex << i;
+}
+
 // Every half value against an independent definition: (-1)^s * 2^(e-15) * (1 + m/1024).
 TEST(safetensors, F16AllValuesExact) {
   for (uint32_t h = 0; h < 0x10000; ++h) {

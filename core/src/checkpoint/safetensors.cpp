@@ -191,45 +191,7 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
   return h;
 }
 
-float f16_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  const uint32_t man = h & 0x3ffu;
-  if (exp == 0) {
-    // Zero or subnormal: man * 2^-24, exact in float32.
-    const float v = static_cast<float>(man) * 0x1p-24f;
-    return sign ? -v : v;
-  }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (man << 13));  // inf, NaN (payload kept)
-  return std::bit_cast<float>(sign | ((exp + (127 - 15)) << 23) | (man << 13));
-}
 
-float bf16_to_f32(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
-
-void convert_to_f32(sdk::DType dtype, const uint8_t* src, std::span<float> out) {
-  switch (dtype) {
-    case sdk::DType::f32:
-      if (!out.empty()) std::memcpy(out.data(), src, out.size() * sizeof(float));
-      return;
-    case sdk::DType::f16:
-      for (size_t i = 0; i < out.size(); ++i) {
-        uint16_t v;
-        std::memcpy(&v, src + 2 * i, 2);
-        out[i] = f16_to_f32(v);
-      }
-      return;
-    case sdk::DType::bf16:
-      for (size_t i = 0; i < out.size(); ++i) {
-        uint16_t v;
-        std::memcpy(&v, src + 2 * i, 2);
-        out[i] = bf16_to_f32(v);
-      }
-      return;
-    case sdk::DType::other:
-      break;
-  }
-  throw InternalError("convert_to_f32: dtype cannot be converted to float32");
-}
 
 namespace {
 
