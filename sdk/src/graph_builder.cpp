@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <map>
 
 #include <onnx/onnx_pb.h>
 
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "external_data_file.hpp"
 #include "weight_streaming.hpp"
 
 namespace llm2hef::sdk {
@@ -60,8 +62,7 @@ struct GraphBuilder::Impl {
   std::vector<std::string> scopes;
   std::map<std::string, int> used_names;
   std::filesystem::path data_path;
-  std::ofstream data;
-  uint64_t data_size = 0;
+  std::unique_ptr<ExternalDataFile> data;  // created with the path
   std::function<void(uint64_t)> on_bytes;
   std::vector<std::pair<std::string, std::string>> annotations;
 
@@ -74,17 +75,13 @@ struct GraphBuilder::Impl {
 
   void pad_to_alignment() {
     static const char zeros[kAlignment] = {};
-    uint64_t pad = (kAlignment - data_size % kAlignment) % kAlignment;
-    data.write(zeros, static_cast<std::streamsize>(pad));
-    data_size += pad;
+    const uint64_t pad = (kAlignment - data->size() % kAlignment) % kAlignment;
+    data->append(std::span<const char>(zeros, static_cast<size_t>(pad)));
   }
 
-  // Starts an external tensor; the caller writes its bytes with write_floats.
+  // Starts an external tensor; the caller writes its bytes with write_floats
+  // (in order) or write_floats_at (anywhere in the tensor's region).
   onnx::TensorProto* begin_external(const std::string& name, const std::vector<int64_t>& shape) {
-    if (!data.is_open()) {
-      data.open(data_path, std::ios::binary | std::ios::trunc);
-      if (!data) throw BadInput(data_path.string() + ": cannot open for writing");
-    }
     pad_to_alignment();
     auto* t = graph->add_initializer();
     t->set_name(name);
@@ -96,19 +93,30 @@ struct GraphBuilder::Impl {
     loc->set_value(data_path.filename().string());
     auto* off = t->add_external_data();
     off->set_key("offset");
-    off->set_value(std::to_string(data_size));
+    off->set_value(std::to_string(data->size()));
     auto* len = t->add_external_data();
     len->set_key("length");
     len->set_value(std::to_string(numel(shape) * 4));
     return t;
   }
 
+  // Little-endian hosts only (x86_64, aarch64): float32 bytes as in memory.
+  static std::span<const char> bytes_of(std::span<const float> values) {
+    return {reinterpret_cast<const char*>(values.data()), values.size_bytes()};
+  }
+
   void write_floats(std::span<const float> values) {
-    // Little-endian hosts only (x86_64, aarch64): float32 bytes as in memory.
-    data.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size_bytes()));
-    if (!data) throw BadInput(data_path.string() + ": write failed (disk full?)");
-    data_size += values.size_bytes();
-    if (on_bytes) on_bytes(data_size);
+    data->append(bytes_of(values));
+    if (on_bytes) on_bytes(data->size());
+  }
+
+  // `values` as elements `element`.. of the tensor whose region starts at
+  // byte `base`; `done` counts the tensor's bytes written so far (they may
+  // come out of order), for the progress.
+  void write_floats_at(uint64_t base, uint64_t element, std::span<const float> values, uint64_t& done) {
+    data->write_at(base + element * sizeof(float), bytes_of(values));
+    done += values.size_bytes();
+    if (on_bytes) on_bytes(base + done);
   }
 
   onnx::NodeProto* add_node(const std::string& op, const std::string& name, std::initializer_list<std::string> inputs,
@@ -147,6 +155,7 @@ GraphBuilder::GraphBuilder(std::string graph_name, std::filesystem::path data_pa
   opset->set_version(kOpset);
   impl_->graph = impl_->model.mutable_graph();
   impl_->graph->set_name(graph_name);
+  impl_->data = std::make_unique<ExternalDataFile>(data_path);
   impl_->data_path = std::move(data_path);
   impl_->on_bytes = std::move(on_bytes);
 }
@@ -206,7 +215,14 @@ Value GraphBuilder::weight(const std::string& leaf, const Checkpoint& ckpt, cons
   WeightPlan plan = plan_weight(ti, view);
   std::string name = impl_->unique(tensor_path(leaf));
   impl_->begin_external(name, plan.out_shape);
-  stream_weight(ckpt, ti, plan, [&](std::span<const float> rows) { impl_->write_floats(rows); });
+  const uint64_t base = impl_->data->size();
+  uint64_t done = 0;
+  stream_weight(ckpt, ti, plan, [&](uint64_t element, std::span<const float> values) {
+    impl_->write_floats_at(base, element, values, done);
+  });
+  if (done != static_cast<uint64_t>(numel(plan.out_shape)) * sizeof(float))
+    throw InternalError("weight '" + tensor + "': " + std::to_string(done) + " bytes streamed for shape " +
+                        shape_string(plan.out_shape));
   return Value{name, plan.out_shape};
 }
 
@@ -380,10 +396,7 @@ Value GraphBuilder::slice(const Value& a, int64_t axis, int64_t start, int64_t e
 
 void GraphBuilder::save(const std::filesystem::path& model_path,
                         const std::vector<std::pair<std::string, std::string>>& metadata) {
-  if (impl_->data.is_open()) {
-    impl_->data.close();
-    if (!impl_->data) throw BadInput(impl_->data_path.string() + ": write failed while closing");
-  }
+  impl_->data->close();
   if (model_path.parent_path() != impl_->data_path.parent_path())
     throw InternalError("external data must sit next to the model");
   auto all = metadata;
@@ -406,7 +419,7 @@ const std::vector<std::pair<std::string, std::string>>& GraphBuilder::annotation
   return impl_->annotations;
 }
 
-uint64_t GraphBuilder::external_bytes() const { return impl_->data_size; }
+uint64_t GraphBuilder::external_bytes() const { return impl_->data->size(); }
 size_t GraphBuilder::node_count() const { return static_cast<size_t>(impl_->graph->node_size()); }
 
 }  // namespace llm2hef::sdk

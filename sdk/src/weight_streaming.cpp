@@ -28,12 +28,28 @@ WeightPlan plan_weight(const TensorInfo& t, const WeightView& view) {
   return p;
 }
 
-void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p,
-                   const std::function<void(std::span<const float>)>& sink) {
+namespace {
+
+// dst[j * c + i] = src[i * stride + j] for i < c, j < cols: a [c, cols] block
+// of rows of `stride` floats transposed, in square tiles so that both sides
+// stay in cache.
+void transpose_block(const float* src, int64_t stride, int64_t c, int64_t cols, float* dst) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < c; i0 += kTile)
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t i1 = std::min(c, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j) dst[j * c + i] = src[i * stride + j];
+    }
+}
+
+}  // namespace
+
+void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, const WeightSink& sink) {
   const int64_t width = p.col_end - p.col_begin;
   if (t.shape.size() == 1) {  // vectors are small: read whole, emit the column range
     const std::vector<float> v = ckpt.read(t.name);
-    sink(std::span<const float>(v).subspan(static_cast<size_t>(p.col_begin), static_cast<size_t>(width)));
+    sink(0, std::span<const float>(v).subspan(static_cast<size_t>(p.col_begin), static_cast<size_t>(width)));
     return;
   }
   // Source rows per read, bounded by the block budget.
@@ -46,37 +62,43 @@ void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan
       const int64_t e = std::min(p.src_rows, r + src_chunk);
       src.resize(static_cast<size_t>((e - r) * p.src_cols));
       ckpt.read_rows(t.name, r, e, src);
+      const uint64_t at = static_cast<uint64_t>(r * width);
       if (width == p.src_cols) {
-        sink(src);
+        sink(at, src);
         continue;
       }
       out.resize(static_cast<size_t>((e - r) * width));
       for (int64_t i = 0; i < e - r; ++i)
         std::copy_n(src.begin() + i * p.src_cols + p.col_begin, width, out.begin() + i * width);
-      sink(out);
+      sink(at, out);
     }
     return;
   }
 
   // Output row j is source column j; output columns are source rows
-  // [col_begin, col_end). Gather bands of output rows, one source pass each.
+  // [col_begin, col_end). Each chunk of source rows is read once and
+  // transposed: it holds columns [r - col_begin, e - col_begin) of every
+  // output row.
   const int64_t out_rows = p.src_cols;
-  const int64_t band = std::max<int64_t>(1, kStreamBlockBytes / 4 / std::max<int64_t>(1, width));
-  std::vector<float> out;
-  for (int64_t j0 = 0; j0 < out_rows; j0 += band) {
-    const int64_t j1 = std::min(out_rows, j0 + band);
-    out.assign(static_cast<size_t>((j1 - j0) * width), 0.0f);
-    for (int64_t r = p.col_begin; r < p.col_end; r += src_chunk) {
-      const int64_t e = std::min(p.col_end, r + src_chunk);
-      src.resize(static_cast<size_t>((e - r) * p.src_cols));
-      ckpt.read_rows(t.name, r, e, src);
-      for (int64_t i = 0; i < e - r; ++i) {
-        const float* row = src.data() + i * p.src_cols;
-        for (int64_t j = j0; j < j1; ++j) out[static_cast<size_t>((j - j0) * width + (r - p.col_begin) + i)] = row[j];
-      }
+  const bool whole = out_rows * width <= kStreamBlockBytes / 4;  // gathered whole, emitted as one piece
+  std::vector<float> out(static_cast<size_t>(whole ? out_rows * width : 0));
+  std::vector<float> tile;
+  for (int64_t r = p.col_begin; r < p.col_end; r += src_chunk) {
+    const int64_t e = std::min(p.col_end, r + src_chunk), c = e - r;
+    src.resize(static_cast<size_t>(c * p.src_cols));
+    ckpt.read_rows(t.name, r, e, src);
+    tile.resize(static_cast<size_t>(c * out_rows));
+    transpose_block(src.data(), p.src_cols, c, out_rows, tile.data());
+    for (int64_t j = 0; j < out_rows; ++j) {
+      const std::span<const float> piece(tile.data() + j * c, static_cast<size_t>(c));
+      const uint64_t at = static_cast<uint64_t>(j * width + (r - p.col_begin));
+      if (whole)
+        std::copy(piece.begin(), piece.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
+      else
+        sink(at, piece);
     }
-    sink(out);
   }
+  if (whole) sink(0, out);
 }
 
 }  // namespace llm2hef::sdk

@@ -1,5 +1,7 @@
-// Streams a checkpoint tensor, seen through a WeightView, as float32 rows of
-// the output matrix, holding at most a few blocks of kStreamBlockBytes.
+// Streams a checkpoint tensor, seen through a WeightView, as float32 pieces
+// of the output matrix, each with its place (in elements from the start of
+// the output), holding at most a few blocks of kStreamBlockBytes. Every
+// source element is read and converted once, transposed or not.
 #pragma once
 
 #include <functional>
@@ -11,10 +13,11 @@
 
 namespace llm2hef::sdk {
 
-// Working-set budget of one streaming step. A transposed matrix is produced
-// in bands of output rows that fit this budget, each band gathered in one
-// pass over the source, so a [50257, 1600] tied head takes a handful of
-// passes and ~100 MB instead of a full second copy.
+// Working-set budget of one streaming step. A transposed matrix that fits it
+// is gathered whole and emitted as one piece; a larger one is read in chunks
+// of source rows, each chunk transposed in cache-sized tiles and emitted as
+// one piece per output row (the chunk's columns of that row), so a
+// [128256, 2048] head is read once, in ~100 MB, not once per band.
 inline constexpr int64_t kStreamBlockBytes = 32ll << 20;
 
 struct WeightPlan {
@@ -26,7 +29,10 @@ struct WeightPlan {
 
 WeightPlan plan_weight(const TensorInfo& tensor, const WeightView& view);
 
-void stream_weight(const Checkpoint& ckpt, const TensorInfo& tensor, const WeightPlan& plan,
-                   const std::function<void(std::span<const float>)>& sink);
+// `sink(offset, values)`: values[k] is output element offset + k (row-major).
+// Non-transposed pieces come in order; transposed ones may not.
+using WeightSink = std::function<void(uint64_t offset, std::span<const float> values)>;
+
+void stream_weight(const Checkpoint& ckpt, const TensorInfo& tensor, const WeightPlan& plan, const WeightSink& sink);
 
 }  // namespace llm2hef::sdk

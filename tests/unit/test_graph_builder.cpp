@@ -91,3 +91,73 @@ TEST(GraphBuilder, InitializersNodesAndDataFollowCallOrder) {
   EXPECT_GE(second, first + 2048 * 4);
   EXPECT_EQ(fs::file_size(tmp.path / "model.onnx.data"), second + 2048 * 2 * 4);
 }
+
+// ---- weights streamed from a checkpoint ----------------------------------
+
+namespace {
+
+// One [rows, cols] F32 tensor "w" whose element (r, c) is r * cols + c
+// (exact in float32 below 2^24), counting the rows each read_rows call asks.
+class CountingCheckpoint final : public Checkpoint {
+ public:
+  CountingCheckpoint(int64_t rows, int64_t cols) {
+    info_.name = "w";
+    info_.shape = {rows, cols};
+  }
+  const fs::path& dir() const override { return dir_; }
+  const JsonFile& config() const override { return empty_; }
+  const JsonFile& generation_config() const override { return empty_; }
+  const JsonFile& tokenizer_config() const override { return empty_; }
+  fs::path tokenizer_json() const override { return {}; }
+  bool has(std::string_view t) const override { return t == "w"; }
+  const TensorInfo& info(std::string_view) const override { return info_; }
+  std::vector<std::string> tensor_names() const override { return {"w"}; }
+  void read_rows(std::string_view, int64_t b, int64_t e, std::span<float> out) const override {
+    const int64_t cols = info_.shape[1];
+    for (int64_t r = b; r < e; ++r)
+      for (int64_t c = 0; c < cols; ++c) out[static_cast<size_t>((r - b) * cols + c)] = static_cast<float>(r * cols + c);
+    rows_read += e - b;
+  }
+  mutable int64_t rows_read = 0;
+
+ private:
+  TensorInfo info_;
+  fs::path dir_ = "memory";
+  JsonFile empty_;
+};
+
+// Output row j of a transposed view holds source column j over source rows
+// [col_begin, col_end); every source row is read exactly once.
+void expect_transposed_once(int64_t rows, int64_t cols, int64_t col_begin, int64_t col_end) {
+  TempDir tmp;
+  CountingCheckpoint ckpt(rows, cols);
+  {
+    GraphBuilder g("t", tmp.path / "model.onnx.data");
+    auto s = g.scope("m");
+    const Value x = g.input("x", {1, col_end - col_begin});
+    const Value w = g.weight("w", ckpt, "w", WeightView{true, col_begin, col_end});
+    EXPECT_EQ(w.shape, (std::vector<int64_t>{cols, col_end - col_begin}));
+    g.output(g.matmul(w, g.transpose(x, {1, 0})), "y");
+    g.save(tmp.path / "model.onnx", {});
+  }
+  EXPECT_EQ(ckpt.rows_read, col_end - col_begin);
+  const int64_t width = col_end - col_begin;
+  std::ifstream in(tmp.path / "model.onnx.data", std::ios::binary);
+  std::vector<float> data(static_cast<size_t>(cols * width));
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
+  ASSERT_TRUE(in) << "model.onnx.data shorter than the weight";
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t k = 0; k < width; ++k)
+      ASSERT_EQ(data[static_cast<size_t>(j * width + k)], static_cast<float>((col_begin + k) * cols + j))
+          << "output row " << j << ", column " << k;
+}
+
+}  // namespace
+
+TEST(GraphBuilder, SmallTransposedWeightIsReadOnce) { expect_transposed_once(300, 70, 0, 300); }
+
+// Larger than the 32 MB streaming budget: read in chunks of source rows, each
+// chunk's columns written into place.
+TEST(GraphBuilder, LargeTransposedWeightIsReadOnceAndLandsInPlace) {
+  expect_transposed_once(4200, 2100, 100, 4150);
+}
