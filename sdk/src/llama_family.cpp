@@ -66,6 +66,15 @@ void check_llama_family_tensors(const Checkpoint& ckpt, const LlamaFamily& m) {
     ckpt.expect(p + "mlp.down_proj.weight", {m.hidden, m.intermediate});
   }
   ckpt.expect("model.norm.weight", {m.hidden});
+  // Tensors another member reads but this adapter would leave out (a forced
+  // --adapter llama on a Qwen2 or Qwen3 checkpoint would drop them silently).
+  const std::string p = m.layer(0) + "self_attn.";
+  const std::pair<std::string, bool> read[] = {{p + "q_proj.bias", m.qkv_bias}, {p + "o_proj.bias", m.o_bias},
+                                               {p + "q_norm.weight", m.qk_norm}};
+  for (const auto& [tensor, used] : read)
+    if (!used && ckpt.has(tensor))
+      throw llm2hef::Unsupported(ckpt.info(tensor).file.string() + ": tensor '" + tensor +
+                                 "' is not read by this adapter (another Llama-family member's: pass --adapter to choose it)");
 }
 
 void refuse_unread_llama_family_keys(const Checkpoint& ckpt, const LlamaFamily& m) {

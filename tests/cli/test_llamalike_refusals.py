@@ -142,3 +142,17 @@ def test_opt_missing_project_in_is_bad_input(tmp_path):
     # word_embed_proj_dim says 64 = hidden (no projection), but the table is 32 wide.
     src = variant(tmp_path, "opt-postln", word_embed_proj_dim=64)
     refused(export(src, tmp_path / "out", 32), "embed_tokens.weight", code=3)
+
+
+# ---------------------------------------------------------------- forced Llama-family members
+
+@pytest.mark.parametrize("fixture,adapter,tensor", [
+    ("qwen2-tiny", "llama", "self_attn.q_proj.bias"),
+    ("qwen2-tiny", "mistral", "self_attn.q_proj.bias"),
+    ("qwen3-tiny", "llama", "self_attn.q_norm.weight"),
+    ("qwen3-tiny", "granite", "self_attn.q_norm.weight"),
+])
+def test_forced_member_refuses_tensors_it_would_drop(fixture, adapter, tensor, tmp_path):
+    out = tmp_path / "out"
+    refused(export(FIXTURES / fixture, out, 32, "--adapter", adapter), tensor, "--adapter")
+    assert not out.exists()
