@@ -79,6 +79,11 @@ void check_llama_family_tensors(const Checkpoint& ckpt, const LlamaFamily& m) {
 
 void refuse_unread_llama_family_keys(const Checkpoint& ckpt, const LlamaFamily& m) {
   const JsonFile& c = ckpt.config();
+  if (!m.nope_read)
+    for (const char* key : {"no_rope_layers", "no_rope_layer_interval"})
+      if (c.has(key))
+        throw llm2hef::Unsupported(c.where(key) + ": " + c.raw()[key].dump() +
+                                   " selects NoPE layers, which this adapter does not apply (use --adapter smollm3)");
   if (m.multipliers.any()) return;  // the adapter read them (Granite)
   for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
     if (c.has(key))

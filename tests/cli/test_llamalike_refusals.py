@@ -156,3 +156,19 @@ def test_forced_member_refuses_tensors_it_would_drop(fixture, adapter, tensor, t
     out = tmp_path / "out"
     refused(export(FIXTURES / fixture, out, 32, "--adapter", adapter), tensor, "--adapter")
     assert not out.exists()
+
+
+def test_forced_member_refuses_nope_layers(tmp_path):
+    out = tmp_path / "out"
+    refused(export(FIXTURES / "smollm3-tiny", out, 32, "--adapter", "llama"), "no_rope_layers", "--adapter smollm3")
+    assert not out.exists()
+
+
+def test_smollm3_window_slides_its_nope_layers(tmp_path):
+    # HF's SmolLM3 rule without layer_types: the NoPE layers slide (here layer 3 of
+    # no_rope_layers [1, 1, 1, 0]), whatever max_window_layers says.
+    src = variant(tmp_path, "smollm3-tiny", use_sliding_window=True, sliding_window=16, max_window_layers=28,
+                  layer_types=...)
+    text = refused(export(src, tmp_path / "out", 32), "sliding_window", "--cache 16")
+    assert "layers 3" in text, text
+    assert export(src, tmp_path / "out16", 16).returncode == 0

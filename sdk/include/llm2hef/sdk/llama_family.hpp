@@ -26,6 +26,7 @@ struct LlamaFamily : DecoderDims {  // hidden, layers, heads, kv_heads, head_dim
   LmHead lm_head;                // lm_head.weight, or the embedding when tied
   SlidingWindow sliding;         // read for every member; refused in the plan where it would bite
   ScalarMultipliers multipliers; // Granite; neutral otherwise
+  bool nope_read = false;        // SmolLM3: no_rope_layers / no_rope_layer_interval were applied
   std::vector<std::string> rewrites;
 
   std::string embed() const { return "model.embed_tokens.weight"; }
