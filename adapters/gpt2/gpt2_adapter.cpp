@@ -135,7 +135,8 @@ class Gpt2Adapter final : public Adapter {
     auto model = g.scope("model");
     const DecoderInputs io = decoder_inputs(g, plan);
 
-    const Value embedded = g.add(io.runtime.embeds, positions(g, ckpt, c, io.pe, n, t), "embed_positions/Add");
+    const Value wpe = learned_positions(g, ckpt, c.prefix + "wpe.weight", 0, io.pe, n, t, c.hidden);
+    const Value embedded = g.add(io.runtime.embeds, wpe, "embed_positions/Add");
     const Value hidden = decoder_layers(g, ckpt, embedded, c.layers, [&](int64_t layer) {
       const std::string p = c.prefix + "h." + std::to_string(layer) + ".";
       auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", p + name + ".bias", c.eps}; };
@@ -171,36 +172,6 @@ class Gpt2Adapter final : public Adapter {
     const Value ctx = attention(g, qkv[0], qkv[1], qkv[2], io.runtime.mask, {n, c.heads, c.heads, d, score_divisor});
     auto ps = g.scope("c_proj");
     return linear(g, ckpt, ctx, {p + "attn.c_proj.weight", p + "attn.c_proj.bias", WeightLayout::in_out});
-  }
-
-  // wpe[p] = sum_k A_k cos(theta_k p) + B_k sin(theta_k p). The q tables carry
-  // columns [0, T/2) and the k tables [T/2, T), each through the first head
-  // block of its tiled table.
-  static Value positions(GraphBuilder& g, const Checkpoint& ckpt, const Gpt2Config& c, const PeTables& pe, int64_t n,
-                         int64_t t) {
-    auto s = g.scope("positions");
-    std::vector<float> wpe(static_cast<size_t>(n * c.hidden));
-    ckpt.read_rows(c.prefix + "wpe.weight", 0, n, wpe);
-    const FourierPositions fit = fit_learned_positions(wpe, n, c.hidden);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3e", fit.max_abs_error);
-    g.annotate("llm2hef.positions.max_abs_error", buf);
-    std::snprintf(buf, sizeof buf, "%.3e", fit.dft_max_abs_error);
-    g.annotate("llm2hef.positions.dft_max_abs_error", buf);
-    const int64_t half = t / 2, h = c.hidden;
-    auto part = [&](const Value& table, const std::vector<float>& coef, int64_t begin, const std::string& name) {
-      Value cols = g.slice(table, 2, begin, begin + half, name + "/Slice");
-      std::span<const float> rows(coef.data() + begin * h, static_cast<size_t>(half * h));
-      return g.matmul(cols, g.constant(name + "_coef", {half, h}, rows), name + "/MatMul");
-    };
-    // k_cos before q_cos: the order exports have always had.
-    const Value k_cos = part(pe.k_cos, fit.cos_coef, half, "k_cos");
-    const Value q_cos = part(pe.q_cos, fit.cos_coef, 0, "q_cos");
-    Value sum = g.add(q_cos, k_cos, "cos/Add");
-    const Value q_sin = part(pe.q_sin, fit.sin_coef, 0, "q_sin");
-    sum = g.add(sum, q_sin, "sin_lo/Add");
-    const Value k_sin = part(pe.k_sin, fit.sin_coef, half, "k_sin");
-    return g.add(sum, k_sin, "sin_hi/Add");
   }
 };
 

@@ -31,6 +31,11 @@ class SmolLM3Adapter final : public LlamaFamilyAdapter {
       if (interval <= 0) throw llm2hef::BadInput(c.where("no_rope_layer_interval") + ": must be positive");
       for (int64_t i = 0; i < m.layers; ++i) m.rope_layers[static_cast<size_t>(i)] = (i + 1) % interval != 0;
     }
+    m.nope_read = true;
+    // HF's SmolLM3 rule: without layer_types, the NoPE layers are the ones
+    // that slide (use_sliding_window and sliding_window set).
+    if (m.sliding.window > 0 && !c.has("layer_types"))
+      for (int64_t i = 0; i < m.layers; ++i) m.sliding.layers[static_cast<size_t>(i)] = !m.rope_layers[static_cast<size_t>(i)];
     std::string nope;
     for (int64_t i = 0; i < m.layers; ++i)
       if (!m.rope_layers[static_cast<size_t>(i)]) nope += (nope.empty() ? "" : ",") + std::to_string(i);

@@ -9,10 +9,12 @@ namespace llm2hef::sdk {
 Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Value& mask, const PeTables& pe,
                       const AttentionBlockSpec& spec) {
   const AttentionShape& a = spec.shape;
-  auto proj = [&](const std::string& name, const Value& in, bool bias) {
+  auto proj = [&](const std::string& name, const Value& in, bool bias, float scale = 1.0f) {
     auto s = g.scope(name);
     const std::string base = spec.prefix + name;
-    return linear(g, ckpt, in, {base + ".weight", bias ? std::optional(base + ".bias") : std::nullopt});
+    LinearSpec ls{base + ".weight", bias ? std::optional(base + ".bias") : std::nullopt};
+    ls.scale = scale;
+    return linear(g, ckpt, in, ls);
   };
   Value q = proj("q_proj", x, spec.qkv_bias);
   Value k = proj("k_proj", x, spec.qkv_bias);
@@ -33,7 +35,7 @@ Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, c
     auto s = g.scope("k");  // at KV width, before the GQA expansion
     k = apply_rope(g, k, pe.k_cos, pe.k_sin, a.kv_heads, a.head_dim);
   }
-  return proj(spec.out_proj, attention(g, q, k, v, mask, a), spec.out_bias);
+  return proj(spec.out_proj, attention(g, q, k, v, mask, a), spec.out_bias, spec.out_scale);
 }
 
 }  // namespace llm2hef::sdk

@@ -63,7 +63,8 @@ Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Line
   view.transpose = spec.layout == WeightLayout::out_in;
   view.col_begin = spec.out_begin;
   view.col_end = spec.out_end;
-  Value w = g.weight("weight", ckpt, spec.weight, view);
+  Value w = spec.scale == 1.0f ? g.weight("weight", ckpt, spec.weight, view)
+                               : g.scaled_weight("weight", ckpt, spec.weight, view, spec.scale);
   if (w.shape[0] != x.shape.back())
     throw BadInput(ckpt.info(spec.weight).file.string() + ": tensor '" + spec.weight + "' gives a [" +
                    std::to_string(w.shape[0]) + " -> " + std::to_string(w.shape[1]) + "] projection, but its input has " +
@@ -73,7 +74,8 @@ Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Line
   WeightView bview;
   bview.col_begin = spec.out_begin;
   bview.col_end = spec.out_end;
-  Value b = g.weight("bias", ckpt, *spec.bias, bview);
+  Value b = spec.scale == 1.0f ? g.weight("bias", ckpt, *spec.bias, bview)
+                               : g.scaled_weight("bias", ckpt, *spec.bias, bview, spec.scale);
   if (b.shape.size() != 1 || b.shape[0] != w.shape[1])
     throw BadInput(ckpt.info(*spec.bias).file.string() + ": tensor '" + *spec.bias + "' has shape " +
                    shape_string(ckpt.info(*spec.bias).shape) + ", expected [" + std::to_string(w.shape[1]) + "]");
@@ -91,6 +93,14 @@ Value layer_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   // order the exports have always had (see the note at the top of this file).
   const Value b = g.weight("bias", ckpt, bias);
   const Value w = g.weight("weight", ckpt, weight);
+  return g.layer_normalization(x, w, b, eps);
+}
+
+Value layer_norm_without_affine(GraphBuilder& g, const Value& x, float eps) {
+  const int64_t h = x.shape.back();
+  const std::vector<float> zeros(static_cast<size_t>(h), 0.0f), ones(static_cast<size_t>(h), 1.0f);
+  const Value b = g.constant("bias", {h}, zeros);
+  const Value w = g.constant("weight", {h}, ones);
   return g.layer_normalization(x, w, b, eps);
 }
 
@@ -126,6 +136,11 @@ Value gelu(GraphBuilder& g, const Value& x, GeluForm form) {
 
 Value silu(GraphBuilder& g, const Value& x) { return g.mul(x, g.sigmoid(x)); }
 
+Value relu(GraphBuilder& g, const Value& x) {
+  auto s = g.scope("relu");
+  return g.relu(x);
+}
+
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec) {
   // silu(gate) before up, as torch orders `silu(x @ Wgate)` then `x @ Wup`.
   Value act, up;
@@ -139,7 +154,9 @@ Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   }
   Value gated = g.mul(act, up, "swiglu/Mul");
   auto s = g.scope(spec.down_scope);
-  return linear(g, ckpt, gated, {spec.down_weight, std::nullopt});
+  LinearSpec down{spec.down_weight, std::nullopt};
+  down.scale = spec.down_scale;
+  return linear(g, ckpt, gated, down);
 }
 
 Value gelu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const GeluMlpSpec& spec) {
@@ -149,6 +166,17 @@ Value gelu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Ge
     up = linear(g, ckpt, x, spec.up);
   }
   const Value act = gelu(g, up, spec.form);
+  auto s = g.scope(spec.down_scope);
+  return linear(g, ckpt, act, spec.down);
+}
+
+Value relu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const ReluMlpSpec& spec) {
+  Value up;
+  {
+    auto s = g.scope(spec.up_scope);
+    up = linear(g, ckpt, x, spec.up);
+  }
+  const Value act = relu(g, up);
   auto s = g.scope(spec.down_scope);
   return linear(g, ckpt, act, spec.down);
 }

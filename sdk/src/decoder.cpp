@@ -72,6 +72,7 @@ DecoderInputs decoder_inputs(GraphBuilder& g, const Plan& plan) {
 
 Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const NormSpec& spec) {
   auto s = g.scope(spec.scope);
+  if (spec.bias && spec.bias->empty() && spec.weight.empty()) return layer_norm_without_affine(g, x, spec.eps);
   if (spec.bias) return layer_norm(g, ckpt, x, spec.weight, *spec.bias, spec.eps);
   return rms_norm(g, ckpt, x, spec.weight, spec.eps);
 }
@@ -79,6 +80,14 @@ Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
 namespace {
 
 Value residual_branch(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const Branch& b) {
+  if (b.residual_norm) {
+    Value out;
+    {
+      auto s = g.scope(b.scope);
+      out = b.body(g, hidden);
+    }
+    return apply_norm(g, ckpt, g.add(hidden, out, b.residual + "/Add"), *b.residual_norm);
+  }
   const Value normed = apply_norm(g, ckpt, hidden, b.norm);
   Value out;
   {
@@ -103,10 +112,19 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
 
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
                   const std::string& lm_head) {
-  const Value normed = apply_norm(g, ckpt, hidden, final_norm);
-  const Value last = last_position(g, normed);
+  decoder_tail(g, ckpt, hidden, TailSpec{final_norm, lm_head});
+}
+
+void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const TailSpec& t) {
+  Value x = t.final_norm ? apply_norm(g, ckpt, hidden, *t.final_norm) : hidden;
+  if (!t.project_out.empty()) {
+    auto s = g.scope("project_out");
+    x = linear(g, ckpt, x, {t.project_out, std::nullopt});
+  }
+  const Value last = last_position(g, x);
   auto s = g.scope("lm_head");
-  const Value head = g.weight("weight", ckpt, lm_head, {.transpose = true});
+  const Value head = t.logit_scale == 1.0f ? g.weight("weight", ckpt, t.lm_head, {.transpose = true})
+                                           : g.scaled_weight("weight", ckpt, t.lm_head, {.transpose = true}, t.logit_scale);
   g.output(g.matmul(last, head), "logits");
 }
 
@@ -124,6 +142,10 @@ Block short_conv_mixer(const Checkpoint& ckpt, const CausalShifts& shifts, Short
 
 Block swiglu_ffn(const Checkpoint& ckpt, SwigluSpec spec) {
   return [&ckpt, spec = std::move(spec)](GraphBuilder& g, const Value& x) { return swiglu_mlp(g, ckpt, x, spec); };
+}
+
+Block relu_ffn(const Checkpoint& ckpt, ReluMlpSpec spec) {
+  return [&ckpt, spec = std::move(spec)](GraphBuilder& g, const Value& x) { return relu_mlp(g, ckpt, x, spec); };
 }
 
 Block gelu_ffn(const Checkpoint& ckpt, GeluMlpSpec spec) {

@@ -226,6 +226,21 @@ Value GraphBuilder::weight(const std::string& leaf, const Checkpoint& ckpt, cons
   return Value{name, plan.out_shape};
 }
 
+Value GraphBuilder::scaled_weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor,
+                                  const WeightView& view, float scale) {
+  const TensorInfo& ti = ckpt.info(tensor);
+  WeightPlan plan = plan_weight(ti, view);
+  std::string name = impl_->unique(tensor_path(leaf));
+  impl_->begin_external(name, plan.out_shape);
+  std::vector<float> scaled;
+  stream_weight(ckpt, ti, plan, [&](std::span<const float> rows) {
+    scaled.assign(rows.begin(), rows.end());
+    for (float& v : scaled) v *= scale;
+    impl_->write_floats(scaled);
+  });
+  return Value{name, plan.out_shape};
+}
+
 Value GraphBuilder::constant(const std::string& leaf, std::vector<int64_t> shape, std::span<const float> data) {
   if (static_cast<int64_t>(data.size()) != numel(shape))
     throw InternalError("constant '" + leaf + "': " + std::to_string(data.size()) + " values for shape " +
@@ -288,6 +303,7 @@ Value GraphBuilder::sqrt(const Value& a, const std::string& leaf) { return unary
 Value GraphBuilder::reciprocal(const Value& a, const std::string& leaf) { return unary("Reciprocal", a, leaf); }
 Value GraphBuilder::sigmoid(const Value& a, const std::string& leaf) { return unary("Sigmoid", a, leaf); }
 Value GraphBuilder::tanh(const Value& a, const std::string& leaf) { return unary("Tanh", a, leaf); }
+Value GraphBuilder::relu(const Value& a, const std::string& leaf) { return unary("Relu", a, leaf); }
 
 Value GraphBuilder::pow(const Value& a, float exponent, const std::string& leaf) {
   Value e = scalar(leaf + "_exponent", exponent);

@@ -1,6 +1,7 @@
 #include "llm2hef/sdk/learned_positions.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 
 #include <Eigen/Dense>
@@ -90,6 +91,33 @@ FourierPositions fit_learned_positions(std::span<const float> wpe, int64_t n, in
   }
   out.dft_max_abs_error = max_abs_error(tables, dft.cast<float>().cast<double>(), target);
   return out;
+}
+
+Value learned_positions(GraphBuilder& g, const Checkpoint& ckpt, const std::string& table, int64_t first_row,
+                        const PeTables& pe, int64_t n, int64_t t, int64_t h) {
+  auto s = g.scope("positions");
+  std::vector<float> wpe(static_cast<size_t>(n * h));
+  ckpt.read_rows(table, first_row, first_row + n, wpe);
+  const FourierPositions fit = fit_learned_positions(wpe, n, h);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3e", fit.max_abs_error);
+  g.annotate("llm2hef.positions.max_abs_error", buf);
+  std::snprintf(buf, sizeof buf, "%.3e", fit.dft_max_abs_error);
+  g.annotate("llm2hef.positions.dft_max_abs_error", buf);
+  const int64_t half = t / 2;
+  auto part = [&](const Value& tiled, const std::vector<float>& coef, int64_t begin, const std::string& name) {
+    Value cols = g.slice(tiled, 2, begin, begin + half, name + "/Slice");
+    std::span<const float> rows(coef.data() + begin * h, static_cast<size_t>(half * h));
+    return g.matmul(cols, g.constant(name + "_coef", {half, h}, rows), name + "/MatMul");
+  };
+  // k_cos before q_cos: the order exports have always had.
+  const Value k_cos = part(pe.k_cos, fit.cos_coef, half, "k_cos");
+  const Value q_cos = part(pe.q_cos, fit.cos_coef, 0, "q_cos");
+  Value sum = g.add(q_cos, k_cos, "cos/Add");
+  const Value q_sin = part(pe.q_sin, fit.sin_coef, 0, "q_sin");
+  sum = g.add(sum, q_sin, "sin_lo/Add");
+  const Value k_sin = part(pe.k_sin, fit.sin_coef, half, "k_sin");
+  return g.add(sum, k_sin, "sin_hi/Add");
 }
 
 }  // namespace llm2hef::sdk

@@ -18,9 +18,9 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
   const std::string act = c.find_string("hidden_act").value_or("silu");
   if (act != "silu") throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
   if (c.find_bool("mlp_bias").value_or(false)) throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
-  // A window would have to live in the runtime's mask, which has no such setting.
-  if (c.find_bool("use_sliding_window").value_or(false))
-    throw Unsupported(c.where("use_sliding_window") + ": sliding-window attention is not supported by the Hailo runtime's mask");
+  // A window would have to live in the runtime's mask, which has no such
+  // setting: exact only when the cache fits in it (checked in the plan).
+  m.sliding = read_sliding_window(c, m.layers);
   if (c.find_bool("attention_bias").value_or(false)) {
     m.qkv_bias = m.o_bias = true;
     m.rewrites.push_back("attention biases on q/k/v/o projections");
@@ -66,21 +66,52 @@ void check_llama_family_tensors(const Checkpoint& ckpt, const LlamaFamily& m) {
     ckpt.expect(p + "mlp.down_proj.weight", {m.hidden, m.intermediate});
   }
   ckpt.expect("model.norm.weight", {m.hidden});
+  // Tensors another member reads but this adapter would leave out (a forced
+  // --adapter llama on a Qwen2 or Qwen3 checkpoint would drop them silently).
+  const std::string p = m.layer(0) + "self_attn.";
+  const std::pair<std::string, bool> read[] = {{p + "q_proj.bias", m.qkv_bias}, {p + "o_proj.bias", m.o_bias},
+                                               {p + "q_norm.weight", m.qk_norm}};
+  for (const auto& [tensor, used] : read)
+    if (!used && ckpt.has(tensor))
+      throw llm2hef::Unsupported(ckpt.info(tensor).file.string() + ": tensor '" + tensor +
+                                 "' is not read by this adapter (another Llama-family member's: pass --adapter to choose it)");
+}
+
+void refuse_unread_llama_family_keys(const Checkpoint& ckpt, const LlamaFamily& m) {
+  const JsonFile& c = ckpt.config();
+  if (!m.nope_read)
+    for (const char* key : {"no_rope_layers", "no_rope_layer_interval"})
+      if (c.has(key))
+        throw llm2hef::Unsupported(c.where(key) + ": " + c.raw()[key].dump() +
+                                   " selects NoPE layers, which this adapter does not apply (use --adapter smollm3)");
+  if (m.multipliers.any()) return;  // the adapter read them (Granite)
+  for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
+    if (c.has(key))
+      throw llm2hef::Unsupported(c.where(key) + ": " + c.raw()[key].dump() +
+                                 " is a Granite multiplier this adapter does not apply (use --adapter granite)");
 }
 
 Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& opt) {
   Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate}, m.embed(), opt);
   p.theta = rope_theta_resource(m.inv_freq);
   p.rewrites = m.rewrites;
+  for (const std::string& line : m.multipliers.rewrites()) p.rewrites.push_back(line);
+  apply_sliding_window(p, opt, m.sliding);
   note_cache_beyond_positions(p, opt, m.max_positions);
   return p;
 }
 
 void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const LlamaFamily& m, GraphBuilder& g) {
-  const float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(m.head_dim)));
+  const float score_divisor = m.multipliers.score_divisor(m.head_dim);
+  const float residual_scale = static_cast<float>(m.multipliers.residual);
   auto model = g.scope("model");
   const DecoderInputs io = decoder_inputs(g, plan);
-  const Value hidden = decoder_layers(g, ckpt, io.runtime.embeds, m.layers, [&](int64_t i) {
+  Value embeds = io.runtime.embeds;
+  if (m.multipliers.embedding != 1.0) {
+    auto s = g.scope("embed_scale");
+    embeds = scale_by(g, embeds, static_cast<float>(m.multipliers.embedding), "embedding_multiplier");
+  }
+  const Value hidden = decoder_layers(g, ckpt, embeds, m.layers, [&](int64_t i) {
     const std::string p = m.layer(i);
     auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, m.rms_eps}; };
     const AttentionBlockSpec attn{.prefix = p + "self_attn.",
@@ -91,13 +122,16 @@ void build_llama_family_graph(const Checkpoint& ckpt, const Plan& plan, const Ll
                                   .out_bias = m.o_bias,
                                   .rope = m.rope_layers[static_cast<size_t>(i)],
                                   .shape = {plan.cache_size, m.heads, m.kv_heads, m.head_dim, score_divisor},
-                                  .norm_eps = m.rms_eps};
+                                  .norm_eps = m.rms_eps,
+                                  .out_scale = residual_scale};
     const SwigluSpec mlp{p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight",
-                         "gate_proj", "up_proj", "down_proj"};
+                         "gate_proj", "up_proj", "down_proj", residual_scale};
     return DecoderLayer{{norm("input_layernorm"), "attn", attention_mixer(ckpt, io, attn), "attn_residual"},
                         {norm("post_attention_layernorm"), "mlp", swiglu_ffn(ckpt, mlp), "mlp_residual"}};
   });
-  decoder_tail(g, ckpt, hidden, {"norm", "model.norm.weight", std::nullopt, m.rms_eps}, m.lm_head.tensor);
+  decoder_tail(g, ckpt, hidden,
+               TailSpec{NormSpec{"norm", "model.norm.weight", std::nullopt, m.rms_eps}, m.lm_head.tensor,
+                        static_cast<float>(m.multipliers.logits)});
 }
 
 }  // namespace llm2hef::sdk

@@ -330,6 +330,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                    kind("lfm2_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
     _consistency_section(tr, "LFM2 cache consistency (max |diff| of the hidden rows that must not move)",
                          kind("lfm2_consistency"), 18, gelu=False)
+    llamalike_terminal_summary(tr)
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
     if path and _REPORT:
         Path(path).write_text(json.dumps(_REPORT, indent=1) + "\n")
@@ -412,3 +413,26 @@ def lfm2_combos(names=None):
     above the fixture's max_position_embeddings is skipped (lfm2-bias has 64)."""
     return [(f, c, LLAMA_GELU) for f in (names or LFM2) for c in LFM2_CACHES
             if c <= fixture_info(f)["config"]["max_position_embeddings"]]
+
+
+# =========================================================================== Mistral, Granite, OPT
+# Fixtures of tools/fixtures/make_llamalike_fixtures.py, exported like the Llama
+# family (no flag). mistral-window has sliding_window 64: exact at both caches,
+# refused above (tests/cli/test_llamalike_refusals.py).
+LLAMALIKE_CACHES = {"mistral-tiny": [64, 32], "mistral-window": [64, 32], "granite-tiny": [64, 32],
+                    "opt-tiny": [64, 32], "opt-postln": [64, 32], "opt-plain": [64, 32]}
+LLAMALIKE_OPT = ["opt-tiny", "opt-postln", "opt-plain"]
+
+
+def llamalike_combos(names=None):
+    """(fixture, cache, "default") for every Mistral / Granite / OPT export the suite makes."""
+    return [(f, c, LLAMA_GELU) for f in (names or LLAMALIKE_CACHES) for c in LLAMALIKE_CACHES[f]]
+
+
+def llamalike_terminal_summary(tr) -> None:
+    rows = [r for r in _REPORT if r.get("kind") == "llamalike_logits"]
+    _logit_section(tr, "Mistral / Granite / OPT logit match (onnxruntime vs Hugging Face, last position)",
+                   rows, [("fixture", "<18"), ("cache", ">5")], 34)
+    _consistency_section(tr, "Mistral / Granite / OPT cache consistency "
+                         "(max |diff| of the hidden rows that must not move)",
+                         [r for r in _REPORT if r.get("kind") == "llamalike_consistency"], 18, gelu=False)

@@ -26,6 +26,7 @@ struct AttentionBlockSpec {
   bool rope = true;          // false on NoPE layers
   AttentionShape shape;      // seq, heads, kv_heads, head_dim, score_divisor
   float norm_eps = 1e-6f;    // of the QK-Norm
+  float out_scale = 1.0f;    // folded into the output projection (Granite's residual_multiplier)
 };
 
 // `x` is the normed hidden state [1, N, hidden]; `mask` the runtime's

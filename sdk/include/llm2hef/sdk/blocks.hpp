@@ -48,6 +48,7 @@ struct LinearSpec {
   std::optional<std::string> bias;
   WeightLayout layout = WeightLayout::out_in;
   int64_t out_begin = 0, out_end = -1;  // output-feature range (fused projections)
+  float scale = 1.0f;                   // folded into weight and bias (sdk/scalar_multipliers.hpp)
 };
 // MatMul with a constant [in, out] weight, then Add of the bias if present.
 Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const LinearSpec& spec);
@@ -59,6 +60,9 @@ Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Line
 // LayerNormalization node, as torch writes nn.LayerNorm (docs/gpt2.md).
 Value layer_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight,
                  const std::string& bias, float eps);
+// LayerNorm without elementwise affine: the same node with a constant scale
+// of ones and bias of zeros (what torch writes for elementwise_affine=False).
+Value layer_norm_without_affine(GraphBuilder& g, const Value& x, float eps);
 // 1 / sqrt(x) as torch writes rsqrt: Sqrt, then Div with a constant 1 (never
 // Reciprocal).
 Value inverse_sqrt(GraphBuilder& g, const Value& x);
@@ -67,6 +71,8 @@ Value inverse_sqrt(GraphBuilder& g, const Value& x);
 Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps);
 
 // ---- activations ----
+// ReLU as one Relu node (OPT).
+Value relu(GraphBuilder& g, const Value& x);
 enum class GeluForm { sigmoid, tanh };
 // sigmoid: x * sigmoid(1.702 x) (SEED's parsable approximation);
 // tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), HF's gelu_new exactly.
@@ -80,6 +86,7 @@ Value silu(GraphBuilder& g, const Value& x);
 struct SwigluSpec {
   std::string gate_weight, up_weight, down_weight;  // checkpoint tensors, [out, in]
   std::string gate_scope, up_scope, down_scope;
+  float down_scale = 1.0f;  // folded into down_proj (Granite's residual_multiplier)
 };
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
 
@@ -92,6 +99,14 @@ struct GeluMlpSpec {
   GeluForm form = GeluForm::tanh;
 };
 Value gelu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const GeluMlpSpec& spec);
+
+// down(relu(up(x))) with the specs' biases (OPT's fc1 and fc2); the Relu sits
+// between them in scope "relu".
+struct ReluMlpSpec {
+  LinearSpec up, down;
+  std::string up_scope, down_scope;
+};
+Value relu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const ReluMlpSpec& spec);
 
 // ---- attention ----
 struct AttentionShape {

@@ -75,7 +75,9 @@ struct DecoderInputs {
 DecoderInputs decoder_inputs(GraphBuilder& g, const Plan& plan);
 
 // A norm of the residual stream, in its own scope: LayerNorm (weight and
-// bias) when `bias` is set, RMSNorm (weight) otherwise.
+// bias) when `bias` is set, RMSNorm (weight) otherwise. A LayerNorm whose
+// `weight` and `*bias` are both empty has no elementwise affine (OPT's
+// layer_norm_elementwise_affine false): scale 1 and bias 0 as constants.
 struct NormSpec {
   std::string scope;  // named after the HF module: "input_layernorm", "ln_1", "operator_norm"
   std::string weight;
@@ -94,6 +96,9 @@ struct Branch {
   std::string scope;     // the body's scope, named after the HF module ("self_attn", "mlp")
   Block body;
   std::string residual;  // scope of the residual Add ("attn_residual")
+  // Post-LN placement (OPT-350m): when set, the branch is
+  // residual_norm(h + body(h)) and `norm` is not applied.
+  std::optional<NormSpec> residual_norm = std::nullopt;
 };
 
 struct DecoderLayer {
@@ -112,6 +117,16 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
 // lm_head_shards.
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
                   const std::string& lm_head);
+// The same with an optional final norm (OPT-350m has none), a logit scale
+// folded into the head (Granite's 1/logits_scaling) and an optional
+// projection (OPT's project_out, [out, in]) between the norm and the slice.
+struct TailSpec {
+  std::optional<NormSpec> final_norm = std::nullopt;
+  std::string lm_head = {};
+  float logit_scale = 1.0f;
+  std::string project_out = {};  // "" = none; applied after the final norm, in scope "project_out"
+};
+void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const TailSpec& tail);
 
 // ---- ready-made mixers and feed-forwards ----
 // Each captures `ckpt` and the tables by reference: use them while those live.
@@ -120,5 +135,6 @@ Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, Attention
 Block short_conv_mixer(const Checkpoint& ckpt, const CausalShifts& shifts, ShortConvSpec spec);
 Block swiglu_ffn(const Checkpoint& ckpt, SwigluSpec spec);
 Block gelu_ffn(const Checkpoint& ckpt, GeluMlpSpec spec);
+Block relu_ffn(const Checkpoint& ckpt, ReluMlpSpec spec);
 
 }  // namespace llm2hef::sdk

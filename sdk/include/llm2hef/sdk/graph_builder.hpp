@@ -75,6 +75,10 @@ class GraphBuilder {
   // A checkpoint tensor (through `view`), streamed block by block.
   Value weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor,
                const WeightView& view = {});
+  // The same, every value multiplied by `scale` in float32 as it streams
+  // (scalar multipliers folded into a weight: sdk/scalar_multipliers.hpp).
+  Value scaled_weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor, const WeightView& view,
+                      float scale);
   // A computed constant, given whole.
   Value constant(const std::string& leaf, std::vector<int64_t> shape, std::span<const float> data);
   // A computed constant, generated row by row (shape[0] rows).
@@ -92,6 +96,7 @@ class GraphBuilder {
   Value reciprocal(const Value& a, const std::string& leaf = "Reciprocal");
   Value sigmoid(const Value& a, const std::string& leaf = "Sigmoid");
   Value tanh(const Value& a, const std::string& leaf = "Tanh");
+  Value relu(const Value& a, const std::string& leaf = "Relu");
   Value softmax(const Value& a, int64_t axis, const std::string& leaf = "Softmax");
   Value reduce_mean(const Value& a, int64_t axis, const std::string& leaf = "ReduceMean");
   // LayerNormalization over the last axis (opset 17), scale and bias [last dim].

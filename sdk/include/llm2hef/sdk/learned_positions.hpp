@@ -12,7 +12,12 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/graph_builder.hpp"
 
 namespace llm2hef::sdk {
 
@@ -36,5 +41,15 @@ std::vector<float> fourier_theta(int64_t positions);
 
 // `wpe` is row-major [positions, width] (rows 0..N-1 of the learned table).
 FourierPositions fit_learned_positions(std::span<const float> wpe, int64_t positions, int64_t width);
+
+// Rows [first_row, first_row + n) of the checkpoint's position table `table`
+// ([rows, width]) as a graph value [1, n, width] built from the runtime's pe
+// tables (theta = fourier_theta(n), length t): wpe[p] = sum_k A_k cos(theta_k p)
+// + B_k sin(theta_k p), the q tables carrying columns [0, t/2) and the k tables
+// [t/2, t), each through the first head block of its tiled table, so all four
+// inputs are consumed. In scope "positions"; the fit errors are annotated.
+// GPT-2 reads rows 0.., OPT rows 2.. (its offset).
+Value learned_positions(GraphBuilder& g, const Checkpoint& ckpt, const std::string& table, int64_t first_row,
+                        const PeTables& pe, int64_t n, int64_t t, int64_t width);
 
 }  // namespace llm2hef::sdk

@@ -10,6 +10,8 @@
 #include "llm2hef/sdk/checkpoint.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
+#include "llm2hef/sdk/scalar_multipliers.hpp"
+#include "llm2hef/sdk/sliding_window.hpp"
 
 namespace llm2hef::sdk {
 
@@ -22,6 +24,9 @@ struct LlamaFamily : DecoderDims {  // hidden, layers, heads, kv_heads, head_dim
   bool o_bias = false;           // Llama with attention_bias
   bool qk_norm = false;          // Qwen3: per-head RMSNorm on q and k before RoPE
   LmHead lm_head;                // lm_head.weight, or the embedding when tied
+  SlidingWindow sliding;         // read for every member; refused in the plan where it would bite
+  ScalarMultipliers multipliers; // Granite; neutral otherwise
+  bool nope_read = false;        // SmolLM3: no_rope_layers / no_rope_layer_interval were applied
   std::vector<std::string> rewrites;
 
   std::string embed() const { return "model.embed_tokens.weight"; }
@@ -30,13 +35,19 @@ struct LlamaFamily : DecoderDims {  // hidden, layers, heads, kv_heads, head_dim
 
 // The keys every member shares: sizes, head_dim (config value, else
 // hidden/heads), rms_norm_eps, tie_word_embeddings, attention_bias, RoPE with
-// its scaling.
+// its scaling, and the sliding window (sdk/sliding_window.hpp) whichever
+// member reads it, so forcing another adapter cannot skip the window.
 // Checks the embedding and head tensors exist with the right shapes.
 LlamaFamily read_llama_family(const Checkpoint& ckpt);
 
 // Checks every layer tensor against the shapes the fields imply (call after
 // the adapter's quirks are read: they decide which tensors exist).
 void check_llama_family_tensors(const Checkpoint& ckpt, const LlamaFamily& m);
+
+// Refuses config keys of other family members that change the forward pass
+// when the adapter did not consume them (Granite's multipliers read by another
+// adapter would be silently ignored). Call after customize().
+void refuse_unread_llama_family_keys(const Checkpoint& ckpt, const LlamaFamily& m);
 
 Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& options);
 
@@ -65,6 +76,7 @@ class LlamaFamilyAdapter : public Adapter {
   LlamaFamily model(const Checkpoint& ckpt) const {
     LlamaFamily m = read_llama_family(ckpt);
     customize(ckpt, m);
+    refuse_unread_llama_family_keys(ckpt, m);
     check_llama_family_tensors(ckpt, m);
     return m;
   }

@@ -1,0 +1,29 @@
+// Granite 3.x dense (GraniteForCausalLM): architectures.md section 3 plus
+// four scalars. The Llama-family graph with Granite's multipliers placed by
+// the SDK (sdk/scalar_multipliers.hpp): embedding_multiplier as a Mul on
+// inputs_embeds, attention_multiplier as the score scale (instead of
+// 1/sqrt(head_dim)), residual_multiplier folded into o_proj and down_proj,
+// 1/logits_scaling folded into the lm_head.
+#include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/llama_family.hpp"
+
+namespace {
+
+using namespace llm2hef::sdk;
+
+class GraniteAdapter final : public LlamaFamilyAdapter {
+ public:
+  AdapterInfo info() const override {
+    return {"granite", "0.1.0", "Granite 3.x dense (embedding, attention, residual and logit multipliers)",
+            {"GraniteForCausalLM"}, {"granite"}, {}};
+  }
+
+ protected:
+  void customize(const Checkpoint& ckpt, LlamaFamily& m) const override {
+    m.multipliers = read_granite_multipliers(ckpt.config());
+  }
+};
+
+}  // namespace
+
+LLM2HEF_DEFINE_ADAPTER(GraniteAdapter, "granite", "0.1.0")

@@ -1,0 +1,30 @@
+// Mistral / Ministral-style (MistralForCausalLM): architectures.md section 3.
+// The Llama-family graph; what is Mistral's own is `sliding_window` (every
+// layer), which the shared reading turns into the SDK's policy
+// (sdk/sliding_window.hpp): exact when --cache <= window, refused beyond.
+// head_dim may be explicit (Mistral-Nemo-style configs); the shared reading
+// takes it from config.json when present.
+#include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/llama_family.hpp"
+
+namespace {
+
+using namespace llm2hef::sdk;
+
+class MistralAdapter final : public LlamaFamilyAdapter {
+ public:
+  AdapterInfo info() const override {
+    return {"mistral", "0.1.0", "Mistral (Llama with a sliding window: exact for --cache <= sliding_window)",
+            {"MistralForCausalLM"}, {"mistral"}, {}};
+  }
+
+ protected:
+  void customize(const Checkpoint& /*ckpt*/, LlamaFamily& m) const override {
+    if (!m.sliding.any())
+      m.rewrites.push_back("sliding_window null: every layer attends to the whole cache (exact)");
+  }
+};
+
+}  // namespace
+
+LLM2HEF_DEFINE_ADAPTER(MistralAdapter, "mistral", "0.1.0")

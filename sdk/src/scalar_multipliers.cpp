@@ -1,0 +1,55 @@
+#include "llm2hef/sdk/scalar_multipliers.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::sdk {
+
+namespace {
+
+double positive(const JsonFile& c, const char* key, double fallback) {
+  const double v = c.find_number(key).value_or(fallback);
+  if (!std::isfinite(v) || v <= 0) throw BadInput(c.where(key) + ": must be a positive number, got " + std::to_string(v));
+  return v;
+}
+
+std::string line(const char* what, double value, const char* where) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s %.9g %s", what, value, where);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<std::string> ScalarMultipliers::rewrites() const {
+  std::vector<std::string> out;
+  if (embedding != 1.0) out.push_back(line("embedding multiplier", embedding, "as a Mul on inputs_embeds (embeddings.bin stays the checkpoint's table)"));
+  if (attention != 0.0) out.push_back(line("attention multiplier", attention, "as the score Div by its inverse (replaces 1/sqrt(head_dim))"));
+  if (residual != 1.0) out.push_back(line("residual multiplier", residual, "folded into the o_proj and down_proj weights"));
+  if (logits != 1.0) out.push_back(line("logit scale", logits, "folded into the lm_head weights"));
+  return out;
+}
+
+float ScalarMultipliers::score_divisor(int64_t head_dim) const {
+  if (attention != 0.0) return static_cast<float>(1.0 / attention);
+  return static_cast<float>(std::sqrt(static_cast<double>(head_dim)));
+}
+
+ScalarMultipliers read_granite_multipliers(const JsonFile& c) {
+  ScalarMultipliers m;
+  m.embedding = positive(c, "embedding_multiplier", 1.0);
+  if (c.has("attention_multiplier")) m.attention = positive(c, "attention_multiplier", 1.0);
+  else m.attention = 1.0;  // GraniteConfig's default: scores scaled by 1, not 1/sqrt(head_dim)
+  m.residual = positive(c, "residual_multiplier", 1.0);
+  m.logits = 1.0 / positive(c, "logits_scaling", 1.0);
+  return m;
+}
+
+Value scale_by(GraphBuilder& g, const Value& x, float factor, const std::string& leaf) {
+  const Value s = g.scalar(leaf, factor);
+  return g.mul(x, s, leaf + "/Mul");
+}
+
+}  // namespace llm2hef::sdk
