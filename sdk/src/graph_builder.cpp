@@ -211,19 +211,7 @@ void GraphBuilder::output(const Value& v, const std::string& name) {
 
 Value GraphBuilder::weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor,
                            const WeightView& view) {
-  const TensorInfo& ti = ckpt.info(tensor);
-  WeightPlan plan = plan_weight(ti, view);
-  std::string name = impl_->unique(tensor_path(leaf));
-  impl_->begin_external(name, plan.out_shape);
-  const uint64_t base = impl_->data->size();
-  uint64_t done = 0;
-  stream_weight(ckpt, ti, plan, [&](uint64_t element, std::span<const float> values) {
-    impl_->write_floats_at(base, element, values, done);
-  });
-  if (done != static_cast<uint64_t>(numel(plan.out_shape)) * sizeof(float))
-    throw InternalError("weight '" + tensor + "': " + std::to_string(done) + " bytes streamed for shape " +
-                        shape_string(plan.out_shape));
-  return Value{name, plan.out_shape};
+  return scaled_weight(leaf, ckpt, tensor, view, 1.0f);
 }
 
 Value GraphBuilder::scaled_weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor,
@@ -232,12 +220,20 @@ Value GraphBuilder::scaled_weight(const std::string& leaf, const Checkpoint& ckp
   WeightPlan plan = plan_weight(ti, view);
   std::string name = impl_->unique(tensor_path(leaf));
   impl_->begin_external(name, plan.out_shape);
+  const uint64_t base = impl_->data->size();
+  uint64_t done = 0;
   std::vector<float> scaled;
-  stream_weight(ckpt, ti, plan, [&](std::span<const float> rows) {
-    scaled.assign(rows.begin(), rows.end());
-    for (float& v : scaled) v *= scale;
-    impl_->write_floats(scaled);
+  stream_weight(ckpt, ti, plan, [&](uint64_t element, std::span<const float> values) {
+    if (scale != 1.0f) {
+      scaled.assign(values.begin(), values.end());
+      for (float& v : scaled) v *= scale;
+      values = scaled;
+    }
+    impl_->write_floats_at(base, element, values, done);
   });
+  if (done != static_cast<uint64_t>(numel(plan.out_shape)) * sizeof(float))
+    throw InternalError("weight '" + tensor + "': " + std::to_string(done) + " bytes streamed for shape " +
+                        shape_string(plan.out_shape));
   return Value{name, plan.out_shape};
 }
 
