@@ -72,19 +72,23 @@ DecoderInputs decoder_inputs(GraphBuilder& g, const Plan& plan) {
 
 Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const NormSpec& spec) {
   auto s = g.scope(spec.scope);
-  if (spec.bias) return layer_norm(g, ckpt, x, spec.weight, *spec.bias, spec.eps);
-  return rms_norm(g, ckpt, x, spec.weight, spec.eps);
+  if (spec.bias) {
+    if (spec.weight_offset != 0.0f) throw InternalError("norm '" + spec.scope + "': a weight offset applies to RMSNorm only");
+    return layer_norm(g, ckpt, x, spec.weight, *spec.bias, spec.eps);
+  }
+  return rms_norm(g, ckpt, x, spec.weight, spec.eps, spec.weight_offset);
 }
 
 namespace {
 
 Value residual_branch(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const Branch& b) {
-  const Value normed = apply_norm(g, ckpt, hidden, b.norm);
+  const Value normed = b.pre_norm ? apply_norm(g, ckpt, hidden, b.norm) : hidden;
   Value out;
   {
     auto s = g.scope(b.scope);
     out = b.body(g, normed);
   }
+  if (b.post_norm) out = apply_norm(g, ckpt, out, *b.post_norm);
   return g.add(hidden, out, b.residual + "/Add");
 }
 
@@ -102,12 +106,22 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
 }
 
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
-                  const std::string& lm_head) {
+                  const std::string& lm_head, float logit_softcap) {
   const Value normed = apply_norm(g, ckpt, hidden, final_norm);
   const Value last = last_position(g, normed);
   auto s = g.scope("lm_head");
   const Value head = g.weight("weight", ckpt, lm_head, {.transpose = true});
-  g.output(g.matmul(last, head), "logits");
+  const Value logits = g.matmul(last, head);
+  if (logit_softcap <= 0) {
+    g.output(logits, "logits");
+    return;
+  }
+  // HF's `logits / c; tanh; * c` (final_logit_softcapping).
+  auto cap_scope = g.scope("final_logit_softcap");
+  const Value cap = g.scalar("cap", logit_softcap);
+  const Value scaled = g.div(logits, cap);
+  const Value capped = g.tanh(scaled);
+  g.output(g.mul(capped, cap), "logits");
 }
 
 Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec) {

@@ -81,6 +81,7 @@ struct NormSpec {
   std::string weight;
   std::optional<std::string> bias;
   float eps = 1e-6f;
+  float weight_offset = 0.0f;  // RMSNorm only: 1 scales by (1 + w) (Gemma)
 };
 Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const NormSpec& spec);
 
@@ -88,12 +89,16 @@ Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
 // [1, N, hidden]: a token mixer or a feed-forward.
 using Block = std::function<Value(GraphBuilder& g, const Value& x)>;
 
-// One residual branch: h + body(norm(h)).
+// One residual branch: h + post_norm(body(norm(h))). Without `pre_norm` the
+// body reads h itself (OLMo 2); `post_norm`, when set, normalizes the body's
+// output before the residual Add (Gemma 2/3's sandwich norms, OLMo 2).
 struct Branch {
   NormSpec norm;
   std::string scope;     // the body's scope, named after the HF module ("self_attn", "mlp")
   Block body;
   std::string residual;  // scope of the residual Add ("attn_residual")
+  std::optional<NormSpec> post_norm = std::nullopt;
+  bool pre_norm = true;  // false: `norm` is not applied
 };
 
 struct DecoderLayer {
@@ -110,8 +115,10 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
 // tensor transposed, in scope "lm_head") as the graph output "logits". The
 // logits stay one output here; the HAR fixup splits them into the plan's
 // lm_head_shards.
+// A `logit_softcap` > 0 caps the logits as tanh(logits / c) * c (Gemma's
+// final_logit_softcapping).
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
-                  const std::string& lm_head);
+                  const std::string& lm_head, float logit_softcap = 0.0f);
 
 // ---- ready-made mixers and feed-forwards ----
 // Each captures `ckpt` and the tables by reference: use them while those live.
