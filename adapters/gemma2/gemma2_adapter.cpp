@@ -12,7 +12,7 @@ class Gemma2Adapter final : public PostNormDecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"gemma2", "0.1.0", "Gemma 2 (sandwich (1 + w) norms, GeGLU, attention and final soft-capping)",
-            {"Gemma2ForCausalLM"}, {"gemma2"}, {}};
+            {"Gemma2ForCausalLM"}, {"gemma2"}, {sliding_window_option()}};
   }
 
  protected:

@@ -13,7 +13,7 @@ class Gemma3Adapter final : public PostNormDecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"gemma3", "0.1.0", "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
-            {"Gemma3ForCausalLM"}, {"gemma3_text"}, {}};
+            {"Gemma3ForCausalLM"}, {"gemma3_text"}, {sliding_window_option()}};
   }
 
  protected:

@@ -219,7 +219,9 @@ Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v,
   }
   // The first head's block of the runtime mask, sliced where torch slices
   // `mask[:, :, :, :s]`: right before it is added.
-  Value probs = g.softmax(g.add(scores, head_mask(g, mask, s), "mask/Add"), -1);
+  Value masked = g.add(scores, head_mask(g, mask, s), "mask/Add");
+  if (a.window_band) masked = g.add(masked, *a.window_band, "window/Add");
+  Value probs = g.softmax(masked, -1);
   Value ctx = g.matmul(probs, vh, "pv/MatMul");
   Value merged = g.transpose(ctx, {0, 2, 1, 3}, "out/Transpose");
   return g.reshape(merged, {1, s, a.heads * d}, "out/Reshape");

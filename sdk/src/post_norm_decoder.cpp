@@ -6,6 +6,7 @@
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope_bases.hpp"
+#include "llm2hef/sdk/sliding_window_band.hpp"
 
 namespace llm2hef::sdk {
 
@@ -60,6 +61,12 @@ void check_post_norm_decoder_tensors(const Checkpoint& ckpt, const PostNormDecod
   ckpt.expect("model.norm.weight", {m.hidden});
 }
 
+OptionSpec sliding_window_option() {
+  return {kSlidingWindowOption, {"refuse", "band"}, "refuse",
+          "when --cache exceeds sliding_window: refuse (the largest exact cache is the window), or band = a constant "
+          "band in the sliding layers (exact in fp32, unproven on the DFC)"};
+}
+
 Plan post_norm_decoder_plan(const PostNormDecoder& m, const ExportOptions& opt) {
   Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate}, m.embed(), opt);
   p.theta = rope_bases_theta(m.rope_bases);
@@ -73,16 +80,28 @@ Plan post_norm_decoder_plan(const PostNormDecoder& m, const ExportOptions& opt) 
     const std::string w = std::to_string(m.sliding_window), n = std::to_string(opt.cache_size);
     // HF's sliding layers see keys at distances 0..window-1. Within a cache
     // of at most `window` positions no distance reaches the window, so the
-    // runtime's one causal mask is exactly theirs; beyond it the layers would
-    // need a mask of their own, which the runtime does not have.
-    if (opt.cache_size > m.sliding_window)
-      throw Unsupported("config.json: field 'sliding_window': " + w + " (sliding-window layers " + sliding +
-                        "), but --cache " + n +
-                        " is larger: the Hailo runtime feeds one attention mask shared by every layer, so these "
-                        "layers cannot keep their window; the largest exact cache is " + w +
-                        " (pass --cache " + w + " or less)");
-    p.notes.push_back("--cache " + n + " <= sliding_window " + w + ": the sliding-window layers (" + sliding +
-                      ") attend to the whole cache, which is exactly their window here; every layer is global and exact");
+    // runtime's one causal mask is exactly theirs; beyond it the layers need
+    // a mask of their own, which the runtime does not have: refused, unless
+    // the user asks for the constant band (exact, unproven on the DFC).
+    if (opt.cache_size <= m.sliding_window) {
+      p.notes.push_back("--cache " + n + " <= sliding_window " + w + ": the sliding-window layers (" + sliding +
+                        ") attend to the whole cache, which is exactly their window here; every layer is global and exact");
+    } else {
+      const auto chosen = opt.adapter_options.find(kSlidingWindowOption);
+      if (chosen == opt.adapter_options.end() || chosen->second != "band")
+        throw Unsupported("config.json: field 'sliding_window': " + w + " (sliding-window layers " + sliding +
+                          "), but --cache " + n +
+                          " is larger: the Hailo runtime feeds one attention mask shared by every layer, so these "
+                          "layers cannot keep their window; the largest exact cache is " + w + " (pass --cache " + w +
+                          " or less, or --sliding-window band: exact in fp32 but unproven on the DFC)");
+      p.options[kSlidingWindowOption] = "band";
+      p.rewrites.push_back("sliding-window layers (" + sliding + "): a constant band blocks keys " + w +
+                           " or more positions back, added after the shared mask (--sliding-window band)");
+      p.notes.push_back("--cache " + n + " > sliding_window " + w +
+                        ": the window is a constant [SEQ, SEQ] band added to the scores of the sliding layers; exact "
+                        "in fp32 on the exported graph, UNPROVEN on the DFC (that it keeps the band aligned with the "
+                        "rows of its prefill and token-by-token groups); --cache " + w + " or less needs no band");
+    }
   }
   note_cache_beyond_positions(p, opt, m.max_positions);
   return p;
@@ -94,6 +113,9 @@ void build_post_norm_decoder_graph(const Checkpoint& ckpt, const Plan& plan, con
   const DecoderInputs io = decoder_inputs(g, plan);
   const std::vector<PeTables> pe = select_rope_bases(g, io.pe, static_cast<int64_t>(m.rope_bases.size()), m.heads,
                                                      m.kv_heads, m.head_dim);
+  std::optional<Value> band;
+  if (plan.options.value(kSlidingWindowOption, "") == "band")
+    band = sliding_window_band(g, plan.cache_size, m.sliding_window);
   Value embeds = io.runtime.embeds;
   if (m.embed_scale > 0) {
     // HF multiplies the looked-up rows (Gemma's scaled embedding); the
@@ -113,7 +135,8 @@ void build_post_norm_decoder_graph(const Checkpoint& ckpt, const Plan& plan, con
         .q_norm = qk ? "q_norm" : "",
         .k_norm = qk ? "k_norm" : "",
         .out_proj = "o_proj",
-        .shape = {plan.cache_size, m.heads, m.kv_heads, m.head_dim, m.score_divisor, m.attn_softcap},
+        .shape = {plan.cache_size, m.heads, m.kv_heads, m.head_dim, m.score_divisor, m.attn_softcap,
+                  m.sliding_layers.empty() || !m.sliding_layers[static_cast<size_t>(i)] ? std::nullopt : band},
         .norm_eps = m.rms_eps,
         .qk_norm_full_width = m.qk_norm == QkNorm::full_width,
         .norm_weight_offset = m.norm_weight_offset};

@@ -107,3 +107,16 @@ def test_cache_above_the_window_is_refused(tmp_path):
     ok = run(["inspect", FIXTURES / "gemma3-window", "--cache", 32])
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "every layer is global and exact" in ok.stdout, ok.stdout
+
+
+def test_band_option_is_gemma_only(tmp_path):
+    """--sliding-window is an option of the Gemma adapters: olmo2 (no sliding
+    layers) rejects it as a usage error; `refuse` keeps the refusal."""
+    out = tmp_path / "out"
+    proc = run(["export", FIXTURES / "olmo2-tiny", "-o", out, "--cache", 32, "--prefill", 8,
+                "--sliding-window", "band"])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "--sliding-window" in proc.stdout + proc.stderr
+    proc = run(["export", FIXTURES / "gemma3-window", "-o", out, "--cache", 64, "--prefill", 8,
+                "--sliding-window", "refuse"])
+    assert_refused(proc, out, "largest exact cache is 32", "--sliding-window band")

@@ -56,10 +56,16 @@ PostNormDecoder read_post_norm_decoder(const Checkpoint& ckpt);
 // Checks every layer tensor against the shapes the fields imply.
 void check_post_norm_decoder_tensors(const Checkpoint& ckpt, const PostNormDecoder& m);
 
+// The adapter option that lets sliding-window layers go beyond their window:
+// "refuse" (default) or "band" (sliding_window_band.hpp).
+inline constexpr const char* kSlidingWindowOption = "sliding-window";
+OptionSpec sliding_window_option();
+
 // The plan: the theta of all RoPE bases (rope_bases.hpp), the notes. With
 // sliding-window layers, a --cache above the window is refused (Unsupported,
-// naming the largest exact cache): the runtime's one shared mask cannot hold
-// a per-layer window; at or below it every layer is global and exact.
+// naming the largest exact cache: the runtime's one shared mask cannot hold
+// a per-layer window) unless --sliding-window band asks for the constant
+// band; at or below it every layer is global and exact.
 Plan post_norm_decoder_plan(const PostNormDecoder& m, const ExportOptions& options);
 
 void build_post_norm_decoder_graph(const Checkpoint& ckpt, const Plan& plan, const PostNormDecoder& m,
