@@ -8,16 +8,11 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class Gemma2Adapter final : public PostNormDecoderAdapter {
+class Gemma2Adapter final : public GemmaFamilyAdapter<GemmaGeneration::gemma2> {
  public:
   AdapterInfo info() const override {
     return {"gemma2", "0.1.0", "Gemma 2 (sandwich (1 + w) norms, GeGLU, attention and final soft-capping)",
             {"Gemma2ForCausalLM"}, {"gemma2"}, {sliding_window_option()}};
-  }
-
- protected:
-  void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override {
-    read_gemma_family(ckpt, m, GemmaGeneration::gemma2);
   }
 };
 

@@ -9,16 +9,11 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class Gemma3Adapter final : public PostNormDecoderAdapter {
+class Gemma3Adapter final : public GemmaFamilyAdapter<GemmaGeneration::gemma3> {
  public:
   AdapterInfo info() const override {
     return {"gemma3", "0.1.0", "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
             {"Gemma3ForCausalLM"}, {"gemma3_text"}, {sliding_window_option()}};
-  }
-
- protected:
-  void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override {
-    read_gemma_family(ckpt, m, GemmaGeneration::gemma3);
   }
 };
 
