@@ -20,12 +20,14 @@ Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, c
   Value k = proj("k_proj", x, spec.qkv_bias);
   Value v = proj("v_proj", x, spec.qkv_bias);
   if (!spec.q_norm.empty()) {
-    {
-      auto s = g.scope(spec.q_norm);
-      q = head_rms_norm(g, ckpt, q, spec.prefix + spec.q_norm + ".weight", a.heads, a.head_dim, spec.norm_eps);
-    }
-    auto s = g.scope(spec.k_norm);
-    k = head_rms_norm(g, ckpt, k, spec.prefix + spec.k_norm + ".weight", a.kv_heads, a.head_dim, spec.norm_eps);
+    auto qk_norm = [&](const Value& in, const std::string& module, int64_t heads) {
+      auto s = g.scope(module);
+      const std::string weight = spec.prefix + module + ".weight";
+      if (spec.qk_norm_full_width) return rms_norm(g, ckpt, in, weight, spec.norm_eps, spec.norm_weight_offset);
+      return head_rms_norm(g, ckpt, in, weight, heads, a.head_dim, spec.norm_eps, spec.norm_weight_offset);
+    };
+    q = qk_norm(q, spec.q_norm, a.heads);
+    k = qk_norm(k, spec.k_norm, a.kv_heads);
   }
   if (spec.rope) {
     {

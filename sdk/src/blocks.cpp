@@ -1,6 +1,7 @@
 #include "llm2hef/sdk/blocks.hpp"
 
 #include <cmath>
+#include <functional>
 #include <numbers>
 
 #include "llm2hef/sdk/errors.hpp"
@@ -112,11 +113,20 @@ Value inverse_sqrt(GraphBuilder& g, const Value& x) {
   return g.div(one, root);
 }
 
-Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps) {
+Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps,
+               float weight_offset) {
   ckpt.expect(weight, {x.shape.back()});
   Value ms = g.reduce_mean(g.pow(x, 2.0f), -1);
   Value inv = inverse_sqrt(g, g.add(ms, g.scalar("eps", eps)));
-  const Value w = g.weight("weight", ckpt, weight);
+  Value w;
+  if (weight_offset == 0.0f) {
+    w = g.weight("weight", ckpt, weight);
+  } else {
+    // HF's `1.0 + weight.float()`: the same float32 addition, done once here.
+    std::vector<float> shifted = ckpt.read(weight);
+    for (float& v : shifted) v = weight_offset + v;
+    w = g.constant("weight", {x.shape.back()}, shifted);
+  }
   const Value normed = g.mul(x, inv);
   return g.mul(normed, w);
 }
@@ -141,22 +151,36 @@ Value relu(GraphBuilder& g, const Value& x) {
   return g.relu(x);
 }
 
-Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec) {
-  // silu(gate) before up, as torch orders `silu(x @ Wgate)` then `x @ Wup`.
+namespace {
+
+// down(act(gate(x)) * up(x)): act(gate) before up, as torch orders
+// `act(x @ Wgate)` then `x @ Wup`.
+Value gated_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec,
+                const std::function<Value(const Value&)>& act_fn, const std::string& product) {
   Value act, up;
   {
     auto s = g.scope(spec.gate_scope);
-    act = silu(g, linear(g, ckpt, x, {spec.gate_weight, std::nullopt}));
+    act = act_fn(linear(g, ckpt, x, {spec.gate_weight, std::nullopt}));
   }
   {
     auto s = g.scope(spec.up_scope);
     up = linear(g, ckpt, x, {spec.up_weight, std::nullopt});
   }
-  Value gated = g.mul(act, up, "swiglu/Mul");
+  Value gated = g.mul(act, up, product);
   auto s = g.scope(spec.down_scope);
   LinearSpec down{spec.down_weight, std::nullopt};
   down.scale = spec.down_scale;
   return linear(g, ckpt, gated, down);
+}
+
+}  // namespace
+
+Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec) {
+  return gated_mlp(g, ckpt, x, spec, [&](const Value& v) { return silu(g, v); }, "swiglu/Mul");
+}
+
+Value geglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec) {
+  return gated_mlp(g, ckpt, x, spec, [&](const Value& v) { return gelu(g, v, GeluForm::tanh); }, "geglu/Mul");
 }
 
 Value gelu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const GeluMlpSpec& spec) {
@@ -214,9 +238,18 @@ Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v,
   const Value divisor = g.scalar("score_divisor", a.score_divisor);
   const Value qk = g.matmul(qh, kt, "qk/MatMul");
   Value scores = g.div(qk, divisor, "qk/Div");
+  if (a.logit_softcap > 0) {
+    // HF's `w / softcap; tanh(w); w * softcap`, before the mask is added.
+    const Value cap = g.scalar("logit_softcap", a.logit_softcap);
+    const Value scaled = g.div(scores, cap, "softcap/Div");
+    const Value capped = g.tanh(scaled, "softcap/Tanh");
+    scores = g.mul(capped, cap, "softcap/Mul");
+  }
   // The first head's block of the runtime mask, sliced where torch slices
   // `mask[:, :, :, :s]`: right before it is added.
-  Value probs = g.softmax(g.add(scores, head_mask(g, mask, s), "mask/Add"), -1);
+  Value masked = g.add(scores, head_mask(g, mask, s), "mask/Add");
+  if (a.window_band) masked = g.add(masked, *a.window_band, "window/Add");
+  Value probs = g.softmax(masked, -1);
   Value ctx = g.matmul(probs, vh, "pv/MatMul");
   Value merged = g.transpose(ctx, {0, 2, 1, 3}, "out/Transpose");
   return g.reshape(merged, {1, s, a.heads * d}, "out/Reshape");

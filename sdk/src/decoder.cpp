@@ -73,8 +73,11 @@ DecoderInputs decoder_inputs(GraphBuilder& g, const Plan& plan) {
 Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const NormSpec& spec) {
   auto s = g.scope(spec.scope);
   if (spec.bias && spec.bias->empty() && spec.weight.empty()) return layer_norm_without_affine(g, x, spec.eps);
-  if (spec.bias) return layer_norm(g, ckpt, x, spec.weight, *spec.bias, spec.eps);
-  return rms_norm(g, ckpt, x, spec.weight, spec.eps);
+  if (spec.bias) {
+    if (spec.weight_offset != 0.0f) throw InternalError("norm '" + spec.scope + "': a weight offset applies to RMSNorm only");
+    return layer_norm(g, ckpt, x, spec.weight, *spec.bias, spec.eps);
+  }
+  return rms_norm(g, ckpt, x, spec.weight, spec.eps, spec.weight_offset);
 }
 
 namespace {
@@ -88,12 +91,13 @@ Value residual_branch(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidd
     }
     return apply_norm(g, ckpt, g.add(hidden, out, b.residual + "/Add"), *b.residual_norm);
   }
-  const Value normed = apply_norm(g, ckpt, hidden, b.norm);
+  const Value normed = b.pre_norm ? apply_norm(g, ckpt, hidden, b.norm) : hidden;
   Value out;
   {
     auto s = g.scope(b.scope);
     out = b.body(g, normed);
   }
+  if (b.post_norm) out = apply_norm(g, ckpt, out, *b.post_norm);
   return g.add(hidden, out, b.residual + "/Add");
 }
 
@@ -111,8 +115,8 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
 }
 
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
-                  const std::string& lm_head) {
-  decoder_tail(g, ckpt, hidden, TailSpec{final_norm, lm_head});
+                  const std::string& lm_head, float logit_softcap) {
+  decoder_tail(g, ckpt, hidden, TailSpec{final_norm, lm_head, 1.0f, {}, logit_softcap});
 }
 
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const TailSpec& t) {
@@ -125,7 +129,17 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
   auto s = g.scope("lm_head");
   const Value head = t.logit_scale == 1.0f ? g.weight("weight", ckpt, t.lm_head, {.transpose = true})
                                            : g.scaled_weight("weight", ckpt, t.lm_head, {.transpose = true}, t.logit_scale);
-  g.output(g.matmul(last, head), "logits");
+  const Value logits = g.matmul(last, head);
+  if (t.logit_softcap <= 0) {
+    g.output(logits, "logits");
+    return;
+  }
+  // HF's `logits / c; tanh; * c` (final_logit_softcapping).
+  auto cap_scope = g.scope("final_logit_softcap");
+  const Value cap = g.scalar("cap", t.logit_softcap);
+  const Value scaled = g.div(logits, cap);
+  const Value capped = g.tanh(scaled);
+  g.output(g.mul(capped, cap), "logits");
 }
 
 Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec) {

@@ -132,7 +132,7 @@ Value apply_rope(GraphBuilder& g, const Value& x, const Value& cos_tiled, const 
 }
 
 Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
-                    int64_t d, float eps) {
+                    int64_t d, float eps, float weight_offset) {
   ckpt.expect(weight, {d});
   const int64_t w = heads * d;
   Value seg = g.constant_rows("segment_sum", {w, heads}, [=](int64_t r0, int64_t r1, std::span<float> out) {
@@ -147,7 +147,9 @@ Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, con
   Value inv = inverse_sqrt(g, g.add(var, g.scalar("eps", eps)));
   const std::vector<float> wv = ckpt.read(weight);
   std::vector<float> tiled(static_cast<size_t>(w));
-  for (int64_t i = 0; i < w; ++i) tiled[static_cast<size_t>(i)] = wv[static_cast<size_t>(i % d)];
+  for (int64_t i = 0; i < w; ++i)
+    tiled[static_cast<size_t>(i)] =
+        weight_offset == 0.0f ? wv[static_cast<size_t>(i % d)] : weight_offset + wv[static_cast<size_t>(i % d)];
   // Constant first, then the Muls: the order exports have always had.
   const Value w_tiled = g.constant("weight", {w}, tiled);
   const Value normed = g.mul(x, inv);

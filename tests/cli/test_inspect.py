@@ -21,7 +21,8 @@ def inspect(*args):
 @pytest.mark.parametrize("fixture,adapter", [("gpt2-tiny", "gpt2"), ("qwen2-tiny", "qwen2"), ("llama3-tiny", "llama"),
                                              ("smollm3-tiny", "smollm3"), ("qwen3-tiny", "qwen3"),
                                              ("mistral-tiny", "mistral"), ("granite-tiny", "granite"),
-                                             ("opt-tiny", "opt")])
+                                             ("opt-tiny", "opt"), ("gemma3-tiny", "gemma3"), ("gemma2-tiny", "gemma2"),
+                                             ("olmo2-tiny", "olmo2")])
 def test_reports_adapter_dims_and_memory(fixture, adapter):
     r = inspect(FIXTURES / fixture, "--cache", 32, "--json")
     assert r.returncode == 0, r.stderr

@@ -33,7 +33,7 @@ for f in "$LLM2HEF" "$P/$LIBDIR/libllm2hef_sdk.so" \
          "$P/$LIBDIR/pkgconfig/llm2hef_sdk.pc"; do
   [ -e "$f" ] || fail "not installed: $f"
 done
-for a in gpt2 llama qwen2 qwen3 smollm3 lfm2; do
+for a in gpt2 llama qwen2 qwen3 smollm3 lfm2 gemma2 gemma3 olmo2; do
   [ -f "$ADIR/llm2hef_adapter_$a.so" ] || fail "adapter not installed: $ADIR/llm2hef_adapter_$a.so"
 done
 
@@ -58,7 +58,8 @@ import json, os, sys
 report = json.load(open(sys.argv[1]))
 adir = os.path.realpath(sys.argv[2])
 by_name = {a["name"]: a for a in report["adapters"]}
-for name in ("gpt2", "llama", "qwen2", "qwen3", "smollm3", "lfm2", "mistral", "granite", "opt"):
+for name in ("gpt2", "llama", "qwen2", "qwen3", "smollm3", "lfm2", "mistral", "granite", "opt", "gemma2", "gemma3",
+             "olmo2"):
     assert name in by_name, f"adapter {name} not loaded: {sorted(by_name)}"
     where = os.path.realpath(os.path.dirname(by_name[name]["file"]))
     assert where == adir, f"{name} loaded from {where}, expected the install folder {adir}"

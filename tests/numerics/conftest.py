@@ -331,6 +331,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _consistency_section(tr, "LFM2 cache consistency (max |diff| of the hidden rows that must not move)",
                          kind("lfm2_consistency"), 18, gelu=False)
     llamalike_terminal_summary(tr)
+    _logit_section(tr, "Gemma 2/3 and OLMo 2 logit match (onnxruntime vs Hugging Face, last position)",
+                   kind("gemma_olmo_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
+    _consistency_section(tr, "Gemma 2/3 and OLMo 2 cache consistency "
+                         "(max |diff| of the hidden rows that must not move)",
+                         kind("gemma_olmo_consistency"), 18, gelu=False)
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
     if path and _REPORT:
         Path(path).write_text(json.dumps(_REPORT, indent=1) + "\n")
@@ -436,3 +441,13 @@ def llamalike_terminal_summary(tr) -> None:
     _consistency_section(tr, "Mistral / Granite / OPT cache consistency "
                          "(max |diff| of the hidden rows that must not move)",
                          [r for r in _REPORT if r.get("kind") == "llamalike_consistency"], 18, gelu=False)
+# =========================================================================== Gemma 2/3, OLMo 2
+# tools/fixtures/make_gemma_olmo_fixtures.py. Each fixture lists the caches its
+# export is exact at (at most its sliding_window); the others are refused
+# (tests/cli/test_gemma_olmo_refusals.py). Exported like the Llama family (no flag).
+GEMMA_OLMO = ["gemma3-tiny", "gemma3-window", "gemma2-tiny", "olmo2-tiny"]
+
+
+def gemma_olmo_combos(names=None):
+    """(fixture, cache, "default") for every exact Gemma/OLMo 2 export the suite makes."""
+    return [(f, c, LLAMA_GELU) for f in (names or GEMMA_OLMO) for c in fixture_info(f)["exact_caches"]]

@@ -27,6 +27,8 @@ struct AttentionBlockSpec {
   AttentionShape shape;      // seq, heads, kv_heads, head_dim, score_divisor
   float norm_eps = 1e-6f;    // of the QK-Norm
   float out_scale = 1.0f;    // folded into the output projection (Granite's residual_multiplier)
+  bool qk_norm_full_width = false;  // OLMo 2: one RMSNorm over all of q (heads*D) and all of k (kv_heads*D)
+  float norm_weight_offset = 0.0f;  // Gemma 3: the QK-Norm scales by (1 + w)
 };
 
 // `x` is the normed hidden state [1, N, hidden]; `mask` the runtime's

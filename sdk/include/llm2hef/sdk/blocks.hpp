@@ -67,8 +67,11 @@ Value layer_norm_without_affine(GraphBuilder& g, const Value& x, float eps);
 // Reciprocal).
 Value inverse_sqrt(GraphBuilder& g, const Value& x);
 // RMSNorm: x * rsqrt(mean(x^2) + eps) * w, as Pow, ReduceMean, Add, Sqrt,
-// Div(1, .), Mul, Mul.
-Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps);
+// Div(1, .), Mul, Mul. A non-zero `weight_offset` scales by (offset + w)
+// instead (Gemma's (1 + w), added in float32 as HF does), written as one
+// constant.
+Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, float eps,
+               float weight_offset = 0.0f);
 
 // ---- activations ----
 // ReLU as one Relu node (OPT).
@@ -89,6 +92,9 @@ struct SwigluSpec {
   float down_scale = 1.0f;  // folded into down_proj (Granite's residual_multiplier)
 };
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
+// GeGLU: down(gelu(gate(x)) * up(x)) with the tanh GELU, which is exactly
+// HF's gelu_pytorch_tanh (Gemma 2/3). Same weights and scopes as SwigluSpec.
+Value geglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
 
 // down(gelu(up(x))), with whatever biases and layouts the specs give (GPT-2's
 // c_fc and c_proj: Conv1D [in, out] with biases). Scopes as for SwigluSpec;
@@ -112,6 +118,8 @@ Value relu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Re
 struct AttentionShape {
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
   float score_divisor = 0;  // divides q k^T (a Div, as LNM's q k^T / sqrt(HD)); usually sqrt(head_dim)
+  float logit_softcap = 0;  // > 0: scores = tanh(scores / c) * c before the mask (Gemma 2); 0 = none
+  std::optional<Value> window_band = std::nullopt;  // added after the mask: a sliding-window layer (sliding_window_band.hpp)
 };
 // q [1, S, heads*D], k and v [1, S, kv_heads*D] (already position-encoded);
 // `mask` the runtime's attention_mask input [1, 1, S, heads*S], whose first

@@ -83,6 +83,7 @@ struct NormSpec {
   std::string weight;
   std::optional<std::string> bias;
   float eps = 1e-6f;
+  float weight_offset = 0.0f;  // RMSNorm only: 1 scales by (1 + w) (Gemma)
 };
 Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const NormSpec& spec);
 
@@ -90,7 +91,9 @@ Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
 // [1, N, hidden]: a token mixer or a feed-forward.
 using Block = std::function<Value(GraphBuilder& g, const Value& x)>;
 
-// One residual branch: h + body(norm(h)).
+// One residual branch: h + post_norm(body(norm(h))). Without `pre_norm` the
+// body reads h itself (OLMo 2); `post_norm`, when set, normalizes the body's
+// output before the residual Add (Gemma 2/3's sandwich norms, OLMo 2).
 struct Branch {
   NormSpec norm;
   std::string scope;     // the body's scope, named after the HF module ("self_attn", "mlp")
@@ -99,6 +102,10 @@ struct Branch {
   // Post-LN placement (OPT-350m): when set, the branch is
   // residual_norm(h + body(h)) and `norm` is not applied.
   std::optional<NormSpec> residual_norm = std::nullopt;
+  // Gemma: h + post_norm(body(norm(h))); with pre_norm false (OLMo 2),
+  // h + post_norm(body(h)).
+  std::optional<NormSpec> post_norm = std::nullopt;
+  bool pre_norm = true;  // false: `norm` is not applied
 };
 
 struct DecoderLayer {
@@ -115,16 +122,20 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
 // tensor transposed, in scope "lm_head") as the graph output "logits". The
 // logits stay one output here; the HAR fixup splits them into the plan's
 // lm_head_shards.
+// A `logit_softcap` > 0 caps the logits as tanh(logits / c) * c (Gemma's
+// final_logit_softcapping).
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
-                  const std::string& lm_head);
+                  const std::string& lm_head, float logit_softcap = 0.0f);
 // The same with an optional final norm (OPT-350m has none), a logit scale
-// folded into the head (Granite's 1/logits_scaling) and an optional
-// projection (OPT's project_out, [out, in]) between the norm and the slice.
+// folded into the head (Granite's 1/logits_scaling), an optional
+// projection (OPT's project_out, [out, in]) between the norm and the slice,
+// and the soft-cap.
 struct TailSpec {
   std::optional<NormSpec> final_norm = std::nullopt;
   std::string lm_head = {};
   float logit_scale = 1.0f;
   std::string project_out = {};  // "" = none; applied after the final norm, in scope "project_out"
+  float logit_softcap = 0.0f;    // > 0: tanh(logits / c) * c
 };
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const TailSpec& tail);
 

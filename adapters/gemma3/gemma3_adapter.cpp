@@ -1,0 +1,22 @@
+// Gemma 3 text (Gemma3ForCausalLM: 270M, 1B): architectures.md section 8.
+// The Gemma skeleton (sdk/gemma_family.hpp) with per-head QK-Norm and two
+// RoPE bases, a local one for the sliding-window layers and a global one for
+// the full-attention layers, side by side in one theta vector.
+#include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/gemma_family.hpp"
+
+namespace {
+
+using namespace llm2hef::sdk;
+
+class Gemma3Adapter final : public GemmaFamilyAdapter<GemmaGeneration::gemma3> {
+ public:
+  AdapterInfo info() const override {
+    return {"gemma3", "0.1.0", "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
+            {"Gemma3ForCausalLM"}, {"gemma3_text"}, {sliding_window_option()}};
+  }
+};
+
+}  // namespace
+
+LLM2HEF_DEFINE_ADAPTER(Gemma3Adapter, "gemma3", "0.1.0")

@@ -1,0 +1,38 @@
+// OLMo 2 (Olmo2ForCausalLM): architectures.md section 8. The post-norm
+// decoder with norms only after attention and MLP (h = h + norm(attn(h))),
+// SwiGLU, one RoPE base, and QK-Norm over the full q and k width (one
+// RMSNorm over heads*head_dim, before the head split).
+#include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/post_norm_decoder.hpp"
+#include "llm2hef/sdk/rope.hpp"
+
+namespace {
+
+using namespace llm2hef::sdk;
+using llm2hef::Unsupported;
+
+class Olmo2Adapter final : public PostNormDecoderAdapter {
+ public:
+  AdapterInfo info() const override {
+    return {"olmo2", "0.1.0", "OLMo 2 (post-norms, full-width QK-Norm)", {"Olmo2ForCausalLM"}, {"olmo2"}, {}};
+  }
+
+ protected:
+  void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override {
+    const JsonFile& c = ckpt.config();
+    m.rms_eps = static_cast<float>(c.find_number("rms_norm_eps").value_or(1e-5));  // Olmo2Config's default
+    const std::string act = c.find_string("hidden_act").value_or("silu");
+    if (act != "silu") throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
+    m.pre_norms = false;
+    m.qk_norm = QkNorm::full_width;
+    m.rope_bases = {rope_inv_freq(c, m.head_dim, m.rewrites)};
+    m.layer_base.assign(static_cast<size_t>(m.layers), 0);
+    m.rewrites.push_back("norms after attention and MLP, before each residual Add (no pre-norms)");
+    m.rewrites.push_back("QK-Norm over the full q and k width, before the head split");
+  }
+};
+
+}  // namespace
+
+LLM2HEF_DEFINE_ADAPTER(Olmo2Adapter, "olmo2", "0.1.0")

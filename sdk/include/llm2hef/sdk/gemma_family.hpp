@@ -1,0 +1,28 @@
+// What Gemma 2 and Gemma 3 (text) share on top of the post-norm decoder
+// (architectures.md section 8): sandwich norms scaling by (1 + w), embeddings
+// scaled by sqrt(hidden), GeGLU with the tanh GELU, query_pre_attn_scalar,
+// final-logit soft-capping, sliding-window layers chosen by layer_types.
+// The two generations differ in QK-Norm, attention soft-capping and RoPE:
+// Gemma 2 has one base; Gemma 3 a local base for its sliding layers and a
+// global one (possibly linearly scaled) for its full-attention layers.
+#pragma once
+
+#include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/post_norm_decoder.hpp"
+
+namespace llm2hef::sdk {
+
+enum class GemmaGeneration { gemma2, gemma3 };
+
+// Reads every Gemma key into `m` (read_post_norm_decoder has run); refuses
+// what has no exact formulation here, naming the key and value.
+void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGeneration generation);
+
+// Base class of the gemma2 and gemma3 adapters: they supply info() only.
+template <GemmaGeneration generation>
+class GemmaFamilyAdapter : public PostNormDecoderAdapter {
+ protected:
+  void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override { read_gemma_family(ckpt, m, generation); }
+};
+
+}  // namespace llm2hef::sdk
