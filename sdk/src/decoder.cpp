@@ -88,6 +88,25 @@ Value residual_branch(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidd
   return g.add(hidden, out, b.residual + "/Add");
 }
 
+Value branch_body(GraphBuilder& g, const Value& normed, const Branch& b) {
+  auto s = g.scope(b.scope);
+  return b.body(g, normed);
+}
+
+// Both branches read the layer's input; summed as the reference groups it.
+Value parallel_layer(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const DecoderLayer& l) {
+  const Value normed_1 = apply_norm(g, ckpt, hidden, l.mixer.norm);
+  const Value mixed = branch_body(g, normed_1, l.mixer);
+  const Value normed_2 = l.ffn.norm.scope.empty() ? normed_1 : apply_norm(g, ckpt, hidden, l.ffn.norm);
+  const Value fed = branch_body(g, normed_2, l.ffn);
+  if (l.sum == ParallelSum::residual_first) {
+    const Value partial = g.add(hidden, mixed, l.mixer.residual + "/Add");
+    return g.add(partial, fed, l.ffn.residual + "/Add");
+  }
+  const Value branches = g.add(mixed, fed, l.ffn.residual + "/Add");
+  return g.add(branches, hidden, l.mixer.residual + "/Add");
+}
+
 }  // namespace
 
 Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int64_t count,
@@ -95,6 +114,10 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
   for (int64_t i = 0; i < count; ++i) {
     auto s = g.scope("layers." + std::to_string(i));
     const DecoderLayer l = layer(i);
+    if (l.parallel) {
+      hidden = parallel_layer(g, ckpt, hidden, l);
+      continue;
+    }
     hidden = residual_branch(g, ckpt, hidden, l.mixer);
     hidden = residual_branch(g, ckpt, hidden, l.ffn);
   }
@@ -102,12 +125,19 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
 }
 
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
-                  const std::string& lm_head) {
+                  const std::string& lm_head, const std::optional<std::string>& lm_head_bias) {
   const Value normed = apply_norm(g, ckpt, hidden, final_norm);
   const Value last = last_position(g, normed);
   auto s = g.scope("lm_head");
   const Value head = g.weight("weight", ckpt, lm_head, {.transpose = true});
-  g.output(g.matmul(last, head), "logits");
+  if (!lm_head_bias) {
+    g.output(g.matmul(last, head), "logits");
+    return;
+  }
+  const Value logits = g.matmul(last, head);
+  ckpt.expect(*lm_head_bias, {head.shape[1]});
+  const Value bias = g.weight("bias", ckpt, *lm_head_bias);
+  g.output(g.add(logits, bias), "logits");
 }
 
 Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec) {

@@ -272,6 +272,7 @@ Value GraphBuilder::sqrt(const Value& a, const std::string& leaf) { return unary
 Value GraphBuilder::reciprocal(const Value& a, const std::string& leaf) { return unary("Reciprocal", a, leaf); }
 Value GraphBuilder::sigmoid(const Value& a, const std::string& leaf) { return unary("Sigmoid", a, leaf); }
 Value GraphBuilder::tanh(const Value& a, const std::string& leaf) { return unary("Tanh", a, leaf); }
+Value GraphBuilder::erf(const Value& a, const std::string& leaf) { return unary("Erf", a, leaf); }
 
 Value GraphBuilder::pow(const Value& a, float exponent, const std::string& leaf) {
   Value e = scalar(leaf + "_exponent", exponent);

@@ -7,13 +7,12 @@
 // A layer is two residual branches, each `h = h + body(norm(h))`: the token
 // mixer (attention, short conv, ...) and then the feed-forward. That pre-norm,
 // sequential placement is what all six families here use (GPT-2, Llama,
-// Qwen2, Qwen3, SmolLM3, LFM2). Two placements the coming families need are
-// designed as one flag each but NOT implemented, because no fixture here
-// could check them numerically against Hugging Face:
+// Qwen2, Qwen3, SmolLM3, LFM2). GPT-NeoX, Phi and StableLM's parallel
+// residual is the `parallel` flag of DecoderLayer. One placement the coming
+// families need is designed as one flag but NOT implemented, because no
+// fixture here could check it numerically against Hugging Face:
 // - Gemma-style pre+post norms: an optional `post_norm` in Branch, applied to
-//   the body's output before the residual Add;
-// - GPT-NeoX / Phi parallel residuals: a `parallel` flag in DecoderLayer,
-//   h = h + mixer(norm_1(h)) + ffn(norm_2(h)) (norm_2 may then be absent).
+//   the body's output before the residual Add.
 #pragma once
 
 #include <cstdint>
@@ -96,9 +95,23 @@ struct Branch {
   std::string residual;  // scope of the residual Add ("attn_residual")
 };
 
+// How a parallel layer sums its two branches. Float addition is commutative
+// but not associative, so the grouping follows the reference exactly.
+enum class ParallelSum {
+  branches_first,  // (mixer + ffn) + h: GPT-NeoX, Phi
+  residual_first,  // (h + mixer) + ffn: StableLM
+};
+
 struct DecoderLayer {
   Branch mixer;  // attention, short conv, ...
   Branch ffn;    // MLP / feed-forward
+  // Parallel residual (GPT-NeoX, Phi, StableLM):
+  // h = h + mixer(norm_1(h)) + ffn(norm_2(h)), both branches reading the
+  // layer's input. An ffn norm with an empty scope reuses the mixer's normed
+  // input (one shared norm, as Phi-2's input_layernorm). The Adds are named
+  // after mixer.residual and ffn.residual.
+  bool parallel = false;
+  ParallelSum sum = ParallelSum::branches_first;
 };
 
 // Layers 0..count-1 on `hidden`, layer i in scope "layers.<i>" and built as
@@ -111,7 +124,7 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
 // logits stay one output here; the HAR fixup splits them into the plan's
 // lm_head_shards.
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
-                  const std::string& lm_head);
+                  const std::string& lm_head, const std::optional<std::string>& lm_head_bias = std::nullopt);
 
 // ---- ready-made mixers and feed-forwards ----
 // Each captures `ckpt` and the tables by reference: use them while those live.
