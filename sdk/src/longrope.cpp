@@ -9,23 +9,25 @@ namespace llm2hef::sdk {
 
 namespace {
 
-const nlohmann::json& rope_dict(const JsonFile& c) {
+// The key holding the rope dict: rope_scaling, or the v5 rope_parameters.
+const char* rope_key(const JsonFile& c) {
   for (const char* key : {"rope_scaling", "rope_parameters"})
-    if (c.raw().contains(key) && c.raw()[key].is_object()) return c.raw()[key];
+    if (c.raw().contains(key) && c.raw()[key].is_object()) return key;
   throw BadInput(c.where("rope_scaling") + ": longrope needs a rope_scaling (or rope_parameters) object");
 }
 
-std::vector<double> factor_list(const JsonFile& c, const nlohmann::json& p, const char* key, int64_t count) {
+std::vector<double> factor_list(const JsonFile& c, const char* dict, const char* key, int64_t count) {
+  const nlohmann::json& p = c.raw()[dict];
   if (!p.contains(key) || !p[key].is_array())
-    throw BadInput(c.where("rope_scaling") + ": '" + key + "' must be a list of numbers");
+    throw BadInput(c.where(dict) + ": '" + key + "' must be a list of numbers");
   std::vector<double> out;
   for (const auto& v : p[key]) {
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
-      throw BadInput(c.where("rope_scaling") + ": '" + key + "' must hold positive numbers, got " + v.dump());
+      throw BadInput(c.where(dict) + ": '" + key + "' must hold positive numbers, got " + v.dump());
     out.push_back(v.get<double>());
   }
   if (static_cast<int64_t>(out.size()) != count)
-    throw BadInput(c.where("rope_scaling") + ": '" + key + "' has " + std::to_string(out.size()) +
+    throw BadInput(c.where(dict) + ": '" + key + "' has " + std::to_string(out.size()) +
                    " entries, the rotary width needs " + std::to_string(count));
   return out;
 }
@@ -33,10 +35,11 @@ std::vector<double> factor_list(const JsonFile& c, const nlohmann::json& p, cons
 }  // namespace
 
 LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t original_max, int64_t cache_size) {
-  const nlohmann::json& p = rope_dict(c);
+  const char* dict = rope_key(c);
+  const nlohmann::json& p = c.raw()[dict];
   const int64_t half = rotary_dim / 2;
-  const std::vector<double> short_f = factor_list(c, p, "short_factor", half);
-  const std::vector<double> long_f = factor_list(c, p, "long_factor", half);
+  const std::vector<double> short_f = factor_list(c, dict, "short_factor", half);
+  const std::vector<double> long_f = factor_list(c, dict, "long_factor", half);
   if (original_max <= 0)
     throw BadInput(c.where("original_max_position_embeddings") + ": must be a positive integer");
 
@@ -45,7 +48,7 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
   // sqrt(1 + ln(factor) / ln(original_max)) when factor > 1, else 1.
   double factor = 0;
   if (p.contains("factor") && !p["factor"].is_null()) {
-    if (!p["factor"].is_number()) throw BadInput(c.where("rope_scaling") + ": 'factor' must be a number");
+    if (!p["factor"].is_number()) throw BadInput(c.where(dict) + ": 'factor' must be a number");
     factor = p["factor"].get<double>();
   } else {
     factor = static_cast<double>(c.get_int("max_position_embeddings")) / static_cast<double>(original_max);
@@ -53,7 +56,7 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
   double attention = 1.0;
   if (p.contains("attention_factor") && !p["attention_factor"].is_null()) {
     if (!p["attention_factor"].is_number())
-      throw BadInput(c.where("rope_scaling") + ": 'attention_factor' must be a number");
+      throw BadInput(c.where(dict) + ": 'attention_factor' must be a number");
     attention = p["attention_factor"].get<double>();
   } else if (factor > 1.0) {
     attention = std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(original_max)));
@@ -61,7 +64,7 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
 
   const bool equal = short_f == long_f;
   if (cache_size > original_max && !equal)
-    throw Unsupported(c.where("rope_scaling") + ": longrope uses long_factor once a sequence exceeds "
+    throw Unsupported(c.where(dict) + ": longrope uses long_factor once a sequence exceeds "
                       "original_max_position_embeddings " + std::to_string(original_max) +
                       " and short_factor below it, which one constant theta cannot do; --cache " +
                       std::to_string(cache_size) + " is too large, the largest exact cache is " +

@@ -40,9 +40,11 @@ def refused(rc, text, out, code, *needles):
 
 
 def test_longrope_cache_beyond_original_max_is_refused(tmp_path):
-    """phi3-longrope: original_max_position_embeddings 64, short != long factors."""
-    rc, text, out = export(FIXTURES / "phi3-longrope", tmp_path, cache=128)
-    refused(rc, text, out, 4, "rope_scaling", "long_factor", "original_max_position_embeddings 64",
+    """phi3-longrope: original_max_position_embeddings 64, short != long factors (its
+    sliding_window 64 lifted, so that the window does not refuse first)."""
+    model = edited(tmp_path, "phi3-longrope", lambda c: c.update(sliding_window=None))
+    rc, text, out = export(model, tmp_path, cache=128)
+    refused(rc, text, out, 4, "rope_parameters", "long_factor", "original_max_position_embeddings 64",
             "largest exact cache is 64")
 
 
