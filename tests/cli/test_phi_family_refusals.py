@@ -106,3 +106,18 @@ def test_legacy_rotary_keys_are_read(tmp_path):
     np.testing.assert_allclose(theta[:4], inv, rtol=1e-6)
     np.testing.assert_allclose(theta[4:8], inv, rtol=1e-6)
     assert np.all(theta[8:] == 0) and theta.shape == (16,)
+
+
+def test_phi3_without_rope_scaling_uses_default_rope(tmp_path):
+    """Phi-3-mini-4k's config has no rope dict of scaling (rope_scaling null): plain
+    inv_freq over the whole head, no attention factor Mul in the graph."""
+    import numpy as np
+
+    def plain(c):
+        c["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.0}
+    rc, text, out = export(edited(tmp_path, "phi3-longrope", plain), tmp_path)
+    assert rc == 0, text
+    theta = np.load(out / "resources" / "theta.npy").astype(np.float64)
+    inv = 1.0 / 10000.0 ** (np.arange(0, 16, 2) / 16)
+    np.testing.assert_allclose(theta, np.concatenate([inv, inv]), rtol=1e-6)
+    assert b"rope_factor" not in (out / "model.onnx").read_bytes()
