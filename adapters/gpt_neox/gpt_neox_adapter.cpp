@@ -125,17 +125,11 @@ class GptNeoXAdapter final : public Adapter {
                                     .out_bias = m.bias,
                                     .shape = {plan.cache_size, m.heads, m.kv_heads, m.head_dim, divisor},
                                     .rotary_dim = m.rope.rotary_dim};
-      Block mixer = [&ckpt, &io, &m, attn, p](GraphBuilder& g, const Value& x) {
-        const std::string w = p + "attention.query_key_value.weight";
-        const auto b = m.bias ? std::optional(p + "attention.query_key_value.bias") : std::nullopt;
-        Value qkv[3];
-        const char* names[3] = {"q_proj", "k_proj", "v_proj"};
-        for (int part = 0; part < 3; ++part) {
-          auto s = g.scope(names[part]);
-          qkv[part] = linear_rows(g, ckpt, x, w, b, interleaved_qkv_rows(m.heads, m.head_dim, part));
-        }
-        return attention_from_qkv(g, ckpt, qkv[0], qkv[1], qkv[2], io.runtime.mask, io.pe, attn);
-      };
+      const std::string qkv = p + "attention.query_key_value.";
+      Block mixer = fused_qkv_attention_mixer(ckpt, io, attn, [&ckpt, &m, qkv](GraphBuilder& g, const Value& x, int part) {
+        return linear_rows(g, ckpt, x, qkv + "weight", m.bias ? std::optional(qkv + "bias") : std::nullopt,
+                           interleaved_qkv_rows(m.heads, m.head_dim, part));
+      });
       const GeluMlpSpec mlp{{p + "mlp.dense_h_to_4h.weight", p + "mlp.dense_h_to_4h.bias"},
                             {p + "mlp.dense_4h_to_h.weight", p + "mlp.dense_4h_to_h.bias"},
                             "dense_h_to_4h", "dense_4h_to_h", m.gelu};

@@ -135,17 +135,12 @@ class Phi3Adapter final : public Adapter {
                                     .shape = {plan.cache_size, m.heads, m.kv_heads, m.head_dim, divisor},
                                     .rotary_dim = m.rotary_dim,
                                     .rope_attention_factor = m.attention_factor};
-      Block mixer = [&ckpt, &io, attn, p, q, kv](GraphBuilder& g, const Value& x) {
-        const std::string w = p + "self_attn.qkv_proj.weight";
-        const std::pair<int64_t, int64_t> ranges[3] = {{0, q}, {q, q + kv}, {q + kv, q + 2 * kv}};
-        const char* names[3] = {"q_proj", "k_proj", "v_proj"};
-        Value qkv[3];
-        for (int part = 0; part < 3; ++part) {
-          auto s = g.scope(names[part]);
-          qkv[part] = linear(g, ckpt, x, {w, std::nullopt, WeightLayout::out_in, ranges[part].first, ranges[part].second});
-        }
-        return attention_from_qkv(g, ckpt, qkv[0], qkv[1], qkv[2], io.runtime.mask, io.pe, attn);
-      };
+      // qkv_proj rows: q, then k, then v.
+      const std::string qkv = p + "self_attn.qkv_proj.weight";
+      Block mixer = fused_qkv_attention_mixer(ckpt, io, attn, [&ckpt, qkv, q, kv](GraphBuilder& g, const Value& x, int part) {
+        const int64_t begin = part == 0 ? 0 : q + (part - 1) * kv, end = part == 0 ? q : begin + kv;
+        return linear(g, ckpt, x, {qkv, std::nullopt, WeightLayout::out_in, begin, end});
+      });
       // gate_up_proj rows: gate first, then up (HF's chunk(2)).
       SwigluSpec mlp{p + "mlp.gate_up_proj.weight", p + "mlp.gate_up_proj.weight", p + "mlp.down_proj.weight",
                      "gate_proj", "up_proj", "down_proj"};

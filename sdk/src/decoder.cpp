@@ -146,6 +146,19 @@ Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, Attention
   };
 }
 
+Block fused_qkv_attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec,
+                                QkvProjector project) {
+  return [&ckpt, &io, spec = std::move(spec), project = std::move(project)](GraphBuilder& g, const Value& x) {
+    static const char* const kNames[3] = {"q_proj", "k_proj", "v_proj"};
+    Value qkv[3];
+    for (int part = 0; part < 3; ++part) {
+      auto s = g.scope(kNames[part]);
+      qkv[part] = project(g, x, part);
+    }
+    return attention_from_qkv(g, ckpt, qkv[0], qkv[1], qkv[2], io.runtime.mask, io.pe, spec);
+  };
+}
+
 Block short_conv_mixer(const Checkpoint& ckpt, const CausalShifts& shifts, ShortConvSpec spec) {
   return [&ckpt, &shifts, spec = std::move(spec)](GraphBuilder& g, const Value& x) {
     return short_conv(g, ckpt, x, shifts, spec);

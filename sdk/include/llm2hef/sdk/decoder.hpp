@@ -130,6 +130,12 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
 // Each captures `ckpt` and the tables by reference: use them while those live.
 
 Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec);
+// Attention whose q, k and v come from `project(g, x, part)` (part 0 q, 1 k,
+// 2 v), each built in scope q_proj / k_proj / v_proj: a fused projection
+// split at export (Phi-3's qkv_proj, GPT-NeoX's query_key_value).
+using QkvProjector = std::function<Value(GraphBuilder& g, const Value& x, int part)>;
+Block fused_qkv_attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec,
+                                QkvProjector project);
 Block short_conv_mixer(const Checkpoint& ckpt, const CausalShifts& shifts, ShortConvSpec spec);
 Block swiglu_ffn(const Checkpoint& ckpt, SwigluSpec spec);
 Block gelu_ffn(const Checkpoint& ckpt, GeluMlpSpec spec);
