@@ -121,3 +121,29 @@ def test_phi3_without_rope_scaling_uses_default_rope(tmp_path):
     inv = 1.0 / 10000.0 ** (np.arange(0, 16, 2) / 16)
     np.testing.assert_allclose(theta, np.concatenate([inv, inv]), rtol=1e-6)
     assert b"rope_factor" not in (out / "model.onnx").read_bytes()
+
+
+def v4_layout(c):
+    """config.json as transformers 4 wrote the released Phi-2 / Phi-3.5 ones: rope_theta and
+    partial_rotary_factor at the top level, rope_scaling (with "type") instead of rope_parameters."""
+    rope = c.pop("rope_parameters")
+    c["rope_theta"] = rope.pop("rope_theta")
+    c["partial_rotary_factor"] = rope.pop("partial_rotary_factor")
+    rope.pop("original_max_position_embeddings", None)
+    kind = rope.pop("rope_type")
+    c["rope_scaling"] = None if kind == "default" else {"type": kind, **rope}
+
+
+@pytest.mark.parametrize("fixture", ["phi2-tiny", "phi4mini-tiny", "stablelm-tiny"])
+def test_transformers4_layout_exports_the_same_graph(fixture, tmp_path):
+    def v4(c):
+        v4_layout(c)
+        c["num_key_value_heads"] = c["num_key_value_heads"] if fixture != "phi2-tiny" else None
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    rc, text, out_a = export(FIXTURES / fixture, tmp_path / "a")
+    assert rc == 0, text
+    rc, text, out_b = export(edited(tmp_path / "b", fixture, v4), tmp_path / "b")
+    assert rc == 0, text
+    for f in ["model.onnx.data", "resources/theta.npy"]:
+        assert (out_a / f).read_bytes() == (out_b / f).read_bytes(), f
