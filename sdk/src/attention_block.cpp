@@ -1,6 +1,7 @@
 #include "llm2hef/sdk/attention_block.hpp"
 
 #include <optional>
+#include <vector>
 
 #include "llm2hef/sdk/rope.hpp"
 
@@ -8,36 +9,58 @@ namespace llm2hef::sdk {
 
 Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Value& mask, const PeTables& pe,
                       const AttentionBlockSpec& spec) {
-  const AttentionShape& a = spec.shape;
-  auto proj = [&](const std::string& name, const Value& in, bool bias, float scale = 1.0f) {
+  auto proj = [&](const std::string& name, const Value& in, bool bias) {
     auto s = g.scope(name);
     const std::string base = spec.prefix + name;
-    LinearSpec ls{base + ".weight", bias ? std::optional(base + ".bias") : std::nullopt};
-    ls.scale = scale;
-    return linear(g, ckpt, in, ls);
+    return linear(g, ckpt, in, {base + ".weight", bias ? std::optional(base + ".bias") : std::nullopt});
   };
   Value q = proj("q_proj", x, spec.qkv_bias);
   Value k = proj("k_proj", x, spec.qkv_bias);
   Value v = proj("v_proj", x, spec.qkv_bias);
+  return attention_from_qkv(g, ckpt, q, k, v, mask, pe, spec);
+}
+
+Value attention_from_qkv(GraphBuilder& g, const Checkpoint& ckpt, Value q, Value k, const Value& v, const Value& mask,
+                         const PeTables& pe, const AttentionBlockSpec& spec) {
+  const AttentionShape& a = spec.shape;
   if (!spec.q_norm.empty()) {
-    auto qk_norm = [&](const Value& in, const std::string& module, int64_t heads) {
+    auto qk_norm = [&](const Value& in, const std::string& module, int64_t heads,
+                       const std::function<Value(GraphBuilder&, const Value&)>& custom) {
       auto s = g.scope(module);
+      if (custom) return custom(g, in);
       const std::string weight = spec.prefix + module + ".weight";
       if (spec.qk_norm_full_width) return rms_norm(g, ckpt, in, weight, spec.norm_eps, spec.norm_weight_offset);
       return head_rms_norm(g, ckpt, in, weight, heads, a.head_dim, spec.norm_eps, spec.norm_weight_offset);
     };
-    q = qk_norm(q, spec.q_norm, a.heads);
-    k = qk_norm(k, spec.k_norm, a.kv_heads);
+    q = qk_norm(q, spec.q_norm, a.heads, spec.q_norm_fn);
+    k = qk_norm(k, spec.k_norm, a.kv_heads, spec.k_norm_fn);
   }
+  // LongRoPE's attention factor scales cos and sin, i.e. the rotary
+  // dimensions of q and k: a constant per-column Mul before the rotation.
+  auto rope_scale = [&](const Value& x, int64_t heads) {
+    const int64_t rot = spec.rotary_dim > 0 ? spec.rotary_dim : a.head_dim;
+    std::vector<float> f(static_cast<size_t>(heads * a.head_dim), 1.0f);
+    for (int64_t i = 0; i < heads * a.head_dim; ++i)
+      if (i % a.head_dim < rot) f[static_cast<size_t>(i)] = spec.rope_attention_factor;
+    const Value c = g.constant("rope_factor", {heads * a.head_dim}, f);
+    return g.mul(x, c, "rope_factor/Mul");
+  };
   if (spec.rope) {
     {
       auto s = g.scope("q");
-      q = apply_rope(g, q, pe.q_cos, pe.q_sin, a.heads, a.head_dim);
+      if (spec.rope_attention_factor != 1.0f) q = rope_scale(q, a.heads);
+      q = apply_rope(g, q, pe.q_cos, pe.q_sin, a.heads, a.head_dim, spec.rotary_dim);
     }
     auto s = g.scope("k");  // at KV width, before the GQA expansion
-    k = apply_rope(g, k, pe.k_cos, pe.k_sin, a.kv_heads, a.head_dim);
+    if (spec.rope_attention_factor != 1.0f) k = rope_scale(k, a.kv_heads);
+    k = apply_rope(g, k, pe.k_cos, pe.k_sin, a.kv_heads, a.head_dim, spec.rotary_dim);
   }
-  return proj(spec.out_proj, attention(g, q, k, v, mask, a), spec.out_bias, spec.out_scale);
+  const Value ctx = attention(g, q, k, v, mask, a);
+  auto s = g.scope(spec.out_proj);
+  const std::string base = spec.prefix + spec.out_proj;
+  LinearSpec out{base + ".weight", spec.out_bias ? std::optional(base + ".bias") : std::nullopt};
+  out.scale = spec.out_scale;
+  return linear(g, ckpt, ctx, out);
 }
 
 }  // namespace llm2hef::sdk

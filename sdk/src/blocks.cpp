@@ -134,6 +134,15 @@ Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const st
 Value gelu(GraphBuilder& g, const Value& x, GeluForm form) {
   auto s = g.scope("gelu");
   if (form == GeluForm::sigmoid) return g.mul(x, g.sigmoid(g.mul(x, g.scalar("alpha", 1.702f))));
+  if (form == GeluForm::erf) {
+    // torch: x * 0.5 * (1.0 + erf(x / sqrt(2))) — (x * 0.5) is not formed
+    // first by torch's exporter, which writes Div, Erf, Add, Mul(x, .), Mul(., 0.5).
+    const Value root2 = g.scalar("sqrt_2", static_cast<float>(std::numbers::sqrt2));
+    const Value e = g.erf(g.div(x, root2));
+    const Value one_plus = g.add(e, g.scalar("one", 1.0f));
+    const Value scaled = g.mul(x, one_plus);
+    return g.mul(scaled, g.scalar("half", 0.5f));
+  }
   const float c = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
   Value cube = g.mul(g.mul(x, x), x);
   Value inner = g.add(x, g.mul(cube, g.scalar("cubic", 0.044715f)));
@@ -160,11 +169,11 @@ Value gated_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const S
   Value act, up;
   {
     auto s = g.scope(spec.gate_scope);
-    act = act_fn(linear(g, ckpt, x, {spec.gate_weight, std::nullopt}));
+    act = act_fn(linear(g, ckpt, x, {spec.gate_weight, std::nullopt, WeightLayout::out_in, spec.gate_begin, spec.gate_end}));
   }
   {
     auto s = g.scope(spec.up_scope);
-    up = linear(g, ckpt, x, {spec.up_weight, std::nullopt});
+    up = linear(g, ckpt, x, {spec.up_weight, std::nullopt, WeightLayout::out_in, spec.up_begin, spec.up_end});
   }
   Value gated = g.mul(act, up, product);
   auto s = g.scope(spec.down_scope);

@@ -101,6 +101,25 @@ Value residual_branch(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidd
   return g.add(hidden, out, b.residual + "/Add");
 }
 
+Value branch_body(GraphBuilder& g, const Value& normed, const Branch& b) {
+  auto s = g.scope(b.scope);
+  return b.body(g, normed);
+}
+
+// Both branches read the layer's input; summed as the reference groups it.
+Value parallel_layer(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const DecoderLayer& l) {
+  const Value normed_1 = apply_norm(g, ckpt, hidden, l.mixer.norm);
+  const Value mixed = branch_body(g, normed_1, l.mixer);
+  const Value normed_2 = l.ffn.norm.scope.empty() ? normed_1 : apply_norm(g, ckpt, hidden, l.ffn.norm);
+  const Value fed = branch_body(g, normed_2, l.ffn);
+  if (l.sum == ParallelSum::residual_first) {
+    const Value partial = g.add(hidden, mixed, l.mixer.residual + "/Add");
+    return g.add(partial, fed, l.ffn.residual + "/Add");
+  }
+  const Value branches = g.add(mixed, fed, l.ffn.residual + "/Add");
+  return g.add(branches, hidden, l.mixer.residual + "/Add");
+}
+
 }  // namespace
 
 Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int64_t count,
@@ -108,6 +127,10 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
   for (int64_t i = 0; i < count; ++i) {
     auto s = g.scope("layers." + std::to_string(i));
     const DecoderLayer l = layer(i);
+    if (l.parallel) {
+      hidden = parallel_layer(g, ckpt, hidden, l);
+      continue;
+    }
     hidden = residual_branch(g, ckpt, hidden, l.mixer);
     hidden = residual_branch(g, ckpt, hidden, l.ffn);
   }
@@ -129,7 +152,12 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
   auto s = g.scope("lm_head");
   const Value head = t.logit_scale == 1.0f ? g.weight("weight", ckpt, t.lm_head, {.transpose = true})
                                            : g.scaled_weight("weight", ckpt, t.lm_head, {.transpose = true}, t.logit_scale);
-  const Value logits = g.matmul(last, head);
+  Value logits = g.matmul(last, head);
+  if (t.lm_head_bias) {
+    ckpt.expect(*t.lm_head_bias, {head.shape[1]});
+    const Value bias = g.weight("bias", ckpt, *t.lm_head_bias);
+    logits = g.add(logits, bias);
+  }
   if (t.logit_softcap <= 0) {
     g.output(logits, "logits");
     return;
@@ -145,6 +173,19 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
 Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec) {
   return [&ckpt, &io, spec = std::move(spec)](GraphBuilder& g, const Value& x) {
     return attention_block(g, ckpt, x, io.runtime.mask, io.pe, spec);
+  };
+}
+
+Block fused_qkv_attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec,
+                                QkvProjector project) {
+  return [&ckpt, &io, spec = std::move(spec), project = std::move(project)](GraphBuilder& g, const Value& x) {
+    static const char* const kNames[3] = {"q_proj", "k_proj", "v_proj"};
+    Value qkv[3];
+    for (int part = 0; part < 3; ++part) {
+      auto s = g.scope(kNames[part]);
+      qkv[part] = project(g, x, part);
+    }
+    return attention_from_qkv(g, ckpt, qkv[0], qkv[1], qkv[2], io.runtime.mask, io.pe, spec);
   };
 }
 

@@ -300,6 +300,7 @@ Value GraphBuilder::reciprocal(const Value& a, const std::string& leaf) { return
 Value GraphBuilder::sigmoid(const Value& a, const std::string& leaf) { return unary("Sigmoid", a, leaf); }
 Value GraphBuilder::tanh(const Value& a, const std::string& leaf) { return unary("Tanh", a, leaf); }
 Value GraphBuilder::relu(const Value& a, const std::string& leaf) { return unary("Relu", a, leaf); }
+Value GraphBuilder::erf(const Value& a, const std::string& leaf) { return unary("Erf", a, leaf); }
 
 Value GraphBuilder::pow(const Value& a, float exponent, const std::string& leaf) {
   Value e = scalar(leaf + "_exponent", exponent);

@@ -38,6 +38,11 @@ std::vector<float> rope_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
   if (head_dim <= 0 || head_dim % 2) throw BadInput(c.where("head_dim") + ": must be a positive even number");
   if (auto f = c.find_number("partial_rotary_factor"); f && *f != 1.0)
     throw Unsupported(c.where("partial_rotary_factor") + ": partial rotary embeddings are not supported");
+  return rope_inv_freq_dims(c, head_dim, rewrites);
+}
+
+std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::vector<std::string>& rewrites) {
+  if (head_dim <= 0 || head_dim % 2) throw BadInput(c.where("head_dim") + ": the rotary width must be a positive even number");
   const nlohmann::json p = rope_params(c);
   double base = c.find_number("rope_theta").value_or(0);
   if (base == 0 && p.is_object() && p.contains("rope_theta")) {
@@ -114,13 +119,15 @@ std::vector<float> rope_theta_resource(const std::vector<float>& inv_freq) {
 }
 
 Value apply_rope(GraphBuilder& g, const Value& x, const Value& cos_tiled, const Value& sin_tiled, int64_t heads,
-                 int64_t d) {
+                 int64_t d, int64_t rotary_dim) {
   auto s = g.scope("rope");
-  const int64_t w = heads * d, half = d / 2;
+  const int64_t rot = rotary_dim > 0 ? rotary_dim : d;
+  const int64_t w = heads * d, half = rot / 2;
   Value r = g.constant_rows("rotate_half", {w, w}, [=](int64_t r0, int64_t r1, std::span<float> out) {
     for (int64_t i = r0; i < r1; ++i) {
       const int64_t h = i / d, k = i % d;
-      // (x R)[j] = -x[j + D/2] for j < D/2, x[j - D/2] otherwise.
+      if (k >= rot) continue;  // a pass-through dimension: no row
+      // (x R)[j] = -x[j + rot/2] for j < rot/2, x[j - rot/2] for rot/2 <= j < rot.
       const int64_t col = h * d + (k < half ? k + half : k - half);
       out[static_cast<size_t>((i - r0) * w + col)] = k < half ? 1.0f : -1.0f;
     }

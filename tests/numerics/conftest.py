@@ -451,3 +451,23 @@ GEMMA_OLMO = ["gemma3-tiny", "gemma3-window", "gemma2-tiny", "olmo2-tiny"]
 def gemma_olmo_combos(names=None):
     """(fixture, cache, "default") for every exact Gemma/OLMo 2 export the suite makes."""
     return [(f, c, LLAMA_GELU) for f in (names or GEMMA_OLMO) for c in fixture_info(f)["exact_caches"]]
+# =========================================================================== Phi-3 / Phi / StableLM / GPT-NeoX (wip-phi)
+# Fixtures of tools/fixtures/make_phi_family_fixtures.py. Phi exports run with
+# `--gelu tanh` (gelu_new exactly); the default sigmoid form is measured apart.
+PHI_FAMILY = ["neox-parallel", "neox-sequential", "phi2-tiny", "phi-qkln", "stablelm-tiny", "stablelm-qkln",
+              "stablelm-parallel", "phi3-longrope", "phi4mini-tiny"]
+PHI_CACHES = [64, 32]
+# One fixture per adapter and switch that changes the layer skeleton, for the consistency checks.
+PHI_CONSISTENCY = ["neox-parallel", "neox-sequential", "phi2-tiny", "stablelm-parallel", "phi4mini-tiny"]
+
+
+def phi_gelu(name: str) -> str:
+    """The exact GELU flag for Phi fixtures ("tanh"), no flag for the others."""
+    return "tanh" if fixture_info(name)["architecture"] == "PhiForCausalLM" else "default"
+
+
+def phi_combos(names=None, caches=None):
+    """(fixture, cache, gelu) for every export of these fixtures; caches above
+    max_position_embeddings are skipped."""
+    return [(f, c, phi_gelu(f)) for f in (names or PHI_FAMILY) for c in (caches or PHI_CACHES)
+            if c <= fixture_info(f)["config"]["max_position_embeddings"]]

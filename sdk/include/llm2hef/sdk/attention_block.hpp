@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "llm2hef/sdk/blocks.hpp"
@@ -18,8 +19,8 @@ namespace llm2hef::sdk {
 
 struct AttentionBlockSpec {
   std::string prefix;        // checkpoint prefix of the module, "model.layers.3.self_attn."
-  std::string q_norm;        // per-head norm modules ("q_norm", "q_layernorm"); empty = no QK-Norm
-  std::string k_norm;
+  std::string q_norm = {};   // per-head norm modules ("q_norm", "q_layernorm"); empty = no QK-Norm
+  std::string k_norm = {};
   std::string out_proj;      // "o_proj", "out_proj"
   bool qkv_bias = false;
   bool out_bias = false;
@@ -29,11 +30,26 @@ struct AttentionBlockSpec {
   float out_scale = 1.0f;    // folded into the output projection (Granite's residual_multiplier)
   bool qk_norm_full_width = false;  // OLMo 2: one RMSNorm over all of q (heads*D) and all of k (kv_heads*D)
   float norm_weight_offset = 0.0f;  // Gemma 3: the QK-Norm scales by (1 + w)
+  // Partial rotary (sdk/partial_rotary.hpp): RoPE on the first rotary_dim
+  // dimensions of each head only; 0 = all of them.
+  int64_t rotary_dim = 0;
+  // LongRoPE's factor on cos and sin, applied as a Mul of q and k by a
+  // constant (the factor on the rotary dimensions, 1 elsewhere) before RoPE.
+  float rope_attention_factor = 1.0f;
+  // A QK-Norm other than per-head RMSNorm (per-head LayerNorm: Phi,
+  // StableLM), built in scopes q_norm / k_norm on [1, S, heads*D]; when set,
+  // q_norm / k_norm name only the scopes.
+  std::function<Value(GraphBuilder&, const Value&)> q_norm_fn = {}, k_norm_fn = {};
 };
 
 // `x` is the normed hidden state [1, N, hidden]; `mask` the runtime's
 // attention_mask input (attention() slices its first head block).
 Value attention_block(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Value& mask, const PeTables& pe,
                       const AttentionBlockSpec& spec);
+
+// The same from projections the caller made (fused qkv split at export):
+// QK-Norm, RoPE, attention and the output projection.
+Value attention_from_qkv(GraphBuilder& g, const Checkpoint& ckpt, Value q, Value k, const Value& v, const Value& mask,
+                         const PeTables& pe, const AttentionBlockSpec& spec);
 
 }  // namespace llm2hef::sdk

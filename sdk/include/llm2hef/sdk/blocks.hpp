@@ -76,9 +76,11 @@ Value rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const st
 // ---- activations ----
 // ReLU as one Relu node (OPT).
 Value relu(GraphBuilder& g, const Value& x);
-enum class GeluForm { sigmoid, tanh };
+enum class GeluForm { sigmoid, tanh, erf };
 // sigmoid: x * sigmoid(1.702 x) (SEED's parsable approximation);
-// tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), HF's gelu_new exactly.
+// tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), HF's gelu_new exactly;
+// erf: x * 0.5 (1 + erf(x / sqrt(2))), the exact GELU (HF's "gelu"), spelled
+// as torch's exporter writes F.gelu: Div, Erf, Add, Mul, Mul.
 Value gelu(GraphBuilder& g, const Value& x, GeluForm form);
 Value silu(GraphBuilder& g, const Value& x);
 
@@ -90,6 +92,9 @@ struct SwigluSpec {
   std::string gate_weight, up_weight, down_weight;  // checkpoint tensors, [out, in]
   std::string gate_scope, up_scope, down_scope;
   float down_scale = 1.0f;  // folded into down_proj (Granite's residual_multiplier)
+  // Output-feature ranges of gate_weight / up_weight: a fused gate_up_proj
+  // (Phi-3) names one tensor twice with its two halves. Defaults: all of it.
+  int64_t gate_begin = 0, gate_end = -1, up_begin = 0, up_end = -1;
 };
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
 // GeGLU: down(gelu(gate(x)) * up(x)) with the tanh GELU, which is exactly

@@ -7,13 +7,12 @@
 // A layer is two residual branches, each `h = h + body(norm(h))`: the token
 // mixer (attention, short conv, ...) and then the feed-forward. That pre-norm,
 // sequential placement is what all six families here use (GPT-2, Llama,
-// Qwen2, Qwen3, SmolLM3, LFM2). Two placements the coming families need are
-// designed as one flag each but NOT implemented, because no fixture here
-// could check them numerically against Hugging Face:
+// Qwen2, Qwen3, SmolLM3, LFM2). GPT-NeoX, Phi and StableLM's parallel
+// residual is the `parallel` flag of DecoderLayer. One placement the coming
+// families need is designed as one flag but NOT implemented, because no
+// fixture here could check it numerically against Hugging Face:
 // - Gemma-style pre+post norms: an optional `post_norm` in Branch, applied to
-//   the body's output before the residual Add;
-// - GPT-NeoX / Phi parallel residuals: a `parallel` flag in DecoderLayer,
-//   h = h + mixer(norm_1(h)) + ffn(norm_2(h)) (norm_2 may then be absent).
+//   the body's output before the residual Add.
 #pragma once
 
 #include <cstdint>
@@ -108,9 +107,23 @@ struct Branch {
   bool pre_norm = true;  // false: `norm` is not applied
 };
 
+// How a parallel layer sums its two branches. Float addition is commutative
+// but not associative, so the grouping follows the reference exactly.
+enum class ParallelSum {
+  branches_first,  // (mixer + ffn) + h: GPT-NeoX, Phi
+  residual_first,  // (h + mixer) + ffn: StableLM
+};
+
 struct DecoderLayer {
   Branch mixer;  // attention, short conv, ...
   Branch ffn;    // MLP / feed-forward
+  // Parallel residual (GPT-NeoX, Phi, StableLM):
+  // h = h + mixer(norm_1(h)) + ffn(norm_2(h)), both branches reading the
+  // layer's input. An ffn norm with an empty scope reuses the mixer's normed
+  // input (one shared norm, as Phi-2's input_layernorm). The Adds are named
+  // after mixer.residual and ffn.residual.
+  bool parallel = false;
+  ParallelSum sum = ParallelSum::branches_first;
 };
 
 // Layers 0..count-1 on `hidden`, layer i in scope "layers.<i>" and built as
@@ -136,6 +149,7 @@ struct TailSpec {
   float logit_scale = 1.0f;
   std::string project_out = {};  // "" = none; applied after the final norm, in scope "project_out"
   float logit_softcap = 0.0f;    // > 0: tanh(logits / c) * c
+  std::optional<std::string> lm_head_bias = std::nullopt;  // [vocab], added to the logits (Phi)
 };
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const TailSpec& tail);
 
@@ -143,6 +157,12 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
 // Each captures `ckpt` and the tables by reference: use them while those live.
 
 Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec);
+// Attention whose q, k and v come from `project(g, x, part)` (part 0 q, 1 k,
+// 2 v), each built in scope q_proj / k_proj / v_proj: a fused projection
+// split at export (Phi-3's qkv_proj, GPT-NeoX's query_key_value).
+using QkvProjector = std::function<Value(GraphBuilder& g, const Value& x, int part)>;
+Block fused_qkv_attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec,
+                                QkvProjector project);
 Block short_conv_mixer(const Checkpoint& ckpt, const CausalShifts& shifts, ShortConvSpec spec);
 Block swiglu_ffn(const Checkpoint& ckpt, SwigluSpec spec);
 Block gelu_ffn(const Checkpoint& ckpt, GeluMlpSpec spec);

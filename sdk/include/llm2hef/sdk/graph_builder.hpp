@@ -97,6 +97,7 @@ class GraphBuilder {
   Value sigmoid(const Value& a, const std::string& leaf = "Sigmoid");
   Value tanh(const Value& a, const std::string& leaf = "Tanh");
   Value relu(const Value& a, const std::string& leaf = "Relu");
+  Value erf(const Value& a, const std::string& leaf = "Erf");
   Value softmax(const Value& a, int64_t axis, const std::string& leaf = "Softmax");
   Value reduce_mean(const Value& a, int64_t axis, const std::string& leaf = "ReduceMean");
   // LayerNormalization over the last axis (opset 17), scale and bias [last dim].

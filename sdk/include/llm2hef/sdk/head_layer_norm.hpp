@@ -1,0 +1,35 @@
+// Per-head LayerNorm over head_dim on q or k [1, S, heads*D], without
+// reshaping (nothing may sit between a head Reshape and its Transpose):
+// constant segment matrices S [heads*D, heads] give each head's mean and
+// biased variance, as head_rms_norm does for RMSNorm. Phi's qk_layernorm
+// (one LayerNorm shared by the heads, with bias) and StableLM's (one
+// LayerNorm per head, no bias) differ only in the tiled weight and bias.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/graph_builder.hpp"
+
+namespace llm2hef::sdk {
+
+// heads*D values: `tensors` holds one [D] tensor shared by every head, or one per head.
+std::vector<float> tiled_head_vector(const Checkpoint& ckpt, const std::vector<std::string>& tensors, int64_t heads,
+                                     int64_t head_dim);
+
+// (x - mean) * rsqrt(var + eps) * weight [+ bias], per head; `bias` may be empty.
+Value head_layer_norm(GraphBuilder& g, const Value& x, const std::vector<float>& weight, const std::vector<float>& bias,
+                      int64_t heads, int64_t head_dim, float eps);
+
+// The same as a QK-Norm hook for AttentionBlockSpec (q_norm_fn / k_norm_fn):
+// `weights` and `biases` (may be empty) name one [D] tensor shared by every
+// head or one per head; they are read when the graph is built.
+std::function<Value(GraphBuilder&, const Value&)> head_layer_norm_fn(const Checkpoint& ckpt,
+                                                                    std::vector<std::string> weights,
+                                                                    std::vector<std::string> biases, int64_t heads,
+                                                                    int64_t head_dim, float eps);
+
+}  // namespace llm2hef::sdk

@@ -1,0 +1,32 @@
+// LongRoPE (Phi-3 / Phi-3.5 / Phi-4-mini): per-frequency rescale factors and
+// an attention factor on cos/sin (transformers' _compute_longrope_parameters
+// and longrope_frequency_update). HF picks the short factors while the
+// sequence (largest position + 1) is at most original_max_position_embeddings
+// and the long factors for every position once it is longer. A graph has one
+// theta for every prompt length, so the export is exact for caches up to
+// original_max_position_embeddings (short factors), and beyond it only when
+// the two factor lists are equal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llm2hef/sdk/json_file.hpp"
+
+namespace llm2hef::sdk {
+
+struct LongRope {
+  std::vector<float> inv_freq;    // rotary_dim/2 entries, the short (or equal) factors folded in
+  float attention_factor = 1.0f;  // multiplies cos and sin (the rotary dimensions of q and k)
+  std::string rewrite;            // one line for the plan
+};
+
+// `config` as resolve_rope_keys leaves it (rope_theta and partial_rotary_factor
+// at the top level), with a longrope rope dict. `original_max` is
+// original_max_position_embeddings as the family's config class settles it.
+// Throws Unsupported when `cache_size` needs the long factors and they differ
+// from the short ones, naming the largest exact cache.
+LongRope longrope_inv_freq(const JsonFile& config, int64_t rotary_dim, int64_t original_max, int64_t cache_size);
+
+}  // namespace llm2hef::sdk

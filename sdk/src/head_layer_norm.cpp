@@ -1,0 +1,55 @@
+#include "llm2hef/sdk/head_layer_norm.hpp"
+
+#include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::sdk {
+
+std::vector<float> tiled_head_vector(const Checkpoint& ckpt, const std::vector<std::string>& tensors, int64_t heads,
+                                     int64_t d) {
+  if (tensors.size() != 1 && static_cast<int64_t>(tensors.size()) != heads)
+    throw InternalError("tiled_head_vector: one tensor or one per head");
+  std::vector<float> out(static_cast<size_t>(heads * d));
+  for (int64_t h = 0; h < heads; ++h) {
+    const std::string& name = tensors.size() == 1 ? tensors[0] : tensors[static_cast<size_t>(h)];
+    ckpt.expect(name, {d});
+    const std::vector<float> v = ckpt.read(name);
+    for (int64_t i = 0; i < d; ++i) out[static_cast<size_t>(h * d + i)] = v[static_cast<size_t>(i)];
+  }
+  return out;
+}
+
+Value head_layer_norm(GraphBuilder& g, const Value& x, const std::vector<float>& weight, const std::vector<float>& bias,
+                      int64_t heads, int64_t d, float eps) {
+  const int64_t w = heads * d;
+  Value seg = g.constant_rows("segment_sum", {w, heads}, [=](int64_t r0, int64_t r1, std::span<float> out) {
+    for (int64_t i = r0; i < r1; ++i) out[static_cast<size_t>((i - r0) * heads + i / d)] = 1.0f;
+  });
+  const Value spread_m = g.transpose(seg, {1, 0}, "segment_sum/Transpose");
+  const Value dim = g.scalar("head_dim", static_cast<float>(d));
+  // mean per head, spread back over its D columns; then the biased variance
+  // of the centred values the same way (torch's LayerNorm: two passes).
+  Value sum = g.matmul(g.matmul(x, seg, "sum/MatMul"), spread_m, "sum_spread/MatMul");
+  Value centred = g.sub(x, g.div(sum, dim, "mean/Div"), "centre/Sub");
+  Value sumsq = g.matmul(g.matmul(g.pow(centred, 2.0f), seg, "sumsq/MatMul"), spread_m, "sumsq_spread/MatMul");
+  Value var = g.div(sumsq, dim, "var/Div");
+  Value inv = inverse_sqrt(g, g.add(var, g.scalar("eps", eps)));
+  const Value w_tiled = g.constant("weight", {w}, weight);
+  Value y = g.mul(g.mul(centred, inv), w_tiled);
+  if (bias.empty()) return y;
+  return g.add(y, g.constant("bias", {w}, bias));
+}
+
+std::function<Value(GraphBuilder&, const Value&)> head_layer_norm_fn(const Checkpoint& ckpt,
+                                                                    std::vector<std::string> weights,
+                                                                    std::vector<std::string> biases, int64_t heads,
+                                                                    int64_t d, float eps) {
+  return [&ckpt, weights = std::move(weights), biases = std::move(biases), heads, d, eps](GraphBuilder& g,
+                                                                                         const Value& x) {
+    const std::vector<float> w = tiled_head_vector(ckpt, weights, heads, d);
+    const std::vector<float> b = biases.empty() ? std::vector<float>{} : tiled_head_vector(ckpt, biases, heads, d);
+    return head_layer_norm(g, x, w, b, heads, d, eps);
+  };
+}
+
+}  // namespace llm2hef::sdk
