@@ -104,12 +104,8 @@ class GptNeoXAdapter final : public Adapter {
 
   Plan plan(const Checkpoint& ckpt, const ExportOptions& opt) const override {
     const NeoX m = read_neox(ckpt);
-    Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate},
-                          "gpt_neox.embed_in.weight", opt);
-    p.theta = m.rope.theta;
-    p.rewrites = m.rewrites;
-    note_cache_beyond_positions(p, opt, m.max_positions);
-    return p;
+    return rope_decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate},
+                             "gpt_neox.embed_in.weight", opt, m.rope.theta, m.rewrites, m.max_positions);
   }
 
   void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& g) const override {

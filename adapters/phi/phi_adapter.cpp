@@ -88,17 +88,14 @@ class PhiAdapter final : public Adapter {
 
   Plan plan(const Checkpoint& ckpt, const ExportOptions& opt) const override {
     const Phi m = read_phi(ckpt);
-    Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate},
-                          "model.embed_tokens.weight", opt);
-    p.theta = m.rope.theta;
+    Plan p = rope_decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate},
+                               "model.embed_tokens.weight", opt, m.rope.theta, m.rewrites, m.max_positions);
     const std::string gelu = opt.option(info(), "gelu");
     p.options["gelu"] = gelu;
-    p.rewrites = m.rewrites;
     p.rewrites.push_back(gelu == "tanh" ? "GELU as gelu_new (tanh form, exact)"
                                         : "GELU as x*sigmoid(1.702x) (approximation; --gelu tanh for exact)");
     p.rewrites.push_back(std::string(m.lm_head.tied ? "tied lm_head written as its own tensor" : "lm_head") +
                          " with its bias after a last-position slice");
-    note_cache_beyond_positions(p, opt, m.max_positions);
     return p;
   }
 

@@ -17,6 +17,7 @@
 #include "llm2hef/sdk/longrope.hpp"
 #include "llm2hef/sdk/partial_rotary.hpp"
 #include "llm2hef/sdk/rope.hpp"
+#include "llm2hef/sdk/sliding_window.hpp"
 
 namespace {
 
@@ -56,15 +57,6 @@ Phi3 read_phi3(const Checkpoint& ckpt, int64_t cache_size) {
   m.eps = static_cast<float>(raw.find_number("rms_norm_eps").value_or(1e-5));
   const std::string act = raw.find_string("hidden_act").value_or("silu");
   if (act != "silu") throw Unsupported(raw.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
-
-  // A window the cache fits in changes nothing: i - j < window for every pair.
-  if (auto w = raw.find_int("sliding_window")) {
-    if (cache_size > *w)
-      throw Unsupported(raw.where("sliding_window") + ": " + std::to_string(*w) + " is smaller than --cache " +
-                        std::to_string(cache_size) + "; the runtime's one mask has no window, so the largest exact cache is " +
-                        std::to_string(*w));
-    m.rewrites.push_back("sliding_window " + std::to_string(*w) + " >= cache: every layer attends to the whole cache (exact)");
-  }
 
   const JsonFile c = resolve_rope_keys(raw, {.default_factor = 1.0});
   m.rotary_dim = rotary_dims(c, m.head_dim);
@@ -113,11 +105,9 @@ class Phi3Adapter final : public Adapter {
 
   Plan plan(const Checkpoint& ckpt, const ExportOptions& opt) const override {
     const Phi3 m = read_phi3(ckpt, opt.cache_size);
-    Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate},
-                          "model.embed_tokens.weight", opt);
-    p.theta = m.theta;
-    p.rewrites = m.rewrites;
-    note_cache_beyond_positions(p, opt, m.max_positions);
+    Plan p = rope_decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate},
+                               "model.embed_tokens.weight", opt, m.theta, m.rewrites, m.max_positions);
+    apply_sliding_window(p, opt, read_sliding_window(ckpt.config(), m.layers));
     return p;
   }
 

@@ -57,6 +57,23 @@ Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const Exp
   return p;
 }
 
+void note_llama_style_rewrites(std::vector<std::string>& rewrites, const LmHead& lm_head, int64_t heads,
+                               int64_t kv_heads) {
+  rewrites.push_back(lm_head.tied ? "tied lm_head written as its own tensor after a last-position slice"
+                                  : "lm_head after a last-position slice");
+  rewrites.push_back("GQA " + std::to_string(heads) + "/" + std::to_string(kv_heads) +
+                     " through a constant repeat-interleave MatMul; RoPE through a constant rotate-half MatMul");
+}
+
+Plan rope_decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& opt,
+                       std::vector<float> theta, std::vector<std::string> rewrites, int64_t max_positions) {
+  Plan p = decoder_plan(dims, embedding, opt);
+  p.theta = std::move(theta);
+  p.rewrites = std::move(rewrites);
+  note_cache_beyond_positions(p, opt, max_positions);
+  return p;
+}
+
 void note_cache_beyond_positions(Plan& p, const ExportOptions& opt, int64_t max_positions) {
   if (max_positions > 0 && opt.cache_size > max_positions)
     p.notes.push_back("--cache " + std::to_string(opt.cache_size) + " exceeds max_position_embeddings " +

@@ -30,10 +30,7 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
 
   ckpt.expect(m.embed(), {m.vocab, m.hidden});
   m.lm_head = choose_lm_head(ckpt, m.embed(), m.vocab, m.hidden);
-  m.rewrites.push_back(m.lm_head.tied ? "tied lm_head written as its own tensor after a last-position slice"
-                                      : "lm_head after a last-position slice");
-  m.rewrites.push_back("GQA " + std::to_string(m.heads) + "/" + std::to_string(m.kv_heads) +
-                       " through a constant repeat-interleave MatMul; RoPE through a constant rotate-half MatMul");
+  note_llama_style_rewrites(m.rewrites, m.lm_head, m.heads, m.kv_heads);
   return m;
 }
 
@@ -92,12 +89,10 @@ void refuse_unread_llama_family_keys(const Checkpoint& ckpt, const LlamaFamily& 
 }
 
 Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& opt) {
-  Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate}, m.embed(), opt);
-  p.theta = rope_theta_resource(m.inv_freq);
-  p.rewrites = m.rewrites;
+  Plan p = rope_decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate},
+                             m.embed(), opt, rope_theta_resource(m.inv_freq), m.rewrites, m.max_positions);
   for (const std::string& line : m.multipliers.rewrites()) p.rewrites.push_back(line);
   apply_sliding_window(p, opt, m.sliding);
-  note_cache_beyond_positions(p, opt, m.max_positions);
   return p;
 }
 

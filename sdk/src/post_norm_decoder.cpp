@@ -6,6 +6,7 @@
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope_bases.hpp"
+#include "llm2hef/sdk/sliding_window.hpp"
 #include "llm2hef/sdk/sliding_window_band.hpp"
 
 namespace llm2hef::sdk {
@@ -24,10 +25,7 @@ PostNormDecoder read_post_norm_decoder(const Checkpoint& ckpt) {
   m.score_divisor = static_cast<float>(std::sqrt(static_cast<double>(m.head_dim)));
   ckpt.expect(m.embed(), {m.vocab, m.hidden});
   m.lm_head = choose_lm_head(ckpt, m.embed(), m.vocab, m.hidden);
-  m.rewrites.push_back(m.lm_head.tied ? "tied lm_head written as its own tensor after a last-position slice"
-                                      : "lm_head after a last-position slice");
-  m.rewrites.push_back("GQA " + std::to_string(m.heads) + "/" + std::to_string(m.kv_heads) +
-                       " through a constant repeat-interleave MatMul; RoPE through a constant rotate-half MatMul");
+  note_llama_style_rewrites(m.rewrites, m.lm_head, m.heads, m.kv_heads);
   return m;
 }
 
@@ -68,42 +66,27 @@ OptionSpec sliding_window_option() {
 }
 
 Plan post_norm_decoder_plan(const PostNormDecoder& m, const ExportOptions& opt) {
-  Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate}, m.embed(), opt);
-  p.theta = rope_bases_theta(m.rope_bases);
-  p.rewrites = m.rewrites;
-  p.notes = m.notes;
-  std::string sliding;
-  for (int64_t i = 0; i < m.layers; ++i)
-    if (m.sliding_layers.size() == static_cast<size_t>(m.layers) && m.sliding_layers[static_cast<size_t>(i)])
-      sliding += (sliding.empty() ? "" : ",") + std::to_string(i);
-  if (!sliding.empty()) {
+  Plan p = rope_decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.intermediate},
+                             m.embed(), opt, rope_bases_theta(m.rope_bases), m.rewrites, m.max_positions);
+  p.notes.insert(p.notes.begin(), m.notes.begin(), m.notes.end());
+  // The SDK's window policy (exact at --cache <= window, else refused),
+  // unless the user asks for the constant band (exact, unproven on the DFC).
+  SlidingWindow window{m.sliding_window, m.sliding_layers, "config.json: field 'sliding_window'"};
+  if (window.layers.size() != static_cast<size_t>(m.layers)) window.layers.assign(static_cast<size_t>(m.layers), false);
+  const auto chosen = opt.adapter_options.find(kSlidingWindowOption);
+  const bool band = chosen != opt.adapter_options.end() && chosen->second == "band";
+  if (!band || opt.cache_size <= m.sliding_window) {
+    apply_sliding_window(p, opt, window, "--sliding-window band: exact in fp32 but unproven on the DFC");
+  } else if (window.any()) {
     const std::string w = std::to_string(m.sliding_window), n = std::to_string(opt.cache_size);
-    // HF's sliding layers see keys at distances 0..window-1. Within a cache
-    // of at most `window` positions no distance reaches the window, so the
-    // runtime's one causal mask is exactly theirs; beyond it the layers need
-    // a mask of their own, which the runtime does not have: refused, unless
-    // the user asks for the constant band (exact, unproven on the DFC).
-    if (opt.cache_size <= m.sliding_window) {
-      p.notes.push_back("--cache " + n + " <= sliding_window " + w + ": the sliding-window layers (" + sliding +
-                        ") attend to the whole cache, which is exactly their window here; every layer is global and exact");
-    } else {
-      const auto chosen = opt.adapter_options.find(kSlidingWindowOption);
-      if (chosen == opt.adapter_options.end() || chosen->second != "band")
-        throw Unsupported("config.json: field 'sliding_window': " + w + " (sliding-window layers " + sliding +
-                          "), but --cache " + n +
-                          " is larger: the Hailo runtime feeds one attention mask shared by every layer, so these "
-                          "layers cannot keep their window; the largest exact cache is " + w + " (pass --cache " + w +
-                          " or less, or --sliding-window band: exact in fp32 but unproven on the DFC)");
-      p.options[kSlidingWindowOption] = "band";
-      p.rewrites.push_back("sliding-window layers (" + sliding + "): a constant band blocks keys " + w +
-                           " or more positions back, added after the shared mask (--sliding-window band)");
-      p.notes.push_back("--cache " + n + " > sliding_window " + w +
-                        ": the window is a constant [SEQ, SEQ] band added to the scores of the sliding layers; exact "
-                        "in fp32 on the exported graph, UNPROVEN on the DFC (that it keeps the band aligned with the "
-                        "rows of its prefill and token-by-token groups); --cache " + w + " or less needs no band");
-    }
+    p.options[kSlidingWindowOption] = "band";
+    p.rewrites.push_back("sliding-window layers (" + window.layer_list() + "): a constant band blocks keys " + w +
+                         " or more positions back, added after the shared mask (--sliding-window band)");
+    p.notes.push_back("--cache " + n + " > sliding_window " + w +
+                      ": the window is a constant [SEQ, SEQ] band added to the scores of the sliding layers; exact "
+                      "in fp32 on the exported graph, UNPROVEN on the DFC (that it keeps the band aligned with the "
+                      "rows of its prefill and token-by-token groups); --cache " + w + " or less needs no band");
   }
-  note_cache_beyond_positions(p, opt, m.max_positions);
   return p;
 }
 

@@ -45,18 +45,20 @@ SlidingWindow read_sliding_window(const JsonFile& c, int64_t count) {
   return w;
 }
 
-void apply_sliding_window(Plan& p, const ExportOptions& opt, const SlidingWindow& w) {
+void apply_sliding_window(Plan& p, const ExportOptions& opt, const SlidingWindow& w, const std::string& alternative) {
   if (!w.any()) return;
   const std::string n = std::to_string(opt.cache_size), window = std::to_string(w.window);
   if (opt.cache_size <= w.window) {
-    p.notes.push_back("sliding_window " + window + " (" + w.layer_list() + ") >= --cache " + n +
-                      ": every layer attends to the whole cache, so the export is exact without a window");
+    p.notes.push_back("--cache " + n + " <= sliding_window " + window + " (" + w.layer_list() +
+                      "): every layer attends to the whole cache, which is exactly its window here; every layer is "
+                      "global and exact");
     p.rewrites.push_back("sliding window " + window + " dropped: it cannot bite within a cache of " + n);
     return;
   }
-  throw Unsupported(w.where + ": " + window + " (" + w.layer_list() + ") is smaller than --cache " +
-                    n + ": the Hailo runtime builds one mask for every layer and has no window, so the window cannot be "
-                    "applied; the largest cache that is exact is --cache " + window);
+  throw Unsupported(w.where + ": " + window + " (" + w.layer_list() + ") is smaller than --cache " + n +
+                    ": the Hailo runtime builds one mask for every layer and has no window, so the window cannot be "
+                    "applied; the largest exact cache is " + window + " (pass --cache " + window + " or less" +
+                    (alternative.empty() ? "" : ", or " + alternative) + ")");
 }
 
 }  // namespace llm2hef::sdk

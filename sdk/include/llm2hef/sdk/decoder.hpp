@@ -55,6 +55,12 @@ struct LmHead {
 LmHead choose_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
                       const std::vector<std::string>& tie_keys = {"tie_word_embeddings"});
 
+// The rewrites every RoPE decoder with a Llama-style attention reports: the
+// lm_head after a last-position slice (tied or not), GQA and RoPE as
+// constant MatMuls.
+void note_llama_style_rewrites(std::vector<std::string>& rewrites, const LmHead& lm_head, int64_t heads,
+                               int64_t kv_heads);
+
 // ---- the plan ----
 
 // The Plan fields every decoder fills the same way: dims, the pe tiles (q tables once per head, k tables once per kv
@@ -63,6 +69,11 @@ Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const Exp
 
 // A note when --cache exceeds max_position_embeddings (0 = unknown: no note).
 void note_cache_beyond_positions(Plan& plan, const ExportOptions& options, int64_t max_positions);
+
+// The plan of a decoder whose pe tables are RoPE's: decoder_plan, the theta
+// resource, the adapter's rewrites, and the max_position_embeddings note.
+Plan rope_decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& options,
+                       std::vector<float> theta, std::vector<std::string> rewrites, int64_t max_positions);
 
 // ---- the graph ----
 

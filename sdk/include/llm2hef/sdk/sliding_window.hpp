@@ -43,7 +43,9 @@ SlidingWindow read_sliding_window(const JsonFile& config, int64_t layers);
 // Applies the policy for `options.cache_size`: when no layer slides, or the
 // cache fits in the window, adds a note saying every layer attends to the
 // whole cache (exact); otherwise throws Unsupported naming the key, its value
-// and the largest exact cache size.
-void apply_sliding_window(Plan& plan, const ExportOptions& options, const SlidingWindow& window);
+// and the largest exact cache size, and `alternative` (what else the adapter
+// offers) when given.
+void apply_sliding_window(Plan& plan, const ExportOptions& options, const SlidingWindow& window,
+                          const std::string& alternative = "");
 
 }  // namespace llm2hef::sdk
