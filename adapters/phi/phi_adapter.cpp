@@ -6,7 +6,7 @@
 //   zero theta entries (sdk/partial_rotary.hpp);
 // - biases on q/k/v, dense, fc1, fc2 and the lm_head;
 // - qk_layernorm: one LayerNorm over head_dim shared by the heads, per head
-//   through segment matrices (sdk/head_layer_norm.hpp);
+//   through segment matrices (sdk/head_norm.hpp);
 // - gelu_new as x*sigmoid(1.702x) unless `--gelu tanh` (exact), as GPT-2.
 #include <cmath>
 #include <string>
@@ -15,7 +15,7 @@
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/head_layer_norm.hpp"
+#include "llm2hef/sdk/head_norm.hpp"
 #include "llm2hef/sdk/partial_rotary.hpp"
 
 namespace {

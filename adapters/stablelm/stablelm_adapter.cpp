@@ -5,7 +5,7 @@
 //   entries (sdk/partial_rotary.hpp);
 // - use_qkv_bias: biases on q/k/v (never on o_proj);
 // - qk_layernorm: one bias-free LayerNorm per head (q_layernorm.norms.<h>),
-//   through segment matrices (sdk/head_layer_norm.hpp);
+//   through segment matrices (sdk/head_norm.hpp);
 // - use_parallel_residual: (h + attn(ln(h))) + mlp(ln(h)), HF's grouping,
 //   with the one input_layernorm.
 #include <cmath>
@@ -15,7 +15,7 @@
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/head_layer_norm.hpp"
+#include "llm2hef/sdk/head_norm.hpp"
 #include "llm2hef/sdk/partial_rotary.hpp"
 
 namespace {

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "llm2hef/sdk/head_norm.hpp"
 #include "llm2hef/sdk/rope.hpp"
 
 namespace llm2hef::sdk {

@@ -138,29 +138,4 @@ Value apply_rope(GraphBuilder& g, const Value& x, const Value& cos_tiled, const 
   return g.add(with_cos, g.mul(rotated, sin_tiled, "sin/Mul"));
 }
 
-Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
-                    int64_t d, float eps, float weight_offset) {
-  ckpt.expect(weight, {d});
-  const int64_t w = heads * d;
-  Value seg = g.constant_rows("segment_sum", {w, heads}, [=](int64_t r0, int64_t r1, std::span<float> out) {
-    for (int64_t i = r0; i < r1; ++i) out[static_cast<size_t>((i - r0) * heads + i / d)] = 1.0f;
-  });
-  // LNM's spelling: sumsq = x^2 S; var = (sumsq S^T) / HD, with S^T a
-  // Transpose of the constant (torch keeps it: no constant folding), then
-  // rsqrt as Sqrt and Div(1, .).
-  Value sumsq = g.matmul(g.pow(x, 2.0f), seg, "sumsq/MatMul");
-  Value spread = g.matmul(sumsq, g.transpose(seg, {1, 0}, "segment_sum/Transpose"), "spread/MatMul");
-  Value var = g.div(spread, g.scalar("head_dim", static_cast<float>(d)), "mean/Div");
-  Value inv = inverse_sqrt(g, g.add(var, g.scalar("eps", eps)));
-  const std::vector<float> wv = ckpt.read(weight);
-  std::vector<float> tiled(static_cast<size_t>(w));
-  for (int64_t i = 0; i < w; ++i)
-    tiled[static_cast<size_t>(i)] =
-        weight_offset == 0.0f ? wv[static_cast<size_t>(i % d)] : weight_offset + wv[static_cast<size_t>(i % d)];
-  // Constant first, then the Muls: the order exports have always had.
-  const Value w_tiled = g.constant("weight", {w}, tiled);
-  const Value normed = g.mul(x, inv);
-  return g.mul(normed, w_tiled);
-}
-
 }  // namespace llm2hef::sdk

@@ -37,11 +37,4 @@ std::vector<float> rope_theta_resource(const std::vector<float>& inv_freq);
 Value apply_rope(GraphBuilder& g, const Value& x, const Value& cos_tiled, const Value& sin_tiled, int64_t heads,
                  int64_t head_dim, int64_t rotary_dim = 0);
 
-// Per-head RMSNorm over head_dim without reshaping (QK-Norm): with a
-// constant segment matrix S [heads*D, heads], var = ((x^2) S)(S^T / D), then
-// x * rsqrt(var + eps) * w tiled per head. A non-zero `weight_offset` scales
-// by (offset + w) instead (Gemma 3's (1 + w), added in float32 as HF does).
-Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
-                    int64_t head_dim, float eps, float weight_offset = 0.0f);
-
 }  // namespace llm2hef::sdk

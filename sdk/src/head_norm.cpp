@@ -1,9 +1,44 @@
-#include "llm2hef/sdk/head_layer_norm.hpp"
+#include "llm2hef/sdk/head_norm.hpp"
 
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
+
+namespace {
+
+// S [heads*D, heads]: S[i][h] = 1 when column i belongs to head h. x S sums
+// each head's D columns; (.) S^T spreads a per-head value back over them.
+Value segment_sum(GraphBuilder& g, int64_t heads, int64_t d) {
+  return g.constant_rows("segment_sum", {heads * d, heads}, [=](int64_t r0, int64_t r1, std::span<float> out) {
+    for (int64_t i = r0; i < r1; ++i) out[static_cast<size_t>((i - r0) * heads + i / d)] = 1.0f;
+  });
+}
+
+}  // namespace
+
+Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
+                    int64_t d, float eps, float weight_offset) {
+  ckpt.expect(weight, {d});
+  const int64_t w = heads * d;
+  const Value seg = segment_sum(g, heads, d);
+  // LNM's spelling: sumsq = x^2 S; var = (sumsq S^T) / HD, with S^T a
+  // Transpose of the constant (torch keeps it: no constant folding), then
+  // rsqrt as Sqrt and Div(1, .).
+  Value sumsq = g.matmul(g.pow(x, 2.0f), seg, "sumsq/MatMul");
+  Value spread = g.matmul(sumsq, g.transpose(seg, {1, 0}, "segment_sum/Transpose"), "spread/MatMul");
+  Value var = g.div(spread, g.scalar("head_dim", static_cast<float>(d)), "mean/Div");
+  Value inv = inverse_sqrt(g, g.add(var, g.scalar("eps", eps)));
+  const std::vector<float> wv = ckpt.read(weight);
+  std::vector<float> tiled(static_cast<size_t>(w));
+  for (int64_t i = 0; i < w; ++i)
+    tiled[static_cast<size_t>(i)] =
+        weight_offset == 0.0f ? wv[static_cast<size_t>(i % d)] : weight_offset + wv[static_cast<size_t>(i % d)];
+  // Constant first, then the Muls: the order exports have always had.
+  const Value w_tiled = g.constant("weight", {w}, tiled);
+  const Value normed = g.mul(x, inv);
+  return g.mul(normed, w_tiled);
+}
 
 std::vector<float> tiled_head_vector(const Checkpoint& ckpt, const std::vector<std::string>& tensors, int64_t heads,
                                      int64_t d) {
@@ -22,9 +57,7 @@ std::vector<float> tiled_head_vector(const Checkpoint& ckpt, const std::vector<s
 Value head_layer_norm(GraphBuilder& g, const Value& x, const std::vector<float>& weight, const std::vector<float>& bias,
                       int64_t heads, int64_t d, float eps) {
   const int64_t w = heads * d;
-  Value seg = g.constant_rows("segment_sum", {w, heads}, [=](int64_t r0, int64_t r1, std::span<float> out) {
-    for (int64_t i = r0; i < r1; ++i) out[static_cast<size_t>((i - r0) * heads + i / d)] = 1.0f;
-  });
+  const Value seg = segment_sum(g, heads, d);
   const Value spread_m = g.transpose(seg, {1, 0}, "segment_sum/Transpose");
   const Value dim = g.scalar("head_dim", static_cast<float>(d));
   // mean per head, spread back over its D columns; then the biased variance

@@ -1,9 +1,8 @@
-// Per-head LayerNorm over head_dim on q or k [1, S, heads*D], without
+// Norms per attention head on q or k [1, S, heads*D] (QK-Norm), without
 // reshaping (nothing may sit between a head Reshape and its Transpose):
-// constant segment matrices S [heads*D, heads] give each head's mean and
-// biased variance, as head_rms_norm does for RMSNorm. Phi's qk_layernorm
-// (one LayerNorm shared by the heads, with bias) and StableLM's (one
-// LayerNorm per head, no bias) differ only in the tiled weight and bias.
+// constant segment matrices S [heads*D, heads] give each head's statistics.
+// RMSNorm (Qwen3, Gemma 3) and LayerNorm (Phi's qk_layernorm, one norm shared
+// by the heads, with bias; StableLM's, one per head, no bias).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +14,13 @@
 #include "llm2hef/sdk/graph_builder.hpp"
 
 namespace llm2hef::sdk {
+
+// Per-head RMSNorm over head_dim without reshaping (QK-Norm): with a
+// constant segment matrix S [heads*D, heads], var = ((x^2) S)(S^T / D), then
+// x * rsqrt(var + eps) * w tiled per head. A non-zero `weight_offset` scales
+// by (offset + w) instead (Gemma 3's (1 + w), added in float32 as HF does).
+Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
+                    int64_t head_dim, float eps, float weight_offset = 0.0f);
 
 // heads*D values: `tensors` holds one [D] tensor shared by every head, or one per head.
 std::vector<float> tiled_head_vector(const Checkpoint& ckpt, const std::vector<std::string>& tensors, int64_t heads,
