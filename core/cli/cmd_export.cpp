@@ -37,6 +37,8 @@ Options:
   --force                 replace OUT if it exists
   --refuse-nonfinite      fail on a NaN or Inf weight (default: warn, naming the tensor,
                           and record it in manifest.json under nonfinite_weights)
+  --no-sync               do not flush OUT to the disk before it is renamed into place
+                          (faster on slow disks; a power cut may then leave truncated files)
 Adapter options (see `llm2hef adapters`), e.g. for gpt2: --gelu sigmoid|tanh,
 as --name value or --name=value anywhere after `export`; accepted only when
 the adapter that handles MODEL_DIR declares them. Any other option is refused.
@@ -55,7 +57,7 @@ void add_export_command(CommandLine& cli) {
   struct Options {
     std::string output, adapter, name;
     int64_t cache = 0, prefill = 0, lm_head_shards = 0, calib_size = 64;
-    bool json = false, force = false, no_progress = false, refuse_nonfinite = false;
+    bool json = false, force = false, no_progress = false, refuse_nonfinite = false, no_sync = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = cli.add_command(
@@ -76,6 +78,7 @@ void add_export_command(CommandLine& cli) {
         r.name = o->name;
         r.force = o->force;
         r.refuse_nonfinite = o->refuse_nonfinite;
+        r.durable = !o->no_sync;
         r.progress = !o->no_progress && core::Progress::stderr_is_terminal();
         const core::ExportManifest manifest = core::export_model(r, inv.host());
         // On stderr whatever the output form, so that a changed or substituted chat
@@ -107,6 +110,7 @@ void add_export_command(CommandLine& cli) {
   app->add_flag("--no-progress", o->no_progress);
   app->add_flag("--force", o->force);
   app->add_flag("--refuse-nonfinite", o->refuse_nonfinite);
+  app->add_flag("--no-sync", o->no_sync);
 }
 
 }  // namespace llm2hef::cli

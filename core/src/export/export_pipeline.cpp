@@ -90,7 +90,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   total += static_cast<uint64_t>(plan.dims.vocab * plan.dims.hidden) * 4 * 2;  // head copy + embeddings.npy
   Progress progress("exporting " + model_name, total, r.progress);
 
-  AtomicDir out(r.output, r.force);
+  AtomicDir out(r.output, r.force, r.durable);
   const fs::path model_path = out.path() / "model.onnx";
   sdk::GraphBuilder graph(scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); });
   model.adapter().build_graph(ckpt, plan, graph);

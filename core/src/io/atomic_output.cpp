@@ -41,7 +41,34 @@ int open_locked(const fs::path& path, int flags) {
 
 }  // namespace
 
-AtomicDir::AtomicDir(fs::path target, bool replace) : target_(std::move(target)), replace_(replace) {
+void sync_folder(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw BadInput(dir.string() + ": cannot open to flush: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw BadInput(dir.string() + ": fsync failed: " + std::strerror(err));
+}
+
+void sync_tree(const fs::path& dir) {
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_symlink()) continue;
+    if (e.is_directory()) {
+      sync_folder(e.path());
+    } else if (e.is_regular_file()) {
+      const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) throw BadInput(e.path().string() + ": cannot open to flush: " + std::strerror(errno));
+      const int rc = ::fsync(fd);
+      const int err = errno;
+      ::close(fd);
+      if (rc != 0) throw BadInput(e.path().string() + ": fsync failed: " + std::strerror(err));
+    }
+  }
+  sync_folder(dir);
+}
+
+AtomicDir::AtomicDir(fs::path target, bool replace, bool durable)
+    : target_(std::move(target)), replace_(replace), durable_(durable) {
   if (target_.filename().empty()) target_ = target_.parent_path();
   std::error_code ec;
   if (fs::exists(target_, ec) && !fs::is_directory(target_, ec))
@@ -63,6 +90,7 @@ AtomicDir::~AtomicDir() {
 
 void AtomicDir::commit() {
   std::error_code ec;
+  if (durable_) sync_tree(staging_);
   if (fs::exists(target_)) {
     if (!replace_) throw UsageError(target_.string() + ": appeared while exporting; not replaced");
     // Move the old one aside first so the target is never half old, half new.
@@ -82,6 +110,7 @@ void AtomicDir::commit() {
     unregister_staging(staging_);
   }
   committed_ = true;
+  if (durable_) sync_folder(target_.parent_path().empty() ? fs::path(".") : target_.parent_path());
 }
 
 AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target)) {

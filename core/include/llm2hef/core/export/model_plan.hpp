@@ -22,7 +22,8 @@ struct PlanRequest {
   int64_t lm_head_shards = 0;  // 0 = adapter's choice
   std::optional<std::string> adapter;
   std::map<std::string, std::string> adapter_options;  // --NAME VALUE the adapter declares
-  bool refuse_nonfinite = false;  // a NaN/Inf weight read fails (else: recorded, see nonfinite_weights)
+  bool refuse_nonfinite = false;
+  bool durable = true;  // flush the output to the disk before the final rename (--no-sync: false)  // a NaN/Inf weight read fails (else: recorded, see nonfinite_weights)
 };
 
 struct ResolvedModel {

@@ -2,7 +2,10 @@
 //
 // Everything is written into a hidden sibling folder (same filesystem, so the
 // final rename is atomic); on success it is renamed to the target, on any
-// failure the destructor removes it. Single files use the same idea. A
+// failure the destructor removes it. Before the rename every file and folder
+// of the output is flushed to the disk (fsync), and the parent folder after
+// it, so that a power cut leaves the old output or the whole new one, never a
+// complete-looking folder of truncated files. Single files use the same idea. A
 // signal, or a killed process, leaves nothing behind either (staging.hpp):
 // staging paths are locked while alive, removed on SIGINT/SIGTERM/SIGHUP,
 // and swept by the next run that writes the same target.
@@ -18,7 +21,9 @@ namespace llm2hef::core {
 class AtomicDir {
  public:
   // Fails with UsageError when `target` exists and `replace` is false.
-  AtomicDir(std::filesystem::path target, bool replace);
+  // durable = false skips the flushes (still atomic for a crash of this
+  // process, not for a power cut).
+  AtomicDir(std::filesystem::path target, bool replace, bool durable = true);
   ~AtomicDir();
   AtomicDir(const AtomicDir&) = delete;
   AtomicDir& operator=(const AtomicDir&) = delete;
@@ -30,8 +35,14 @@ class AtomicDir {
  private:
   std::filesystem::path target_, staging_;
   int lock_fd_ = -1;  // flock()ed while the staging folder is ours
-  bool replace_, committed_ = false;
+  bool replace_, durable_, committed_ = false;
 };
+
+// fsync of every regular file and folder under `dir`, then `dir` itself.
+// BadInput naming the path when one fails.
+void sync_tree(const std::filesystem::path& dir);
+// fsync of a folder (to make a rename or a new name in it durable).
+void sync_folder(const std::filesystem::path& dir);
 
 // One output file, the same way: a hidden temporary file in the target's
 // folder, renamed over the target by commit() (after fsync, mode 0644) and
