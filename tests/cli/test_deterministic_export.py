@@ -48,3 +48,13 @@ def test_two_exports_are_byte_identical(tmp_path, fixture, extra):
     assert "model.onnx" in a and "model.onnx.data" in a
     differing = [name for name in a if a[name] != b[name]]
     assert differing == [], f"{fixture}: files differ between two exports: {differing}"
+
+
+def test_no_sync_changes_nothing_but_the_flush(tmp_path):
+    """`--no-sync` skips the fsyncs before the final rename; what is written is
+    the same, byte for byte."""
+    durable, quick = tmp_path / "durable", tmp_path / "quick"
+    export("llama3-tiny", durable, [])
+    export("llama3-tiny", quick, ["--no-sync"])
+    assert files(durable) == files(quick)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a staging folder was left behind"
