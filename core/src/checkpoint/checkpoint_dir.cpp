@@ -1,3 +1,4 @@
+#include <cctype>
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 
 #include <cmath>
@@ -101,9 +102,28 @@ class CheckpointDir final : public sdk::Checkpoint {
   mutable std::map<std::string, NonFiniteWeight, std::less<>> nonfinite_;
 };
 
+namespace {
+
+// "org/name" with nothing else: how a Hugging Face Hub id is written.
+bool looks_like_hub_id(const std::string& s) {
+  const size_t slash = s.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string::npos)
+    return false;
+  if (s[0] == '.' || s[0] == '~') return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/')) return false;
+  return true;
+}
+
+}  // namespace
+
 CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : dir_(dir), nonfinite_policy_(nonfinite) {
   const std::string d = dir.string();
   std::error_code ec;
+  if (!fs::exists(dir, ec) && looks_like_hub_id(d))
+    throw BadInput(d + ": no such folder. llm2hef reads a checkpoint from a local folder; if '" + d +
+                   "' is a Hugging Face Hub id, download it first, for example\n  huggingface-cli download " + d +
+                   " --local-dir " + d.substr(d.find('/') + 1) + "\nand pass that folder");
   if (!fs::exists(dir, ec)) throw BadInput(d + ": no such folder");
   if (!fs::is_directory(dir, ec)) throw BadInput(d + ": not a folder");
   if (!is_file(dir / "config.json")) throw BadInput(d + ": not a checkpoint folder: config.json is missing");
@@ -229,6 +249,18 @@ std::vector<NonFiniteWeight> CheckpointDir::nonfinite() const {
 }
 
 }  // namespace
+
+std::string checkpoint_model_name(const fs::path& dir) {
+  const fs::path real = fs::weakly_canonical(dir);
+  // The Hugging Face cache: <cache>/models--ORG--NAME/snapshots/<commit>.
+  const fs::path snapshots = real.parent_path(), repo = snapshots.parent_path();
+  const std::string repo_name = repo.filename().string();
+  if (snapshots.filename() == "snapshots" && repo_name.rfind("models--", 0) == 0) {
+    const size_t last = repo_name.rfind("--");
+    if (last != std::string::npos && last + 2 < repo_name.size()) return repo_name.substr(last + 2);
+  }
+  return real.filename().string();
+}
 
 std::unique_ptr<sdk::Checkpoint> open_checkpoint(const fs::path& dir, NonFinitePolicy nonfinite) {
   return std::make_unique<CheckpointDir>(dir, nonfinite);

@@ -80,10 +80,18 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   check_export_output(r.output, r.model_dir, r.force);  // before any work: --force never deletes an input
   const sdk::Plan plan = plan_model(model, options);
   if (ckpt.tokenizer_json().empty())
-    throw BadInput(r.model_dir.string() + ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF");
+    throw BadInput(r.model_dir.string() +
+                   ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF. Copy it from the model's Hub "
+                   "repository (huggingface-cli download ORG/NAME tokenizer.json --local-dir " + r.model_dir.string() +
+                   "), or save it with transformers (AutoTokenizer.from_pretrained(...).save_pretrained(folder))");
 
-  const std::string model_name = fs::weakly_canonical(r.model_dir).filename().string();
+  const std::string model_name = checkpoint_model_name(r.model_dir);
   const std::string scope = dfc_scope_name(r.name.empty() ? model_name : r.name);
+  // The DFC takes [a-z0-9_] names starting with a letter: say when the name given was rewritten.
+  const std::string name_note = r.name.empty() || scope == r.name ? std::string()
+      : "--name '" + r.name + "' is written '" + scope +
+            "' for the DFC (network names are lowercase letters, digits and '_', starting with a letter)";
+  if (!name_note.empty()) spdlog::warn("{}", name_note);
 
   uint64_t total = 0;
   for (const auto& t : ckpt.tensor_names()) total += static_cast<uint64_t>(ckpt.info(t).numel()) * 4;
@@ -105,6 +113,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
                     ckpt.config().find_string("model_type").value_or("")};
   for (const auto& [k, v] : graph.annotations()) manifest.graph_annotations[k] = v;
   manifest.dfc = {scope, r.calib_size, {scope + "__prefill", scope + "__tbt"}};
+  if (!name_note.empty()) manifest.notes.push_back(name_note);
   manifest.files = {
       {"model.onnx", "the DFC-parsable graph (static shapes, six runtime inputs, last-position logits)"},
       {"model.onnx.data", "its weights (ONNX external data)"},

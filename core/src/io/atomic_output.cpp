@@ -22,10 +22,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path make_temp_dir(const fs::path& target) {
+// The parent of an output, created when missing (as other converters do);
+// UsageError when it exists as something else or cannot be made.
+fs::path ensure_parent(const fs::path& target) {
   fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  if (!fs::is_directory(parent))
-    throw UsageError(target.string() + ": parent folder " + parent.string() + " does not exist");
+  std::error_code ec;
+  if (fs::is_directory(parent, ec)) return parent;
+  if (fs::exists(parent, ec))
+    throw UsageError(target.string() + ": " + parent.string() + " exists and is not a folder");
+  fs::create_directories(parent, ec);
+  if (ec) throw UsageError(target.string() + ": cannot create the folder " + parent.string() + ": " + ec.message());
+  return parent;
+}
+
+// The permission bits a new folder gets under the process umask (0755 under
+// the usual 022); mkdtemp makes the staging folder 0700.
+mode_t folder_mode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0777 & ~mask;
+}
+
+fs::path make_temp_dir(const fs::path& target) {
+  const fs::path parent = ensure_parent(target);
   std::string templ = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
@@ -90,6 +109,8 @@ AtomicDir::~AtomicDir() {
 
 void AtomicDir::commit() {
   std::error_code ec;
+  if (::chmod(staging_.c_str(), folder_mode()) != 0)
+    throw BadInput(staging_.string() + ": cannot set the output folder's permissions: " + std::strerror(errno));
   if (durable_) sync_tree(staging_);
   if (fs::exists(target_)) {
     if (!replace_) throw UsageError(target_.string() + ": appeared while exporting; not replaced");
@@ -115,9 +136,7 @@ void AtomicDir::commit() {
 
 AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target)) {
   check_file_output(target_, replace);
-  const fs::path parent = target_.parent_path().empty() ? fs::path(".") : target_.parent_path();
-  if (!fs::is_directory(parent))
-    throw UsageError(target_.string() + ": parent folder " + parent.string() + " does not exist");
+  const fs::path parent = ensure_parent(target_);
   sweep_stale_staging(target_);
   std::string templ = (parent / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());

@@ -34,6 +34,11 @@ struct NonFiniteWeight {
 std::unique_ptr<sdk::Checkpoint> open_checkpoint(const std::filesystem::path& dir,
                                                  NonFinitePolicy nonfinite = NonFinitePolicy::record);
 
+// The model's name for reports and the DFC network name: the folder's name,
+// or, for a Hugging Face cache snapshot (models--ORG--NAME/snapshots/HASH),
+// the repository's NAME rather than the commit hash.
+std::string checkpoint_model_name(const std::filesystem::path& dir);
+
 // The tensors found holding non-finite values in what was read so far, in
 // name order (empty for a checkpoint not opened by open_checkpoint).
 std::vector<NonFiniteWeight> nonfinite_weights(const sdk::Checkpoint& ckpt);

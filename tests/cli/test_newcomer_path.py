@@ -1,0 +1,70 @@
+"""What a new user meets first (issue 16): output folders with the usual
+mode and a created parent, a Hub id given instead of a folder, a Hugging Face
+cache snapshot, a rewritten --name, a missing tokenizer. The real binary."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+FIXTURE = REPO / "tests" / "fixtures" / "llama3-tiny"
+
+
+def export(model, out, *extra, cwd=None):
+    return subprocess.run([str(BIN), "export", str(model), "-o", str(out), "--cache", "32", "--prefill", "8",
+                           "--no-progress", *extra], capture_output=True, text=True, timeout=300, cwd=cwd,
+                          preexec_fn=lambda: os.umask(0o022))
+
+
+def test_output_folder_gets_the_usual_mode_and_a_missing_parent_is_created(tmp_path):
+    out = tmp_path / "not" / "yet" / "there" / "out"
+    r = export(FIXTURE, out)
+    assert r.returncode == 0, r.stderr
+    assert (out / "model.onnx").is_file()
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755, oct(out.stat().st_mode)
+    assert stat.S_IMODE((out / "resources").stat().st_mode) == 0o755
+
+
+def test_a_hub_id_is_answered_with_how_to_download_it(tmp_path):
+    r = export("Qwen/Qwen2.5-0.5B", tmp_path / "out", cwd=tmp_path)
+    assert r.returncode == 3, r.stderr
+    assert "local folder" in r.stderr
+    assert "huggingface-cli download Qwen/Qwen2.5-0.5B --local-dir Qwen2.5-0.5B" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cache_snapshot_is_named_after_its_repository(tmp_path):
+    snapshot = tmp_path / "hub" / "models--SomeOrg--Tiny-Llama-3" / "snapshots" / "3f2a9c1d0b7e"
+    shutil.copytree(FIXTURE, snapshot)
+    out = tmp_path / "out"
+    r = export(snapshot, out)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["model"]["name"] == "Tiny-Llama-3"
+    assert "3f2a9c1d" not in manifest["dfc"]["scope"]
+
+
+def test_a_rewritten_name_is_said(tmp_path):
+    out = tmp_path / "out"
+    r = export(FIXTURE, out, "--name", "My-Model")
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    scope = manifest["dfc"]["scope"]
+    assert scope != "My-Model"
+    said = [n for n in manifest["notes"] if "My-Model" in n and scope in n]
+    assert said, manifest["notes"]
+    assert "My-Model" in r.stderr and scope in r.stderr
+
+
+def test_a_missing_tokenizer_says_how_to_get_one(tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(FIXTURE, model)
+    (model / "tokenizer.json").unlink()
+    r = export(model, tmp_path / "out")
+    assert r.returncode == 3, r.stderr
+    assert "tokenizer.json is missing" in r.stderr and "huggingface-cli download" in r.stderr
