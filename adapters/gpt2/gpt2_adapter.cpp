@@ -107,7 +107,8 @@ class Gpt2Adapter final : public Adapter {
     if (opt.cache_size > c.positions)
       throw Unsupported("--cache " + std::to_string(opt.cache_size) + " exceeds n_positions " +
                         std::to_string(c.positions) + ": GPT-2 has learned positions only for 0.." +
-                        std::to_string(c.positions - 1));
+                        std::to_string(c.positions - 1) + "; the largest cache that works is --cache " +
+                        std::to_string(c.positions));
     Plan p = decoder_plan({c.hidden, c.layers, c.vocab, c.heads, c.heads, c.hidden / c.heads, c.inner},
                           c.prefix + "wte.weight", opt);
     // theta_k = 2 pi k / N for k = 0..N/2, padded to an even length (the

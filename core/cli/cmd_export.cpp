@@ -26,8 +26,11 @@ templates left out) is printed on stderr and recorded in manifest.json.
 
 Options:
   -o, --output OUT        output folder (must not exist unless --force)
-  --cache N               KV-cache size = the graph's sequence length (required)
-  --prefill P             prefill chunk, prefill_input_tokens_count (required, <= N)
+  --cache N               KV-cache size = the graph's sequence length (default: the
+                          model's max_position_embeddings, or its sliding window,
+                          capped at 2048 as Hailo's own models; inspect uses the same)
+  --prefill P             prefill chunk, prefill_input_tokens_count (<= N; default 96,
+                          or N when smaller)
   --adapter NAME          use this adapter instead of resolving config.json
   --lm-head-shards K      split the lm_head into K equal outputs (default: adapter's choice)
   --name NAME             DFC network name (default: from the folder name)
@@ -70,8 +73,8 @@ void add_export_command(CommandLine& cli) {
           throw UsageError("export takes one MODEL_DIR (see llm2hef export --help)");
         r.model_dir = extra.positionals[0];
         r.output = o->output;
-        r.cache_size = o->cache;
-        r.prefill = o->prefill;
+        if (inv.command().count("--cache")) r.cache_size = o->cache;
+        if (inv.command().count("--prefill")) r.prefill = o->prefill;
         r.lm_head_shards = o->lm_head_shards;
         r.calib_size = o->calib_size;
         if (inv.command().count("--adapter")) r.adapter = o->adapter;
@@ -91,7 +94,8 @@ void add_export_command(CommandLine& cli) {
           std::cout << core::json_text(core::manifest_json(manifest), 2) << "\n";
         } else {
           std::cout << "exported " << manifest.model.name << " with adapter " << manifest.adapter_name() << " to "
-                    << r.output.string() << "\n";
+                    << r.output.string() << " (cache " << manifest.cache_size << ", prefill " << manifest.prefill
+                    << ")\n";
           for (const std::string& rw : manifest.rewrites) std::cout << "  - " << rw << "\n";
           std::cout << "next: python " << (r.output / "compile.py").string()
                     << " --calib-tokens FILE   (on the machine with Hailo's DFC)\n";
@@ -100,8 +104,8 @@ void add_export_command(CommandLine& cli) {
       },
       /*takes_adapter_options=*/true);
   app->add_option("-o,--output", o->output)->required();
-  app->add_option("--cache", o->cache)->required();
-  app->add_option("--prefill", o->prefill)->required();
+  app->add_option("--cache", o->cache);
+  app->add_option("--prefill", o->prefill);
   app->add_option("--adapter", o->adapter);
   app->add_option("--lm-head-shards", o->lm_head_shards);
   app->add_option("--name", o->name);

@@ -23,7 +23,9 @@ would stop the export is reported there ("resources": {"error"}) and does not
 change the exit status.
 Exit status 4 when the model is refused.
 
-  --cache N      KV-cache size to size the cache for (default 2048)
+  --cache N      KV-cache size to size the cache for (default: the model's
+                 max_position_embeddings, or its sliding window, capped at 2048;
+                 the same rule as export)
   --prefill P    prefill chunk (default 96, or the cache size if smaller)
   --json         machine-readable report
 )";
@@ -32,15 +34,15 @@ Exit status 4 when the model is refused.
 void add_inspect_command(CommandLine& cli) {
   struct Options {
     std::string model_dir, adapter;
-    int64_t cache = 2048, prefill = 0;
+    int64_t cache = 0, prefill = 0;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = cli.add_command(cli.root(), "inspect", kHelp, [o](Invocation& inv) {
     core::InspectRequest r;
     r.model_dir = o->model_dir;
-    r.cache_size = o->cache;
-    r.prefill = inv.command().count("--prefill") ? o->prefill : std::min<int64_t>(96, r.cache_size);
+    if (inv.command().count("--cache")) r.cache_size = o->cache;
+    if (inv.command().count("--prefill")) r.prefill = o->prefill;
     if (inv.command().count("--adapter")) r.adapter = o->adapter;
     nlohmann::json report = core::inspect_model(r, inv.host());
     std::cout << (o->json ? core::json_text(report, 2) + "\n" : core::inspect_text(report));

@@ -68,3 +68,14 @@ def test_a_missing_tokenizer_says_how_to_get_one(tmp_path):
     r = export(model, tmp_path / "out")
     assert r.returncode == 3, r.stderr
     assert "tokenizer.json is missing" in r.stderr and "huggingface-cli download" in r.stderr
+
+
+def test_the_default_cache_stops_at_a_sliding_window():
+    """A model whose layers slide gets the window as its default cache: the
+    largest exact one (inspect and export share the rule)."""
+    fixture = REPO / "tests" / "fixtures" / "gemma3-window"
+    window = json.loads((fixture / "config.json").read_text())["sliding_window"]
+    r = subprocess.run([str(BIN), "inspect", str(fixture), "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["cache_size"] == window and report["supported"]

@@ -3,6 +3,8 @@ usage errors, bad input and unsupported models are told apart, and a failed
 run leaves nothing behind)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import FIXTURES, FIXTURE_NAMES, fixture_info, run_llm2hef
@@ -20,8 +22,26 @@ def test_cache_above_n_positions_is_refused(fixture, tmp_path):
     assert not out.exists(), "a refused export left its output folder behind"
 
 
-def test_missing_cache_is_a_usage_error(tmp_path):
+def test_without_cache_export_and_inspect_take_the_same_default(tmp_path):
+    """No --cache: the model's own limit (n_positions) capped at 2048, for
+    export and inspect alike (issue 16: inspect used to default to 2048 and
+    fail on GPT-2); no --prefill: 96, or the cache when smaller."""
+    n_positions = json.loads((FIXTURES / "gpt2-tiny" / "config.json").read_text())["n_positions"]
     out = tmp_path / "out"
-    proc = run_llm2hef(["export", FIXTURES / "gpt2-tiny", "-o", out, "--prefill", 8], check=False)
-    assert proc.returncode == 2, f"exit {proc.returncode}, expected 2 (usage)\n{proc.stdout}{proc.stderr}"
+    run_llm2hef(["export", FIXTURES / "gpt2-tiny", "-o", out])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["cache_size"] == min(n_positions, 2048)
+    assert manifest["prefill"] == min(96, manifest["cache_size"])
+    proc = run_llm2hef(["inspect", FIXTURES / "gpt2-tiny", "--json"])
+    report = json.loads(proc.stdout)
+    assert (report["cache_size"], report["prefill"]) == (manifest["cache_size"], manifest["prefill"])
+
+
+def test_a_cache_beyond_the_positions_names_the_largest_that_works(tmp_path):
+    out = tmp_path / "out"
+    proc = run_llm2hef(["export", FIXTURES / "gpt2-tiny", "-o", out, "--cache", 128], check=False)
+    assert proc.returncode == 4, proc.stderr
+    assert "the largest cache that works is --cache 64" in proc.stderr
     assert not out.exists()
+
+

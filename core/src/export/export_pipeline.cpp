@@ -76,7 +76,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   const ResolvedModel model = resolve_model(r, host);
   const sdk::Checkpoint& ckpt = *model.checkpoint;
   const sdk::AdapterInfo& info = model.info();
-  const sdk::ExportOptions options = export_options(r, info);
+  const sdk::ExportOptions options = export_options(r, model);
   check_export_output(r.output, r.model_dir, r.force);  // before any work: --force never deletes an input
   const sdk::Plan plan = plan_model(model, options);
   if (ckpt.tokenizer_json().empty())

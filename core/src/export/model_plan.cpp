@@ -6,6 +6,7 @@
 
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/sliding_window.hpp"
 
 namespace llm2hef::core {
 
@@ -30,12 +31,15 @@ void settle_plan(sdk::Plan& p, const sdk::ExportOptions& options, const sdk::Che
   ckpt.expect(p.embedding_tensor, {p.dims.vocab, p.dims.hidden});
 }
 
+namespace {
+// SEQ = cache: the mask input alone is cache x (heads * cache) values, so
+// beyond this even one head needs a 4 GiB float32 mask (Hailo's own models
+// use 2048).
+constexpr int64_t kMaxCache = 32768;
+}  // namespace
+
 void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
   if (cache_size < 2) throw UsageError("--cache must be at least 2 (it is the KV-cache size and the graph's sequence length)");
-  // SEQ = cache: the mask input alone is cache x (heads * cache) values, so
-  // beyond this even one head needs a 4 GiB float32 mask (Hailo's own
-  // models use 2048).
-  constexpr int64_t kMaxCache = 32768;
   if (cache_size > kMaxCache)
     throw UsageError("--cache " + std::to_string(cache_size) + " is larger than " + std::to_string(kMaxCache) +
                      ", the largest llm2hef exports (the graph's sequence length equals the cache; Hailo's models use 2048)");
@@ -43,19 +47,44 @@ void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
     throw UsageError("--prefill must be between 1 and --cache (" + std::to_string(cache_size) + ")");
 }
 
+int64_t default_cache_size(const sdk::JsonFile& config) {
+  int64_t limit = kDefaultCacheCap;
+  for (const char* key : {"max_position_embeddings", "n_positions", "n_ctx"}) {
+    const std::optional<int64_t> positions = config.find_int(key);
+    if (positions && *positions >= 2) {
+      limit = std::min(limit, *positions);
+      break;
+    }
+  }
+  const int64_t layers =
+      config.find_int("num_hidden_layers").value_or(config.find_int("n_layer").value_or(0));
+  if (layers > 0) {
+    const sdk::SlidingWindow window = sdk::read_sliding_window(config, layers);
+    if (window.any() && window.window >= 2) limit = std::min(limit, window.window);
+  }
+  return limit;
+}
+
+int64_t default_prefill(int64_t cache_size) { return std::min(kDefaultPrefill, cache_size); }
+
 ResolvedModel resolve_model(const PlanRequest& r, const plugins::AdapterHost& host) {
-  check_cache_and_prefill(r.cache_size, r.prefill);
+  // Numbers given are checked before anything is read.
+  if (r.cache_size) check_cache_and_prefill(*r.cache_size, r.prefill.value_or(1));
   ResolvedModel m;
   m.checkpoint = open_checkpoint(r.model_dir, r.refuse_nonfinite ? NonFinitePolicy::refuse : NonFinitePolicy::record);
+  m.cache_size = r.cache_size ? *r.cache_size : default_cache_size(m.checkpoint->config());
+  m.prefill = r.prefill ? *r.prefill : default_prefill(m.cache_size);
+  check_cache_and_prefill(m.cache_size, m.prefill);
   m.resolution = registry::resolve(m.checkpoint->config(), host, r.adapter);
   if (!m.resolution.warning.empty()) spdlog::warn("{}", m.resolution.warning);
   return m;
 }
 
-sdk::ExportOptions export_options(const PlanRequest& r, const sdk::AdapterInfo& info) {
+sdk::ExportOptions export_options(const PlanRequest& r, const ResolvedModel& model) {
+  const sdk::AdapterInfo& info = model.info();
   sdk::ExportOptions o;
-  o.cache_size = r.cache_size;
-  o.prefill = r.prefill;
+  o.cache_size = model.cache_size;
+  o.prefill = model.prefill;
   o.lm_head_shards = r.lm_head_shards;
   for (const auto& [name, value] : r.adapter_options) {
     const sdk::OptionSpec* spec = nullptr;

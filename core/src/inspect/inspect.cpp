@@ -65,7 +65,7 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
       throw BadInput(r.model_dir.string() + ": the tensors' element counts add up past 2^63");
   out["parameters"] = params;
 
-  const sdk::ExportOptions options = export_options(r, model.info());
+  const sdk::ExportOptions options = export_options(r, model);
   sdk::Plan plan;
   try {
     plan = plan_model(model, options);

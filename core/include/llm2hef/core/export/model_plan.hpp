@@ -18,17 +18,19 @@ namespace llm2hef::core {
 // What the user asked for, as far as planning goes.
 struct PlanRequest {
   std::filesystem::path model_dir;
-  int64_t cache_size = 0, prefill = 0;
+  // Unset: the default rule (default_cache_size, default_prefill).
+  std::optional<int64_t> cache_size, prefill;
   int64_t lm_head_shards = 0;  // 0 = adapter's choice
   std::optional<std::string> adapter;
   std::map<std::string, std::string> adapter_options;  // --NAME VALUE the adapter declares
-  bool refuse_nonfinite = false;
-  bool durable = true;  // flush the output to the disk before the final rename (--no-sync: false)  // a NaN/Inf weight read fails (else: recorded, see nonfinite_weights)
+  bool refuse_nonfinite = false;  // a NaN/Inf weight read fails (else: recorded, see nonfinite_weights)
+  bool durable = true;            // flush the output to the disk before the final rename (--no-sync: false)
 };
 
 struct ResolvedModel {
   std::unique_ptr<sdk::Checkpoint> checkpoint;
   registry::Resolution resolution;
+  int64_t cache_size = 0, prefill = 0;  // the request's, or the defaults for this model
 
   const sdk::Adapter& adapter() const { return resolution.adapter->adapter(); }
   const sdk::AdapterInfo& info() const { return resolution.adapter->info(); }
@@ -37,13 +39,25 @@ struct ResolvedModel {
 // Throws UsageError unless cache >= 2 and 1 <= prefill <= cache.
 void check_cache_and_prefill(int64_t cache_size, int64_t prefill);
 
-// Checks --cache / --prefill, opens the checkpoint and resolves its adapter
-// (the registry's warning, if any, goes to the log).
+// The cache `export` and `inspect` use when --cache is not given: the model's
+// own limit (max_position_embeddings, n_positions or n_ctx, and the sliding
+// window when its layers slide, since a larger cache is not exact), capped at
+// kDefaultCacheCap, the context Hailo's own Hailo-10H models use.
+inline constexpr int64_t kDefaultCacheCap = 2048;
+int64_t default_cache_size(const sdk::JsonFile& config);
+// The prefill chunk when --prefill is not given: 96 (Hailo's models), or the
+// cache when smaller.
+inline constexpr int64_t kDefaultPrefill = 96;
+int64_t default_prefill(int64_t cache_size);
+
+// Opens the checkpoint, settles --cache / --prefill (the defaults above when
+// not given) and checks them, and resolves the adapter (the registry's
+// warning, if any, goes to the log).
 ResolvedModel resolve_model(const PlanRequest& request, const plugins::AdapterHost& host);
 
 // The adapter's options from the request; UsageError for an option the
 // adapter does not declare or a value outside its choices.
-sdk::ExportOptions export_options(const PlanRequest& request, const sdk::AdapterInfo& info);
+sdk::ExportOptions export_options(const PlanRequest& request, const ResolvedModel& model);
 
 // Fills --cache and --prefill into an adapter's plan and checks it against
 // the options and the runtime; InternalError naming `adapter` (exit 5) when an

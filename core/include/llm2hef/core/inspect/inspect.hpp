@@ -17,14 +17,9 @@ namespace llm2hef::core {
 // On-board memory of the Hailo-10H.
 inline constexpr double kDeviceMemoryBytes = 8.0 * 1024 * 1024 * 1024;
 
-// Planned exactly as export plans (model_plan.hpp), with Hailo's usual
-// cache and prefill unless asked otherwise.
-struct InspectRequest : PlanRequest {
-  InspectRequest() {
-    cache_size = 2048;
-    prefill = 96;
-  }
-};
+// Planned exactly as export plans (model_plan.hpp), with the same default
+// cache and prefill.
+struct InspectRequest : PlanRequest {};
 
 // The report; "supported" is false (with "refused" saying why) when the
 // adapter's plan refuses the model. Throws for unreadable input.
