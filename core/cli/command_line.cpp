@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "did_you_mean.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -225,7 +228,36 @@ int CommandLine::dispatch() {
   return it->second.run(invocation);
 }
 
+namespace {
+
+const char* exit_kind(ExitCode code) {
+  switch (code) {
+    case ExitCode::ok: return "ok";
+    case ExitCode::failure: return "check_failed";
+    case ExitCode::usage: return "usage";
+    case ExitCode::bad_input: return "bad_input";
+    case ExitCode::unsupported: return "unsupported";
+    case ExitCode::internal: return "internal";
+  }
+  return "internal";
+}
+
+// With --json anywhere on the command line, a failure is also a JSON object
+// on stdout (scripts parse stdout; the message stays on stderr for people).
+void report_error(bool json, ExitCode code, const std::string& message, const char* prefix) {
+  std::cerr << "llm2hef: " << prefix << message << "\n";
+  if (json)
+    std::cout << core::json_text(nlohmann::json{{"error", {{"message", message},
+                                                          {"exit_status", static_cast<int>(code)},
+                                                          {"kind", exit_kind(code)}}}},
+                                 2)
+              << "\n";
+}
+
+}  // namespace
+
 int CommandLine::run(int argc, char** argv) {
+  const bool json = std::any_of(argv + std::min(argc, 1), argv + argc, [](const char* a) { return std::string(a) == "--json"; });
   try {
     try {
       root_->parse(argc, argv);
@@ -239,10 +271,10 @@ int CommandLine::run(int argc, char** argv) {
     }
     return dispatch();
   } catch (const Error& e) {
-    std::cerr << "llm2hef: error: " << e.what() << "\n";
+    report_error(json, e.code(), e.what(), "error: ");
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    std::cerr << "llm2hef: internal error: " << e.what() << "\n";
+    report_error(json, ExitCode::internal, e.what(), "internal error: ");
     return static_cast<int>(ExitCode::internal);
   }
 }

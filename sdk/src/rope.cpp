@@ -10,6 +10,10 @@ namespace llm2hef::sdk {
 
 namespace {
 
+// The key the rope settings are under: rope_scaling, or transformers 5's
+// rope_parameters (messages name the one the file has).
+const char* rope_params_key(const JsonFile& c) { return c.has("rope_scaling") || !c.has("rope_parameters") ? "rope_scaling" : "rope_parameters"; }
+
 // rope_scaling, or the v5 rope_parameters; null when neither is set.
 nlohmann::json rope_params(const JsonFile& c) {
   for (const char* key : {"rope_scaling", "rope_parameters"})
@@ -23,12 +27,12 @@ nlohmann::json rope_params(const JsonFile& c) {
 
 double number(const JsonFile& c, const nlohmann::json& p, const char* key) {
   if (!p.contains(key) || !p[key].is_number())
-    throw BadInput(c.where("rope_scaling") + ": '" + key + "' is required for this rope_type");
+    throw BadInput(c.where(rope_params_key(c)) + ": '" + key + "' is required for this rope_type");
   const double v = p[key].get<double>();
   // Every scaling parameter divides or is divided by something: 0, a
   // negative or a non-finite value would write inf or NaN into theta.
   if (!std::isfinite(v) || v <= 0)
-    throw BadInput(c.where("rope_scaling") + ": '" + key + "' must be a positive number, got " + p[key].dump());
+    throw BadInput(c.where(rope_params_key(c)) + ": '" + key + "' must be a positive number, got " + p[key].dump());
   return v;
 }
 
@@ -57,7 +61,7 @@ std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::
   std::string type = "default";
   for (const char* key : {"type", "rope_type"})  // rope_type wins when both are set
     if (p.is_object() && p.contains(key) && !p[key].is_null()) {
-      if (!p[key].is_string()) throw BadInput(c.where("rope_scaling") + ": '" + key + "' must be a string, got " + p[key].dump());
+      if (!p[key].is_string()) throw BadInput(c.where(rope_params_key(c)) + ": '" + key + "' must be a string, got " + p[key].dump());
       type = p[key].get<std::string>();
     }
 
@@ -86,7 +90,7 @@ std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::
     const float factor = static_cast<float>(factor_d), low = static_cast<float>(low_d), old = static_cast<float>(old_d);
     const float low_wl = static_cast<float>(old_d / low_d), high_wl = static_cast<float>(old_d / high_d);
     if (high_d <= low_d)
-      throw BadInput(c.where("rope_scaling") + ": high_freq_factor must be greater than low_freq_factor");
+      throw BadInput(c.where(rope_params_key(c)) + ": high_freq_factor must be greater than low_freq_factor");
     const float band = static_cast<float>(high_d - low_d);
     const float two_pi = static_cast<float>(2.0 * std::numbers::pi);
     int smoothed = 0, divided = 0;
@@ -105,7 +109,7 @@ std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::
                   "RoPE theta %g with llama3 scaling (factor %g: %d frequencies divided, %d smoothed) folded into the theta resource",
                   base, factor_d, divided, smoothed);
   } else {
-    throw Unsupported(c.where("rope_scaling") + ": rope_type '" + type +
+    throw Unsupported(c.where(rope_params_key(c)) + ": rope_type '" + type +
                       "' is not supported (only default, linear and llama3 fold into a constant theta)");
   }
   rewrites.emplace_back(buf);

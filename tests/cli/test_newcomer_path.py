@@ -79,3 +79,37 @@ def test_the_default_cache_stops_at_a_sliding_window():
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["cache_size"] == window and report["supported"]
+
+
+def test_an_unsupported_rope_type_names_the_key_the_file_has(tmp_path):
+    """transformers 5 writes rope_parameters: the refusal names that key."""
+    model = tmp_path / "model"
+    shutil.copytree(REPO / "tests" / "fixtures" / "llama3-tf5", model)
+    config = json.loads((model / "config.json").read_text())
+    assert "rope_parameters" in config and "rope_scaling" not in config
+    config["rope_parameters"] = {**config["rope_parameters"], "rope_type": "yarn", "factor": 4.0}
+    (model / "config.json").write_text(json.dumps(config))
+    r = export(model, tmp_path / "out")
+    assert r.returncode == 4, r.stderr
+    assert "field 'rope_parameters'" in r.stderr and "'yarn'" in r.stderr, r.stderr
+
+
+def test_inspect_prints_whole_bytes_in_json_and_mib_below_a_gib():
+    r = subprocess.run([str(BIN), "inspect", str(FIXTURE), "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    memory = json.loads(r.stdout)["memory"]
+    for key in ("weights_a8w4_bytes", "kv_cache_bytes", "embeddings_bin_bytes", "total_bytes", "device_bytes"):
+        assert isinstance(memory[key], int), (key, memory[key])
+    text = subprocess.run([str(BIN), "inspect", str(FIXTURE)], capture_output=True, text=True, timeout=120).stdout
+    kv_line = next(line for line in text.splitlines() if line.startswith("KV cache"))
+    assert "MiB" in kv_line and "GiB" not in kv_line, kv_line
+
+
+def test_a_failing_command_with_json_prints_a_json_error_on_stdout(tmp_path):
+    r = export(tmp_path / "missing", tmp_path / "out", "--json")
+    assert r.returncode == 3
+    error = json.loads(r.stdout)["error"]
+    assert error["exit_status"] == 3 and error["kind"] == "bad_input"
+    assert "no such folder" in error["message"] and "no such folder" in r.stderr
+    usage = export(FIXTURE, tmp_path / "out2", "--json", "--cache", "1")
+    assert usage.returncode == 2 and json.loads(usage.stdout)["error"]["kind"] == "usage"

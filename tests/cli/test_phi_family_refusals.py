@@ -67,7 +67,7 @@ def test_yarn_rope_is_refused(tmp_path):
         c["rope_parameters"] = {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
                                 "partial_rotary_factor": 0.25, "original_max_position_embeddings": 32}
     rc, text, out = export(edited(tmp_path, "stablelm-tiny", yarn), tmp_path)
-    refused(rc, text, out, 4, "rope_scaling", "yarn")
+    refused(rc, text, out, 4, "rope_parameters", "yarn")  # the key the file has
 
 
 def test_odd_rotary_width_is_refused(tmp_path):

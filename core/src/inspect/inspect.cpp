@@ -1,3 +1,4 @@
+#include <cmath>
 #include "llm2hef/core/inspect/inspect.hpp"
 
 #include <cstdio>
@@ -17,11 +18,20 @@ using nlohmann::json;
 
 namespace {
 
+// GiB from 1 GiB up, MiB below it (0.03 GiB says little).
 std::string gib(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  if (bytes >= kGiB)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
   return buf;
 }
+
+// Byte counts are whole numbers in JSON (the estimate is computed in double
+// so that it cannot wrap; every term is a whole or half byte count).
+int64_t whole_bytes(double bytes) { return static_cast<int64_t>(std::llround(bytes)); }
 
 // What export would write as genai resources: where the chat template comes
 // from and every change made to the tokenizer and the template. A problem that
@@ -101,11 +111,11 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
     kv = static_cast<double>(plan.cache_cost.values_per_position) * static_cast<double>(plan.cache_size);
   const double embeddings_bin = embed * 2.0;
   const double total = weights + kv + embeddings_bin;
-  out["memory"] = {{"weights_a8w4_bytes", weights},
-                   {"kv_cache_bytes", kv},
-                   {"embeddings_bin_bytes", embeddings_bin},
-                   {"total_bytes", total},
-                   {"device_bytes", kDeviceMemoryBytes},
+  out["memory"] = {{"weights_a8w4_bytes", whole_bytes(weights)},
+                   {"kv_cache_bytes", whole_bytes(kv)},
+                   {"embeddings_bin_bytes", whole_bytes(embeddings_bin)},
+                   {"total_bytes", whole_bytes(total)},
+                   {"device_bytes", whole_bytes(kDeviceMemoryBytes)},
                    {"fits", total < kDeviceMemoryBytes},
                    {"kv_cache_layout", adapter_cache ? plan.cache_cost.layout : "K and V in every layer"},
                    {"assumptions",
