@@ -1,24 +1,27 @@
 #include <charconv>
 #include <iostream>
-#include <sstream>
 
 #include "commands.hpp"
 #include "llm2hef/core/export/host_inputs.hpp"
 #include "llm2hef/core/io/npy.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef inputs OUT --tokens IDS -o inputs.npz [--layout onnx|device] [--force]
+constexpr const char* kHelp = R"(Usage: llm2hef inputs OUT (--tokens IDS | --tokens-file FILE) -o inputs.npz [--layout onnx|device] [--force]
 
 Writes exactly what the Hailo genai runtime feeds the exported graph for a
-prompt (token ids, comma-separated), computed from OUT's resources:
-embedding rows, the head-tiled additive mask, cos/sin tables from theta.
+prompt (token ids), computed from OUT's resources: embedding rows, the
+head-tiled additive mask, cos/sin tables from theta.
 Keys: the six ONNX input names, plus `positions`.
 
-  --tokens IDS       e.g. 15496,11,995
+  --tokens IDS       ids separated by commas and/or spaces, e.g. 15496,11,995
+                     or "15496 11 995"
+  --tokens-file FILE the ids in a text file, separated by commas, spaces or
+                     newlines (e.g. a tokenizer's output saved to a file)
   -o, --output FILE  the .npz to write
   --layout onnx      pe tables as the ONNX graph takes them [1, N, T] (default)
   --layout device    pe tables tiled per head, as the runtime writes them
@@ -33,33 +36,64 @@ int64_t parse_token(const std::string& text) {
   return v;
 }
 
-std::vector<int64_t> parse_tokens(const std::string& text) {
+// Ids separated by commas and/or whitespace; two commas in a row (an empty
+// entry) are refused, as a typo more likely than intended.
+std::vector<int64_t> parse_tokens(const std::string& text, const std::string& origin) {
   std::vector<int64_t> out;
-  std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) throw UsageError("--tokens: empty entry in '" + text + "'");
-    out.push_back(parse_token(item));
+  bool after_comma = false;
+  auto flush = [&](bool comma) {
+    if (!item.empty()) {
+      out.push_back(parse_token(item));
+      item.clear();
+      after_comma = false;
+    } else if (comma && (after_comma || out.empty())) {
+      throw UsageError(origin + ": empty entry in '" + (text.size() > 80 ? text.substr(0, 80) + "..." : text) + "'");
+    }
+    if (comma) after_comma = true;
+  };
+  for (char c : text) {
+    if (c == ',')
+      flush(true);
+    else if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+      flush(false);
+    else
+      item += c;
   }
+  flush(false);
+  if (after_comma) throw UsageError(origin + ": the list ends with a comma");
+  if (out.empty()) throw UsageError(origin + ": no token ids");
   return out;
+}
+
+// --tokens-file: a regular file of at most 16 MiB (a prompt, not a corpus).
+std::string read_tokens_file(const std::string& path) {
+  const core::RegularFile file(path);
+  return file.read_all(16u << 20);
 }
 }  // namespace
 
 void add_inputs_command(CommandLine& cli) {
   struct Options {
-    std::string export_dir, tokens, output, layout = "onnx";
+    std::string export_dir, tokens, tokens_file, output, layout = "onnx";
     bool force = false;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = cli.add_command(cli.root(), "inputs", kHelp, [o](Invocation&) {
+  CLI::App* app = cli.add_command(cli.root(), "inputs", kHelp, [o](Invocation& inv) {
+    if (!inv.command().count("--tokens") && !inv.command().count("--tokens-file"))
+      throw UsageError("inputs needs the prompt's ids: --tokens IDS or --tokens-file FILE");
     core::check_file_output(o->output, o->force);  // before the work, not after
-    auto members = core::runtime_inputs(o->export_dir, parse_tokens(o->tokens),
+    const std::vector<int64_t> tokens = o->tokens_file.empty()
+                                            ? parse_tokens(o->tokens, "--tokens")
+                                            : parse_tokens(read_tokens_file(o->tokens_file), o->tokens_file);
+    auto members = core::runtime_inputs(o->export_dir, tokens,
                                         o->layout == "device" ? core::InputLayout::device : core::InputLayout::onnx);
     core::write_npz(o->output, members, o->force);
     return 0;
   });
   app->add_option("OUT", o->export_dir)->required();
-  app->add_option("--tokens", o->tokens)->required();
+  CLI::Option* ids = app->add_option("--tokens", o->tokens);
+  ids->excludes(app->add_option("--tokens-file", o->tokens_file));
   app->add_option("-o,--output", o->output)->required();
   app->add_option("--layout", o->layout)->check(CLI::IsMember({"onnx", "device"}));
   app->add_flag("--force", o->force);

@@ -113,3 +113,26 @@ def test_a_failing_command_with_json_prints_a_json_error_on_stdout(tmp_path):
     assert "no such folder" in error["message"] and "no such folder" in r.stderr
     usage = export(FIXTURE, tmp_path / "out2", "--json", "--cache", "1")
     assert usage.returncode == 2 and json.loads(usage.stdout)["error"]["kind"] == "usage"
+
+
+def test_inputs_takes_ids_separated_by_commas_or_spaces_or_from_a_file(tmp_path):
+    out = tmp_path / "out"
+    assert export(FIXTURE, out).returncode == 0
+
+    def inputs(*args):
+        return subprocess.run([str(BIN), "inputs", str(out), *map(str, args)], capture_output=True, text=True,
+                              timeout=120)
+
+    ids_file = tmp_path / "ids.txt"
+    ids_file.write_text("5\n17, 3\n")
+    written = []
+    for i, how in enumerate([["--tokens", "5,17,3"], ["--tokens", "5 17 3"], ["--tokens", "5, 17 ,3"],
+                             ["--tokens-file", ids_file]]):
+        target = tmp_path / f"in{i}.npz"
+        r = inputs(*how, "-o", target)
+        assert r.returncode == 0, (how, r.stderr)
+        written.append(target.read_bytes())
+    assert all(w == written[0] for w in written)
+    assert inputs("-o", tmp_path / "x.npz").returncode == 2
+    assert inputs("--tokens", "5,,3", "-o", tmp_path / "x.npz").returncode == 2
+    assert inputs("--tokens", "5", "--tokens-file", ids_file, "-o", tmp_path / "x.npz").returncode == 2
