@@ -13,7 +13,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT = REPO / "docs" / "hailo-contract.md"
-CITING_DIRS = ("core", "sdk", "registry", "plugins", "adapters", "docs")
+CITING_DIRS = ("core", "sdk", "registry", "plugins", "adapters", "docs")  # and README.md
 CITING_SUFFIXES = {".cpp", ".hpp", ".h", ".c", ".md", ".py", ".json", ".txt", ".cmake"}
 
 # A list of section numbers: "2", "2-3", "3, 8-9", "2 and 9", "4, 5, 7, 8".
@@ -50,6 +50,7 @@ def headings() -> list[int]:
 
 
 def citing_files():
+    yield REPO / "README.md"
     for top in CITING_DIRS:
         for path in sorted((REPO / top).rglob("*")):
             if path.is_file() and path.suffix in CITING_SUFFIXES and path != CONTRACT:
