@@ -2,11 +2,11 @@
 # Installs the current build into a temporary prefix and uses it the way a
 # third party would (see tests/install/CMakeLists.txt). Arguments: build dir,
 # source dir, cmake, generator, make program, C++ compiler, python3, bindir,
-# libdir, includedir (relative install dirs as GNUInstallDirs set them).
+# libdir, includedir, docdir (relative install dirs as GNUInstallDirs set them).
 set -euo pipefail
 
 BUILD=$1 SRC=$2 CMAKE=$3 GENERATOR=$4 MAKE_PROGRAM=$5 CXX=$6 PY=$7
-BINDIR=$8 LIBDIR=$9 INCDIR=${10}
+BINDIR=$8 LIBDIR=$9 INCDIR=${10} DOCDIR=${11:-share/doc/llm2hef}
 
 # The host must find adapters on its own: no search path from the caller.
 unset LLM2HEF_ADAPTER_PATH
@@ -36,6 +36,13 @@ done
 for a in gpt2 llama qwen2 qwen3 smollm3 lfm2 gemma2 gemma3 olmo2; do
   [ -f "$ADIR/llm2hef_adapter_$a.so" ] || fail "adapter not installed: $ADIR/llm2hef_adapter_$a.so"
 done
+
+step "the docs are installed, hailo-contract.md (cited by every finding) among them"
+for d in "$SRC"/docs/*.md; do
+  cmp -s "$d" "$P/$DOCDIR/$(basename "$d")" || fail "doc not installed (or differs): $P/$DOCDIR/$(basename "$d")"
+done
+[ -f "$P/$DOCDIR/hailo-contract.md" ] || fail "not installed: $P/$DOCDIR/hailo-contract.md"
+grep -q '^## 9\. ' "$P/$DOCDIR/hailo-contract.md" || fail "installed hailo-contract.md has no section 9"
 
 step "the install step indexed the installed adapters, and the index verifies"
 [ -f "$ADIR/index.json" ] || fail "no $ADIR/index.json"
