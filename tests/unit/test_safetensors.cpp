@@ -75,21 +75,30 @@ TEST(safetensors, F16KnownValues) {
 }
 
 // Every one of the 65536 halves, converted in one block (the vectorised
-// path export takes), against the compiler's own _Float16 conversion.
-TEST(safetensors, F16BlockConversionMatchesTheCompilerOnEveryValue) {
+// path export takes), against IEEE 754 binary16's definition evaluated in
+// double: (-1)^s * 2^(e-15) * (1 + m/1024), subnormals 2^-14 * m/1024
+// (independent of the bit manipulation under test; exact in double and float).
+TEST(safetensors, F16BlockConversionMatchesTheDefinitionOnEveryValue) {
   std::vector<uint16_t> all(65536);
   for (uint32_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
   std::vector<float> got(all.size());
   core::convert_to_f32(sdk::DType::f16, reinterpret_cast<const uint8_t*>(all.data()), got);
   for (uint32_t i = 0; i < all.size(); ++i) {
-    const float want = static_cast<float>(std::bit_cast<_Float16>(all[i]));
-    if (std::isnan(want)) {
-      ASSERT_TRUE(std::isnan(got[i])) << std::hex << i;
-      // The payload is kept bit for bit (a quiet or signalling NaN stays one).
-      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]) & 0x7fffffffu, 0x7f800000u | ((i & 0x3ffu) << 13)) << std::hex << i;
-    } else {
-      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want)) << std::hex << i;
+    const double sign = (i & 0x8000u) ? -1.0 : 1.0;
+    const int e = static_cast<int>((i >> 10) & 0x1fu);
+    const double m = static_cast<double>(i & 0x3ffu);
+    if (e == 31) {
+      if (m == 0) {
+        ASSERT_EQ(got[i], static_cast<float>(sign * std::numeric_limits<double>::infinity())) << std::hex << i;
+      } else {
+        ASSERT_TRUE(std::isnan(got[i])) << std::hex << i;
+        // The payload is kept bit for bit (a quiet or signalling NaN stays one).
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[i]) & 0x7fffffffu, 0x7f800000u | ((i & 0x3ffu) << 13)) << std::hex << i;
+      }
+      continue;
     }
+    const double want = e == 0 ? sign * std::ldexp(m / 1024.0, -14) : sign * std::ldexp(1.0 + m / 1024.0, e - 15);
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(static_cast<float>(want))) << std::hex << i;
   }
 }
 
