@@ -62,7 +62,7 @@ std::vector<int64_t> parse_tokens(const std::string& text, const std::string& or
   }
   flush(false);
   if (after_comma) throw UsageError(origin + ": the list ends with a comma");
-  if (out.empty()) throw UsageError(origin + ": no token ids");
+  if (out.empty()) throw UsageError(origin + ": empty, no token ids");
   return out;
 }
 
