@@ -44,15 +44,14 @@ NeoX read_neox(const Checkpoint& ckpt) {
   m.eps = static_cast<float>(c.find_number("layer_norm_eps").value_or(1e-5));
   m.parallel = c.find_bool("use_parallel_residual").value_or(true);
   m.bias = c.find_bool("attention_bias").value_or(true);
-  const std::string act = c.find_string("hidden_act").value_or("gelu");
+  const std::string act =
+      read_activation(c, "hidden_act", {"gelu", "gelu_new", "gelu_pytorch_tanh"}, "gelu, gelu_new, gelu_pytorch_tanh");
   if (act == "gelu") {
     m.gelu = GeluForm::erf;
     m.rewrites.push_back("GELU exact (erf form: Div, Erf, Add, Mul, Mul)");
-  } else if (act == "gelu_new" || act == "gelu_pytorch_tanh") {
+  } else {
     m.gelu = GeluForm::tanh;
     m.rewrites.push_back("GELU as " + act + " (tanh form, exact)");
-  } else {
-    throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh)");
   }
   m.rope = read_partial_rope(c, m.head_dim, {.default_factor = 0.25, .factor_alias = "rotary_pct", .base_alias = "rotary_emb_base"},
                              m.rewrites);

@@ -22,8 +22,7 @@ class Olmo2Adapter final : public PostNormDecoderAdapter {
   void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override {
     const JsonFile& c = ckpt.config();
     m.rms_eps = static_cast<float>(c.find_number("rms_norm_eps").value_or(1e-5));  // Olmo2Config's default
-    const std::string act = c.find_string("hidden_act").value_or("silu");
-    if (act != "silu") throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
+    read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
     m.pre_norms = false;
     m.qk_norm = QkNorm::full_width;
     m.rope_bases = {rope_inv_freq(c, m.head_dim, m.rewrites)};

@@ -54,8 +54,7 @@ OptConfig read_config(const Checkpoint& ckpt) {
     throw BadInput(c.where("hidden_size") + ": " + std::to_string(m.hidden) + " is not divisible by num_attention_heads " +
                    std::to_string(m.heads));
   m.head_dim = m.hidden / m.heads;
-  const std::string act = c.find_string("activation_function").value_or("relu");
-  if (act != "relu") throw Unsupported(c.where("activation_function") + ": '" + act + "' is not supported (OPT's relu only)");
+  read_activation(c, "activation_function", {"relu"}, "OPT's relu only");
   m.pre_norm = c.find_bool("do_layer_norm_before").value_or(true);
   // modeling_opt.py: the decoder's final_layer_norm exists only with pre-LN
   // layers and without the backward-compatibility flag _remove_final_layer_norm.

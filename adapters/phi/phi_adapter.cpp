@@ -39,9 +39,7 @@ Phi read_phi(const Checkpoint& ckpt) {
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   m.intermediate = c.get_size("intermediate_size");
   m.eps = static_cast<float>(c.find_number("layer_norm_eps").value_or(1e-5));
-  const std::string act = c.find_string("hidden_act").value_or("gelu_new");
-  if (act != "gelu_new" && act != "gelu_pytorch_tanh")
-    throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (gelu_new, gelu_pytorch_tanh)");
+  read_activation(c, "hidden_act", {"gelu_new", "gelu_pytorch_tanh"}, "gelu_new, gelu_pytorch_tanh");
   m.qk_layernorm = c.find_bool("qk_layernorm").value_or(false);
   m.rope = read_partial_rope(c, m.head_dim, {.default_factor = 0.5}, m.rewrites);
   m.rewrites.push_back("parallel residual: h + (attention(input_layernorm(h)) + mlp(input_layernorm(h)))");

@@ -55,8 +55,7 @@ Phi3 read_phi3(const Checkpoint& ckpt, int64_t cache_size) {
   static_cast<DecoderDims&>(m) = read_decoder_dims(raw);
   m.intermediate = raw.get_size("intermediate_size");
   m.eps = static_cast<float>(raw.find_number("rms_norm_eps").value_or(1e-5));
-  const std::string act = raw.find_string("hidden_act").value_or("silu");
-  if (act != "silu") throw Unsupported(raw.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
+  read_activation(raw, "hidden_act", {"silu"}, "SwiGLU with silu only");
 
   const JsonFile c = resolve_rope_keys(raw, {.default_factor = 1.0});
   m.rotary_dim = rotary_dims(c, m.head_dim);
@@ -78,10 +77,7 @@ Phi3 read_phi3(const Checkpoint& ckpt, int64_t cache_size) {
                          std::to_string(m.head_dim) + " dimensions per head; their theta entries are 0 elsewhere");
   m.rewrites.push_back("qkv_proj and gate_up_proj split at export into q/k/v and gate/up column ranges");
 
-  ckpt.expect("model.embed_tokens.weight", {m.vocab, m.hidden});
-  m.lm_head = choose_lm_head(ckpt, "model.embed_tokens.weight", m.vocab, m.hidden);
-  m.rewrites.push_back(m.lm_head.tied ? "tied lm_head written as its own tensor after a last-position slice"
-                                      : "lm_head after a last-position slice");
+  m.lm_head = read_lm_head(ckpt, "model.embed_tokens.weight", m.vocab, m.hidden, m.rewrites);
   const int64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
   for (int64_t i = 0; i < m.layers; ++i) {
     const std::string p = m.layer(i);

@@ -41,8 +41,7 @@ StableLm read_stablelm(const Checkpoint& ckpt) {
     throw Unsupported(c.where("head_dim") + ": StableLM derives head_dim from hidden_size / num_attention_heads");
   m.intermediate = c.get_size("intermediate_size");
   m.eps = static_cast<float>(c.find_number("layer_norm_eps").value_or(1e-5));
-  const std::string act = c.find_string("hidden_act").value_or("silu");
-  if (act != "silu") throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
+  read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
   m.qkv_bias = c.find_bool("use_qkv_bias").value_or(false);
   m.qk_layernorm = c.find_bool("qk_layernorm").value_or(false);
   m.parallel = c.find_bool("use_parallel_residual").value_or(false);
@@ -52,10 +51,7 @@ StableLm read_stablelm(const Checkpoint& ckpt) {
   m.rewrites.push_back(m.parallel ? "parallel residual: (h + attention(input_layernorm(h))) + mlp(input_layernorm(h))"
                                   : "sequential residual (use_parallel_residual false)");
 
-  ckpt.expect("model.embed_tokens.weight", {m.vocab, m.hidden});
-  m.lm_head = choose_lm_head(ckpt, "model.embed_tokens.weight", m.vocab, m.hidden);
-  m.rewrites.push_back(m.lm_head.tied ? "tied lm_head written as its own tensor after a last-position slice"
-                                      : "lm_head after a last-position slice");
+  m.lm_head = read_lm_head(ckpt, "model.embed_tokens.weight", m.vocab, m.hidden, m.rewrites);
   const int64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
   for (int64_t i = 0; i < m.layers; ++i) {
     const std::string p = m.layer(i);

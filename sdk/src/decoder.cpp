@@ -57,12 +57,26 @@ Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const Exp
   return p;
 }
 
-void note_llama_style_rewrites(std::vector<std::string>& rewrites, const LmHead& lm_head, int64_t heads,
-                               int64_t kv_heads) {
-  rewrites.push_back(lm_head.tied ? "tied lm_head written as its own tensor after a last-position slice"
-                                  : "lm_head after a last-position slice");
+LmHead read_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
+                    std::vector<std::string>& rewrites) {
+  ckpt.expect(embedding, {vocab, hidden});
+  LmHead head = choose_lm_head(ckpt, embedding, vocab, hidden);
+  rewrites.push_back(head.tied ? "tied lm_head written as its own tensor after a last-position slice"
+                               : "lm_head after a last-position slice");
+  return head;
+}
+
+void note_gqa_and_rope_rewrite(std::vector<std::string>& rewrites, int64_t heads, int64_t kv_heads) {
   rewrites.push_back("GQA " + std::to_string(heads) + "/" + std::to_string(kv_heads) +
                      " through a constant repeat-interleave MatMul; RoPE through a constant rotate-half MatMul");
+}
+
+std::string read_activation(const JsonFile& c, const std::string& key, std::initializer_list<const char*> allowed,
+                            const std::string& supported) {
+  const std::string act = c.find_string(key).value_or(*allowed.begin());
+  for (const char* a : allowed)
+    if (act == a) return act;
+  throw Unsupported(c.where(key) + ": '" + act + "' is not supported (" + supported + ")");
 }
 
 Plan rope_decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& opt,

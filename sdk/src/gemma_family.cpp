@@ -78,9 +78,7 @@ std::vector<float> gemma3_inv_freq(const JsonFile& c, const std::string& type, i
 
 void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGeneration gen) {
   const JsonFile& c = ckpt.config();
-  const std::string act = c.find_string("hidden_activation").value_or("gelu_pytorch_tanh");
-  if (act != "gelu_pytorch_tanh")
-    throw Unsupported(c.where("hidden_activation") + ": '" + act + "' is not supported (GeGLU with gelu_pytorch_tanh only)");
+  read_activation(c, "hidden_activation", {"gelu_pytorch_tanh"}, "GeGLU with gelu_pytorch_tanh only");
   if (c.find_bool("use_bidirectional_attention").value_or(false))
     throw Unsupported(c.where("use_bidirectional_attention") +
                       ": true is not supported (the runtime's mask is causal)");

@@ -15,8 +15,7 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   m.intermediate = c.get_size("intermediate_size");
   m.rms_eps = static_cast<float>(c.find_number("rms_norm_eps").value_or(1e-6));
-  const std::string act = c.find_string("hidden_act").value_or("silu");
-  if (act != "silu") throw Unsupported(c.where("hidden_act") + ": '" + act + "' is not supported (SwiGLU with silu only)");
+  read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
   if (c.find_bool("mlp_bias").value_or(false)) throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
   // A window would have to live in the runtime's mask, which has no such
   // setting: exact only when the cache fits in it (checked in the plan).
@@ -28,9 +27,8 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
   m.inv_freq = rope_inv_freq(c, m.head_dim, m.rewrites);
   m.rope_layers.assign(static_cast<size_t>(m.layers), true);
 
-  ckpt.expect(m.embed(), {m.vocab, m.hidden});
-  m.lm_head = choose_lm_head(ckpt, m.embed(), m.vocab, m.hidden);
-  note_llama_style_rewrites(m.rewrites, m.lm_head, m.heads, m.kv_heads);
+  m.lm_head = read_lm_head(ckpt, m.embed(), m.vocab, m.hidden, m.rewrites);
+  note_gqa_and_rope_rewrite(m.rewrites, m.heads, m.kv_heads);
   return m;
 }
 

@@ -23,9 +23,8 @@ PostNormDecoder read_post_norm_decoder(const Checkpoint& ckpt) {
     throw Unsupported(c.where("attention_bias") + ": true is not supported (q/k/v/o biases)");
   if (c.find_bool("mlp_bias").value_or(false)) throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
   m.score_divisor = static_cast<float>(std::sqrt(static_cast<double>(m.head_dim)));
-  ckpt.expect(m.embed(), {m.vocab, m.hidden});
-  m.lm_head = choose_lm_head(ckpt, m.embed(), m.vocab, m.hidden);
-  note_llama_style_rewrites(m.rewrites, m.lm_head, m.heads, m.kv_heads);
+  m.lm_head = read_lm_head(ckpt, m.embed(), m.vocab, m.hidden, m.rewrites);
+  note_gqa_and_rope_rewrite(m.rewrites, m.heads, m.kv_heads);
   return m;
 }
 

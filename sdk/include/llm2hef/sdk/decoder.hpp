@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,11 +56,21 @@ struct LmHead {
 LmHead choose_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
                       const std::vector<std::string>& tie_keys = {"tie_word_embeddings"});
 
-// The rewrites every RoPE decoder with a Llama-style attention reports: the
-// lm_head after a last-position slice (tied or not), GQA and RoPE as
-// constant MatMuls.
-void note_llama_style_rewrites(std::vector<std::string>& rewrites, const LmHead& lm_head, int64_t heads,
-                               int64_t kv_heads);
+// Checks the embedding is [vocab, hidden], chooses the lm_head
+// (choose_lm_head) and reports it in `rewrites`: written after a
+// last-position slice, as its own tensor when tied.
+LmHead read_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
+                    std::vector<std::string>& rewrites);
+
+// The rewrite every decoder with Llama-style attention reports: GQA and RoPE
+// as constant MatMuls.
+void note_gqa_and_rope_rewrite(std::vector<std::string>& rewrites, int64_t heads, int64_t kv_heads);
+
+// config.json's activation under `key`, which must be one of `allowed` (the
+// first is the default when the key is absent); Unsupported naming the key
+// and value otherwise, with `supported` saying what is.
+std::string read_activation(const JsonFile& config, const std::string& key, std::initializer_list<const char*> allowed,
+                            const std::string& supported);
 
 // ---- the plan ----
 
