@@ -10,7 +10,7 @@
 
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "external_data_file.hpp"
+#include "llm2hef/sdk/background_file_writer.hpp"
 #include "weight_streaming.hpp"
 
 namespace llm2hef::sdk {
@@ -62,7 +62,7 @@ struct GraphBuilder::Impl {
   std::vector<std::string> scopes;
   std::map<std::string, int> used_names;
   std::filesystem::path data_path;
-  std::unique_ptr<ExternalDataFile> data;  // created with the path
+  std::unique_ptr<BackgroundFileWriter> data;  // created with the path
   std::function<void(uint64_t)> on_bytes;
   std::vector<std::pair<std::string, std::string>> annotations;
 
@@ -155,7 +155,7 @@ GraphBuilder::GraphBuilder(std::string graph_name, std::filesystem::path data_pa
   opset->set_version(kOpset);
   impl_->graph = impl_->model.mutable_graph();
   impl_->graph->set_name(graph_name);
-  impl_->data = std::make_unique<ExternalDataFile>(data_path);
+  impl_->data = std::make_unique<BackgroundFileWriter>(data_path);
   impl_->data_path = std::move(data_path);
   impl_->on_bytes = std::move(on_bytes);
 }

@@ -45,20 +45,19 @@ std::string npy_header(NpyType type, const std::vector<int64_t>& shape) {
 }
 
 NpyWriter::NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape)
-    : path_(path), out_(path, std::ios::binary | std::ios::trunc), expected_(count(shape)) {
-  if (!out_) throw BadInput(path.string() + ": cannot open for writing");
-  out_ << npy_header(NpyType::f32, shape);
+    : path_(path), out_(path), expected_(count(shape)) {
+  const std::string header = npy_header(NpyType::f32, shape);
+  out_.append(header);
 }
 
+// Little-endian hosts only (x86_64, aarch64): float32 bytes as in memory.
 void NpyWriter::append(std::span<const float> values) {
-  out_.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size_bytes()));
-  if (!out_) throw BadInput(path_.string() + ": write failed (disk full?)");
+  out_.append(std::span<const char>(reinterpret_cast<const char*>(values.data()), values.size_bytes()));
   written_ += static_cast<int64_t>(values.size());
 }
 
 void NpyWriter::finish() {
   out_.close();
-  if (!out_) throw BadInput(path_.string() + ": write failed while closing");
   if (written_ != expected_)
     throw InternalError(path_.string() + ": wrote " + std::to_string(written_) + " values, expected " +
                         std::to_string(expected_));

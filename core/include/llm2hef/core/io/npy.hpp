@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/sdk/background_file_writer.hpp"
 
 namespace llm2hef::core {
 
@@ -20,7 +21,8 @@ std::string npy_header(NpyType type, const std::vector<int64_t>& shape);
 // The same for any numpy type string ("<f4", "<f2", "|u1", ...).
 std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape);
 
-// Streams a float32 array to disk row block by row block.
+// Streams a float32 array to disk row block by row block; the bytes are
+// written on a background thread while the caller produces the next block.
 class NpyWriter {
  public:
   NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape);
@@ -29,7 +31,7 @@ class NpyWriter {
 
  private:
   std::filesystem::path path_;
-  std::ofstream out_;
+  sdk::BackgroundFileWriter out_;
   int64_t expected_ = 0, written_ = 0;
 };
 
