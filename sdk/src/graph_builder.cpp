@@ -63,6 +63,7 @@ struct GraphBuilder::Impl {
   std::map<std::string, int> used_names;
   std::filesystem::path data_path;
   std::unique_ptr<BackgroundFileWriter> data;  // created with the path
+  StreamScratch scratch;
   std::function<void(uint64_t)> on_bytes;
   std::vector<std::pair<std::string, std::string>> annotations;
 
@@ -223,7 +224,7 @@ Value GraphBuilder::scaled_weight(const std::string& leaf, const Checkpoint& ckp
   const uint64_t base = impl_->data->size();
   uint64_t done = 0;
   std::vector<float> scaled;
-  stream_weight(ckpt, ti, plan, [&](uint64_t element, std::span<const float> values) {
+  stream_weight(ckpt, ti, plan, impl_->scratch, [&](uint64_t element, std::span<const float> values) {
     if (scale != 1.0f) {
       scaled.assign(values.begin(), values.end());
       for (float& v : scaled) v *= scale;

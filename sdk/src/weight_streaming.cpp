@@ -30,22 +30,23 @@ WeightPlan plan_weight(const TensorInfo& t, const WeightView& view) {
 
 namespace {
 
-// dst[j * c + i] = src[i * stride + j] for i < c, j < cols: a [c, cols] block
-// of rows of `stride` floats transposed, in square tiles so that both sides
-// stay in cache.
-void transpose_block(const float* src, int64_t stride, int64_t c, int64_t cols, float* dst) {
+// dst[j * dst_stride + i] = src[i * stride + j] for i < c, j < cols: a
+// [c, cols] block of rows of `stride` floats transposed, in square tiles so
+// that both sides stay in cache.
+void transpose_block(const float* src, int64_t stride, int64_t c, int64_t cols, float* dst, int64_t dst_stride) {
   constexpr int64_t kTile = 32;
   for (int64_t i0 = 0; i0 < c; i0 += kTile)
     for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
       const int64_t i1 = std::min(c, i0 + kTile), j1 = std::min(cols, j0 + kTile);
       for (int64_t i = i0; i < i1; ++i)
-        for (int64_t j = j0; j < j1; ++j) dst[j * c + i] = src[i * stride + j];
+        for (int64_t j = j0; j < j1; ++j) dst[j * dst_stride + i] = src[i * stride + j];
     }
 }
 
 }  // namespace
 
-void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, const WeightSink& sink) {
+void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, StreamScratch& scratch,
+                   const WeightSink& sink) {
   const int64_t width = p.col_end - p.col_begin;
   if (t.shape.size() == 1) {  // vectors are small: read whole, emit the column range
     const std::vector<float> v = ckpt.read(t.name);
@@ -54,20 +55,19 @@ void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan
   }
   // Source rows per read, bounded by the block budget.
   const int64_t src_chunk = std::max<int64_t>(1, kStreamBlockBytes / 4 / std::max<int64_t>(1, p.src_cols));
-  std::vector<float> src;
+  const auto count = [](int64_t n) { return static_cast<size_t>(n); };
 
   if (!p.transpose) {
-    std::vector<float> out;
     for (int64_t r = 0; r < p.src_rows; r += src_chunk) {
       const int64_t e = std::min(p.src_rows, r + src_chunk);
-      src.resize(static_cast<size_t>((e - r) * p.src_cols));
+      const std::span<float> src = scratch.source(count((e - r) * p.src_cols));
       ckpt.read_rows(t.name, r, e, src);
       const uint64_t at = static_cast<uint64_t>(r * width);
       if (width == p.src_cols) {
         sink(at, src);
         continue;
       }
-      out.resize(static_cast<size_t>((e - r) * width));
+      const std::span<float> out = scratch.staging(count((e - r) * width));
       for (int64_t i = 0; i < e - r; ++i)
         std::copy_n(src.begin() + i * p.src_cols + p.col_begin, width, out.begin() + i * width);
       sink(at, out);
@@ -81,22 +81,19 @@ void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan
   // output row.
   const int64_t out_rows = p.src_cols;
   const bool whole = out_rows * width <= kStreamBlockBytes / 4;  // gathered whole, emitted as one piece
-  std::vector<float> out(static_cast<size_t>(whole ? out_rows * width : 0));
-  std::vector<float> tile;
+  const std::span<float> out = whole ? scratch.staging(count(out_rows * width)) : std::span<float>();
   for (int64_t r = p.col_begin; r < p.col_end; r += src_chunk) {
     const int64_t e = std::min(p.col_end, r + src_chunk), c = e - r;
-    src.resize(static_cast<size_t>(c * p.src_cols));
+    const std::span<float> src = scratch.source(count(c * p.src_cols));
     ckpt.read_rows(t.name, r, e, src);
-    tile.resize(static_cast<size_t>(c * out_rows));
-    transpose_block(src.data(), p.src_cols, c, out_rows, tile.data());
-    for (int64_t j = 0; j < out_rows; ++j) {
-      const std::span<const float> piece(tile.data() + j * c, static_cast<size_t>(c));
-      const uint64_t at = static_cast<uint64_t>(j * width + (r - p.col_begin));
-      if (whole)
-        std::copy(piece.begin(), piece.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
-      else
-        sink(at, piece);
+    if (whole) {  // straight into place: columns [r - col_begin, e - col_begin) of every row
+      transpose_block(src.data(), p.src_cols, c, out_rows, out.data() + (r - p.col_begin), width);
+      continue;
     }
+    const std::span<float> tile = scratch.staging(count(c * out_rows));
+    transpose_block(src.data(), p.src_cols, c, out_rows, tile.data(), c);
+    for (int64_t j = 0; j < out_rows; ++j)
+      sink(static_cast<uint64_t>(j * width + (r - p.col_begin)), std::span<const float>(tile.data() + j * c, count(c)));
   }
   if (whole) sink(0, out);
 }

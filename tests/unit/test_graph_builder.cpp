@@ -156,7 +156,7 @@ void expect_transposed_once(int64_t rows, int64_t cols, int64_t col_begin, int64
 
 TEST(GraphBuilder, SmallTransposedWeightIsReadOnce) { expect_transposed_once(300, 70, 0, 300); }
 
-// Larger than the 32 MB streaming budget: read in chunks of source rows, each
+// Larger than the 16 MB streaming budget: read in chunks of source rows, each
 // chunk's columns written into place.
 TEST(GraphBuilder, LargeTransposedWeightIsReadOnceAndLandsInPlace) {
   expect_transposed_once(4200, 2100, 100, 4150);

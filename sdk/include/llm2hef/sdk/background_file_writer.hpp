@@ -25,7 +25,7 @@ namespace llm2hef::sdk {
 
 class LLM2HEF_SDK_API BackgroundFileWriter {
  public:
-  static constexpr size_t kBatchBytes = 8u << 20;
+  static constexpr size_t kBatchBytes = 4u << 20;
   static constexpr size_t kBatchesInFlight = 3;  // filling + queued + being written
 
   explicit BackgroundFileWriter(std::filesystem::path path) : path_(std::move(path)) {}
