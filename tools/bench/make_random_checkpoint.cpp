@@ -31,29 +31,41 @@ namespace {
 
 constexpr const char* kUsage = R"(Usage: make_random_checkpoint -o DIR [options]
 
-Writes a GPT-2 checkpoint folder (openai-community/gpt2 tensor names) with
-random weights: config.json, generation_config.json, model.safetensors, and a
-tokenizer (copied with --tokenizer-from, else a synthetic byte-level one).
+Writes a Hugging Face checkpoint folder with random weights, in the tensor
+names and config.json of the preset's family: config.json,
+generation_config.json, model.safetensors, and a tokenizer (copied with
+--tokenizer-from, else a synthetic byte-level one).
 
 Options:
   -o, --output DIR        folder to create (written atomically)
-  --preset NAME           gpt2-xl (default; 1.56B params, 6.2 GB), gpt2 (124M), tiny
+  --preset NAME           gpt2-xl (default; 1.56B params, 6.2 GB in F32), gpt2 (124M), tiny,
+                          qwen2.5-0.5b (Qwen2 layout, 494M), llama-3.2-1b (Llama layout, 1.24B)
   --n-embd N, --n-layer N, --n-head N, --n-positions N, --vocab N
                           override one dimension of the preset
-  --dtype F32|BF16        weight dtype (default F32, as gpt2-xl ships)
+  --dtype F32|BF16        weight dtype (default F32; the Qwen and Llama models ship BF16)
   --seed N                random seed (default 0)
   --tokenizer-from DIR    copy tokenizer.json and tokenizer_config.json from DIR
   --force                 replace DIR if it exists
 )";
 
+enum class Family { gpt2, qwen2, llama };
+
 struct Dims {
+  Family family;
   int64_t embd, layers, heads, positions, vocab;
+  // Llama-layout families only (GPT-2 has kv = heads and a 4x MLP).
+  int64_t kv_heads = 0, intermediate = 0;
 };
 
+// Published shapes: openai-community/gpt2(-xl), Qwen/Qwen2.5-0.5B and
+// meta-llama/Llama-3.2-1B config.json (both of the latter tie the head to
+// the embedding, so there is no lm_head tensor).
 std::optional<Dims> preset(const std::string& name) {
-  if (name == "gpt2-xl") return Dims{1600, 48, 25, 1024, 50257};
-  if (name == "gpt2") return Dims{768, 12, 12, 1024, 50257};
-  if (name == "tiny") return Dims{64, 2, 4, 128, 512};
+  if (name == "gpt2-xl") return Dims{Family::gpt2, 1600, 48, 25, 1024, 50257};
+  if (name == "gpt2") return Dims{Family::gpt2, 768, 12, 12, 1024, 50257};
+  if (name == "tiny") return Dims{Family::gpt2, 64, 2, 4, 128, 512};
+  if (name == "qwen2.5-0.5b") return Dims{Family::qwen2, 896, 24, 14, 32768, 151936, 2, 4864};
+  if (name == "llama-3.2-1b") return Dims{Family::llama, 2048, 16, 32, 131072, 128256, 8, 8192};
   return std::nullopt;
 }
 
@@ -91,6 +103,32 @@ std::vector<Spec> gpt2_tensors(const Dims& d) {
   }
   t.push_back({"ln_f.weight", {E}, Init::ones_ish});
   t.push_back({"ln_f.bias", {E}, Init::normal});
+  return t;
+}
+
+// Llama-layout names (LlamaForCausalLM, Qwen2ForCausalLM); Linear weights are
+// [out, in]; Qwen2 adds q/k/v biases.
+std::vector<Spec> llama_tensors(const Dims& d) {
+  const int64_t E = d.embd, head_dim = d.embd / d.heads, kv = d.kv_heads * head_dim;
+  std::vector<Spec> t = {{"model.embed_tokens.weight", {d.vocab, E}, Init::normal}};
+  for (int64_t i = 0; i < d.layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    t.push_back({p + "input_layernorm.weight", {E}, Init::ones_ish});
+    t.push_back({p + "self_attn.q_proj.weight", {E, E}, Init::normal});
+    t.push_back({p + "self_attn.k_proj.weight", {kv, E}, Init::normal});
+    t.push_back({p + "self_attn.v_proj.weight", {kv, E}, Init::normal});
+    if (d.family == Family::qwen2) {
+      t.push_back({p + "self_attn.q_proj.bias", {E}, Init::normal});
+      t.push_back({p + "self_attn.k_proj.bias", {kv}, Init::normal});
+      t.push_back({p + "self_attn.v_proj.bias", {kv}, Init::normal});
+    }
+    t.push_back({p + "self_attn.o_proj.weight", {E, E}, Init::normal});
+    t.push_back({p + "post_attention_layernorm.weight", {E}, Init::ones_ish});
+    t.push_back({p + "mlp.gate_proj.weight", {d.intermediate, E}, Init::normal});
+    t.push_back({p + "mlp.up_proj.weight", {d.intermediate, E}, Init::normal});
+    t.push_back({p + "mlp.down_proj.weight", {E, d.intermediate}, Init::normal});
+  }
+  t.push_back({"model.norm.weight", {E}, Init::ones_ish});
   return t;
 }
 
@@ -233,6 +271,34 @@ json gpt2_config(const Dims& d, const std::string& dtype) {
           {"vocab_size", d.vocab}};
 }
 
+// The published config.json of the preset's model, with the dimensions
+// given. Llama 3.2 keeps its llama3 RoPE scaling; Qwen2.5 its sliding-window
+// keys (off).
+json llama_config(const Dims& d, const std::string& dtype) {
+  const std::string torch_dtype = dtype == "BF16" ? "bfloat16" : "float32";
+  const int64_t eos = d.vocab - 1;
+  if (d.family == Family::qwen2)
+    return {{"architectures", {"Qwen2ForCausalLM"}}, {"attention_dropout", 0.0}, {"bos_token_id", eos},
+            {"eos_token_id", eos}, {"hidden_act", "silu"}, {"hidden_size", d.embd}, {"initializer_range", 0.02},
+            {"intermediate_size", d.intermediate}, {"max_position_embeddings", d.positions},
+            {"max_window_layers", d.layers}, {"model_type", "qwen2"}, {"num_attention_heads", d.heads},
+            {"num_hidden_layers", d.layers}, {"num_key_value_heads", d.kv_heads}, {"rms_norm_eps", 1e-06},
+            {"rope_theta", 1000000.0}, {"sliding_window", d.positions}, {"tie_word_embeddings", true},
+            {"torch_dtype", torch_dtype}, {"use_cache", true}, {"use_sliding_window", false},
+            {"vocab_size", d.vocab}};
+  return {{"architectures", {"LlamaForCausalLM"}}, {"attention_bias", false}, {"attention_dropout", 0.0},
+          {"bos_token_id", eos}, {"eos_token_id", eos}, {"head_dim", d.embd / d.heads}, {"hidden_act", "silu"},
+          {"hidden_size", d.embd}, {"initializer_range", 0.02}, {"intermediate_size", d.intermediate},
+          {"max_position_embeddings", d.positions}, {"mlp_bias", false}, {"model_type", "llama"},
+          {"num_attention_heads", d.heads}, {"num_hidden_layers", d.layers}, {"num_key_value_heads", d.kv_heads},
+          {"pretraining_tp", 1}, {"rms_norm_eps", 1e-05},
+          {"rope_scaling",
+           {{"factor", 32.0}, {"high_freq_factor", 4.0}, {"low_freq_factor", 1.0},
+            {"original_max_position_embeddings", 8192}, {"rope_type", "llama3"}}},
+          {"rope_theta", 500000.0}, {"tie_word_embeddings", true}, {"torch_dtype", torch_dtype},
+          {"use_cache", true}, {"vocab_size", d.vocab}};
+}
+
 // Header first (every offset is known from the shapes), then each tensor in
 // chunks: memory stays at one chunk whatever the model size.
 uint64_t write_safetensors(const fs::path& path, const std::vector<Spec>& tensors, const std::string& dtype,
@@ -339,12 +405,17 @@ int main(int argc, char** argv) {
     }
     if (out.empty()) throw std::invalid_argument("-o DIR is required");
     auto dims = preset(preset_name);
-    if (!dims) throw std::invalid_argument("unknown preset '" + preset_name + "' (gpt2-xl, gpt2, tiny)");
+    if (!dims)
+      throw std::invalid_argument("unknown preset '" + preset_name +
+                                  "' (gpt2-xl, gpt2, tiny, qwen2.5-0.5b, llama-3.2-1b)");
     if (dtype != "F32" && dtype != "BF16") throw std::invalid_argument("--dtype must be F32 or BF16");
     int64_t* fields[5] = {&dims->embd, &dims->layers, &dims->heads, &dims->positions, &dims->vocab};
     for (int k = 0; k < 5; ++k)
       if (over[k]) *fields[k] = *over[k];
     if (dims->embd % dims->heads != 0) throw std::invalid_argument("n_embd must be a multiple of n_head");
+    if (dims->family != Family::gpt2 && dims->heads % dims->kv_heads != 0)
+      throw std::invalid_argument("n_head must be a multiple of the preset's " + std::to_string(dims->kv_heads) +
+                                  " key/value heads");
     if (dims->vocab < 257) throw std::invalid_argument("--vocab must be at least 257 (256 bytes + <|endoftext|>)");
     if (!tokenizer_from.empty() && !fs::is_regular_file(tokenizer_from / "tokenizer.json"))
       throw std::invalid_argument((tokenizer_from / "tokenizer.json").string() + " does not exist");
@@ -356,12 +427,13 @@ int main(int argc, char** argv) {
     fs::remove_all(staging);
     fs::create_directories(staging);
     try {
-      const auto tensors = gpt2_tensors(*dims);
+      const bool gpt2 = dims->family == Family::gpt2;
+      const auto tensors = gpt2 ? gpt2_tensors(*dims) : llama_tensors(*dims);
       uint64_t params = 0;
       for (const auto& t : tensors) params += static_cast<uint64_t>(t.numel());
       std::cerr << "writing " << preset_name << " (" << params << " parameters, " << dtype << ") to " << out.string()
                 << "\n";
-      write_json(staging / "config.json", gpt2_config(*dims, dtype));
+      write_json(staging / "config.json", gpt2 ? gpt2_config(*dims, dtype) : llama_config(*dims, dtype));
       write_json(staging / "generation_config.json",
                  {{"_from_model_config", true}, {"bos_token_id", dims->vocab - 1}, {"eos_token_id", dims->vocab - 1}});
       if (!tokenizer_from.empty()) {
