@@ -146,7 +146,7 @@ struct GraphBuilder::Impl {
 };
 
 GraphBuilder::GraphBuilder(std::string graph_name, std::filesystem::path data_path,
-                           std::function<void(uint64_t)> on_bytes)
+                           std::function<void(uint64_t)> on_bytes, Writeback writeback)
     : impl_(std::make_unique<Impl>()) {
   impl_->model.set_ir_version(kIrVersion);
   impl_->model.set_producer_name("llm2hef");
@@ -156,7 +156,7 @@ GraphBuilder::GraphBuilder(std::string graph_name, std::filesystem::path data_pa
   opset->set_version(kOpset);
   impl_->graph = impl_->model.mutable_graph();
   impl_->graph->set_name(graph_name);
-  impl_->data = std::make_unique<BackgroundFileWriter>(data_path);
+  impl_->data = std::make_unique<BackgroundFileWriter>(data_path, writeback);
   impl_->data_path = std::move(data_path);
   impl_->on_bytes = std::move(on_bytes);
 }

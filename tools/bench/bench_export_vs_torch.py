@@ -16,7 +16,8 @@ round then runs, in this order:
   torch            tools/bench/torch_onnx_export.py with --torch-python (skipped when that
                    interpreter lacks torch, transformers or onnxscript)
 
-Outputs are removed before each command, outside the timing. Reported: min
+Outputs are removed and the disk is synced before each command, outside the
+timing, so that no command pays for the previous one's unflushed writes. Reported: min
 and median wall time, peak RSS of the largest process, and the ratios the
 README quotes. Needs several GB of free disk in --work (GPT-2 XL: 6.2 GB of
 checkpoint, 6.6 GB per output). Not part of the test suite.
@@ -69,7 +70,9 @@ def time_rounds(runs: list[tuple[str, str, str]], rounds: int) -> dict[str, tupl
     for k in range(rounds):
         line = []
         for label, cleanup, command in runs:
-            sh(cleanup)
+            # Every command starts with no dirty pages: the previous one's
+            # unflushed output must not slow its writes down.
+            sh(f"{cleanup} && sync")
             wall, peak = run_once(command)
             walls[label].append(wall)
             rss[label] = max(rss[label], peak)

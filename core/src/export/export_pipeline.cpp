@@ -56,8 +56,8 @@ json report_nonfinite(const std::vector<NonFiniteWeight>& bad) {
 }
 
 void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs::path& path, Progress& progress,
-                       uint64_t done_before) {
-  NpyWriter w(path, {p.dims.vocab, p.dims.hidden});
+                       uint64_t done_before, sdk::Writeback writeback) {
+  NpyWriter w(path, {p.dims.vocab, p.dims.hidden}, writeback);
   const int64_t block = std::max<int64_t>(1, (16 << 20) / 4 / p.dims.hidden);
   std::vector<float> rows;
   for (int64_t r = 0; r < p.dims.vocab; r += block) {
@@ -100,7 +100,11 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
 
   AtomicDir out(r.output, r.force, r.durable);
   const fs::path model_path = out.path() / "model.onnx";
-  sdk::GraphBuilder graph(scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); });
+  // A durable export is fsynced before its rename: start the disk writes as
+  // the bytes come, so the disk works while the export computes.
+  const sdk::Writeback writeback = r.durable ? sdk::Writeback::as_written : sdk::Writeback::deferred;
+  sdk::GraphBuilder graph(scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); },
+                          writeback);
   model.adapter().build_graph(ckpt, plan, graph);
   graph.save(model_path, {{"llm2hef.adapter", info.name + " " + info.version},
                           {"llm2hef.cache_size", std::to_string(plan.cache_size)}});
@@ -134,7 +138,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   const fs::path res_dir = out.path() / "resources";
   fs::create_directory(res_dir);
   progress.set_label("writing resources");
-  stream_embeddings(ckpt, plan, res_dir / "embeddings.npy", progress, graph.external_bytes());
+  stream_embeddings(ckpt, plan, res_dir / "embeddings.npy", progress, graph.external_bytes(), writeback);
   write_npy(res_dir / "theta.npy", {static_cast<int64_t>(plan.theta.size())}, plan.theta);
   // Every weight has been read by now (graph and embeddings).
   if (const std::vector<NonFiniteWeight> bad = nonfinite_weights(ckpt); !bad.empty())

@@ -44,8 +44,8 @@ std::string npy_header(NpyType type, const std::vector<int64_t>& shape) {
   return npy_header(type == NpyType::f32 ? "<f4" : "<i8", shape);
 }
 
-NpyWriter::NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape)
-    : path_(path), out_(path), expected_(count(shape)) {
+NpyWriter::NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape, sdk::Writeback writeback)
+    : path_(path), out_(path, writeback), expected_(count(shape)) {
   const std::string header = npy_header(NpyType::f32, shape);
   out_.append(header);
 }

@@ -23,12 +23,20 @@
 
 namespace llm2hef::sdk {
 
+// When the kernel is asked to start writing the bytes to the disk.
+enum class Writeback {
+  deferred,    // whenever it likes (an fsync at the end, if any, does it all)
+  as_written,  // as each batch is written, so that the disk works while the
+               // export computes and the final fsync has little left to wait for
+};
+
 class LLM2HEF_SDK_API BackgroundFileWriter {
  public:
   static constexpr size_t kBatchBytes = 4u << 20;
   static constexpr size_t kBatchesInFlight = 3;  // filling + queued + being written
 
-  explicit BackgroundFileWriter(std::filesystem::path path) : path_(std::move(path)) {}
+  explicit BackgroundFileWriter(std::filesystem::path path, Writeback writeback = Writeback::deferred)
+      : path_(std::move(path)), writeback_(writeback) {}
   // Stops the writer; a file that was not close()d is left incomplete (the
   // export that owns it is being abandoned and its staging folder removed).
   ~BackgroundFileWriter();
@@ -65,6 +73,7 @@ class LLM2HEF_SDK_API BackgroundFileWriter {
   void throw_if_failed();  // caller side, under no lock
 
   std::filesystem::path path_;
+  Writeback writeback_;
   int fd_ = -1;
   uint64_t size_ = 0;
   Batch current_;

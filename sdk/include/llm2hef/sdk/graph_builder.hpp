@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/sdk/background_file_writer.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
 
 namespace llm2hef::sdk {
@@ -44,9 +45,11 @@ using RowFiller = std::function<void(int64_t row_begin, int64_t row_end, std::sp
 class GraphBuilder {
  public:
   // Weights larger than `inline_limit_bytes` go to `data_path` (external data);
-  // `on_bytes` is told how many weight bytes were written so far (progress).
+  // `on_bytes` is told how many weight bytes were written so far (progress);
+  // `writeback` says when the data file's bytes go to the disk (as_written
+  // when the output will be fsynced).
   GraphBuilder(std::string graph_name, std::filesystem::path data_path,
-               std::function<void(uint64_t)> on_bytes = {});
+               std::function<void(uint64_t)> on_bytes = {}, Writeback writeback = Writeback::deferred);
   ~GraphBuilder();
   GraphBuilder(const GraphBuilder&) = delete;
   GraphBuilder& operator=(const GraphBuilder&) = delete;

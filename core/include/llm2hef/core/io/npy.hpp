@@ -25,7 +25,8 @@ std::string npy_header(const std::string& descr, const std::vector<int64_t>& sha
 // written on a background thread while the caller produces the next block.
 class NpyWriter {
  public:
-  NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape);
+  NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape,
+            sdk::Writeback writeback = sdk::Writeback::deferred);
   void append(std::span<const float> values);
   void finish();  // checks the element count
 
