@@ -1,8 +1,6 @@
 // `llm2hef registry keys list|add|remove|generate`, `registry sign` and
 // `registry collect`: the trust store and the publisher's side of an index
 // (docs/registry.md).
-#include <sys/stat.h>
-
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +13,7 @@
 #include "llm2hef/registry/index_collect.hpp"
 #include "llm2hef/registry/manifest.hpp"
 #include "llm2hef/registry/signing.hpp"
+#include "llm2hef/registry/temp_file.hpp"
 #include "llm2hef/registry/trusted_keys.hpp"
 #include "llm2hef/registry/user_dirs.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -168,17 +167,9 @@ int keys_generate(const KeysGenerateArgs& a) {
   core::check_file_output(secret, false);
   core::check_file_output(pub, false);
   const registry::KeyPair pair = registry::generate_key_pair(a.comment);
-  // The secret is readable by its owner only from the moment it exists.
-  const mode_t old = ::umask(077);
-  try {
-    core::write_file_atomic(secret, core::json_text(registry::secret_key_json(pair), 2) + "\n", false);
-  } catch (...) {
-    ::umask(old);
-    throw;
-  }
-  ::umask(old);
-  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
-  core::write_file_atomic(pub, core::json_text(registry::public_key_json(pair.public_key), 2) + "\n", false);
+  // The secret is readable by its owner only, from the moment it exists.
+  registry::write_new_file(secret, core::json_text(registry::secret_key_json(pair), 2) + "\n", 0600);
+  registry::write_new_file(pub, core::json_text(registry::public_key_json(pair.public_key), 2) + "\n");
   std::cout << "key " << pair.public_key.key_id << ": secret " << secret.string() << ", public " << pub.string() << "\n";
   return 0;
 }

@@ -89,13 +89,14 @@ void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
   if (sink.over_limit || rc == CURLE_FILESIZE_EXCEEDED)
     throw BadInput(url + ": larger than the limit of " + std::to_string(limits.max_bytes) + " bytes; download stopped");
   if (!sink.write_error.empty()) throw BadInput(url + ": cannot write the download: " + sink.write_error);
-  long status = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  // A refused redirect ends with the transfer at the URL it was sent to.
+  char* effective = nullptr;
+  curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &effective);
   char* redirect = nullptr;
   curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &redirect);
-  if (rc == CURLE_UNSUPPORTED_PROTOCOL && status >= 300 && status < 400 && redirect)
-    throw BadInput(url + ": redirected (HTTP " + std::to_string(status) + ") to " + redirect +
-                   ", another scheme than " + scheme + "; refused");
+  const std::string target = redirect ? redirect : effective ? effective : "";
+  if (rc == CURLE_UNSUPPORTED_PROTOCOL && !target.empty() && target != url && url_scheme(target) != scheme)
+    throw BadInput(url + ": redirected to " + target + ", another scheme than " + scheme + "; refused");
   if (rc == CURLE_PARTIAL_FILE)
     throw BadInput(url + ": truncated download: the transfer ended after " + std::to_string(sink.received) +
                    " bytes, before the length the server announced (" + what + ")");

@@ -13,12 +13,13 @@ namespace fs = std::filesystem;
 
 namespace llm2hef::registry {
 
-TempFile::TempFile(const fs::path& dir, const std::string& stem) {
+TempFile::TempFile(const fs::path& dir, const std::string& stem, unsigned mode) {
   std::string pattern = (dir / (".llm2hef-install-" + stem + "-XXXXXX")).string();
   fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);
   if (fd_ < 0) throw BadInput(dir.string() + ": cannot create a file: " + std::strerror(errno));
   path_ = pattern;
-  ::fchmod(fd_, 0644);  // what the host expects of a library: not writable by others
+  if (::fchmod(fd_, static_cast<mode_t>(mode)) != 0)
+    throw BadInput(path_.string() + ": cannot set its permissions: " + std::strerror(errno));
 }
 
 TempFile::~TempFile() {
@@ -58,9 +59,9 @@ void sync_folder(const fs::path& dir) {
   ::close(fd);
 }
 
-void write_new_file(const fs::path& target, const std::string& contents) {
+void write_new_file(const fs::path& target, const std::string& contents, unsigned mode) {
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  TempFile file(dir, target.filename().string());
+  TempFile file(dir, target.filename().string(), mode);
   file.write_all(contents);
   file.sync_and_close();
   file.link_to(target);

@@ -207,7 +207,8 @@ cp "$TMP/release.pub" "$P/share/llm2hef/keys/release.pub"
 CLEAN=$TMP/clean-home
 mkdir -p "$CLEAN"
 clean() { env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u LLM2HEF_SHIPPED_KEYS_DIR -u LLM2HEF_INDEX HOME="$CLEAN" "$LLM2HEF" "$@"; }
-clean registry keys list --json | grep -q '"shipped"' || fail "the installed llm2hef does not trust the key in its share/llm2hef/keys"
+clean registry keys list --json >"$TMP/keys.json" || fail "registry keys list"
+grep -q '"shipped"' "$TMP/keys.json" || { cat "$TMP/keys.json"; fail "the installed llm2hef does not trust the key in its share/llm2hef/keys"; }
 clean registry search hello --index "$SITE" --json >"$TMP/search.json" || fail "registry search"
 "$PY" - "$TMP/search.json" <<'PY'
 import json, sys

@@ -13,8 +13,9 @@ namespace llm2hef::registry {
 
 class TempFile {
  public:
-  // A hidden ".llm2hef-install-<stem>-XXXXXX" in `dir`, mode 0644.
-  TempFile(const std::filesystem::path& dir, const std::string& stem);
+  // A hidden ".llm2hef-install-<stem>-XXXXXX" in `dir`, with `mode`
+  // (0644: what the host expects of a library, not writable by others).
+  TempFile(const std::filesystem::path& dir, const std::string& stem, unsigned mode = 0644);
   ~TempFile();  // removes the temporary name
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
@@ -34,7 +35,8 @@ class TempFile {
 // fsync of a folder, so that new names in it survive a power cut.
 void sync_folder(const std::filesystem::path& dir);
 
-// TempFile + write + link_to + sync_folder.
-void write_new_file(const std::filesystem::path& target, const std::string& contents);
+// TempFile + write + link_to + sync_folder. A secret key passes 0600: the
+// file never has wider permissions, not even for a moment.
+void write_new_file(const std::filesystem::path& target, const std::string& contents, unsigned mode = 0644);
 
 }  // namespace llm2hef::registry
