@@ -64,6 +64,7 @@ IndexSource index_source(const std::string& dir_or_url) {
   } else {
     fs::path p = fs::absolute(dir_or_url);
     std::error_code ec;
+    if (!fs::exists(p, ec)) throw BadInput(dir_or_url + ": --index: no such folder or index file");
     if (fs::is_directory(p, ec)) p /= "index.json";
     url = file_url(p);
   }

@@ -242,6 +242,22 @@ def test_an_index_served_over_http(host, server):
     assert (host.adapter_dir / "fake_good.so").is_file()
 
 
+def test_an_index_that_is_not_there(host, server):
+    before = host.user_files()
+    r = host.run("registry", "search", "--index", server.url + "/missing/")
+    refused(host, before, r, 3, server.url + "/missing/index.json", "404")
+    r = host.run("registry", "install", "fake_good", "--index", host.tmp / "no-such-folder")
+    refused(host, before, r, 3, "no-such-folder", "no such folder or index file")
+
+
+def test_a_library_url_that_is_not_there(host, server):
+    entry = entry_for(host, FAKE_GOOD, server.url + "/gone.so")
+    write_index(host, host.tmp / "idx", [entry], host.new_key("k"))
+    before = host.user_files()
+    r = host.run("registry", "install", "fake_good", "--index", host.tmp / "idx")
+    refused(host, before, r, 3, server.url + "/gone.so", "404")
+
+
 def test_an_architecture_the_library_does_not_report_is_refused(host):
     folder, entry = published(host)
     entry["architectures"] = ["FakeForCausalLM", "LlamaForCausalLM"]
