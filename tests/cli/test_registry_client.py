@@ -396,3 +396,15 @@ def test_list_requires_installed_and_every_command_has_help(host):
                 ["keys", "remove"], ["keys", "generate"], ["sign"], ["collect"]):
         r = host.run("registry", *cmd, "--help")
         assert r.returncode == 0 and "Usage: llm2hef registry " + " ".join(cmd) in r.stdout, (cmd, r.stdout, r.stderr)
+
+
+def test_the_user_folder_follows_xdg_rules(host):
+    """XDG_DATA_HOME when absolute; a relative one is ignored (the spec says so) for ~/.local/share."""
+    folder, _ = published(host)
+    env = dict(host.env, XDG_DATA_HOME="relative/data")
+    r = host.run("registry", "install", "fake_good", "--index", folder, "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    expected = host.home / ".local" / "share" / "llm2hef" / "adapters" / "fake_good.so"
+    assert json.loads(r.stdout)["library"] == str(expected) and expected.is_file()
+    report = json.loads(host.run("adapters", "--json", "--verbose", env=env).stdout)
+    assert [a["file"] for a in report["adapters"] if a["name"] == "fake_good"] == [str(expected)]
