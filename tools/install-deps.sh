@@ -12,7 +12,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
   cmake ninja-build g++ make pkg-config \
   libboost-dev libonnx-dev libprotobuf-dev protobuf-compiler \
   nlohmann-json3-dev libspdlog-dev libeigen3-dev libgtest-dev googletest \
-  libarchive-dev libxxhash-dev zlib1g-dev libcli11-dev nettle-dev \
+  libarchive-dev libxxhash-dev zlib1g-dev libcli11-dev nettle-dev libcurl4-openssl-dev libsodium-dev \
   clang libclang-rt-14-dev time >/dev/null
 
 # Tests and tools only (the product is C++): pinned for reproducible numerics.

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cmd_registry_client.hpp"
 #include "commands.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/atomic_output.hpp"
@@ -26,7 +27,27 @@ namespace {
 constexpr const char* kHelp = R"(Usage: llm2hef registry COMMAND ...
 
 Adapter manifests: what a published adapter claims, the SDK ABI it needs and
-the SHA-256 of its .so (schema: share/llm2hef/schema/adapter-manifest.schema.json).
+the SHA-256 of its .so (schema: share/llm2hef/schema/adapter-manifest.schema.json),
+and the client of a signed adapter index (docs/registry.md).
+
+  search [TEXT] [--index DIR|URL] [--json]
+      Adapters in a signed index: name, architectures, versions, and whether
+      each build fits this llm2hef (and why not).
+
+  install NAME[@VERSION] [--index DIR|URL] [--json]
+      Downloads, checks (signature, build, size, SHA-256, claims) and installs
+      an adapter into $XDG_DATA_HOME/llm2hef/adapters.
+
+  list --installed [--json]
+  uninstall NAME[@VERSION] [--json]
+      The adapters installed from an index; removing one.
+
+  keys list|add FILE|remove ID|generate PREFIX
+      The public keys trusted for index signatures; a new key pair.
+
+  sign INDEX --key SECRET [-o FILE]
+  collect DIR [--first-party INDEX] [-o FILE]
+      Publishing: assemble an index from reviewed entries, sign it.
 
   verify PATH [--json]
       Checks a manifest, an index, or every *.json in a folder: schema, the
@@ -213,6 +234,8 @@ void add_registry_commands(CommandLine& cli) {
   auto index_args = std::make_shared<PublishArgs>();
   app = cli.add_command(*group, "index", kIndexHelp, [index_args](Invocation& inv) { return index(*index_args, inv); });
   add_publish_options(*app, *index_args, "DIR");
+
+  add_registry_client_commands(cli, *group);
 }
 
 }  // namespace llm2hef::cli

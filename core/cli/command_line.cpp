@@ -27,7 +27,7 @@ Commands:
   har        DFC HAR files: inspect, fix (HN fixups), lines (model-script lines from the HN)
   hef        compiled HEFs: inspect, check (genai contract), set-config (new hailo-config.json)
   package    a checked HEF into hailo-ollama's model store (blob + manifest)
-  registry   adapter manifests: verify a published adapter, write manifests and indexes
+  registry   adapters from a signed index (search, install, uninstall), manifests, keys
   help       help COMMAND [SUB]: the help of a command (as COMMAND [SUB] --help)
 
 Global options:
@@ -39,7 +39,9 @@ Global options:
   --version            print the version
 
 Adapters are searched in: --adapter-path, $LLM2HEF_ADAPTER_PATH, the install's
-lib/llm2hef/adapters, then the build tree.
+lib/llm2hef/adapters, the build tree, then the user's folder
+$XDG_DATA_HOME/llm2hef/adapters (~/.local/share/llm2hef/adapters), where
+`registry install` puts adapters.
 Exit status: 0 ok, 1 check failed, 2 usage, 3 bad input, 4 unsupported model, 5 internal error.
 )";
 
@@ -129,6 +131,7 @@ plugins::AdapterHost make_host(const Globals& g) {
   o.explicit_paths = g.adapter_paths;
   o.install_dir = plugins::install_adapter_dir(plugins::executable_path(), LLM2HEF_INSTALL_ADAPTER_SUBDIR);
   o.build_dir = std::filesystem::path(LLM2HEF_BUILD_ADAPTER_DIR);
+  o.user_dir = plugins::user_adapter_dir();
   o.allow_unsafe = g.allow_unsafe_adapters;
   plugins::AdapterHost host(std::move(o));
   host.discover();

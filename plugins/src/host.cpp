@@ -119,6 +119,7 @@ const char* to_string(RootKind kind) {
     case RootKind::environment: return "LLM2HEF_ADAPTER_PATH";
     case RootKind::install: return "install";
     case RootKind::build_tree: return "build tree";
+    case RootKind::user: return "user";
   }
   return "unknown";
 }
@@ -127,6 +128,15 @@ std::optional<std::string> adapter_path_from_environment() {
   const char* v = std::getenv("LLM2HEF_ADAPTER_PATH");
   if (!v) return std::nullopt;
   return std::string(v);
+}
+
+fs::path user_adapter_dir() {
+  // The spec says a relative XDG_DATA_HOME is invalid and must be ignored.
+  const char* data = std::getenv("XDG_DATA_HOME");
+  if (data && fs::path(data).is_absolute()) return fs::path(data) / "llm2hef" / "adapters";
+  const char* home = std::getenv("HOME");
+  if (home && fs::path(home).is_absolute()) return fs::path(home) / ".local" / "share" / "llm2hef" / "adapters";
+  return {};
 }
 
 fs::path executable_path() {
@@ -166,6 +176,7 @@ void AdapterHost::discover() {
     for (const auto& entry : split_path_list(*options_.environment)) search_root(entry, RootKind::environment);
   if (options_.install_dir && !options_.install_dir->empty()) search_root(*options_.install_dir, RootKind::install);
   if (options_.build_dir && !options_.build_dir->empty()) search_root(*options_.build_dir, RootKind::build_tree);
+  if (options_.user_dir && !options_.user_dir->empty()) search_root(*options_.user_dir, RootKind::user);
 }
 
 void AdapterHost::search_root(const fs::path& given, RootKind kind) {

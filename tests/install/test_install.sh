@@ -173,6 +173,64 @@ for f in ("model.onnx", "model.onnx.data", "resources/embeddings.npy", "resource
 print("ok: manifest adapter", a)
 PY
 
+step "registry: the example from cmake --install of its own project, to a signed index, to install on a clean host, to export"
+# The third party installs its build into its own prefix ...
+HP=$TMP/hello-prefix
+"$CMAKE" --install "$HB" --prefix "$HP" >"$TMP/hello-install-own.log" \
+  || { cat "$TMP/hello-install-own.log"; fail "cmake --install of the example into its own prefix"; }
+HSO=$(find "$HP" -name hello_adapter.so -type f | head -1)
+[ -n "$HSO" ] || fail "cmake --install of the example put no hello_adapter.so under $HP"
+# ... hosts the .so, writes its entry (registry manifest + where it is fetched
+# from) into the repository's index folder, as a pull request would ...
+SITE=$TMP/registry-site
+REPO_INDEX=$TMP/repo-index/hello
+mkdir -p "$SITE/hello/0.1.0" "$REPO_INDEX"
+cp "$HSO" "$SITE/hello/0.1.0/hello_adapter.so"
+"$LLM2HEF" registry manifest "$SITE/hello/0.1.0/hello_adapter.so" --license MIT \
+  --maintainer "Example <hello@example.org>" -o "$TMP/hello-manifest.json" || fail "registry manifest of the installed example"
+"$PY" - "$TMP/hello-manifest.json" "$REPO_INDEX/0.1.0.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["library"]["url"] = "hello/0.1.0/hello_adapter.so"
+json.dump(m, open(sys.argv[2], "w"), indent=2)
+PY
+# ... and the release collects the index (checked against the first-party
+# names) and signs it with the key whose public half ships with llm2hef.
+"$LLM2HEF" registry collect "$TMP/repo-index" --first-party "$ADIR/index.json" -o "$SITE/index.json" \
+  || fail "registry collect of the index"
+"$LLM2HEF" registry keys generate "$TMP/release" --comment "throw-away release key" >/dev/null || fail "keys generate"
+mkdir -p "$P/share/llm2hef/keys"
+cp "$TMP/release.pub" "$P/share/llm2hef/keys/release.pub"
+"$LLM2HEF" registry sign "$SITE/index.json" --key "$TMP/release.key" >/dev/null || fail "registry sign"
+
+# A clean host: its own HOME, XDG defaults (no XDG_* set), nothing installed.
+CLEAN=$TMP/clean-home
+mkdir -p "$CLEAN"
+clean() { env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u LLM2HEF_SHIPPED_KEYS_DIR -u LLM2HEF_INDEX HOME="$CLEAN" "$LLM2HEF" "$@"; }
+clean registry keys list --json >"$TMP/keys.json" || fail "registry keys list"
+grep -q '"shipped"' "$TMP/keys.json" || { cat "$TMP/keys.json"; fail "the installed llm2hef does not trust the key in its share/llm2hef/keys"; }
+clean registry search hello --index "$SITE" --json >"$TMP/search.json" || fail "registry search"
+"$PY" - "$TMP/search.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["adapters"]
+assert [x["name"] for x in a] == ["hello"] and a[0]["versions"][0]["compatible"] is True, a
+PY
+clean registry install hello --index "file://$SITE/index.json" || fail "registry install hello on the clean host"
+USER_ADIR=$CLEAN/.local/share/llm2hef/adapters
+[ -f "$USER_ADIR/hello_adapter.so" ] || fail "registry install did not put the example in $USER_ADIR"
+clean registry verify "$USER_ADIR" >/dev/null || fail "registry verify of the installed example"
+clean export "$M" -o "$TMP/out-registry" --cache 16 --prefill 4 --no-progress \
+  || fail "export with the adapter installed from the index"
+"$PY" - "$TMP/out-registry/manifest.json" "$USER_ADIR/hello_adapter.so" <<'PY'
+import json, os, sys
+a = json.load(open(sys.argv[1]))["adapter"]
+assert a["name"] == "hello" and os.path.realpath(a["file"]) == os.path.realpath(sys.argv[2]), a
+print("ok: exported with", a["name"], a["version"], "from", a["file"])
+PY
+clean registry uninstall hello >/dev/null || fail "registry uninstall hello"
+[ ! -e "$USER_ADIR/hello_adapter.so" ] || fail "uninstall left $USER_ADIR/hello_adapter.so"
+rm -rf "$P/share/llm2hef/keys/release.pub"
+
 step "cmake --install of the example drops it into the prefix's adapter folder"
 "$CMAKE" --install "$HB" >"$TMP/hello-install.log" || { cat "$TMP/hello-install.log"; fail "installing the example"; }
 [ -f "$ADIR/hello_adapter.so" ] || fail "the example was not installed to $ADIR"

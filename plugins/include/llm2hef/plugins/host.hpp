@@ -5,7 +5,11 @@
 //      several entries in one value),
 //   2. the LLM2HEF_ADAPTER_PATH environment variable (':'-separated),
 //   3. the install folder, <prefix>/lib/llm2hef/adapters,
-//   4. the build tree's adapter folder.
+//   4. the build tree's adapter folder,
+//   5. the user's adapter folder, $XDG_DATA_HOME/llm2hef/adapters (default
+//      ~/.local/share/llm2hef/adapters), where `llm2hef registry install`
+//      puts adapters. It comes after the built-in folders so that an adapter
+//      installed from an index can never shadow a first-party one.
 // Earlier roots win: when two files provide an adapter with the same name, the
 // one found first is kept and the later one is skipped (and reported). This
 // lets a user shadow an installed adapter with a development build by passing
@@ -43,9 +47,9 @@
 
 namespace llm2hef::plugins {
 
-enum class RootKind { explicit_path, environment, install, build_tree };
+enum class RootKind { explicit_path, environment, install, build_tree, user };
 
-// "--adapter-path", "LLM2HEF_ADAPTER_PATH", "install", "build tree".
+// "--adapter-path", "LLM2HEF_ADAPTER_PATH", "install", "build tree", "user".
 const char* to_string(RootKind kind);
 
 // The value of LLM2HEF_ADAPTER_PATH, or nullopt when unset.
@@ -57,6 +61,11 @@ std::filesystem::path executable_path();
 // <exe dir>/../<install_subdir>, the adapters folder of an installed llm2hef.
 // `install_subdir` is LLM2HEF_INSTALL_ADAPTER_SUBDIR (e.g. "lib/llm2hef/adapters").
 std::filesystem::path install_adapter_dir(const std::filesystem::path& executable, std::string_view install_subdir);
+
+// $XDG_DATA_HOME/llm2hef/adapters, or $HOME/.local/share/llm2hef/adapters
+// when XDG_DATA_HOME is unset or not absolute (XDG Base Directory rules);
+// empty when neither variable gives an absolute path.
+std::filesystem::path user_adapter_dir();
 
 // Why the safety rules above refuse to load `file` (it or a folder on its path
 // world-writable, or owned by neither the effective user nor root), or empty
@@ -72,6 +81,7 @@ struct SearchOptions {
   std::optional<std::string> environment = adapter_path_from_environment();
   std::optional<std::filesystem::path> install_dir;
   std::optional<std::filesystem::path> build_dir;
+  std::optional<std::filesystem::path> user_dir;  // user_adapter_dir() for the CLI
   // --allow-unsafe-adapters: load from world-writable folders and files, and
   // files owned by someone else (see the safety checks above).
   bool allow_unsafe = false;
@@ -141,6 +151,7 @@ class AdapterHost {
                          .environment = std::nullopt,
                          .install_dir = {},
                          .build_dir = {},
+                         .user_dir = {},
                          .allow_unsafe = false,
                          .isolate_loading = true,
                          .probe_timeout = std::chrono::seconds(10)};

@@ -1,0 +1,315 @@
+// `llm2hef registry search|install|list|uninstall`: finding adapters in a
+// signed index and installing them into the user's adapter folder
+// (docs/registry.md). Keys, signing and collecting: cmd_registry_keys.cpp.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "cmd_registry_client.hpp"
+#include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/registry/index_client.hpp"
+#include "llm2hef/registry/installer.hpp"
+#include "llm2hef/registry/sha256.hpp"
+#include "llm2hef/registry/trusted_keys.hpp"
+#include "llm2hef/registry/user_dirs.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace llm2hef::cli {
+
+
+namespace {
+
+
+constexpr const char* kSearchHelp = R"(Usage: llm2hef registry search [TEXT] [--index DIR|URL] [--json]
+
+Lists the adapters of a signed index whose name, description, architectures
+or model_types contain TEXT (all without TEXT): name, architectures, every
+version, and whether each build fits this llm2hef (SDK ABI and fingerprint)
+and why not. The index's signature is checked against the trusted keys
+(`llm2hef registry keys list`) first; an index that does not verify is refused.
+
+  --index DIR|URL  the index: a folder holding index.json and index.json.sig,
+                   an index file, or an http(s)/file URL (of index.json, or
+                   of its folder); default $LLM2HEF_INDEX
+  --json           the result as JSON on stdout
+
+Exit status: 0 ok, 1 the signature does not verify or its key is not trusted,
+2 usage, 3 an index that cannot be fetched or read.
+)";
+
+constexpr const char* kInstallHelp = R"(Usage: llm2hef registry install NAME[@VERSION] [--index DIR|URL] [--json]
+
+Installs an adapter from a signed index into the user's adapter folder,
+$XDG_DATA_HOME/llm2hef/adapters (default ~/.local/share/llm2hef/adapters),
+which llm2hef searches after its built-in adapters. Without @VERSION, the
+newest version built for this llm2hef. In order, each step a gate:
+  the index signature (trusted keys), the entry (schema, url, size);
+  the build: SDK ABI and fingerprint equal this llm2hef's (otherwise refused,
+    naming the build that would fit);
+  nothing of that name installed or built in;
+  the download (http, https or file; no redirect to another scheme; time-outs;
+    at most the entry's size), its size and SHA-256, before anything loads it;
+  its name, version, architectures and model_types, read by loading it in a
+    child process, equal the entry's;
+  then the library and its manifest (<name>.adapter.json) are put in place.
+A failure at any step leaves the folder as it was.
+
+  --index DIR|URL  as for `registry search`; default $LLM2HEF_INDEX
+  --json           what was installed, as JSON on stdout
+
+The global --allow-unsafe-adapters also applies here.
+Exit status: 0 installed, 1 a check failed (signature, build, size, SHA-256,
+load, claims), 2 usage (unknown name or version, already installed), 3 a
+download or file that cannot be read or written.
+)";
+
+constexpr const char* kListHelp = R"(Usage: llm2hef registry list --installed [--json]
+
+The adapters installed with `registry install`: name, version,
+architectures, library, and whether the library is still what was installed
+(its SHA-256).
+
+  --installed  the installed adapters (the index: `registry search`)
+  --json       as JSON on stdout
+
+Exit status: 0 ok, 2 usage, 3 an installed manifest that cannot be read.
+)";
+
+constexpr const char* kUninstallHelp = R"(Usage: llm2hef registry uninstall NAME[@VERSION] [--json]
+
+Removes an adapter installed with `registry install` (its library and its
+manifest) from the user's adapter folder.
+
+  --json  what was removed, as JSON on stdout
+
+Exit status: 0 removed, 2 not installed (or installed in another version).
+)";
+
+std::string index_argument(const std::string& given, const CLI::App& command) {
+  if (command.count("--index")) return given;
+  if (const char* env = std::getenv("LLM2HEF_INDEX"); env && *env) return env;
+  throw UsageError(command_path(command) +
+                   ": no index: pass --index DIR|URL or set LLM2HEF_INDEX (llm2hef has no default index yet)");
+}
+
+registry::SignedIndex load_index(const std::string& given, const CLI::App& command) {
+  const registry::IndexSource source = registry::index_source(index_argument(given, command));
+  return registry::load_signed_index(source, registry::trusted_public_keys());
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool matches(const json& manifest, const std::string& text) {
+  if (text.empty()) return true;
+  const std::string needle = lower(text);
+  auto has = [&](const std::string& hay) { return lower(hay).find(needle) != std::string::npos; };
+  if (has(manifest["name"].get<std::string>()) || has(manifest.value("description", ""))) return true;
+  for (const auto& a : manifest["architectures"])
+    if (has(a.get<std::string>())) return true;
+  for (const auto& m : manifest.value("model_types", json::array()))
+    if (has(m.get<std::string>())) return true;
+  return false;
+}
+
+std::map<std::string, std::string> installed_versions() {
+  std::map<std::string, std::string> out;
+  fs::path dir;
+  try {
+    dir = registry::installed_adapter_dir();
+  } catch (const BadInput&) {
+    return out;
+  }
+  for (const auto& a : registry::installed_adapters(dir)) out[a.name()] = a.version();
+  return out;
+}
+
+struct SearchArgs {
+  std::string text, index;
+  bool json = false;
+};
+
+int search(const SearchArgs& a, Invocation& inv) {
+  const registry::SignedIndex index = load_index(a.index, inv.command());
+  const auto installed = installed_versions();
+  // One row per name, versions newest first.
+  std::map<std::string, std::vector<const registry::IndexEntry*>> by_name;
+  for (const auto& e : index.entries)
+    if (matches(e.manifest, a.text)) by_name[e.name()].push_back(&e);
+  json adapters = json::array();
+  for (auto& [name, entries] : by_name) {
+    std::sort(entries.begin(), entries.end(), [](const auto* x, const auto* y) {
+      return registry::compare_versions(x->version(), y->version()) > 0;
+    });
+    json versions = json::array();
+    for (const auto* e : entries) {
+      const std::string why = registry::incompatibility(e->manifest);
+      versions.push_back({{"version", e->version()},
+                          {"compatible", why.empty()},
+                          {"reason", why.empty() ? json(nullptr) : json(why)},
+                          {"url", e->library_url},
+                          {"license", e->manifest["license"]},
+                          {"maintainer", e->manifest["maintainer"]}});
+    }
+    const json& newest = entries.front()->manifest;
+    const auto inst = installed.find(name);
+    adapters.push_back({{"name", name},
+                        {"description", newest.value("description", "")},
+                        {"architectures", newest["architectures"]},
+                        {"model_types", newest.value("model_types", json::array())},
+                        {"installed", inst == installed.end() ? json(nullptr) : json(inst->second)},
+                        {"versions", versions}});
+  }
+  const json report = {{"index", index.source.index_url},
+                       {"signed_by", index.signer.key_id},
+                       {"host", registry::host_build_requirement()},
+                       {"adapters", adapters}};
+  if (a.json) {
+    std::cout << core::json_text(report, 2) << "\n";
+    return 0;
+  }
+  std::cout << "index " << index.source.index_url << " (signed by key " << index.signer.key_id << ")\n";
+  if (adapters.empty()) std::cout << "no adapter matches" << (a.text.empty() ? "" : " '" + a.text + "'") << "\n";
+  for (const auto& ad : adapters) {
+    std::string archs;
+    for (const auto& x : ad["architectures"]) archs += (archs.empty() ? "" : ", ") + x.get<std::string>();
+    std::cout << ad["name"].get<std::string>() << ": " << archs;
+    if (!ad["installed"].is_null()) std::cout << " [installed " << ad["installed"].get<std::string>() << "]";
+    std::cout << "\n";
+    for (const auto& v : ad["versions"])
+      std::cout << "  " << v["version"].get<std::string>() << "  "
+                << (v["compatible"].get<bool>() ? std::string("compatible") : "incompatible: " + v["reason"].get<std::string>())
+                << "\n";
+  }
+  return 0;
+}
+
+json installed_json(const registry::InstalledAdapter& a, bool with_state) {
+  json j = {{"name", a.name()},
+            {"version", a.version()},
+            {"architectures", a.manifest["architectures"]},
+            {"model_types", a.manifest.value("model_types", json::array())},
+            {"library", a.library.string()},
+            {"manifest", a.manifest_file.string()},
+            {"source", a.manifest["library"].value("url", "")}};
+  if (with_state) {
+    std::error_code ec;
+    std::string state = "ok";
+    if (!fs::is_regular_file(a.library, ec))
+      state = "missing";
+    else if (registry::sha256_file_hex(a.library) != a.manifest["library"]["sha256"].get<std::string>())
+      state = "modified";
+    j["state"] = state;
+  }
+  return j;
+}
+
+struct InstallArgs {
+  std::string spec, index;
+  bool json = false;
+};
+
+int install(const InstallArgs& a, Invocation& inv) {
+  if (a.spec.empty() || a.spec.front() == '@' || a.spec.back() == '@')
+    throw UsageError("registry install: expected NAME or NAME@VERSION, got '" + a.spec + "'");
+  const registry::SignedIndex index = load_index(a.index, inv.command());
+  const registry::IndexEntry& entry = registry::select_entry(index, a.spec);
+  const fs::path dir = registry::installed_adapter_dir();
+  registry::InstallOptions options;
+  options.allow_unsafe = inv.globals().allow_unsafe_adapters;
+  const registry::InstalledAdapter installed = registry::install_adapter(entry, dir, inv.host(), options);
+  if (a.json) {
+    json j = installed_json(installed, false);
+    j["index"] = index.source.index_url;
+    j["signed_by"] = index.signer.key_id;
+    std::cout << core::json_text(j, 2) << "\n";
+  } else {
+    std::cout << "installed " << installed.name() << " " << installed.version() << " -> " << installed.library.string()
+              << " (from " << entry.library_url << ", index signed by key " << index.signer.key_id << ")\n";
+  }
+  return 0;
+}
+
+struct ListArgs {
+  bool installed = false, json = false;
+};
+
+int list(const ListArgs& a) {
+  if (!a.installed)
+    throw UsageError("registry list: say what to list: --installed (the index's adapters: `registry search`)");
+  const fs::path dir = registry::installed_adapter_dir();
+  json rows = json::array();
+  for (const auto& ad : registry::installed_adapters(dir)) rows.push_back(installed_json(ad, true));
+  if (a.json) {
+    std::cout << core::json_text(json{{"folder", dir.string()}, {"adapters", rows}}, 2) << "\n";
+    return 0;
+  }
+  std::cout << "installed adapters in " << dir.string() << ":" << (rows.empty() ? " none" : "") << "\n";
+  for (const auto& r : rows)
+    std::cout << "  " << r["name"].get<std::string>() << " " << r["version"].get<std::string>() << "  "
+              << r["library"].get<std::string>()
+              << (r["state"] == "ok" ? std::string() : "  [" + r["state"].get<std::string>() + "]") << "\n";
+  return 0;
+}
+
+struct UninstallArgs {
+  std::string spec;
+  bool json = false;
+};
+
+int uninstall(const UninstallArgs& a) {
+  const auto at = a.spec.find('@');
+  const std::string name = a.spec.substr(0, at);
+  const std::optional<std::string> version =
+      at == std::string::npos ? std::nullopt : std::optional<std::string>(a.spec.substr(at + 1));
+  if (name.empty() || (version && version->empty()))
+    throw UsageError("registry uninstall: expected NAME or NAME@VERSION, got '" + a.spec + "'");
+  const registry::InstalledAdapter removed = registry::uninstall_adapter(name, version, registry::installed_adapter_dir());
+  if (a.json)
+    std::cout << core::json_text(installed_json(removed, false), 2) << "\n";
+  else
+    std::cout << "uninstalled " << removed.name() << " " << removed.version() << " (" << removed.library.string() << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_registry_client_commands(CommandLine& cli, CLI::App& group) {
+  auto search_args = std::make_shared<SearchArgs>();
+  CLI::App* app = cli.add_command(group, "search", kSearchHelp,
+                                  [search_args](Invocation& inv) { return search(*search_args, inv); });
+  app->add_option("TEXT", search_args->text);
+  app->add_option("--index", search_args->index);
+  app->add_flag("--json", search_args->json);
+
+  auto install_args = std::make_shared<InstallArgs>();
+  app = cli.add_command(group, "install", kInstallHelp,
+                        [install_args](Invocation& inv) { return install(*install_args, inv); });
+  app->add_option("NAME", install_args->spec)->required();
+  app->add_option("--index", install_args->index);
+  app->add_flag("--json", install_args->json);
+
+  auto list_args = std::make_shared<ListArgs>();
+  app = cli.add_command(group, "list", kListHelp, [list_args](Invocation&) { return list(*list_args); });
+  app->add_flag("--installed", list_args->installed);
+  app->add_flag("--json", list_args->json);
+
+  auto uninstall_args = std::make_shared<UninstallArgs>();
+  app = cli.add_command(group, "uninstall", kUninstallHelp,
+                        [uninstall_args](Invocation&) { return uninstall(*uninstall_args); });
+  app->add_option("NAME", uninstall_args->spec)->required();
+  app->add_flag("--json", uninstall_args->json);
+
+  add_registry_keys_commands(cli, group);
+}
+
+}  // namespace llm2hef::cli

@@ -1,0 +1,177 @@
+#include "llm2hef/registry/download.hpp"
+
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::registry {
+
+namespace {
+
+void global_init() {
+  static const CURLcode status = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (status != CURLE_OK) throw InternalError(std::string("libcurl could not be initialised: ") + curl_easy_strerror(status));
+}
+
+struct Sink {
+  std::string* text = nullptr;  // one of text / fd
+  int fd = -1;
+  std::uint64_t received = 0, max_bytes = 0;
+  bool over_limit = false;
+  std::string write_error;
+};
+
+std::size_t on_data(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& sink = *static_cast<Sink*>(user);
+  const std::size_t n = size * count;
+  if (sink.received + n > sink.max_bytes) {
+    sink.over_limit = true;
+    return 0;  // makes libcurl stop with CURLE_WRITE_ERROR
+  }
+  if (sink.text) {
+    sink.text->append(data, n);
+  } else {
+    for (std::size_t done = 0; done < n;) {
+      const ssize_t w = ::write(sink.fd, data + done, n - done);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        sink.write_error = std::strerror(errno);
+        return 0;
+      }
+      done += static_cast<std::size_t>(w);
+    }
+  }
+  sink.received += n;
+  return n;
+}
+
+using EasyHandle = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
+
+void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
+  global_init();
+  const std::string scheme = url_scheme(url);
+  if (scheme != "http" && scheme != "https" && scheme != "file")
+    throw BadInput(url + ": only http, https and file URLs are fetched" +
+                   (scheme.empty() ? std::string() : " (this one is " + scheme + ")"));
+  EasyHandle curl(curl_easy_init(), &curl_easy_cleanup);
+  if (!curl) throw InternalError("libcurl: cannot create a transfer");
+  sink.max_bytes = limits.max_bytes;
+  CURL* h = curl.get();
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https,file");
+  // A redirect may not change the scheme: http -> file:// would read local
+  // files, https -> http would drop the transport security.
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, scheme.c_str());
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, static_cast<long>(limits.connect_timeout.count()));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, static_cast<long>(limits.total_timeout.count()));
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(limits.stall_timeout.count()));
+  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limits.max_bytes));
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_data);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "llm2hef-registry");
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+
+  const CURLcode rc = curl_easy_perform(h);
+  if (rc == CURLE_OK) return;
+  const std::string what = error[0] ? error : curl_easy_strerror(rc);
+  if (sink.over_limit || rc == CURLE_FILESIZE_EXCEEDED)
+    throw BadInput(url + ": larger than the limit of " + std::to_string(limits.max_bytes) + " bytes; download stopped");
+  if (!sink.write_error.empty()) throw BadInput(url + ": cannot write the download: " + sink.write_error);
+  // A refused redirect ends with the transfer at the URL it was sent to.
+  char* effective = nullptr;
+  curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &effective);
+  char* redirect = nullptr;
+  curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &redirect);
+  const std::string target = redirect ? redirect : effective ? effective : "";
+  if (rc == CURLE_UNSUPPORTED_PROTOCOL && !target.empty() && target != url && url_scheme(target) != scheme)
+    throw BadInput(url + ": redirected to " + target + ", another scheme than " + scheme + "; refused");
+  if (rc == CURLE_PARTIAL_FILE)
+    throw BadInput(url + ": truncated download: the transfer ended after " + std::to_string(sink.received) +
+                   " bytes, before the length the server announced (" + what + ")");
+  throw BadInput(url + ": download failed: " + what);
+}
+
+bool is_unreserved(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+         c == '_' || c == '~' || c == '/';
+}
+
+}  // namespace
+
+std::string url_scheme(const std::string& url) {
+  const auto colon = url.find("://");
+  if (colon == std::string::npos || colon == 0) return {};
+  std::string scheme = url.substr(0, colon);
+  for (char& c : scheme) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return {};
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return scheme;
+}
+
+std::string resolve_relative_url(const std::string& base, const std::string& relative, const std::string& field) {
+  auto refuse = [&](const std::string& why) -> std::string {
+    throw BadInput(field + ": '" + relative + "' " + why);
+  };
+  if (relative.empty()) refuse("is empty");
+  if (relative.front() == '/') refuse("is an absolute path; give a URL or a path relative to the index");
+  for (char c : relative)
+    if (c == '\\' || c == '?' || c == '#' || c == '%' || static_cast<unsigned char>(c) <= ' ')
+      refuse("has a character not allowed in a relative library path");
+  std::size_t start = 0;
+  while (start <= relative.size()) {
+    std::size_t end = relative.find('/', start);
+    if (end == std::string::npos) end = relative.size();
+    const std::string segment = relative.substr(start, end - start);
+    if (segment == "." || segment == "..") refuse("has a '" + segment + "' segment (path traversal)");
+    if (segment.empty()) refuse("has an empty segment");
+    start = end + 1;
+  }
+  const auto slash = base.rfind('/');
+  if (slash == std::string::npos) throw InternalError("not a URL: " + base);
+  return base.substr(0, slash + 1) + relative;
+}
+
+std::string file_url(const std::filesystem::path& absolute_path) {
+  static constexpr char digits[] = "0123456789ABCDEF";
+  std::string out = "file://";
+  for (unsigned char c : absolute_path.lexically_normal().string()) {
+    if (is_unreserved(c)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string download_to_string(const std::string& url, const DownloadLimits& limits) {
+  std::string text;
+  Sink sink;
+  sink.text = &text;
+  fetch(url, sink, limits);
+  return text;
+}
+
+std::uint64_t download_to_fd(const std::string& url, int fd, const DownloadLimits& limits) {
+  Sink sink;
+  sink.fd = fd;
+  fetch(url, sink, limits);
+  return sink.received;
+}
+
+}  // namespace llm2hef::registry

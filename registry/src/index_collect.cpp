@@ -1,0 +1,65 @@
+#include "llm2hef/registry/index_collect.hpp"
+
+#include <algorithm>
+
+#include "llm2hef/registry/index_client.hpp"
+#include "llm2hef/registry/manifest.hpp"
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace llm2hef::registry {
+
+using nlohmann::json;
+
+json collect_index(const fs::path& dir, const std::vector<std::string>& first_party_names) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw BadInput(dir.string() + ": not a folder");
+  std::vector<fs::path> files;
+  for (fs::recursive_directory_iterator it(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with(".")) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->path().extension() == ".json" && it->is_regular_file()) files.push_back(it->path());
+  }
+  if (ec) throw BadInput(dir.string() + ": cannot list: " + ec.message());
+  std::sort(files.begin(), files.end());
+
+  std::vector<json> entries;
+  std::vector<std::string> origins;
+  for (const auto& f : files) {
+    json entry = sdk::read_json(f, sdk::JsonLimits::small_file());
+    check_index_entry(entry, f.string());
+    const std::string name = entry["name"].get<std::string>();
+    if (std::find(first_party_names.begin(), first_party_names.end(), name) != first_party_names.end())
+      throw BadInput(f.string() + ": field 'name': '" + name +
+                     "' is a first-party adapter's name; a third-party adapter needs its own name");
+    entries.push_back(std::move(entry));
+    origins.push_back(f.string());
+  }
+  check_index_unique(entries, origins);
+  std::sort(entries.begin(), entries.end(), [](const json& a, const json& b) {
+    if (a["name"] != b["name"]) return a["name"].get<std::string>() < b["name"].get<std::string>();
+    return compare_versions(a["version"].get<std::string>(), b["version"].get<std::string>()) < 0;
+  });
+  return {{"index_version", kIndexVersion}, {"adapters", std::move(entries)}};
+}
+
+std::vector<std::string> index_names(const fs::path& index_file) {
+  const json doc = sdk::read_json(index_file, sdk::JsonLimits::small_file());
+  if (!is_index(doc) || !doc.contains("adapters") || !doc["adapters"].is_array())
+    throw BadInput(index_file.string() + ": field 'adapters': not an index");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < doc["adapters"].size(); ++i) {
+    const json& a = doc["adapters"][i];
+    if (!a.is_object() || !a.contains("name") || !a["name"].is_string())
+      throw BadInput(index_file.string() + ": field 'adapters[" + std::to_string(i) + "].name': missing");
+    out.push_back(a["name"].get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace llm2hef::registry

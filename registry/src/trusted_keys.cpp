@@ -1,0 +1,69 @@
+#include "llm2hef/registry/trusted_keys.hpp"
+
+#include <algorithm>
+
+#include "llm2hef/registry/temp_file.hpp"
+#include "llm2hef/registry/user_dirs.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace llm2hef::registry {
+
+namespace {
+
+std::vector<fs::path> key_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (it->path().extension() == ".pub" && it->is_regular_file()) out.push_back(it->path());
+  if (ec) throw BadInput(dir.string() + ": cannot list the trusted keys: " + ec.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<TrustedKey> trusted_keys() {
+  std::vector<TrustedKey> out;
+  for (const auto& f : key_files(trusted_key_dir())) out.push_back({read_public_key(f), "user"});
+  for (const auto& f : key_files(shipped_key_dir())) out.push_back({read_public_key(f), "shipped"});
+  return out;
+}
+
+std::vector<PublicKey> trusted_public_keys() {
+  std::vector<PublicKey> out;
+  for (auto& k : trusted_keys()) out.push_back(std::move(k.key));
+  return out;
+}
+
+PublicKey add_trusted_key(const fs::path& file) {
+  PublicKey key = read_public_key(file);
+  for (const auto& t : trusted_keys())
+    if (t.key.key_id == key.key_id)
+      throw UsageError("key " + key.key_id + " is already trusted (" + t.origin + " key " + t.key.file.string() + ")");
+  const fs::path dir = trusted_key_dir();
+  fs::create_directories(dir);
+  const fs::path target = dir / (key.key_id + ".pub");
+  // Written from the parsed key, not copied: the store holds only what was checked.
+  write_new_file(target, public_key_json(key).dump(2) + "\n");
+  key.file = target;
+  return key;
+}
+
+void remove_trusted_key(const std::string& key_id) {
+  for (const auto& t : trusted_keys()) {
+    if (t.key.key_id != key_id) continue;
+    if (t.origin != "user")
+      throw UsageError("key " + key_id + " ships with llm2hef (" + t.key.file.string() +
+                       "); it is not in the user's store and cannot be removed with `registry keys remove`");
+    std::error_code ec;
+    if (!fs::remove(t.key.file, ec) || ec)
+      throw BadInput(t.key.file.string() + ": cannot remove: " + (ec ? ec.message() : "gone"));
+    return;
+  }
+  throw UsageError("no trusted key has id '" + key_id + "' (`llm2hef registry keys list` shows them)");
+}
+
+}  // namespace llm2hef::registry
