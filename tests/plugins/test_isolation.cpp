@@ -31,6 +31,7 @@ AdapterHost discovered(std::vector<std::string> paths, std::chrono::milliseconds
                                  .environment = std::nullopt,
                                  .install_dir = {},
                                  .build_dir = {},
+                                 .user_dir = {},
                                  .allow_unsafe = false,
                                  .isolate_loading = true,
                                  .probe_timeout = timeout});

@@ -25,6 +25,7 @@ AdapterHost discovered(const fs::path& root, bool allow_unsafe = false) {
                                  .environment = std::nullopt,
                                  .install_dir = {},
                                  .build_dir = {},
+                                 .user_dir = {},
                                  .allow_unsafe = allow_unsafe});
   host.discover();
   return host;
