@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <string>
 
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/decoder.hpp"
@@ -33,6 +34,7 @@ struct Gpt2Config {
 
 Gpt2Config read_config(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
+  refuse_unapplied_forward_keys(c, {"scale_attn_weights", "scale_attn_by_inverse_layer_idx"});
   Gpt2Config g{};
   g.hidden = c.get_int_any({"n_embd", "hidden_size"});
   g.layers = c.get_int_any({"n_layer", "num_hidden_layers"});

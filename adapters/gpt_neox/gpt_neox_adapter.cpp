@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -34,6 +35,7 @@ struct NeoX : DecoderDims {
 
 NeoX read_neox(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
+  refuse_unapplied_forward_keys(c, {"attention_bias", "use_parallel_residual", "partial_rotary_factor", "rotary_pct"});
   NeoX m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   if (c.has("num_key_value_heads") && m.kv_heads != m.heads)

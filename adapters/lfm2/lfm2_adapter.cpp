@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -103,6 +104,7 @@ std::vector<float> lfm2_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
 
 Lfm2Config read_config(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
+  refuse_unapplied_forward_keys(c, {"conv_bias", "conv_L_cache", "layer_types"});
   Lfm2Config m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   m.eps = static_cast<float>(c.find_number("norm_eps").value_or(1e-5));

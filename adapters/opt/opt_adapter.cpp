@@ -16,6 +16,7 @@
 #include <cmath>
 #include <string>
 
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/decoder.hpp"
@@ -42,6 +43,8 @@ struct OptConfig {
 
 OptConfig read_config(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
+  refuse_unapplied_forward_keys(c, {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias",
+                                    "layer_norm_elementwise_affine", "word_embed_proj_dim"});
   OptConfig m;
   m.hidden = c.get_size("hidden_size");
   m.layers = c.get_size("num_hidden_layers");

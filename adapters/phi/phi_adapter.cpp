@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -35,6 +36,7 @@ struct Phi : DecoderDims {
 
 Phi read_phi(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
+  refuse_unapplied_forward_keys(c, {"qk_layernorm", "partial_rotary_factor"});
   Phi m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   m.intermediate = c.get_size("intermediate_size");

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -51,6 +52,7 @@ std::string rope_type(const JsonFile& c) {
 
 Phi3 read_phi3(const Checkpoint& ckpt, int64_t cache_size) {
   const JsonFile& raw = ckpt.config();
+  refuse_unapplied_forward_keys(raw, {"partial_rotary_factor", "sliding_window", "use_sliding_window", "layer_types"});
   Phi3 m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(raw);
   m.intermediate = raw.get_size("intermediate_size");

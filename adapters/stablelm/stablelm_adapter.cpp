@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -35,6 +36,7 @@ struct StableLm : DecoderDims {
 
 StableLm read_stablelm(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
+  refuse_unapplied_forward_keys(c, {"qk_layernorm", "use_qkv_bias", "use_parallel_residual", "partial_rotary_factor"});
   StableLm m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   if (c.has("head_dim") && m.head_dim * m.heads != m.hidden)

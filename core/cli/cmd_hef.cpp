@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "llm2hef/core/export/export_manifest.hpp"
+#include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
@@ -56,7 +57,8 @@ their stored XXH3; larger ones (embeddings.bin) and the header's whole-file
 checksum (v1 CRC-32, v2/v3 XXH3) only with --verify-all, which reads the
 whole file (seconds per GB). The v0 MD5 is not verified (DFC 5.x writes v3).
 
-  --json          machine-readable output on stdout
+  --json          machine-readable output on stdout; its "ok" is false when
+                  a checksum does not match
   --verify-all    hash every resource and the whole file
   --no-progress   no progress bar (drawn only on a terminal anyway)
 
@@ -103,12 +105,17 @@ hailort file and line of each). Each finding names its rule and section:
   --manifest FILE   the manifest.json `llm2hef export` wrote
   --hailort X.Y     the HailoRT version on the device (default 5.2, the
                     version hailo-contract.md documents)
-  --json            {"file", "pass", "errors", "warnings", "findings": [{"rule",
+  --json            {"file", "ok", "errors", "warnings", "findings": [{"rule",
                     "section", "severity" (error, warning, info), "message"}],
-                    "passed", "derived"}
+                    "passed" (rules that passed), "derived", "contract_doc"
+                    (the hailo-contract.md the sections refer to)}; ok is
+                    true when there is no error
   --verify-all      hash every resource, however large
 
-Exit status: 0 pass (warnings allowed), 1 errors found, 2 usage,
+Sections cited are those of hailo-contract.md, installed with llm2hef
+(<prefix>/share/doc/llm2hef/); the text output names its path once.
+
+Exit status: 0 ok (warnings allowed), 1 errors found, 2 usage,
 3 not a HEF, malformed, or an unreadable manifest.
 )";
 
@@ -221,6 +228,7 @@ int set_config(const SetConfigArgs& a) {
   for (const auto& f : r.findings)
     std::cerr << (f.severity == hef::Severity::warning ? "warning" : "info") << " [" << f.rule << ", section "
               << f.section << "] " << f.message << "\n";
+  if (!r.findings.empty()) std::cerr << "sections cited refer to " << core::contract_doc_path().string() << "\n";
   if (a.json) {
     json findings = json::array();
     for (const auto& f : r.findings)
@@ -238,7 +246,8 @@ int set_config(const SetConfigArgs& a) {
                    {"dead_bytes", r.dead_bytes},
                    {"dropped_bytes", r.dropped_bytes},
                    {"moved", r.moved},
-                   {"findings", findings}};
+                   {"findings", findings},
+                   {"contract_doc", core::contract_doc_path().string()}};
     std::cout << core::json_text(doc, 2) << "\n";
   } else {
     std::cout << "wrote " << out << " (" << r.new_size << " bytes): hailo-config.json " << r.config_size

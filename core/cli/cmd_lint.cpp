@@ -1,5 +1,3 @@
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -21,8 +19,12 @@ protobuf is read: external weight data is never opened, so large models
 lint in seconds. onnx shape inference fills in missing value shapes.
 
 @RULES@
-  --json    {"file", "findings": [{"rule", "severity", "node", "op", "kind",
-            "message", "section"}], "errors", "warnings"} on stdout
+  --json    {"file", "ok", "findings": [{"rule", "severity", "node", "op",
+            "kind", "message", "section"}], "errors", "warnings",
+            "contract_doc"} on stdout; ok is true when there is no error
+
+Sections cited are those of hailo-contract.md, installed with llm2hef
+(<prefix>/share/doc/llm2hef/); the text output names its path once.
 
 Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage,
 3 the file is missing or not an ONNX model.
@@ -64,28 +66,7 @@ void add_lint_command(CommandLine& cli) {
   CLI::App* app = cli.add_command(cli.root(), "lint", help_text(), [o](Invocation&) {
     const core::LintReport report = core::lint_onnx_file(o->model);
     if (o->json) {
-      nlohmann::json findings = nlohmann::json::array();
-      for (const auto& f : report.findings) {
-        const char* kind = "node";
-        switch (f.subject) {
-          case core::LintSubject::model: kind = "model"; break;
-          case core::LintSubject::input: kind = "input"; break;
-          case core::LintSubject::output: kind = "output"; break;
-          case core::LintSubject::node: kind = "node"; break;
-        }
-        findings.push_back({{"rule", f.rule},
-                            {"severity", f.severity == core::LintSeverity::error ? "error" : "warning"},
-                            {"node", f.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.name)},
-                            {"op", f.op.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.op)},
-                            {"kind", kind},
-                            {"message", f.message},
-                            {"section", f.section}});
-      }
-      nlohmann::json out = {{"file", report.file},
-                            {"findings", findings},
-                            {"errors", report.errors()},
-                            {"warnings", report.warnings()}};
-      std::cout << core::json_text(out, 2) << "\n";
+      std::cout << core::json_text(core::lint_json(report), 2) << "\n";
     } else {
       std::cout << core::lint_text(report);
     }

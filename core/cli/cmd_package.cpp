@@ -36,7 +36,8 @@ Options:
                     or /usr/share:/usr/local/share, each + /hailo-ollama/models,
                     the first whose hailo-ollama folder exists)
   --force           replace an existing NAME:TAG manifest (its blob is kept)
-  --json            print what was written as JSON
+  --json            print what was written as JSON ("ok": true; on failure
+                    the error object, "ok": false)
   --no-progress     never draw the progress bar
 hailo-ollama reads manifests only when it starts: restart it afterwards.
 
@@ -64,6 +65,7 @@ int run_package(const PackageArgs& o, Invocation& inv) {
   for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
   if (o.json) {
     nlohmann::ordered_json out;
+    out["ok"] = true;  // a refusal is the error object, "ok": false
     out["model"] = r.model.key();
     out["store"] = r.store.string();
     out["manifest"] = r.manifest.string();

@@ -247,12 +247,14 @@ const char* exit_kind(ExitCode code) {
 
 // With --json anywhere on the command line, a failure is also a JSON object
 // on stdout (scripts parse stdout; the message stays on stderr for people).
+// "ok" is the one word for success in every --json report (false here).
 void report_error(bool json, ExitCode code, const std::string& message, const char* prefix) {
   std::cerr << "llm2hef: " << prefix << message << "\n";
   if (json)
-    std::cout << core::json_text(nlohmann::json{{"error", {{"message", message},
-                                                          {"exit_status", static_cast<int>(code)},
-                                                          {"kind", exit_kind(code)}}}},
+    std::cout << core::json_text(nlohmann::json{{"ok", false},
+                                                {"error", {{"message", message},
+                                                           {"exit_status", static_cast<int>(code)},
+                                                           {"kind", exit_kind(code)}}}},
                                  2)
               << "\n";
 }

@@ -1,3 +1,4 @@
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/gemma_family.hpp"
 
 #include <cmath>
@@ -78,6 +79,7 @@ std::vector<float> gemma3_inv_freq(const JsonFile& c, const std::string& type, i
 
 void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGeneration gen) {
   const JsonFile& c = ckpt.config();
+  refuse_unapplied_forward_keys(c, gemma_family_applied_keys());
   read_activation(c, "hidden_activation", {"gelu_pytorch_tanh"}, "GeGLU with gelu_pytorch_tanh only");
   if (c.find_bool("use_bidirectional_attention").value_or(false))
     throw Unsupported(c.where("use_bidirectional_attention") +

@@ -5,6 +5,7 @@
 #include "llm2hef/sdk/attention_block.hpp"
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/rope.hpp"
 
 namespace llm2hef::sdk {
@@ -73,17 +74,14 @@ void check_llama_family_tensors(const Checkpoint& ckpt, const LlamaFamily& m) {
 }
 
 void refuse_unread_llama_family_keys(const Checkpoint& ckpt, const LlamaFamily& m) {
-  const JsonFile& c = ckpt.config();
-  if (!m.nope_read)
-    for (const char* key : {"no_rope_layers", "no_rope_layer_interval"})
-      if (c.has(key))
-        throw llm2hef::Unsupported(c.where(key) + ": " + c.raw()[key].dump() +
-                                   " selects NoPE layers, which this adapter does not apply (use --adapter smollm3)");
-  if (m.multipliers.any()) return;  // the adapter read them (Granite)
-  for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
-    if (c.has(key))
-      throw llm2hef::Unsupported(c.where(key) + ": " + c.raw()[key].dump() +
-                                 " is a Granite multiplier this adapter does not apply (use --adapter granite)");
+  // The one forward-key table (sdk/forward_keys.hpp): what every member reads,
+  // plus what this member's customize() read (SmolLM3's NoPE keys, Granite's
+  // multipliers); anything else that changes the forward pass is refused.
+  std::vector<std::string> applied = llama_family_applied_keys();
+  if (m.nope_read) applied.insert(applied.end(), {"no_rope_layers", "no_rope_layer_interval"});
+  if (m.multipliers.any())
+    applied.insert(applied.end(), {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"});
+  refuse_unapplied_forward_keys(ckpt.config(), applied);
 }
 
 Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& opt) {

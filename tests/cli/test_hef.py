@@ -63,7 +63,7 @@ def check_json(path, *extra):
     r = run("hef", "check", path, "--json", *extra)
     assert r.returncode in (0, 1), r.stderr
     report = json.loads(r.stdout)
-    assert r.returncode == (0 if report["pass"] else 1)
+    assert r.returncode == (0 if report["ok"] else 1)
     return report
 
 
@@ -144,7 +144,7 @@ ALL_RULES = ("hef-version", "proto-hash", "hw-arch", "extensions", "strict-versi
 
 def test_check_passes_the_default_writer_hef_on_every_rule(tmp_path):
     report = check_json(write_hef(tmp_path))
-    assert report["pass"] and report["findings"] == [], report["findings"]
+    assert report["ok"] and report["findings"] == [], report["findings"]
     assert report["derived"]["vocab"] == 64 and report["derived"]["hidden"] == 32
     assert report["derived"]["theta_length"] == 8
     assert report["derived"]["network_groups"] == ["tiny__prefill", "tiny__tbt"]
@@ -233,7 +233,7 @@ BROKEN = [
 @pytest.mark.parametrize("spec,rule,section,words", [b[1:] for b in BROKEN], ids=[b[0] for b in BROKEN])
 def test_check_fails_each_rule_alone(tmp_path, spec, rule, section, words):
     report = check_json(write_hef(tmp_path, **spec))
-    assert not report["pass"]
+    assert not report["ok"]
     assert rules(report) == {rule}, report["findings"]
     mine = [f for f in report["findings"] if f["rule"] == rule and f["severity"] == "error"]
     assert any(f["section"] == section for f in mine), mine
@@ -251,7 +251,7 @@ def test_check_fails_each_rule_alone(tmp_path, spec, rule, section, words):
 ])
 def test_check_warns_when_generation_would_not_stop_at_eos(tmp_path, config, words):
     report = check_json(write_hef(tmp_path, config=config))
-    assert report["pass"] and rules(report) == set() and rules(report, "warning") == {"stop-tokens"}
+    assert report["ok"] and rules(report) == set() and rules(report, "warning") == {"stop-tokens"}
     assert any(words in f["message"] and "llm_server.cpp 821-855" in f["message"] for f in report["findings"])
 
 
@@ -259,7 +259,7 @@ def test_check_judges_names_by_the_metadata_not_field_10(tmp_path):
     # hailort reads network_group_metadata.network_group_name; field 10 is never read.
     path = write_hef(tmp_path, field10=("something__else", "unrelated"))
     report = check_json(path)
-    assert report["pass"] and rules(report) == set() and rules(report, "warning") == set(), report["findings"]
+    assert report["ok"] and rules(report) == set() and rules(report, "warning") == set(), report["findings"]
     infos = [f for f in report["findings"] if f["severity"] == "info"]
     assert len(infos) == 2 and all("field 10" in f["message"] for f in infos)
     _, info = inspect_json(path)
@@ -270,11 +270,11 @@ def test_check_judges_names_by_the_metadata_not_field_10(tmp_path):
 
 def test_check_strict_versioning_follows_hailort_option(tmp_path):
     path = write_hef(tmp_path, sdk=(5, 3, 0))
-    assert not check_json(path)["pass"]
-    assert check_json(path, "--hailort", "5.3")["pass"]
+    assert not check_json(path)["ok"]
+    assert check_json(path, "--hailort", "5.3")["ok"]
     assert rules(check_json(write_hef(tmp_path, "b.hef"), "--hailort", "5.3")) == {"strict-version"}
     # Without STRICT_RUNTIME_VERSIONING the versions may differ.
-    assert check_json(write_hef(tmp_path, "c.hef", sdk=(5, 3, 0), extensions=[13, 26, 31]))["pass"]
+    assert check_json(write_hef(tmp_path, "c.hef", sdk=(5, 3, 0), extensions=[13, 26, 31]))["ok"]
     for bad in ("five", "5", "5.2.x"):
         r = run("hef", "check", path, "--hailort", bad)
         assert r.returncode == 2 and "--hailort" in r.stderr
@@ -282,13 +282,13 @@ def test_check_strict_versioning_follows_hailort_option(tmp_path):
 
 @pytest.mark.parametrize("arch", [103, 104, 105])
 def test_check_accepts_every_arch_hailort_runs_on_hailo10h(tmp_path, arch):
-    assert check_json(write_hef(tmp_path, hw_arch=arch))["pass"]
+    assert check_json(write_hef(tmp_path, hw_arch=arch))["ok"]
 
 
 def test_check_contexts_inline_without_net_flow_pass(tmp_path):
     # The layout without HAILO_NET_FLOW: contexts directly in the group.
     report = check_json(write_hef(tmp_path, via_core_op=False))
-    assert report["pass"] and report["findings"] == [], report["findings"]
+    assert report["ok"] and report["findings"] == [], report["findings"]
 
 
 def test_check_v1_crc_is_verified(tmp_path):
@@ -359,7 +359,7 @@ def test_check_against_a_real_export(tmp_path):
     good = tmp_path / "good.hef"
     good.write_bytes(hw.genai_hef(**spec))
     report = check_json(good, "--manifest", out / "manifest.json")
-    assert report["pass"] and report["warnings"] == 0, report["findings"]
+    assert report["ok"] and report["warnings"] == 0, report["findings"]
     assert "manifest" in report["passed"]
     spec["shards"] = 2 * len(m["lm_head_shards"])
     bad = tmp_path / "bad.hef"
@@ -373,7 +373,7 @@ def test_check_with_manifest(tmp_path):
     good = tmp_path / "manifest.json"
     good.write_text(json.dumps(manifest()))
     report = check_json(path, "--manifest", good)
-    assert report["pass"] and "manifest" in report["passed"]
+    assert report["ok"] and "manifest" in report["passed"]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(manifest(hidden=48, groups=["x__prefill", "x__tbt"])))
     report = check_json(path, "--manifest", bad)
@@ -517,7 +517,7 @@ def test_set_config_output_keeps_tokenizer_and_embeddings_last(tmp_path, layout)
     assert info["checksums"]["proto"] == "ok" and info["checksums"]["file"] == "ok"
     assert all(x["checksum"] == "ok" for x in info["resources"])
     report = check_json(out)
-    assert report["pass"] and report["findings"] == [], report["findings"]
+    assert report["ok"] and report["findings"] == [], report["findings"]
     # The unknown top-level proto field (99) survived.
     assert b"future field kept verbatim" in data
     # Again, on the output: no dead space piles up.
@@ -527,7 +527,7 @@ def test_set_config_output_keeps_tokenizer_and_embeddings_last(tmp_path, layout)
     data2 = out2.read_bytes()
     assert_local_resources_last(data2)
     assert_same_but_config(data, data2, cfg2.read_bytes())
-    assert check_json(out2)["pass"]
+    assert check_json(out2)["ok"]
     assert len(data2) <= len(data) + 8
 
 

@@ -136,3 +136,83 @@ def test_inputs_takes_ids_separated_by_commas_or_spaces_or_from_a_file(tmp_path)
     assert inputs("-o", tmp_path / "x.npz").returncode == 2
     assert inputs("--tokens", "5,,3", "-o", tmp_path / "x.npz").returncode == 2
     assert inputs("--tokens", "5", "--tokens-file", ids_file, "-o", tmp_path / "x.npz").returncode == 2
+
+
+# --- D: a parent folder export made is removed again when export fails ------
+
+
+def test_a_failed_export_removes_the_parent_folders_it_created(tmp_path):
+    """The failure comes after the output's staging folder exists (a tokenizer.json
+    that does not parse is read while the kit is written)."""
+    model = tmp_path / "model"
+    shutil.copytree(FIXTURE, model)
+    (model / "tokenizer.json").write_text("{not json")
+    base = tmp_path / "work"
+    base.mkdir()
+    r = export(model, base / "new" / "deeper" / "out")
+    assert r.returncode == 3, r.stderr
+    assert "tokenizer.json" in r.stderr
+    assert list(base.iterdir()) == [], list(base.iterdir())
+
+
+def test_a_failed_export_keeps_parent_folders_that_existed_or_gained_files(tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(FIXTURE, model)
+    (model / "tokenizer.json").write_text("{not json")
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    assert export(model, existing / "out").returncode == 3
+    assert existing.is_dir() and list(existing.iterdir()) == []
+    assert export(model, existing / "made" / "out").returncode == 3
+    assert list(existing.iterdir()) == []
+
+
+# --- A: one word for success in every --json report ---------------------------
+
+
+def test_the_json_error_object_says_ok_false(tmp_path):
+    r = export(tmp_path / "missing", tmp_path / "out", "--json")
+    assert r.returncode == 3
+    assert json.loads(r.stdout)["ok"] is False
+
+
+def test_lint_json_says_ok(tmp_path):
+    out = tmp_path / "out"
+    assert export(FIXTURE, out).returncode == 0
+    r = subprocess.run([str(BIN), "lint", str(out / "model.onnx"), "--json"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["ok"] is True and report["errors"] == 0
+    assert "pass" not in report and "passed" not in report
+
+
+# --- C: findings cite hailo-contract.md by a path that exists -----------------
+
+
+def test_lint_cites_the_contract_by_a_path_that_exists(tmp_path):
+    """A graph with a lint finding (a dynamic input): the text ends with the
+    contract's path, JSON carries it, and in a build tree it is the source
+    tree's docs/hailo-contract.md."""
+    onnx = __import__("pytest").importorskip("onnx")
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, [1, "seq", 8])
+    y = helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "seq", 8])
+    graph = helper.make_graph([helper.make_node("Identity", ["inputs_embeds"], ["logits"], name="id")], "g", [x], [y])
+    path = tmp_path / "dynamic.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+    text = subprocess.run([str(BIN), "lint", str(path)], capture_output=True, text=True, timeout=120)
+    assert text.returncode == 1, text.stderr
+    lines = text.stdout.splitlines()
+    footer = [line for line in lines if line.startswith("sections cited refer to ")]
+    assert len(footer) == 1 and lines[-2] == footer[0], text.stdout  # once, before the verdict
+    cited = Path(footer[0][len("sections cited refer to "):])
+    assert cited.is_absolute() and cited.is_file(), cited
+    assert cited.name == "hailo-contract.md" and "## 2. " in cited.read_text(encoding="utf-8")
+
+    report = json.loads(subprocess.run([str(BIN), "lint", str(path), "--json"], capture_output=True, text=True,
+                                       timeout=120).stdout)
+    assert report["ok"] is False and Path(report["contract_doc"]) == cited
+    if (BIN.parent / "CMakeCache.txt").is_file():  # a build tree: no installed doc beside the binary
+        assert cited.resolve() == (REPO / "docs" / "hailo-contract.md").resolve()

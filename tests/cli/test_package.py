@@ -140,7 +140,7 @@ def test_package_writes_a_store_the_reader_accepts(tmp_path, request, which):
     assert info["blob"].read_bytes() == hef.read_bytes()
     assert info["manifest"] == store / "manifests" / "tiny" / "v1" / "manifest.json"
     assert report["sha256"] == hashlib.sha256(hef.read_bytes()).hexdigest() == info["doc"]["hef_h10h"]
-    assert report["blob_reused"] is False and report["hef_check"]["pass"] is True
+    assert report["blob_reused"] is False and report["hef_check"]["ok"] is True
 
     # Values from what export wrote, looked up here from the files themselves.
     cfg = json.loads((out / "resources" / "hailo-config.json").read_text())

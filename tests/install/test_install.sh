@@ -44,6 +44,33 @@ done
 [ -f "$P/$DOCDIR/hailo-contract.md" ] || fail "not installed: $P/$DOCDIR/hailo-contract.md"
 grep -q '^## 9\. ' "$P/$DOCDIR/hailo-contract.md" || fail "installed hailo-contract.md has no section 9"
 
+step "findings cite the installed hailo-contract.md by its path"
+# A HEF with one finding (an hw_arch the Hailo-10H does not run), written from
+# the format facts; the installed hef check must end by naming the installed doc.
+"$PY" - "$SRC/tools/fixtures" "$TMP/arch5.hef" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import hef_writer
+open(sys.argv[2], "wb").write(hef_writer.genai_hef(hw_arch=5))
+PY
+set +e
+"$LLM2HEF" hef check "$TMP/arch5.hef" >"$TMP/check-arch5.txt" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { cat "$TMP/check-arch5.txt"; fail "hef check of an hw_arch 5 HEF: exit $rc, expected 1"; }
+cited=$(sed -n 's/^sections cited refer to //p' "$TMP/check-arch5.txt")
+[ "$(realpath -m "$cited")" = "$(realpath "$P/$DOCDIR/hailo-contract.md")" ] \
+  || { cat "$TMP/check-arch5.txt"; fail "hef check cites '$cited', not the installed $P/$DOCDIR/hailo-contract.md"; }
+"$LLM2HEF" hef check "$TMP/arch5.hef" --json >"$TMP/check-arch5.json" || true
+"$PY" - "$TMP/check-arch5.json" "$P/$DOCDIR/hailo-contract.md" <<'PY'
+import json, os, sys
+report = json.load(open(sys.argv[1]))
+assert report["ok"] is False, report
+assert os.path.realpath(report["contract_doc"]) == os.path.realpath(sys.argv[2]), report["contract_doc"]
+assert os.path.isfile(report["contract_doc"])
+print("ok: findings cite", report["contract_doc"])
+PY
+
 step "the install step indexed the installed adapters, and the index verifies"
 [ -f "$ADIR/index.json" ] || fail "no $ADIR/index.json"
 [ -f "$P/share/llm2hef/schema/adapter-manifest.schema.json" ] || fail "manifest schema not installed"

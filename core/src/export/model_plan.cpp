@@ -56,6 +56,21 @@ int64_t default_cache_size(const sdk::JsonFile& config) {
       break;
     }
   }
+  // LongRoPE with distinct short and long factors is exact only up to
+  // original_max_position_embeddings (the phi3 adapter refuses beyond it).
+  const nlohmann::json& raw = config.raw();
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    if (!raw.contains(key) || !raw[key].is_object()) continue;
+    const nlohmann::json& rope = raw[key];
+    const nlohmann::json type = rope.contains("rope_type") ? rope["rope_type"] : rope.value("type", nlohmann::json());
+    if (type != "longrope" || rope.value("short_factor", nlohmann::json()) == rope.value("long_factor", nlohmann::json()))
+      continue;
+    std::optional<int64_t> original = config.find_int("original_max_position_embeddings");
+    if (!original && rope.contains("original_max_position_embeddings") && rope["original_max_position_embeddings"].is_number_integer())
+      original = rope["original_max_position_embeddings"].get<int64_t>();
+    if (original && *original >= 2) limit = std::min(limit, *original);
+    break;
+  }
   const int64_t layers =
       config.find_int("num_hidden_layers").value_or(config.find_int("n_layer").value_or(0));
   if (layers > 0) {

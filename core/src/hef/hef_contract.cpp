@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
@@ -655,6 +656,7 @@ std::string contract_text(const ContractReport& r) {
     for (const auto& p : r.passed) o << " " << p;
     o << "\n";
   }
+  if (!r.findings.empty()) o << "sections cited refer to " << contract_doc_path().string() << "\n";
   o << (r.errors() == 0 ? "PASS" : "FAIL") << ": " << r.errors() << " error(s), " << r.warnings() << " warning(s)\n";
   return o.str();
 }
@@ -666,8 +668,9 @@ json contract_json(const ContractReport& r) {
                         {"section", f.section},
                         {"severity", severity_name(f.severity)},
                         {"message", f.message}});
-  return {{"file", r.file},    {"pass", r.errors() == 0}, {"errors", r.errors()}, {"warnings", r.warnings()},
-          {"findings", findings}, {"passed", r.passed},     {"derived", r.derived}};
+  return {{"file", r.file},         {"ok", r.errors() == 0}, {"errors", r.errors()},
+          {"warnings", r.warnings()}, {"findings", findings},  {"passed", r.passed},
+          {"derived", r.derived},     {"contract_doc", contract_doc_path().string()}};
 }
 
 }  // namespace llm2hef::core::hef

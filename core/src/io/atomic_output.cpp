@@ -23,15 +23,27 @@ namespace fs = std::filesystem;
 namespace {
 
 // The parent of an output, created when missing (as other converters do);
-// UsageError when it exists as something else or cannot be made.
-fs::path ensure_parent(const fs::path& target) {
+// UsageError when it exists as something else or cannot be made. The folders
+// made here are appended to `created` (outermost first) and registered with
+// the signal watcher, so that a failed or interrupted run removes them again.
+fs::path ensure_parent(const fs::path& target, std::vector<fs::path>& created) {
   fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   std::error_code ec;
   if (fs::is_directory(parent, ec)) return parent;
   if (fs::exists(parent, ec))
     throw UsageError(target.string() + ": " + parent.string() + " exists and is not a folder");
+  std::vector<fs::path> missing;  // innermost first
+  for (fs::path p = parent; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
   fs::create_directories(parent, ec);
-  if (ec) throw UsageError(target.string() + ": cannot create the folder " + parent.string() + ": " + ec.message());
+  created.assign(missing.rbegin(), missing.rend());
+  note_created_folders(created);
+  if (ec) {
+    remove_created_folders(created);
+    throw UsageError(target.string() + ": cannot create the folder " + parent.string() + ": " + ec.message());
+  }
   return parent;
 }
 
@@ -43,8 +55,7 @@ mode_t folder_mode() {
   return 0777 & ~mask;
 }
 
-fs::path make_temp_dir(const fs::path& target) {
-  const fs::path parent = ensure_parent(target);
+fs::path make_temp_dir(const fs::path& target, const fs::path& parent) {
   std::string templ = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
@@ -95,7 +106,14 @@ AtomicDir::AtomicDir(fs::path target, bool replace, bool durable)
   if (fs::exists(target_) && !replace_)
     throw UsageError(target_.string() + ": already exists (pass --force to replace it)");
   sweep_stale_staging(target_);
-  staging_ = create_staging([&] { return make_temp_dir(target_); });
+  // The parents first: create_staging holds the lock the folder registry takes.
+  const fs::path parent = ensure_parent(target_, created_parents_);
+  try {
+    staging_ = create_staging([&] { return make_temp_dir(target_, parent); });
+  } catch (...) {
+    remove_created_folders(created_parents_);
+    throw;
+  }
   lock_fd_ = open_locked(staging_, O_RDONLY | O_DIRECTORY);
 }
 
@@ -105,6 +123,7 @@ AtomicDir::~AtomicDir() {
   std::error_code ec;
   fs::remove_all(staging_, ec);
   unregister_staging(staging_);
+  remove_created_folders(created_parents_);
 }
 
 void AtomicDir::commit() {
@@ -131,21 +150,27 @@ void AtomicDir::commit() {
     unregister_staging(staging_);
   }
   committed_ = true;
+  forget_created_folders(created_parents_);
   if (durable_) sync_folder(target_.parent_path().empty() ? fs::path(".") : target_.parent_path());
 }
 
 AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target)) {
   check_file_output(target_, replace);
-  const fs::path parent = ensure_parent(target_);
-  sweep_stale_staging(target_);
+  const fs::path parent = ensure_parent(target_, created_parents_);
   std::string templ = (parent / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  staging_ = create_staging([&] {
-    fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
-    if (fd_ < 0) throw BadInput(target_.string() + ": cannot create a temporary file next to it");
-    return fs::path(buf.data());
-  });
+  try {
+    sweep_stale_staging(target_);
+    staging_ = create_staging([&] {
+      fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+      if (fd_ < 0) throw BadInput(target_.string() + ": cannot create a temporary file next to it");
+      return fs::path(buf.data());
+    });
+  } catch (...) {
+    remove_created_folders(created_parents_);
+    throw;
+  }
   lock_staging(fd_);
 }
 
@@ -155,6 +180,7 @@ AtomicFile::~AtomicFile() {
   std::error_code ec;
   fs::remove(staging_, ec);
   unregister_staging(staging_);
+  remove_created_folders(created_parents_);
 }
 
 void AtomicFile::write_at(uint64_t offset, const void* data, size_t size) {
@@ -182,6 +208,7 @@ void AtomicFile::commit() {
   ::close(fd_);
   fd_ = -1;
   committed_ = true;
+  forget_created_folders(created_parents_);
 }
 
 void write_file_atomic(const fs::path& path, const std::string& contents, bool replace) {

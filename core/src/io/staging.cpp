@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <mutex>
@@ -32,6 +33,18 @@ std::set<fs::path>& registry() {
   return paths;
 }
 
+// Parent folders made for outputs, in the order they were made (outermost
+// first); removed in reverse, and only when empty (::rmdir), so nothing
+// another process put there is ever deleted.
+std::vector<fs::path>& created_folders() {
+  static std::vector<fs::path> folders;
+  return folders;
+}
+
+void rmdir_innermost_first(const std::vector<fs::path>& folders) {
+  for (auto it = folders.rbegin(); it != folders.rend(); ++it) ::rmdir(it->c_str());
+}
+
 sigset_t cleanup_signals() {
   sigset_t set;
   sigemptyset(&set);
@@ -55,6 +68,7 @@ sigset_t cleanup_signals() {
       std::error_code ec;
       for (int attempt = 0; attempt < 5 && fs::exists(fs::symlink_status(p, ec)); ++attempt) fs::remove_all(p, ec);
     }
+    rmdir_innermost_first(created_folders());
     // Die of the same signal so the parent sees the usual status (128+sig).
     signal(sig, SIG_DFL);
     pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
@@ -89,6 +103,25 @@ fs::path create_staging(const std::function<fs::path()>& create) {
 void unregister_staging(const fs::path& path) {
   std::lock_guard lock(registry_mutex());
   registry().erase(path);
+}
+
+void note_created_folders(const std::vector<fs::path>& folders) {
+  std::lock_guard lock(registry_mutex());
+  created_folders().insert(created_folders().end(), folders.begin(), folders.end());
+}
+
+void forget_created_folders(const std::vector<fs::path>& folders) {
+  std::lock_guard lock(registry_mutex());
+  auto& all = created_folders();
+  for (const auto& f : folders) {
+    const auto it = std::find(all.begin(), all.end(), f);
+    if (it != all.end()) all.erase(it);
+  }
+}
+
+void remove_created_folders(const std::vector<fs::path>& folders) {
+  rmdir_innermost_first(folders);
+  forget_created_folders(folders);
 }
 
 bool lock_staging(int fd) { return ::flock(fd, LOCK_EX | LOCK_NB) == 0; }

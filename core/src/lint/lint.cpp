@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "lint_context.hpp"
+#include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -169,11 +170,39 @@ std::string lint_text(const LintReport& report) {
     }
     out << ": " << f.message << " (" << f.section << ")\n";
   }
+  // The path once, before the verdict (which stays the last line).
+  if (!report.findings.empty()) out << "sections cited refer to " << contract_doc_path().string() << "\n";
   const size_t e = report.errors(), w = report.warnings();
   out << report.file << ": " << e << (e == 1 ? " error, " : " errors, ") << w << (w == 1 ? " warning" : " warnings");
   if (e == 0) out << " - passes the graph contract";
   out << "\n";
   return out.str();
+}
+
+nlohmann::json lint_json(const LintReport& report) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : report.findings) {
+    const char* kind = "node";
+    switch (f.subject) {
+      case LintSubject::model: kind = "model"; break;
+      case LintSubject::input: kind = "input"; break;
+      case LintSubject::output: kind = "output"; break;
+      case LintSubject::node: kind = "node"; break;
+    }
+    findings.push_back({{"rule", f.rule},
+                        {"severity", f.severity == LintSeverity::error ? "error" : "warning"},
+                        {"node", f.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.name)},
+                        {"op", f.op.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.op)},
+                        {"kind", kind},
+                        {"message", f.message},
+                        {"section", f.section}});
+  }
+  return {{"file", report.file},
+          {"ok", report.errors() == 0},
+          {"findings", findings},
+          {"errors", report.errors()},
+          {"warnings", report.warnings()},
+          {"contract_doc", contract_doc_path().string()}};
 }
 
 }  // namespace llm2hef::core

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
@@ -51,6 +52,7 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, std
     for (const auto& f : report.findings)
       if (f.severity == hef::Severity::error)
         msg << "\n  [" << f.rule << ", hailo-contract.md section " << f.section << "] " << f.message;
+    msg << "\nsections cited refer to " << contract_doc_path().string();
     throw Error(ExitCode::failure, msg.str());
   }
   for (const auto& f : report.findings)

@@ -44,9 +44,11 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt);
 // the adapter's quirks are read: they decide which tensors exist).
 void check_llama_family_tensors(const Checkpoint& ckpt, const LlamaFamily& m);
 
-// Refuses config keys of other family members that change the forward pass
-// when the adapter did not consume them (Granite's multipliers read by another
-// adapter would be silently ignored). Call after customize().
+// Refuses every config key that changes the forward pass (the table of
+// sdk/forward_keys.hpp) and that this member does not apply: Granite's
+// multipliers or SmolLM3's NoPE keys read by another member, Gemma's or
+// GPT-NeoX's keys on a checkpoint forced onto a Llama-family adapter, an
+// mlp_bias. Call after customize().
 void refuse_unread_llama_family_keys(const Checkpoint& ckpt, const LlamaFamily& m);
 
 Plan llama_family_plan(const LlamaFamily& m, const ExportOptions& options);

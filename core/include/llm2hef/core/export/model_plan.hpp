@@ -41,7 +41,9 @@ void check_cache_and_prefill(int64_t cache_size, int64_t prefill);
 
 // The cache `export` and `inspect` use when --cache is not given: the model's
 // own limit (max_position_embeddings, n_positions or n_ctx, and the sliding
-// window when its layers slide, since a larger cache is not exact), capped at
+// window when its layers slide, and original_max_position_embeddings under
+// LongRoPE with distinct short and long factors, since a larger cache is not
+// exact), capped at
 // kDefaultCacheCap, the context Hailo's own Hailo-10H models use.
 inline constexpr int64_t kDefaultCacheCap = 2048;
 int64_t default_cache_size(const sdk::JsonFile& config);

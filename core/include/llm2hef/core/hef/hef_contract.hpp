@@ -74,7 +74,12 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
 // gives one error finding (rule "format") instead of an exception.
 ContractReport check_hef_file(const std::string& path, const ContractOptions& options = {});
 
+// One line per finding (`error [rule, section N] message`), the rules that
+// passed, (when there are findings) the path of the hailo-contract.md the
+// sections refer to (contract_doc_path()), then PASS or FAIL.
 std::string contract_text(const ContractReport& report);
+// {"file", "ok" (no errors), "errors", "warnings", "findings", "passed" (the
+// rules that ran and passed), "derived", "contract_doc"}.
 nlohmann::json contract_json(const ContractReport& report);
 
 // hailo-config.json as the server parses it (types, required keys), shared

@@ -2,7 +2,8 @@
 //
 // Everything is written into a hidden sibling folder (same filesystem, so the
 // final rename is atomic); on success it is renamed to the target, on any
-// failure the destructor removes it. Before the rename every file and folder
+// failure the destructor removes it, and the target's missing parent folders,
+// created for it, with it (when still empty). Before the rename every file and folder
 // of the output is flushed to the disk (fsync), and the parent folder after
 // it, so that a power cut leaves the old output or the whole new one, never a
 // complete-looking folder of truncated files. Single files use the same idea. A
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace llm2hef::core {
 
@@ -34,6 +36,7 @@ class AtomicDir {
 
  private:
   std::filesystem::path target_, staging_;
+  std::vector<std::filesystem::path> created_parents_;  // made for target_, removed again unless committed
   int lock_fd_ = -1;  // flock()ed while the staging folder is ours
   bool replace_, durable_, committed_ = false;
 };
@@ -67,6 +70,7 @@ class AtomicFile {
 
  private:
   std::filesystem::path target_, staging_;
+  std::vector<std::filesystem::path> created_parents_;  // made for target_, removed again unless committed
   int fd_ = -1;
   bool committed_ = false;
 };

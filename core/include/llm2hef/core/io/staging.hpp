@@ -28,6 +28,15 @@ void install_interrupt_cleanup();
 std::filesystem::path create_staging(const std::function<std::filesystem::path()>& create);
 void unregister_staging(const std::filesystem::path& path);
 
+// Folders made for an output's missing parents (outermost first): the
+// watcher removes them on a signal, innermost first and only when empty,
+// after the staging paths. remove_created_folders() does the same at once (a
+// failed run) and forgets them; forget_created_folders() once the output is
+// in place.
+void note_created_folders(const std::vector<std::filesystem::path>& folders);
+void forget_created_folders(const std::vector<std::filesystem::path>& folders);
+void remove_created_folders(const std::vector<std::filesystem::path>& folders);
+
 // Takes an exclusive, non-blocking flock on `fd`; false if another process
 // holds it.
 bool lock_staging(int fd);

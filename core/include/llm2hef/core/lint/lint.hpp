@@ -55,7 +55,14 @@ LintReport lint_onnx_bytes(const std::string& bytes, const std::string& label);
 // plus those that judge the graph against the manifest written with it.
 LintReport lint_exported_onnx(const std::filesystem::path& path, const nlohmann::json& manifest);
 
-// One line per finding (`error [rule] node 'NAME' (Op): message (section)`), then a summary line.
+// One line per finding (`error [rule] node 'NAME' (Op): message (section)`),
+// then (when there are findings) the path of the hailo-contract.md their
+// sections refer to (contract_doc_path()), then the summary line.
 std::string lint_text(const LintReport& report);
+
+// The report as `lint --json` prints it: {"file", "ok" (no errors),
+// "findings": [{"rule", "severity", "node", "op", "kind", "message",
+// "section"}], "errors", "warnings", "contract_doc"}.
+nlohmann::json lint_json(const LintReport& report);
 
 }  // namespace llm2hef::core
