@@ -187,14 +187,14 @@ json VerifyReport::to_json() const {
   json list = json::array();
   for (const auto& m : manifests) {
     json checks = json::array();
-    for (const auto& c : m.checks) checks.push_back({{"check", c.name}, {"passed", c.passed}, {"detail", c.detail}});
+    for (const auto& c : m.checks) checks.push_back({{"check", c.name}, {"ok", c.passed}, {"detail", c.detail}});
     list.push_back({{"source", m.source},
                     {"adapter", m.adapter.empty() ? json(nullptr) : json(m.adapter)},
                     {"library", m.library.empty() ? json(nullptr) : json(m.library.string())},
-                    {"passed", m.passed()},
+                    {"ok", m.passed()},
                     {"checks", checks}});
   }
-  return {{"passed", passed()}, {"manifests", list}};
+  return {{"ok", passed()}, {"manifests", list}};
 }
 
 std::string VerifyReport::to_text() const {

@@ -38,7 +38,7 @@ def test_first_party_index_verifies(index):
     r = run("registry", "verify", ADAPTER_DIR / "index.json", "--json")
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads(r.stdout)
-    assert report["passed"] is True
+    assert report["ok"] is True
     assert len(report["manifests"]) == len(index["adapters"])
     for m in report["manifests"]:
         assert [c["check"] for c in m["checks"]] == ["schema", "library", "sha256", "abi", "load", "identity", "claims"]
@@ -87,7 +87,7 @@ def test_tampered_library_fails_without_being_loaded(tmp_path):
     assert r.returncode == 1
     (m,) = json.loads(r.stdout)["manifests"]
     assert [c["check"] for c in m["checks"]] == ["schema", "library", "sha256"]
-    assert m["checks"][-1]["passed"] is False
+    assert m["checks"][-1]["ok"] is False
     assert "checksum mismatch" in m["checks"][-1]["detail"]
     assert "it was not loaded" in m["checks"][-1]["detail"]
 

@@ -106,7 +106,7 @@ def test_agrees_end_to_end(exported, tmp_path):
     # The stand-in chip sees uint16 embedding codes: agreement is near exact.
     for p in rep["positions"]:
         assert p["cosine"] > 0.9999 and p["agree"], p
-    assert rep["summary"]["passed"] and rep["summary"]["top1_agreement"] == 1.0
+    assert rep["summary"]["ok"] and rep["summary"]["top1_agreement"] == 1.0
 
     # The script's fp32 reference equals model.onnx on `llm2hef inputs`.
     tokens = a["tokens"]
@@ -131,7 +131,7 @@ def test_wrong_chip_is_reported(exported):
     r = run_script(exported, "--prompt", PROMPT, "--max-tokens", str(STEPS), "--json", HAILO_STANDIN_PERTURB="4")
     assert r.returncode == 1, r.stderr + r.stdout
     rep = json.loads(r.stdout)
-    assert not rep["summary"]["passed"]
+    assert not rep["summary"]["ok"]
     assert rep["summary"]["mean_cosine"] < 0.95
     r = run_script(exported, "--prompt", PROMPT, "--max-tokens", str(STEPS), HAILO_STANDIN_PERTURB="4")
     assert r.returncode == 1 and "FAIL: the chip disagrees" in r.stdout
@@ -169,7 +169,7 @@ def test_planted_script_faults_are_caught(exported, fault, tmp_path):
     assert r.returncode == 1, (fault, r.returncode, r.stderr[-2000:])
     if "StandInLimitation" in r.stderr:
         return  # refused, as the device would not compute it either
-    assert not json.loads(r.stdout)["summary"]["passed"]
+    assert not json.loads(r.stdout)["summary"]["ok"]
 
 
 def test_three_groups_are_refused(exported):

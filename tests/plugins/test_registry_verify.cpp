@@ -223,7 +223,7 @@ TEST(RegistryVerify, IndexesAndFolders) {
   ASSERT_EQ(report.manifests.size(), 2u);
   EXPECT_TRUE(report.passed());
   EXPECT_EQ(report.manifests[1].source, (dir / "index.json").string() + "#adapters[1]");
-  EXPECT_EQ(report.to_json()["passed"], true);
+  EXPECT_EQ(report.to_json()["ok"], true);
 
   index["adapters"][1]["license"] = "";
   std::ofstream(dir / "index.json") << index.dump();

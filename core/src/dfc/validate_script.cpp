@@ -414,7 +414,7 @@ def summarize(positions, min_cosine, min_top1):
     mean_cos = float(np.mean(cos)) if cos else 0.0
     top1 = float(np.mean(agree)) if agree else 0.0
     return {"positions": len(positions), "mean_cosine": mean_cos, "min_cosine": float(min(cos)) if cos else 0.0,
-            "top1_agreement": top1, "passed": bool(positions) and mean_cos >= min_cosine and top1 >= min_top1,
+            "top1_agreement": top1, "ok": bool(positions) and mean_cos >= min_cosine and top1 >= min_top1,
             "thresholds": {"mean_cosine": min_cosine, "top1_agreement": min_top1}}
 
 
@@ -435,7 +435,7 @@ def print_report(report):
             print("  %8d  %-28s %9.6f  %7d  %7d%s" % (p["position"], p["group"], p["cosine"], p["chip_top1"],
                                                       p["fp32_top1"], "" if p["agree"] else "  top-1 differs"))
         s = report["summary"]
-        verdict = "PASS" if s["passed"] else "FAIL: the chip disagrees with the fp32 graph"
+        verdict = "PASS" if s["ok"] else "FAIL: the chip disagrees with the fp32 graph"
         print("  %d positions: mean cosine %.6f (min %.6f, threshold %.2f), top-1 agreement %.2f (threshold %.2f): %s"
               % (s["positions"], s["mean_cosine"], s["min_cosine"], s["thresholds"]["mean_cosine"],
                  s["top1_agreement"], s["thresholds"]["top1_agreement"], verdict))
@@ -482,7 +482,7 @@ def main(argv=None):
         print(json.dumps(report, indent=2))
     else:
         print_report(report)
-    return 0 if report["summary"]["passed"] else 1
+    return 0 if report["summary"]["ok"] else 1
 
 
 if __name__ == "__main__":
