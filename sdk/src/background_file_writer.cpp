@@ -104,7 +104,7 @@ void BackgroundFileWriter::write_batch(const Batch& batch) {
     size_t left = piece.length;
     uint64_t at = piece.offset;
     while (left > 0) {
-      const ssize_t n = ::pwrite(fd_, p, left, static_cast<off_t>(at));
+      const ssize_t n = ::pwrite(fd_, p, std::min(left, kMaxWriteBytes), static_cast<off_t>(at));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0)
         throw BadInput(path_.string() + ": write failed (disk full?): " + std::strerror(n < 0 ? errno : ENOSPC));

@@ -16,8 +16,12 @@ round then runs, in this order:
   torch            tools/bench/torch_onnx_export.py with --torch-python (skipped when that
                    interpreter lacks torch, transformers or onnxscript)
 
-Outputs are removed and the disk is synced before each command, outside the
-timing, so that no command pays for the previous one's unflushed writes. Reported: min
+Outside the timing: the disk is synced before each command, so that none pays
+for the previous one's unflushed writes; the checkpoint is read again before
+each command that reads it and outputs are deleted once measured, so that the
+checkpoint stays in the page cache even when it and the outputs exceed it;
+before cat, the checkpoint is evicted (cat does not read it), so that cat has
+the memory llm2hef had: its input cached and room for what it writes. Reported: min
 and median wall time, peak RSS of the largest process, and the ratios the
 README quotes. Needs several GB of free disk in --work (GPT-2 XL: 6.2 GB of
 checkpoint, 6.6 GB per output). Not part of the test suite.
@@ -54,6 +58,17 @@ def make_checkpoint(maker: Path, out: Path, preset: str, dtype: str, extra: list
     subprocess.run([str(maker), "--preset", preset, "--dtype", dtype, "-o", str(out), "--force", *extra], check=True)
 
 
+def evict(folder: Path) -> None:
+    """Drops a folder's files from the page cache (posix_fadvise DONTNEED)."""
+    for f in folder.rglob("*"):
+        if f.is_file():
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
 def torch_usable(python: str) -> bool:
     probe = "import torch, transformers, onnxscript"
     return subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
@@ -63,20 +78,22 @@ def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def time_rounds(runs: list[tuple[str, str, str]], rounds: int) -> dict[str, tuple[list[float], int]]:
-    """runs: (label, untimed cleanup, timed command); interleaved rounds."""
-    walls = {label: [] for label, _, _ in runs}
-    rss = {label: 0 for label, _, _ in runs}
+def time_rounds(runs: list[tuple[str, str, str, str]], rounds: int) -> dict[str, tuple[list[float], int]]:
+    """runs: (label, untimed preparation, timed command, untimed cleanup), in
+    interleaved rounds."""
+    walls = {label: [] for label, *_ in runs}
+    rss = {label: 0 for label, *_ in runs}
     for k in range(rounds):
         line = []
-        for label, cleanup, command in runs:
+        for label, prepare, command, cleanup in runs:
             # Every command starts with no dirty pages: the previous one's
             # unflushed output must not slow its writes down.
-            sh(f"{cleanup} && sync")
+            sh(f"{prepare} && sync")
             wall, peak = run_once(command)
             walls[label].append(wall)
             rss[label] = max(rss[label], peak)
             line.append(f"{label} {wall:.2f} s")
+            sh(cleanup)
         print(f"  round {k + 1}/{rounds}: " + ", ".join(line), flush=True)
     return {label: (walls[label], rss[label]) for label in walls}
 
@@ -101,24 +118,38 @@ def bench_shapes(args, work: Path, use_torch: bool) -> None:
             raise SystemExit(f"unknown shape {preset!r} (one of {', '.join(SHAPES)})")
         ckpt = work / f"ckpt-{preset}"
         make_checkpoint(args.maker, ckpt, preset, SHAPES[preset], [])
+        if args.drop_caches:  # start each shape from an empty page cache, not one the last shape filled
+            sh("sync && echo 3 > /proc/sys/vm/drop_caches")
         sh(f"cat '{ckpt}'/* > /dev/null")  # into the page cache
         out, out_fast, out_torch, copy = (work / n for n in ("out", "out-nosync", "out-torch", "cat.out"))
+        # Outputs are deleted as soon as they are measured, and the checkpoint
+        # read again (untimed) before each command that reads it: GPT-2 XL's
+        # checkpoint and outputs together exceed the page cache, and a
+        # checkpoint evicted by the outputs would be timed from the disk.
+        warm = f"cat '{ckpt}'/* > /dev/null"
         export = f"'{args.bin}' export '{ckpt}' --no-progress -o"
+        quiet = ">/dev/null 2>&1"
         runs = [
-            ("llm2hef", f"rm -rf '{out}'", f"{export} '{out}'"),
-            ("llm2hef-nosync", f"rm -rf '{out_fast}'", f"{export} '{out_fast}' --no-sync"),
-            ("cat", f"rm -f '{copy}'", f"find '{out_fast}' -type f -exec cat {{}} + > '{copy}'"),
+            ("llm2hef", warm, f"{export} '{out}' {quiet}", f"rm -rf '{out}'"),
+            ("llm2hef-nosync", warm, f"{export} '{out_fast}' --no-sync {quiet}", "true"),
+            # cat gets the page cache llm2hef had: its input cached, the
+            # checkpoint (which it does not read) evicted.
+            ("cat", f"'{sys.executable}' '{Path(__file__).resolve()}' --evict '{ckpt}'",
+             f"find '{out_fast}' -type f -exec cat {{}} + > '{copy}'", f"rm -rf '{copy}' '{out_fast}'"),
         ]
         if use_torch:
             script = REPO / "tools" / "bench" / "torch_onnx_export.py"
-            runs.append(("torch", f"rm -rf '{out_torch}'",
-                         f"'{args.torch_python}' '{script}' '{ckpt}' '{out_torch}' >/dev/null 2>&1"))
+            runs.append(("torch", warm, f"'{args.torch_python}' '{script}' '{ckpt}' '{out_torch}' {quiet}",
+                         f"rm -rf '{out_torch}'"))
+        for path in (out, out_fast, out_torch, copy):
+            sh(f"rm -rf '{path}'")
         print(f"{preset}: {args.rounds} rounds", flush=True)
         results = time_rounds(runs, args.rounds)
-        medians = report(preset, results, folder_bytes(out_fast))
+        sh(f"{export} '{out_fast}' --no-sync {quiet}")  # once more, for its size
+        out_bytes = folder_bytes(out_fast)
+        shutil.rmtree(out_fast)
+        medians = report(preset, results, out_bytes)
         summary.append((preset, medians))
-        for path in (out, out_fast, out_torch, copy):
-            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
     print("\nsummary (medians, s)")
     print(f"{'shape':<14}{'llm2hef':>9}{'--no-sync':>11}{'cat':>7}{'torch':>8}{'vs cat':>8}{'torch/llm2hef':>15}")
     for preset, m in summary:
@@ -136,7 +167,7 @@ def bench_vocab_sweep(args, work: Path) -> None:
         sh(f"cat '{ckpt}'/* > /dev/null")
         out = work / f"out-sweep-{vocab}"
         runs = [("llm2hef-nosync", f"rm -rf '{out}'",
-                 f"'{args.bin}' export '{ckpt}' --no-progress --no-sync -o '{out}'")]
+                 f"'{args.bin}' export '{ckpt}' --no-progress --no-sync -o '{out}' >/dev/null 2>&1", "true")]
         print(f"vocab {vocab}: {args.rounds} rounds", flush=True)
         (walls, _), = time_rounds(runs, args.rounds).values()
         rows.append((vocab, statistics.median(walls), folder_bytes(out)))
@@ -161,9 +192,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--torch-python", default=sys.executable,
                     help="interpreter with torch, transformers and onnxscript (default: this one)")
     ap.add_argument("--no-torch", action="store_true", help="skip the torch.onnx.export runs")
+    ap.add_argument("--drop-caches", action="store_true",
+                    help="empty the page cache before each shape (root only; /proc/sys/vm/drop_caches)")
     ap.add_argument("--vocab-sweep", action="store_true",
                     help="instead: one-layer GPT-2 BF16 checkpoints, vocabulary 16384 to 131072, --no-sync")
+    ap.add_argument("--evict", type=Path, help=argparse.SUPPRESS)  # internal: evict(FOLDER) and exit
     args = ap.parse_args(argv)
+    if args.evict:
+        evict(args.evict)
+        return 0
     for tool in (args.bin, args.maker):
         if not tool.is_file():
             raise SystemExit(f"{tool}: not built (cmake --build build)")
