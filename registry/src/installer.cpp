@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "llm2hef/registry/claim_sets.hpp"
 #include "llm2hef/registry/claims_probe.hpp"
 #include "llm2hef/registry/download.hpp"
 #include "llm2hef/registry/manifest.hpp"
@@ -29,26 +30,15 @@ constexpr const char* kManifestSuffix = ".adapter.json";
 
 Error check_failed(const std::string& message) { return Error(ExitCode::failure, message); }
 
-std::string joined(const std::set<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
-
 // What differs between the claims of the entry and those of the library.
 std::string claims_difference(const char* what, const json& listed, const std::vector<std::string>& reported) {
-  std::set<std::string> claimed, actual(reported.begin(), reported.end());
-  for (const auto& v : listed) claimed.insert(v.get<std::string>());
-  std::set<std::string> only_entry, only_library;
-  std::set_difference(claimed.begin(), claimed.end(), actual.begin(), actual.end(),
-                      std::inserter(only_entry, only_entry.end()));
-  std::set_difference(actual.begin(), actual.end(), claimed.begin(), claimed.end(),
-                      std::inserter(only_library, only_library.end()));
+  const ClaimDifference d = claim_difference(listed, reported);
   std::string out;
-  if (!only_entry.empty())
-    out += std::string("field '") + what + "': the entry claims " + joined(only_entry) + ", which the library does not report";
-  if (!only_library.empty())
-    out += std::string(out.empty() ? "" : "; ") + "field '" + what + "': the library reports " + joined(only_library) +
+  if (!d.only_listed.empty())
+    out += std::string("field '") + what + "': the entry claims " + joined(d.only_listed) +
+           ", which the library does not report";
+  if (!d.only_reported.empty())
+    out += std::string(out.empty() ? "" : "; ") + "field '" + what + "': the library reports " + joined(d.only_reported) +
            ", which the entry does not list";
   return out;
 }

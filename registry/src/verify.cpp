@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "llm2hef/registry/claim_sets.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
 #include "llm2hef/plugins/probe.hpp"
@@ -20,27 +21,15 @@ namespace {
 
 using nlohmann::json;
 
-std::string joined(const std::set<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
-
 // "" when equal as sets, else what is missing from / extra in the library.
 std::string compare_claims(const char* what, const json& manifest_list, const std::vector<std::string>& reported) {
-  std::set<std::string> claimed, actual(reported.begin(), reported.end());
-  for (const auto& v : manifest_list) claimed.insert(v.get<std::string>());
-  std::set<std::string> only_manifest, only_library;
-  std::set_difference(claimed.begin(), claimed.end(), actual.begin(), actual.end(),
-                      std::inserter(only_manifest, only_manifest.end()));
-  std::set_difference(actual.begin(), actual.end(), claimed.begin(), claimed.end(),
-                      std::inserter(only_library, only_library.end()));
+  const ClaimDifference d = claim_difference(manifest_list, reported);
   std::string out;
-  if (!only_manifest.empty())
-    out += std::string(what) + " claimed by the manifest but not by the library: " + joined(only_manifest);
-  if (!only_library.empty())
+  if (!d.only_listed.empty())
+    out += std::string(what) + " claimed by the manifest but not by the library: " + joined(d.only_listed);
+  if (!d.only_reported.empty())
     out += std::string(out.empty() ? "" : "; ") + what + " the library claims but the manifest does not list: " +
-           joined(only_library);
+           joined(d.only_reported);
   return out;
 }
 

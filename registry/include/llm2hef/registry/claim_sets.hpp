@@ -1,0 +1,25 @@
+// Comparing the claims a manifest or index entry lists with those a library
+// reports, as sets: what `registry verify` and `registry install` both check
+// (each words its own message).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace llm2hef::registry {
+
+struct ClaimDifference {
+  std::set<std::string> only_listed, only_reported;
+  bool empty() const { return only_listed.empty() && only_reported.empty(); }
+};
+
+// `listed`: a JSON array of strings (schema-checked before this is called).
+ClaimDifference claim_difference(const nlohmann::json& listed, const std::vector<std::string>& reported);
+
+// "a, b, c" in set order.
+std::string joined(const std::set<std::string>& items);
+
+}  // namespace llm2hef::registry
