@@ -3,9 +3,12 @@
 // Suite names are lower-case so that `ctest -R "safetensors|checkpoint"` picks them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "llm2hef/core/checkpoint/safetensors.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -110,6 +113,47 @@ TEST(safetensors, BF16BlockConversionIsTheUpperHalfOnEveryValue) {
   std::vector<float> got(all.size());
   core::convert_to_f32(sdk::DType::bf16, reinterpret_cast<const uint8_t*>(all.data()), got);
   for (uint32_t i = 0; i < all.size(); ++i) ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), i << 16) << std::hex << i;
+}
+
+// The conversion reports the first NaN or infinity it met, found from the
+// source bits in the same pass: checked against std::isfinite on the output,
+// for each dtype, with the bad values on both sides of the converter's
+// internal block edges and none at all.
+TEST(safetensors, ConversionReportsTheFirstNonFiniteValue) {
+  const size_t n = 10000;
+  const auto first_by_isfinite = [](const std::vector<float>& v) {
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v[i])) return i;
+    return v.size();
+  };
+  struct Case {
+    sdk::DType dtype;
+    size_t esize;
+    std::vector<uint32_t> specials;  // NaNs and infinities of that dtype
+    uint32_t finite_max;             // largest finite magnitude's bits
+  };
+  const std::vector<Case> cases = {
+      {sdk::DType::f32, 4, {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u}, 0x7f7fffffu},
+      {sdk::DType::f16, 2, {0x7c00u, 0xfc00u, 0x7e00u, 0x7c01u}, 0x7bffu},
+      {sdk::DType::bf16, 2, {0x7f80u, 0xff80u, 0x7fc0u, 0x7f81u}, 0x7f7fu},
+  };
+  for (const Case& c : cases)
+    for (const std::vector<size_t>& at : std::vector<std::vector<size_t>>{
+             {}, {0}, {4095}, {4096}, {9999}, {4097, 8191}, {8191, 4097}, {5000, 300}}) {
+      std::vector<uint8_t> src(n * c.esize);
+      for (size_t i = 0; i < n; ++i) {  // finite values up to the largest, both signs
+        const uint32_t bits = (i % 7 == 0 ? c.finite_max : static_cast<uint32_t>(i)) |
+                              (i % 2 ? (c.esize == 4 ? 0x80000000u : 0x8000u) : 0u);
+        std::memcpy(src.data() + i * c.esize, &bits, c.esize);
+      }
+      for (size_t k = 0; k < at.size(); ++k)
+        std::memcpy(src.data() + at[k] * c.esize, &c.specials[k % c.specials.size()], c.esize);
+      std::vector<float> out(n);
+      const size_t got = core::convert_to_f32(c.dtype, src.data(), out);
+      const size_t want = first_by_isfinite(out);
+      EXPECT_EQ(got, want) << "dtype size " << c.esize << ", " << at.size() << " bad values";
+      EXPECT_EQ(want, at.empty() ? n : *std::min_element(at.begin(), at.end()));
+    }
 }
 
 // Every half value against an independent definition: (-1)^s * 2^(e-15) * (1 + m/1024).

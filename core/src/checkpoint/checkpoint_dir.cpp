@@ -2,7 +2,6 @@
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <string>
 #include <system_error>
@@ -38,26 +37,6 @@ bool is_safe_relative(const std::string& name) {
   for (const auto& part : p)
     if (part == "..") return false;
   return true;
-}
-
-// Index of the first NaN or infinity in `v`, or v.size(). Blocks are first
-// tested with a branch-free exponent check the compiler vectorises; only a
-// block that holds one is walked again.
-size_t first_nonfinite(std::span<const float> v) {
-  constexpr size_t kBlock = 4096;
-  for (size_t b = 0; b < v.size(); b += kBlock) {
-    const size_t e = std::min(v.size(), b + kBlock);
-    uint32_t any = 0;
-    for (size_t i = b; i < e; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, &v[i], sizeof bits);
-      any |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-    }
-    if (any)
-      for (size_t i = b; i < e; ++i)
-        if (!std::isfinite(v[i])) return i;
-  }
-  return v.size();
 }
 
 std::string describe(float v) { return std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf"; }
@@ -225,8 +204,7 @@ std::vector<std::string> CheckpointDir::tensor_names() const {
 void CheckpointDir::read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
                               std::span<float> out) const {
   const Slot& s = slot(tensor);
-  s.file->read_rows(*s.entry, row_begin, row_end, out);
-  const size_t bad = first_nonfinite(out);
+  const size_t bad = s.file->read_rows(*s.entry, row_begin, row_end, out);
   if (bad == out.size()) return;
   const int64_t row_size = s.info.row_size();
   const int64_t at = static_cast<int64_t>(bad);

@@ -258,7 +258,7 @@ void SafetensorsFile::release(uint64_t begin, uint64_t end) const {
   if (lo < hi) ::madvise(const_cast<uint8_t*>(map_) + lo, hi - lo, MADV_DONTNEED);  // advisory; failure is harmless
 }
 
-void SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, int64_t row_end,
+size_t SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, int64_t row_end,
                                 std::span<float> out) const {
   if (e.dtype == sdk::DType::other)
     throw Unsupported(path_.string() + ": tensor '" + e.name + "' has dtype " + e.dtype_text +
@@ -280,9 +280,11 @@ void SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, in
   // even one call over a whole multi-hundred-MB tensor maps only a slice.
   constexpr uint64_t kSliceValues = (8u << 20) / 4;
   uint64_t released = first;
+  size_t first_bad = out.size();
   for (uint64_t done = 0; done < count;) {
     const uint64_t n = std::min<uint64_t>(kSliceValues, count - done);
-    convert_to_f32(e.dtype, map_ + first + done * esize, out.subspan(done, n));
+    const size_t bad = convert_to_f32(e.dtype, map_ + first + done * esize, out.subspan(done, n));
+    if (bad != n && first_bad == out.size()) first_bad = done + bad;
     done += n;
     // Release up to the last whole page of the slice; the straddling page is
     // freed with the next slice (or stays, being shared with the neighbour).
@@ -292,6 +294,7 @@ void SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, in
       released = upto;
     }
   }
+  return first_bad;
 }
 
 }  // namespace llm2hef::core

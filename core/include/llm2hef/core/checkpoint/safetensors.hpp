@@ -57,8 +57,10 @@ float f16_to_f32(uint16_t bits);
 float bf16_to_f32(uint16_t bits);
 
 // Converts `out.size()` little-endian values of `dtype` (f32, f16 or bf16)
-// starting at `src` to float32. `src` needs no alignment.
-void convert_to_f32(sdk::DType dtype, const uint8_t* src, std::span<float> out);
+// starting at `src` to float32. `src` needs no alignment. Returns the index
+// in `out` of the first NaN or infinity, or out.size() when all are finite
+// (found in the same pass, from the source bits).
+size_t convert_to_f32(sdk::DType dtype, const uint8_t* src, std::span<float> out);
 
 // A safetensors file opened read-only and mapped whole. Reading rows copies
 // them out of the mapping and then drops the pages it touched, so streaming
@@ -81,8 +83,9 @@ class SafetensorsFile {
   // Rows [row_begin, row_end) along dimension 0 as float32 into `out`, whose
   // size must be (row_end - row_begin) * row size. Throws Unsupported for a
   // dtype other than F32/F16/BF16 and InternalError for a bad row range or
-  // output size (a caller's bug, not the file's).
-  void read_rows(const SafetensorsEntry& entry, int64_t row_begin, int64_t row_end,
+  // output size (a caller's bug, not the file's). Returns the index in
+  // `out` of the first NaN or infinity, or out.size() when there is none.
+  size_t read_rows(const SafetensorsEntry& entry, int64_t row_begin, int64_t row_end,
                  std::span<float> out) const;
 
   // The raw bytes of a tensor, for callers that copy data unconverted. The
