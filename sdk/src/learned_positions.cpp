@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <numbers>
 
 #include <Eigen/Dense>
@@ -62,6 +63,28 @@ FourierPositions fit_learned_positions(std::span<const float> wpe, int64_t n, in
   for (int64_t p = 0; p < n; ++p)
     for (int64_t j = 0; j < h; ++j) target(p, j) = wpe[static_cast<size_t>(p * h + j)];
 
+  // Textbook DFT coefficients (exact angles), judged on the same tables: a
+  // figure for the docs, computed on a second thread while this one solves.
+  // At GPT-2 XL's 1024 positions x 1600 channels the fit took 1.3 s on one
+  // core and 0.7-0.8 s on two (same results to the bit), time during which
+  // the export's writer thread has nothing to write.
+  auto dft_error = std::async(std::launch::async, [&] {
+    Matrix dft(n, h);
+    for (int64_t k = 0; k < b.K; ++k) {
+      const bool edge = k == 0 || (n % 2 == 0 && k == n / 2);
+      const double scale = (edge ? 1.0 : 2.0) / static_cast<double>(n);
+      Eigen::RowVectorXd acc = Eigen::RowVectorXd::Zero(h);
+      for (int64_t p = 0; p < n; ++p) acc += target.row(p) * std::cos(2.0 * std::numbers::pi * k * p / n);
+      dft.row(k) = acc * scale;
+    }
+    for (int64_t k = 1; k <= b.S; ++k) {
+      Eigen::RowVectorXd acc = Eigen::RowVectorXd::Zero(h);
+      for (int64_t p = 0; p < n; ++p) acc += target.row(p) * std::sin(2.0 * std::numbers::pi * k * p / n);
+      dft.row(b.K + k - 1) = acc * (2.0 / static_cast<double>(n));
+    }
+    return max_abs_error(tables, dft.cast<float>().cast<double>(), target);
+  });
+
   Eigen::PartialPivLU<Matrix> lu(tables);
   Matrix coef = lu.solve(target);
   Matrix coef_f = coef.cast<float>().cast<double>();
@@ -75,21 +98,7 @@ FourierPositions fit_learned_positions(std::span<const float> wpe, int64_t n, in
     for (int64_t j = 0; j < h; ++j)
       out.sin_coef[static_cast<size_t>(k * h + j)] = static_cast<float>(coef(b.K + k - 1, j));
 
-  // Textbook DFT coefficients (exact angles), judged on the same tables.
-  Matrix dft(n, h);
-  for (int64_t k = 0; k < b.K; ++k) {
-    const bool edge = k == 0 || (n % 2 == 0 && k == n / 2);
-    const double scale = (edge ? 1.0 : 2.0) / static_cast<double>(n);
-    Eigen::RowVectorXd acc = Eigen::RowVectorXd::Zero(h);
-    for (int64_t p = 0; p < n; ++p) acc += target.row(p) * std::cos(2.0 * std::numbers::pi * k * p / n);
-    dft.row(k) = acc * scale;
-  }
-  for (int64_t k = 1; k <= b.S; ++k) {
-    Eigen::RowVectorXd acc = Eigen::RowVectorXd::Zero(h);
-    for (int64_t p = 0; p < n; ++p) acc += target.row(p) * std::sin(2.0 * std::numbers::pi * k * p / n);
-    dft.row(b.K + k - 1) = acc * (2.0 / static_cast<double>(n));
-  }
-  out.dft_max_abs_error = max_abs_error(tables, dft.cast<float>().cast<double>(), target);
+  out.dft_max_abs_error = dft_error.get();
   return out;
 }
 
