@@ -20,16 +20,22 @@ namespace {
 // Each block converter also reports whether the block holds a NaN or an
 // infinity, from the source's exponent bits in the same pass (a separate
 // scan of the float32 output cost export more than the conversion did).
-bool bf16_block_to_f32(const uint8_t* src, float* out, size_t n) {
+//
+// Formats that are float32's upper bits (BF16: the top 16; F32 itself):
+// shifted into place, nothing else to do.
+template <typename Bits, Bits kExponentMask, int kShift>
+bool upper_bits_block_to_f32(const uint8_t* src, float* out, size_t n) {
   uint32_t special = 0;
   for (size_t i = 0; i < n; ++i) {
-    uint16_t v;
-    std::memcpy(&v, src + 2 * i, 2);
-    special |= static_cast<uint32_t>((v & 0x7f80u) == 0x7f80u);
-    out[i] = std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
+    Bits v;
+    std::memcpy(&v, src + sizeof(Bits) * i, sizeof(Bits));
+    special |= static_cast<uint32_t>((v & kExponentMask) == kExponentMask);
+    out[i] = std::bit_cast<float>(static_cast<uint32_t>(v) << kShift);
   }
   return special != 0;
 }
+constexpr auto bf16_block_to_f32 = upper_bits_block_to_f32<uint16_t, 0x7f80u, 16>;
+constexpr auto f32_block_copy = upper_bits_block_to_f32<uint32_t, 0x7f800000u, 0>;
 
 // Exponent and mantissa moved into float32's positions read as a float32 that
 // is the half's magnitude times 2^-112 (subnormal halves land on float32
@@ -49,17 +55,6 @@ bool f16_block_to_f32(const uint8_t* src, float* out, size_t n) {
     out[i] = std::bit_cast<float>(sign | (special & is_special) | (scaled & ~is_special));
   }
   return any_special != 0;
-}
-
-bool f32_block_copy(const uint8_t* src, float* out, size_t n) {
-  uint32_t special = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t v;
-    std::memcpy(&v, src + 4 * i, 4);
-    special |= static_cast<uint32_t>((v & 0x7f800000u) == 0x7f800000u);
-    out[i] = std::bit_cast<float>(v);
-  }
-  return special != 0;
 }
 
 size_t first_nonfinite_in(std::span<const float> v) {

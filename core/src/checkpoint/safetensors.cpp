@@ -259,7 +259,7 @@ void SafetensorsFile::release(uint64_t begin, uint64_t end) const {
 }
 
 size_t SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, int64_t row_end,
-                                std::span<float> out) const {
+                                  std::span<float> out) const {
   if (e.dtype == sdk::DType::other)
     throw Unsupported(path_.string() + ": tensor '" + e.name + "' has dtype " + e.dtype_text +
                       "; only F32, F16 and BF16 weights can be read");

@@ -86,7 +86,7 @@ class SafetensorsFile {
   // output size (a caller's bug, not the file's). Returns the index in
   // `out` of the first NaN or infinity, or out.size() when there is none.
   size_t read_rows(const SafetensorsEntry& entry, int64_t row_begin, int64_t row_end,
-                 std::span<float> out) const;
+                   std::span<float> out) const;
 
   // The raw bytes of a tensor, for callers that copy data unconverted. The
   // pages stay mapped until release() or destruction.
