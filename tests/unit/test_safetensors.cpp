@@ -332,6 +332,30 @@ TEST(safetensors, FileErrorsNameTheFile) {
 
 // Streaming a tensor larger than memory budgets must not grow the resident
 // set: each slice's pages are dropped once converted.
+// read_rows converts in slices of 2 Mi values; the first bad value's index
+// is reported across slices, counted from the first row asked for, and a
+// later slice's bad value does not replace an earlier one.
+TEST(safetensors, ReadRowsReportsTheFirstNonFiniteAcrossSlices) {
+  TempDir tmp;
+  const int64_t rows = 1100, cols = 4096;  // 4.5 Mi BF16 values: three slices
+  std::vector<uint16_t> v(static_cast<size_t>(rows * cols), 0x3f80);  // 1.0
+  const size_t second_slice = (size_t{2} << 20) + 123, third_slice = (size_t{4} << 20) + 5;
+  v[third_slice] = 0x7f80;  // +Inf
+  write_file(tmp / "m.safetensors", make_safetensors({{"w", "BF16", {rows, cols}, to_bytes(v)}}));
+  SafetensorsFile f(tmp / "m.safetensors");
+  const auto& e = *f.find("w");
+  std::vector<float> all(v.size());
+  EXPECT_EQ(f.read_rows(e, 0, rows, all), third_slice);
+  v[second_slice] = 0xffc0;  // NaN, earlier
+  write_file(tmp / "n.safetensors", make_safetensors({{"w", "BF16", {rows, cols}, to_bytes(v)}}));
+  SafetensorsFile g(tmp / "n.safetensors");
+  EXPECT_EQ(g.read_rows(*g.find("w"), 0, rows, all), second_slice);
+  std::vector<float> tail(static_cast<size_t>((rows - 10) * cols));
+  EXPECT_EQ(g.read_rows(*g.find("w"), 10, rows, tail), second_slice - 10 * cols);  // from row 10
+  std::vector<float> head(static_cast<size_t>(10 * cols));
+  EXPECT_EQ(g.read_rows(*g.find("w"), 0, 10, head), head.size());  // none in rows 0-9
+}
+
 TEST(safetensors, StreamingReleasesPages) {
   TempDir tmp;
   const int64_t rows = 4096, cols = 4096;  // 64 MiB of F32
