@@ -20,9 +20,17 @@ and writes OUT/ atomically (nothing is left behind on failure):
   manifest.json                   what was exported and how
 The chat template is read from chat_template.jinja, else from
 tokenizer_config.json's chat_template (one template, or the one named
-"default" of a list). Every change made to the tokenizer or the template (a
-BOS made literal, a decoder Strip removed, a base model's plain template, named
-templates left out) is printed on stderr and recorded in manifest.json.
+"default" of a list), or from --chat-template FILE. It is made fit for how
+hailort renders it: hailort renders it once when it loads the model, with one
+message of role "TMP", and does not load a model whose template raises, so
+raise_exception guards are made inert (every conversation the template
+accepted renders exactly as before); bos_token and eos_token, which the
+runtime renders empty, are made literal. A template using what hailort's
+minja cannot parse ({% call %}) is refused before anything is written
+(exit 4; docs/chat-templates.md). Every change made to the tokenizer or the
+template (guards made inert, BOS and EOS made literal, a decoder Strip
+removed, a base model's plain template, named templates left out) is printed
+on stderr and recorded in manifest.json.
 
 Options:
   -o, --output OUT        output folder (must not exist unless --force)
@@ -35,6 +43,8 @@ Options:
   --lm-head-shards K      split the lm_head into K equal outputs (default: adapter's choice)
   --name NAME             DFC network name (default: from the folder name)
   --calib-size N          calibset_size in optimize.alls (default 64)
+  --chat-template FILE    the Jinja chat template the runtime gets, in place of the
+                          checkpoint's (checked and edited the same way)
   --json                  print the manifest as JSON on stdout
   --no-progress           never draw the progress bar
   --force                 replace OUT if it exists
@@ -58,7 +68,7 @@ the adapter that handles MODEL_DIR declares them. Any other option is refused.
 // values outside its declared choices.
 void add_export_command(CommandLine& cli) {
   struct Options {
-    std::string output, adapter, name;
+    std::string output, adapter, name, chat_template;
     int64_t cache = 0, prefill = 0, lm_head_shards = 0, calib_size = 64;
     bool json = false, force = false, no_progress = false, refuse_nonfinite = false, no_sync = false;
   };
@@ -79,6 +89,7 @@ void add_export_command(CommandLine& cli) {
         r.calib_size = o->calib_size;
         if (inv.command().count("--adapter")) r.adapter = o->adapter;
         r.name = o->name;
+        if (!o->chat_template.empty()) r.chat_template_file = o->chat_template;
         r.force = o->force;
         r.refuse_nonfinite = o->refuse_nonfinite;
         r.durable = !o->no_sync;
@@ -109,6 +120,7 @@ void add_export_command(CommandLine& cli) {
   app->add_option("--adapter", o->adapter);
   app->add_option("--lm-head-shards", o->lm_head_shards);
   app->add_option("--name", o->name);
+  app->add_option("--chat-template", o->chat_template);
   app->add_option("--calib-size", o->calib_size);
   app->add_flag("--json", o->json);
   app->add_flag("--no-progress", o->no_progress);

@@ -17,7 +17,8 @@ KV-cache memory for the cache size on the 8 GB Hailo-10H (estimates), the
 lm_head split, the rewrites applied, and whatever is refused and why.
 Also what export would change in the genai resources: where the chat template
 comes from (chat_template.jinja before tokenizer_config.json, as transformers
-reads them) and every change to the tokenizer and the template (JSON:
+reads them) and every change to the tokenizer and the template, including the
+guards made inert for hailort's load probe (JSON:
 "resources": {"chat_template_source", "changes"}). A resource problem that
 would stop the export is reported there ("resources": {"error"}) and does not
 change the exit status.
@@ -27,13 +28,16 @@ Exit status 4 when the model is refused.
                  max_position_embeddings, or its sliding window, capped at 2048;
                  the same rule as export)
   --prefill P    prefill chunk (default 96, or the cache size if smaller)
+  --chat-template FILE
+                 judge this Jinja template instead of the checkpoint's (as
+                 export --chat-template would use it)
   --json         machine-readable report
 )";
 }  // namespace
 
 void add_inspect_command(CommandLine& cli) {
   struct Options {
-    std::string model_dir, adapter;
+    std::string model_dir, adapter, chat_template;
     int64_t cache = 0, prefill = 0;
     bool json = false;
   };
@@ -44,6 +48,7 @@ void add_inspect_command(CommandLine& cli) {
     if (inv.command().count("--cache")) r.cache_size = o->cache;
     if (inv.command().count("--prefill")) r.prefill = o->prefill;
     if (inv.command().count("--adapter")) r.adapter = o->adapter;
+    if (!o->chat_template.empty()) r.chat_template_file = o->chat_template;
     nlohmann::json report = core::inspect_model(r, inv.host());
     std::cout << (o->json ? core::json_text(report, 2) + "\n" : core::inspect_text(report));
     return report["supported"].get<bool>() ? 0 : static_cast<int>(ExitCode::unsupported);
@@ -52,6 +57,7 @@ void add_inspect_command(CommandLine& cli) {
   app->add_option("--cache", o->cache);
   app->add_option("--prefill", o->prefill);
   app->add_option("--adapter", o->adapter);
+  app->add_option("--chat-template", o->chat_template);
   app->add_flag("--json", o->json);
 }
 

@@ -118,6 +118,18 @@ std::string checked_template_text(std::string s, const std::string& origin) {
   return s;
 }
 
+ChatTemplate chosen_chat_template(const sdk::Checkpoint& ckpt, const std::optional<fs::path>& file) {
+  if (!file) return find_chat_template(ckpt);
+  ChatTemplate out;
+  out.text = read_template_file(*file);
+  out.source = "--chat-template " + file->string();
+  out.origin = file->string();
+  const ChatTemplate own = find_chat_template(ckpt);
+  out.notes.push_back("chat_template: taken from " + file->string() + " (--chat-template)" +
+                      (own.text ? ", in place of the checkpoint's " + own.source : std::string()));
+  return out;
+}
+
 ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   const fs::path main_file = ckpt.dir() / kTemplateFile;
   const fs::path extra_dir = ckpt.dir() / kTemplateDir;

@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "llm2hef/core/chat/hailort_template.hpp"
+#include "llm2hef/core/checkpoint/chat_template.hpp"
 #include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/core/dfc/compile_driver.hpp"
@@ -85,6 +87,11 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
                    "repository (huggingface-cli download ORG/NAME tokenizer.json --local-dir " + r.model_dir.string() +
                    "), or save it with transformers (AutoTokenizer.from_pretrained(...).save_pretrained(folder))");
 
+  // The template is checked for what hailort cannot load before the long
+  // graph write; the edits it gets are made with the resources, below.
+  const ChatTemplate chat_template = chosen_chat_template(ckpt, r.chat_template_file);
+  if (chat_template.text) refuse_what_hailort_cannot_parse(*chat_template.text, chat_template.origin);
+
   const std::string model_name = checkpoint_model_name(r.model_dir);
   const std::string scope = dfc_scope_name(r.name.empty() ? model_name : r.name);
   // The DFC takes [a-z0-9_] names starting with a letter: say when the name given was rewritten.
@@ -150,7 +157,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
                                    ckpt.tokenizer_json().string(), plan.dims.vocab);
   changes.insert(changes.end(), tok.changes.begin(), tok.changes.end());
   write_json(res_dir / "tokenizer.json", tok.tokenizer);  // its strings were parsed, so valid UTF-8
-  write_text(res_dir / "hailo-config.json", json_text(make_hailo_config(ckpt, plan, tok, changes), 2) + "\n");
+  write_text(res_dir / "hailo-config.json", json_text(make_hailo_config(ckpt, plan, tok, chat_template, changes), 2) + "\n");
   manifest.resource_changes = changes;
 
   // DFC kit.

@@ -37,6 +37,11 @@ std::vector<int64_t> eos_ids(const sdk::Checkpoint& ckpt, const json& tokenizer)
 
 json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
                        std::vector<std::string>& changes) {
+  return make_hailo_config(ckpt, plan, tok, find_chat_template(ckpt), changes);
+}
+
+json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
+                       const ChatTemplate& chat_template, std::vector<std::string>& changes) {
   json cfg;
   const std::vector<int64_t> eos = eos_ids(ckpt, tok.tokenizer);
   for (int64_t id : eos)
@@ -45,7 +50,7 @@ json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const
                      std::to_string(plan.dims.vocab - 1) + "); check eos_token_id in generation_config.json and config.json");
   cfg["eos_token_id"] = eos.front();
   cfg["stop_token_id"] = eos;
-  cfg["chat_template"] = chat_template_for_runtime(ckpt, tok.bos, changes);
+  cfg["chat_template"] = chat_template_for_runtime(chat_template, ckpt.tokenizer_config(), tok.bos, changes);
 
   // Reasoning markers, when the tokenizer has them (Qwen3, SmolLM3, ...).
   if (auto b = added_token_id(tok.tokenizer, "<think>")) cfg["begin_of_reasoning_token_id"] = *b;

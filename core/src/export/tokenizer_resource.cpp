@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <cctype>
 
+#include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -95,52 +95,15 @@ TokenizerFix fix_tokenizer(json document, const std::string& origin, int64_t voc
 
 namespace {
 
-// Linear scanners for `bos_token` in a Jinja template (std::regex recursed
-// per character and overflowed the stack on long templates).
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// The next `bos_token` at or after `from` that is a whole identifier.
-size_t find_bos_identifier(const std::string& s, size_t from) {
-  static const std::string kName = "bos_token";
-  for (size_t at = s.find(kName, from); at != std::string::npos; at = s.find(kName, at + 1)) {
-    const bool starts = at == 0 || !is_identifier_char(s[at - 1]);
-    const size_t end = at + kName.size();
-    if (starts && (end == s.size() || !is_identifier_char(s[end]))) return at;
-  }
-  return std::string::npos;
-}
-
-std::string replace_bos_identifiers(const std::string& s, const std::string& with) {
-  std::string out;
-  size_t from = 0;
-  for (size_t at = find_bos_identifier(s, 0); at != std::string::npos; at = find_bos_identifier(s, from)) {
-    out.append(s, from, at - from).append(with);
-    from = at + 9;
-  }
-  return out.append(s, from, std::string::npos);
-}
-
-// Removes every `{{ bos_token }}` print, with optional `-` whitespace control.
-std::string remove_bos_prints(const std::string& s) {
-  auto skip_spaces = [&](size_t i) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    return i;
-  };
-  std::string out;
-  size_t from = 0;
-  for (size_t open = s.find("{{"); open != std::string::npos; open = s.find("{{", open + 2)) {
-    size_t i = open + 2;
-    if (i < s.size() && s[i] == '-') ++i;
-    i = skip_spaces(i);
-    if (s.compare(i, 9, "bos_token") != 0 || (i + 9 < s.size() && is_identifier_char(s[i + 9]))) continue;
-    i = skip_spaces(i + 9);
-    if (i < s.size() && s[i] == '-') ++i;
-    if (s.compare(i, 2, "}}") != 0) continue;
-    out.append(s, from, open - from);
-    from = i + 2;
-    open = i;  // the next search starts after this print
-  }
-  return out.append(s, from, std::string::npos);
+// A special token's text in tokenizer_config.json: a string, or an
+// AddedToken object's "content".
+std::optional<std::string> token_text(const sdk::JsonFile& tc, const char* key) {
+  const json& raw = tc.raw();
+  if (!raw.is_object() || !raw.contains(key)) return std::nullopt;
+  const json& t = raw[key];
+  if (t.is_string()) return t.get<std::string>();
+  if (t.is_object() && t.contains("content") && t["content"].is_string()) return t["content"].get<std::string>();
+  return std::nullopt;
 }
 
 }  // namespace
@@ -154,39 +117,22 @@ std::string chat_template_for_runtime(const ChatTemplate& found, const sdk::Json
                                       const std::optional<std::string>& bos, std::vector<std::string>& changes) {
   changes.insert(changes.end(), found.notes.begin(), found.notes.end());
   std::string tmpl;
+  std::string origin = found.origin;
   if (found.text) {
     tmpl = *found.text;
   } else {
     // Base models: the runtime still renders a template, so give it one that
     // passes the text through unchanged.
     tmpl = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
+    origin = "the plain concatenation template";
     changes.push_back("chat_template: none in the checkpoint (no chat_template.jinja, no chat_template in "
                       "tokenizer_config.json); hailo-config.json gets a plain concatenation of the message contents");
   }
-  // The runtime renders the template without a bos_token variable and adds
-  // no BOS itself. A BOS only ever belongs at the very start of the prompt,
-  // so every reference to the variable is dropped and the literal text is
-  // prepended once: when the template used the variable (Llama 3's original
-  // template) or the tokenizer's post-processor would have added it.
-  const bool referenced = find_bos_identifier(tmpl, 0) != std::string::npos;
-  std::optional<std::string> text = bos;
-  if (!text) {
-    const nlohmann::json& b = tc.raw().is_object() && tc.raw().contains("bos_token") ? tc.raw()["bos_token"] : nlohmann::json();
-    if (b.is_string()) text = b.get<std::string>();
-    if (b.is_object() && b.contains("content") && b["content"].is_string()) text = b["content"].get<std::string>();
-  }
-  if (referenced) {
-    if (!text) throw BadInput(found.origin + ": uses bos_token, but no bos_token is defined");
-    tmpl = replace_bos_identifiers(remove_bos_prints(tmpl), "''");
-    changes.push_back("chat_template: bos_token references removed; BOS '" + *text + "' rendered once at the start");
-  }
-  if ((referenced || bos) && text && tmpl.rfind(*text, 0) != 0) {
-    tmpl = *text + tmpl;
-    if (!referenced)
-      changes.push_back("chat_template: BOS '" + *text +
-                        "' prepended (the runtime ignores the tokenizer's post-processor, which added it)");
-  }
-  return tmpl;
+  SpecialTokenTexts tokens;
+  tokens.bos = bos ? bos : token_text(tc, "bos_token");
+  tokens.eos = token_text(tc, "eos_token");
+  tokens.prepend_bos = bos.has_value();
+  return template_for_hailort(tmpl, origin, tokens, changes);
 }
 
 }  // namespace llm2hef::core

@@ -37,7 +37,8 @@ int64_t whole_bytes(double bytes) { return static_cast<int64_t>(std::llround(byt
 // from and every change made to the tokenizer and the template. A problem that
 // would stop the export (no tokenizer.json, no eos, a template without
 // "default") is reported, not thrown: inspect still shows the rest.
-json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan) {
+json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
+                     const std::optional<std::filesystem::path>& chat_template_file) {
   json r;
   try {
     if (ckpt.tokenizer_json().empty())
@@ -48,11 +49,13 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan) {
         fix_tokenizer(sdk::read_json_without(ckpt.tokenizer_json(), {{"model", "merges"}}, sdk::JsonLimits::tokenizer()),
                       ckpt.tokenizer_json().string(), plan.dims.vocab);
     std::vector<std::string> changes = tok.changes;
-    (void)make_hailo_config(ckpt, plan, tok, changes);
-    const ChatTemplate found = find_chat_template(ckpt);
+    const ChatTemplate found = chosen_chat_template(ckpt, chat_template_file);
+    (void)make_hailo_config(ckpt, plan, tok, found, changes);
     r["chat_template_source"] = found.text ? json(found.source) : json(nullptr);
     r["changes"] = changes;
   } catch (const BadInput& e) {
+    r["error"] = e.what();
+  } catch (const Unsupported& e) {  // a chat template hailort's minja cannot parse
     r["error"] = e.what();
   }
   return r;
@@ -127,7 +130,7 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   out["lm_head_shard_reason"] = plan.lm_head_shard_reason;
   out["rewrites"] = plan.rewrites;
   out["notes"] = plan.notes;
-  out["resources"] = resource_report(ckpt, plan);
+  out["resources"] = resource_report(ckpt, plan, r.chat_template_file);
   return out;
 }
 

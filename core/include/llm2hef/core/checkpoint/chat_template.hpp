@@ -27,6 +27,10 @@ struct ChatTemplate {
 // without a "default" (transformers refuses to choose one as well).
 ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt);
 
+// The template the user gave with --chat-template FILE, in place of the
+// checkpoint's (a note says so); the checkpoint's otherwise.
+ChatTemplate chosen_chat_template(const sdk::Checkpoint& ckpt, const std::optional<std::filesystem::path>& file);
+
 // The text of a .jinja template file as find_chat_template takes it: throws
 // BadInput naming `origin` when it is empty or not UTF-8.
 std::string checked_template_text(std::string text, const std::string& origin);

@@ -15,6 +15,11 @@ namespace llm2hef::core {
 
 // Every key the runtime reads, filled from the checkpoint and the plan, then
 // the adapter's overrides.
+// `chat_template`: the template found (chosen_chat_template), made fit for
+// hailort by chat_template_for_runtime.
+nlohmann::json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
+                                 const ChatTemplate& chat_template, std::vector<std::string>& changes);
+// The same with the checkpoint's own template.
 nlohmann::json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
                                  std::vector<std::string>& changes);
 

@@ -24,6 +24,8 @@ struct PlanRequest {
   std::optional<std::string> adapter;
   std::map<std::string, std::string> adapter_options;  // --NAME VALUE the adapter declares
   bool refuse_nonfinite = false;  // a NaN/Inf weight read fails (else: recorded, see nonfinite_weights)
+  // --chat-template FILE: the template the runtime gets, in place of the checkpoint's.
+  std::optional<std::filesystem::path> chat_template_file;
   bool durable = true;            // flush the output to the disk before the final rename (--no-sync: false)
 };
 

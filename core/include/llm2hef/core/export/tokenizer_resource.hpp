@@ -27,11 +27,13 @@ struct TokenizerFix {
 TokenizerFix fix_tokenizer(nlohmann::json tokenizer, const std::string& origin, int64_t vocab_size);
 
 // The chat template the runtime renders: the checkpoint's own (found by
-// find_chat_template: chat_template.jinja first, then tokenizer_config.json)
-// with every bos_token reference removed and the BOS text prepended once when
-// the template used it or the tokenizer's post-processor would have added it;
-// a plain concatenating template for base models that ship none. Every such
-// change, and every template found but not used, is appended to `changes`.
+// find_chat_template: chat_template.jinja first, then tokenizer_config.json),
+// or a plain concatenating template for base models that ship none, made fit
+// for hailort by template_for_hailort (chat/hailort_template.hpp: what its
+// minja cannot parse refused, load-probe guards made inert, the BOS literal
+// once at the start when the template used it or the tokenizer's
+// post-processor would have added it, the EOS literal). Every such change, and
+// every template found but not used, is appended to `changes`.
 std::string chat_template_for_runtime(const sdk::Checkpoint& ckpt, const std::optional<std::string>& bos,
                                       std::vector<std::string>& changes);
 // The same on a template already found (`tc`: tokenizer_config.json, for

@@ -1,0 +1,46 @@
+// Edits of a chat template for the Hailo genai runtime, made on the template's
+// tokens (jinja_lexer.hpp), never on its text or string literals.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llm2hef::core::jinja {
+
+// Whether code in the template reads the variable `name` (not an attribute of
+// that name, not a string that spells it).
+bool reads_variable(std::string_view tmpl, std::string_view name, const std::string& origin);
+
+// Every read of the variable `name` replaced by the string literal of
+// `value`. A print of the variable alone (`{{ name }}`) becomes a print of
+// the literal, or disappears when `value` is empty and the print has no
+// whitespace-control mark (what the runtime's empty variable rendered).
+std::string make_variable_literal(std::string_view tmpl, std::string_view name, std::string_view value,
+                                  const std::string& origin);
+
+// The role of the placeholder message hailort puts first in every
+// conversation it renders itself: alone when it loads the model (the load
+// probe, whose output it keeps), then before the messages of each later turn,
+// whose rendering it cuts that output from (hailort v5.2.0
+// libhailort/src/genai/llm/minja_wrapper/minja_wrapper.cpp lines 18, 42-47,
+// 77-91).
+inline constexpr std::string_view kHailortPlaceholderRole = "TMP";
+
+// A `raise_exception(...)` call the edit made conditional, for the change record.
+struct DisarmedGuard {
+  std::string message;  // the literal message, or a description when it is computed
+  std::string at;       // "line L, column C"
+};
+
+// Every `raise_exception(ARGS)` call replaced by
+// `(raise_exception(ARGS) if messages[0]['role'] != 'TMP' else '')`: it still
+// raises, unless the conversation starts with hailort's placeholder, where it
+// renders nothing. Role-order guards cannot judge such a conversation (its
+// first message stands for the turns already in the KV cache) and would stop
+// the model from loading. A rendering that does not reach a raise evaluates
+// the same expressions and prints the same text as before; one that reaches
+// it raises as before, placeholder conversations aside.
+std::string disarm_raise_calls(std::string_view tmpl, const std::string& origin, std::vector<DisarmedGuard>& disarmed);
+
+}  // namespace llm2hef::core::jinja

@@ -1,0 +1,215 @@
+// The Jinja lexer and the template edits made for hailort: edits touch code
+// tokens only, never text or string literals; every raise_exception call is
+// made inert; bos/eos reads become literals; what hailort's minja cannot parse
+// and malformed block structure are refused with the line. Rendering (that the
+// edited templates render as the originals) is tested with a real engine in
+// tests/cli/test_hailort_template.py.
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "llm2hef/core/chat/hailort_template.hpp"
+#include "llm2hef/core/chat/jinja_lexer.hpp"
+#include "llm2hef/core/chat/template_edits.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+using namespace llm2hef;
+using namespace llm2hef::core;
+
+namespace {
+
+std::string disarmed(const std::string& t, std::vector<jinja::DisarmedGuard>* guards = nullptr) {
+  std::vector<jinja::DisarmedGuard> g;
+  std::string out = jinja::disarm_raise_calls(t, "t.jinja", g);
+  if (guards) *guards = g;
+  return out;
+}
+
+// What a raise_exception(ARGS) call becomes.
+std::string spared(const std::string& call) { return "(" + call + " if messages[0]['role'] != 'TMP' else '')"; }
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(JinjaLexer, SplitsTextCommentsAndCodeWithMarks) {
+  const std::string t = "a{# c #}{{- x -}}b{%+ if y +%}{% endif %}";
+  const auto segs = jinja::split(t, "t");
+  ASSERT_EQ(segs.size(), 6u);
+  EXPECT_EQ(segs[0].kind, jinja::SegmentKind::text);
+  EXPECT_EQ(segs[1].kind, jinja::SegmentKind::comment);
+  EXPECT_EQ(segs[2].kind, jinja::SegmentKind::expression);
+  EXPECT_EQ(segs[2].left_mark, '-');
+  EXPECT_EQ(segs[2].right_mark, '-');
+  EXPECT_EQ(t.substr(segs[2].code_begin, segs[2].code_end - segs[2].code_begin), " x ");
+  EXPECT_EQ(segs[4].kind, jinja::SegmentKind::statement);
+  EXPECT_EQ(segs[4].left_mark, '+');
+  EXPECT_EQ(segs[4].right_mark, '+');
+}
+
+TEST(JinjaLexer, DelimitersInsideStringsAndBracketsDoNotCloseCode) {
+  const std::string t = "{{ '}}' + \"%}\" }}{{ {'a': 1}}}z";
+  const auto segs = jinja::split(t, "t");
+  ASSERT_EQ(segs.size(), 3u);
+  EXPECT_EQ(segs[0].end, t.find("{{ {'a'"));
+  EXPECT_EQ(t.substr(segs[1].begin, segs[1].end - segs[1].begin), "{{ {'a': 1}}}");
+  EXPECT_EQ(segs[2].kind, jinja::SegmentKind::text);
+}
+
+TEST(JinjaLexer, RawBodyIsText) {
+  const std::string t = "{% raw %}{{ raise_exception('x') }}{% endraw %}";
+  const auto segs = jinja::split(t, "t");
+  ASSERT_EQ(segs.size(), 3u);
+  EXPECT_EQ(segs[1].kind, jinja::SegmentKind::text);
+  EXPECT_EQ(disarmed(t), t);
+}
+
+TEST(JinjaLexer, UnterminatedPiecesNameTheLine) {
+  EXPECT_NE(message_of([] { jinja::split("a\n{{ x", "t.jinja"); }).find("t.jinja: chat template, line 2, column 1"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { jinja::split("{{ 'x }}", "t"); }).find("string literal is not closed"), std::string::npos);
+  EXPECT_NE(message_of([] { jinja::split("{# x", "t"); }).find("comment"), std::string::npos);
+  EXPECT_NE(message_of([] { jinja::split("{{ (a] }}", "t"); }).find("']'"), std::string::npos);
+}
+
+TEST(JinjaLexer, StringLiteralRoundTrips) {
+  const std::string value = "it's a \\ \"q\"\n";
+  const std::string lit = jinja::string_literal(value);
+  const std::string t = "{{ " + lit + " }}";
+  const auto segs = jinja::split(t, "t");
+  const auto toks = jinja::tokenize(t, segs[0], "t");
+  ASSERT_EQ(toks.size(), 1u);
+  EXPECT_EQ(jinja::string_value(t, toks[0]), value);
+}
+
+TEST(TemplateEdits, EveryRaiseCallSparesThePlaceholderConversation) {
+  std::vector<jinja::DisarmedGuard> g;
+  const std::string t =
+      "{% if a %}{{ raise_exception('Roles must alternate') }}{% endif %}"
+      "{{- raise_exception(\"bad \" + role) -}}{% set x = y if z else raise_exception('no (user) query') %}";
+  EXPECT_EQ(disarmed(t, &g), "{% if a %}{{ " + spared("raise_exception('Roles must alternate')") +
+                                " }}{% endif %}{{- " + spared("raise_exception(\"bad \" + role)") +
+                                " -}}{% set x = y if z else " + spared("raise_exception('no (user) query')") + " %}");
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].message, "Roles must alternate");
+  EXPECT_EQ(g[0].at, "line 1, column 14");
+  EXPECT_NE(g[1].message.find("computed"), std::string::npos);
+  EXPECT_EQ(g[2].message, "no (user) query");
+}
+
+TEST(TemplateEdits, RaiseInTextStringOrAttributeIsLeftAlone) {
+  const std::string t = "raise_exception('x') {{ 'raise_exception(1)' }}{{ ns.raise_exception(1) }}";
+  EXPECT_EQ(disarmed(t), t);
+}
+
+TEST(TemplateEdits, VariableReadsBecomeLiteralsOnlyInCode) {
+  const std::string t =
+      "eos_token {{ message['content'] + eos_token }}{{ 'eos_token' }}{{ x.eos_token }}{% set eos_token2 = 1 %}";
+  EXPECT_EQ(jinja::make_variable_literal(t, "eos_token", "</s>", "t"),
+            "eos_token {{ message['content'] + '</s>' }}{{ 'eos_token' }}{{ x.eos_token }}{% set eos_token2 = 1 %}");
+  EXPECT_TRUE(jinja::reads_variable(t, "eos_token", "t"));
+  EXPECT_FALSE(jinja::reads_variable("{{ 'eos_token' }} eos_token {{ a.eos_token }}", "eos_token", "t"));
+}
+
+TEST(TemplateEdits, LoneBosPrintDisappearsAndMarkedOneKeepsItsMarks) {
+  EXPECT_EQ(jinja::make_variable_literal("{{ bos_token }}x{{- bos_token }}{% if bos_token %}y{% endif %}", "bos_token",
+                                         "", "t"),
+            "x{{- '' }}{% if '' %}y{% endif %}");
+}
+
+TEST(HailortTemplate, GuardsDisarmedAndTokensLiteralAreRecorded) {
+  const std::string t =
+      "{{ bos_token }}{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+      "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+      "{{ m['content'] + eos_token }}{% endfor %}";
+  std::vector<std::string> changes;
+  SpecialTokenTexts tokens;
+  tokens.bos = "<s>";
+  tokens.eos = "</s>";
+  const std::string out = template_for_hailort(t, "t.jinja", tokens, changes);
+  EXPECT_EQ(out,
+            "<s>{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ " +
+                spared("raise_exception('Conversation roles must alternate user/assistant/user/assistant/...')") +
+                " }}{% endif %}{{ m['content'] + '</s>' }}{% endfor %}");
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_NE(changes[0].find("Conversation roles must alternate"), std::string::npos);
+  EXPECT_NE(changes[0].find("'TMP'"), std::string::npos);
+  EXPECT_NE(changes[1].find("BOS '<s>'"), std::string::npos);
+  EXPECT_NE(changes[2].find("'</s>'"), std::string::npos);
+}
+
+TEST(HailortTemplate, TemplateWithoutGuardsOrTokensIsUnchanged) {
+  const std::string t = "{% for m in messages %}{{ '<|im_start|>' + m['role'] }}{% endfor %}";
+  std::vector<std::string> changes;
+  EXPECT_EQ(template_for_hailort(t, "t", {}, changes), t);
+  EXPECT_TRUE(changes.empty());
+}
+
+TEST(HailortTemplate, CallBlocksAreRefusedNamingTheLine) {
+  const std::string t = "{% macro m() %}{{ caller() }}{% endmacro %}\n{% call m() %}x{% endcall %}";
+  try {
+    refuse_what_hailort_cannot_parse(t, "chat_template.jinja");
+    FAIL() << "a call block was accepted";
+  } catch (const Unsupported& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("chat_template.jinja: chat template, line 2, column 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("{% call %}"), std::string::npos) << m;
+    EXPECT_NE(m.find("--chat-template"), std::string::npos) << m;
+  }
+}
+
+TEST(HailortTemplate, EveryStatementAndTestMinjaCannotParseIsRefused) {
+  for (const char* t : {"{% raw %}x{% endraw %}", "{% include 'a' %}", "{% import 'a' as b %}",
+                        "{% extends 'a' %}", "{% with a = 1 %}{% endwith %}", "{% block a %}{% endblock %}",
+                        "{% if 4 is divisibleby(2) %}{% endif %}", "{{ 'a' is in ['a'] }}", "{{ a is not sameas b }}"}) {
+    std::string m = message_of([&] { refuse_what_hailort_cannot_parse(t, "t"); });
+    EXPECT_NE(m.find("does not parse"), std::string::npos) << t << ": " << m;
+  }
+}
+
+TEST(HailortTemplate, WhatMinjaCannotRenderIsWarnedWithItsLine) {
+  const std::string t =
+      "{{ messages|first }}\n{{ m.content.upper() }}{% if x is undefined %}{% endif %}{{ dict(a=1) }}"
+      "{{ s.split() }}{{ x|tojson(ensure_ascii=False) }}{{ messages[::-1] }}{{ a.startswith('b') }}"
+      "{{ messages|length }}{{ s.split(',') }}{{ x|tojson(indent=2) }}{{ x is defined }}";
+  const std::vector<std::string> w = what_minja_cannot_render(t, "t");
+  ASSERT_EQ(w.size(), 8u);
+  EXPECT_NE(w[0].find("line 1, column 13 uses the filter 'first'"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("line 2, column 14 uses the method 'upper'"), std::string::npos) << w[1];
+  EXPECT_NE(w[2].find("test 'undefined'"), std::string::npos) << w[2];
+  EXPECT_NE(w[3].find("function 'dict'"), std::string::npos) << w[3];
+  EXPECT_NE(w[4].find("split() without a separator"), std::string::npos) << w[4];
+  EXPECT_NE(w[5].find("tojson 'ensure_ascii'"), std::string::npos) << w[5];
+  EXPECT_NE(w[6].find("hailo-ollama"), std::string::npos) << w[6];
+  EXPECT_NE(w[7].find("'startswith'"), std::string::npos) << w[7];
+  EXPECT_NE(w[7].find("hailo-ollama"), std::string::npos) << w[7];
+}
+
+TEST(HailortTemplate, MalformedBlocksAreRefused) {
+  EXPECT_NE(message_of([] { refuse_what_hailort_cannot_parse("{% if a %}x", "t"); }).find("expected '{% endif %}'"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { refuse_what_hailort_cannot_parse("{% for a in b %}{% endif %}", "t"); })
+                .find("'{% endif %}' where '{% endfor %}' was expected"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { refuse_what_hailort_cannot_parse("{% elif a %}", "t"); }).find("outside an if block"),
+            std::string::npos);
+  EXPECT_EQ(message_of([] {
+              refuse_what_hailort_cannot_parse(
+                  "{% for a in b %}{% if a %}{% elif c %}{% else %}{% endif %}{% else %}{% endfor %}"
+                  "{% set x %}y{% endset %}{% set z = 1 %}",
+                  "t");
+            }),
+            "");
+}
+
+TEST(HailortTemplate, BosReadWithoutABosIsRefused) {
+  std::vector<std::string> changes;
+  EXPECT_THROW(template_for_hailort("{{ bos_token }}x", "t", {}, changes), BadInput);
+}
