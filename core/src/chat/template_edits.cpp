@@ -79,39 +79,88 @@ std::string make_variable_literal(std::string_view tmpl, std::string_view name, 
   return applied(tmpl, std::move(edits));
 }
 
+namespace {
+
+// A raise_exception call in a code segment: the index of its name and of its
+// closing ')'.
+struct RaiseCall {
+  size_t name, close;
+};
+
+std::vector<RaiseCall> raise_calls(std::string_view tmpl, const std::vector<Token>& tokens, const std::string& origin) {
+  std::vector<RaiseCall> calls;
+  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (tokens[i].kind != TokenKind::name || text_of(tmpl, tokens[i]) != "raise_exception" ||
+        !is_op(tmpl, tokens[i + 1], "(") || !is_variable_read(tmpl, tokens, i))
+      continue;
+    // The matching ')': the lexer balanced the brackets of the segment.
+    size_t close = i + 1;
+    for (int depth = 0; close < tokens.size(); ++close) {
+      if (is_op(tmpl, tokens[close], "(")) ++depth;
+      if (is_op(tmpl, tokens[close], ")") && --depth == 0) break;
+    }
+    if (close == tokens.size())
+      throw BadInput(origin + ": chat template, " + where(tmpl, tokens[i].begin) + ": raise_exception( is not closed");
+    calls.push_back({i, close});
+    i = close;
+  }
+  return calls;
+}
+
+DisarmedGuard guard_of(std::string_view tmpl, const std::vector<Token>& tokens, const RaiseCall& c) {
+  DisarmedGuard guard;
+  guard.at = where(tmpl, tokens[c.name].begin);
+  if (c.close == c.name + 2)
+    guard.message = "(no message)";
+  else if (c.close == c.name + 3 && tokens[c.name + 2].kind == TokenKind::string)
+    guard.message = string_value(tmpl, tokens[c.name + 2]);
+  else
+    guard.message = "(a computed message: " +
+                    std::string(tmpl.substr(tokens[c.name + 2].begin, tokens[c.close].begin - tokens[c.name + 2].begin)) +
+                    ")";
+  return guard;
+}
+
+// The condition disarm_raise_calls appends after the call.
+std::string placeholder_condition() {
+  return " if messages[0]['role'] != " + string_literal(kHailortPlaceholderRole) + " else ''";
+}
+
+}  // namespace
+
 std::string disarm_raise_calls(std::string_view tmpl, const std::string& origin, std::vector<DisarmedGuard>& disarmed) {
   std::vector<Replacement> edits;
   for (const Segment& seg : split(tmpl, origin)) {
     if (!is_code(seg)) continue;
     const std::vector<Token> tokens = tokenize(tmpl, seg, origin);
-    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
-      if (tokens[i].kind != TokenKind::name || text_of(tmpl, tokens[i]) != "raise_exception" ||
-          !is_op(tmpl, tokens[i + 1], "(") || !is_variable_read(tmpl, tokens, i))
-        continue;
-      // The matching ')': the lexer balanced the brackets of the segment.
-      size_t close = i + 1;
-      for (int depth = 0; close < tokens.size(); ++close) {
-        if (is_op(tmpl, tokens[close], "(")) ++depth;
-        if (is_op(tmpl, tokens[close], ")") && --depth == 0) break;
-      }
-      if (close == tokens.size())
-        throw BadInput(origin + ": chat template, " + where(tmpl, tokens[i].begin) + ": raise_exception( is not closed");
-      DisarmedGuard guard;
-      guard.at = where(tmpl, tokens[i].begin);
-      if (close == i + 2)
-        guard.message = "(no message)";
-      else if (close == i + 3 && tokens[i + 2].kind == TokenKind::string)
-        guard.message = string_value(tmpl, tokens[i + 2]);
-      else
-        guard.message = "(a computed message: " + std::string(tmpl.substr(tokens[i + 2].begin, tokens[close].begin - tokens[i + 2].begin)) + ")";
-      disarmed.push_back(guard);
-      const std::string call(tmpl.substr(tokens[i].begin, tokens[close].end - tokens[i].begin));
-      edits.push_back({tokens[i].begin, tokens[close].end,
-                       "(" + call + " if messages[0]['role'] != " + string_literal(kHailortPlaceholderRole) + " else '')"});
-      i = close;
+    for (const RaiseCall& c : raise_calls(tmpl, tokens, origin)) {
+      disarmed.push_back(guard_of(tmpl, tokens, c));
+      const std::string call(tmpl.substr(tokens[c.name].begin, tokens[c.close].end - tokens[c.name].begin));
+      edits.push_back({tokens[c.name].begin, tokens[c.close].end, "(" + call + placeholder_condition() + ")"});
     }
   }
   return applied(tmpl, std::move(edits));
+}
+
+std::vector<DisarmedGuard> unspared_raise_calls(std::string_view tmpl, const std::string& origin) {
+  // The tokens of the condition, as disarm_raise_calls writes it.
+  const std::string condition = "{{" + placeholder_condition() + "}}";
+  const std::vector<Segment> cond_segments = split(condition, "(condition)");
+  std::vector<std::string> expected;
+  for (const Token& t : tokenize(condition, cond_segments[0], "(condition)")) expected.emplace_back(text_of(condition, t));
+
+  std::vector<DisarmedGuard> out;
+  for (const Segment& seg : split(tmpl, origin)) {
+    if (!is_code(seg)) continue;
+    const std::vector<Token> tokens = tokenize(tmpl, seg, origin);
+    for (const RaiseCall& c : raise_calls(tmpl, tokens, origin)) {
+      bool spared = c.name > 0 && is_op(tmpl, tokens[c.name - 1], "(");
+      for (size_t k = 0; spared && k < expected.size(); ++k)
+        spared = c.close + 1 + k < tokens.size() && text_of(tmpl, tokens[c.close + 1 + k]) == expected[k];
+      if (!spared) out.push_back(guard_of(tmpl, tokens, c));
+    }
+  }
+  return out;
 }
 
 }  // namespace llm2hef::core::jinja

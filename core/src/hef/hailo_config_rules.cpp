@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "contract_rules.hpp"
+#include "llm2hef/core/chat/hailort_template.hpp"
+#include "llm2hef/core/chat/template_edits.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
@@ -198,6 +200,40 @@ void check_stop_tokens(const ConfigText& c, RuleOut& out) {
   }
 }
 
+// ---- rules "chat-template" and "chat-template-render": hailort renders the
+// template with minja when it loads the model (the load probe) ----
+
+const std::string* template_of(const ConfigText& c) {
+  if (!c.present || !c.doc.is_object() || !c.doc.contains("chat_template") || !c.doc["chat_template"].is_string())
+    return nullptr;  // a missing or mistyped key is reported by "hailo-config"
+  return c.doc["chat_template"].get_ptr<const std::string*>();
+}
+
+void check_template_parses(const ConfigText& c, RuleOut& out) {
+  const std::string* tmpl = template_of(c);
+  if (!tmpl) return;
+  try {
+    refuse_what_hailort_cannot_parse(*tmpl, c.where + ": chat_template");
+  } catch (const Error& e) {
+    out.fail(e.what());
+  }
+}
+
+void check_template_renders(const ConfigText& c, RuleOut& out) {
+  const std::string* tmpl = template_of(c);
+  if (!tmpl) return;
+  try {
+    for (const jinja::DisarmedGuard& g : jinja::unspared_raise_calls(*tmpl, c.where + ": chat_template"))
+      out.fail(c.where + ": chat_template, " + g.at + ": raise_exception('" + g.message +
+               "') also raises on hailort's placeholder message (role 'TMP'), which hailort renders when it loads the "
+               "model: if that line is reached (role-order guards reach it) the model does not load. `llm2hef export` "
+               "writes templates that spare the placeholder (docs/chat-templates.md)");
+    for (const std::string& w : what_minja_cannot_render(*tmpl, c.where + ": chat_template")) out.fail(c.where + ": " + w);
+  } catch (const Error&) {
+    // A template the lexer cannot read is reported by "chat-template".
+  }
+}
+
 }  // namespace
 
 ConfigText parse_config_text(const std::string* text, std::string where) {
@@ -218,6 +254,8 @@ const std::vector<Rule<ConfigText>>& hailo_config_rule_table() {
   static const std::vector<Rule<ConfigText>> rules = {
       {"hailo-config", "6", Severity::error, check_config_keys, nullptr, kGatesSetConfig},
       {"stop-tokens", "6", Severity::warning, check_stop_tokens},
+      {"chat-template", "6", Severity::error, check_template_parses, nullptr, kGatesSetConfig},
+      {"chat-template-render", "6", Severity::warning, check_template_renders},
   };
   return rules;
 }

@@ -1,5 +1,6 @@
 #include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
+#include "contract_rules.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -115,9 +116,16 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
         if (std::find(rules.begin(), rules.end(), f.rule) != rules.end()) relevant.push_back(f);
       throw BadInput(refusal("the new hailo-config.json contradicts " + input.string() + ":", relevant));
     }
+    // Every finding about the config itself (its own rule table: stop tokens,
+    // the chat template), and the lesser findings of the HEF rules it feeds.
+    auto about_the_config = [](const std::string& rule) {
+      for (const auto& r : hailo_config_rule_table())
+        if (rule == r.name) return true;
+      return false;
+    };
     for (const auto& f : rep.findings)
-      if (f.rule == "stop-tokens" || (f.severity != Severity::error &&
-                                      std::find(rules.begin(), rules.end(), f.rule) != rules.end()))
+      if (about_the_config(f.rule) || (f.severity != Severity::error &&
+                                       std::find(rules.begin(), rules.end(), f.rule) != rules.end()))
         res.findings.push_back(f);
   }
 

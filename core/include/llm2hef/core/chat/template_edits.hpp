@@ -43,4 +43,9 @@ struct DisarmedGuard {
 // it raises as before, placeholder conversations aside.
 std::string disarm_raise_calls(std::string_view tmpl, const std::string& origin, std::vector<DisarmedGuard>& disarmed);
 
+// The raise_exception calls disarm_raise_calls has not made conditional: a
+// template not written by llm2hef export (a HEF compiled elsewhere, a config
+// given to `hef set-config`).
+std::vector<DisarmedGuard> unspared_raise_calls(std::string_view tmpl, const std::string& origin);
+
 }  // namespace llm2hef::core::jinja
