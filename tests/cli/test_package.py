@@ -267,6 +267,23 @@ def test_hef_failing_hef_check(tmp_path, gpt2, populated, broken, rule):
     assert snapshot(store) == before
 
 
+def test_resource_order_is_only_a_warning_for_hailo_ollama(tmp_path, gpt2):
+    """hailo-ollama loads with optimize_memory_on_device left false (a value-initialized
+    LLMParams, MZG generation_context.cpp 124; hailort llm.hpp 30, 81), which sends the
+    whole file: a HEF whose hailo-config.json follows embeddings.bin serves fine."""
+    hef = write_hef(tmp_path / "config-last.hef", gpt2,
+                    order=("rope_theta_data.bin", "tokenizer.json", "embeddings.bin", "hailo-config.json"))
+    assert run("hef", "check", hef, "--optimize-memory-on-device").returncode == 1
+    store = tmp_path / "models"
+    r = package(hef, gpt2, store, "x:1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "note: hef check warning [resource-order]" in r.stderr
+    report = json.loads(r.stdout)
+    assert report["hef_check"]["ok"]
+    assert [f["severity"] for f in report["hef_check"]["findings"] if f["rule"] == "resource-order"] == ["warning"]
+    assert list(read_store(store)) == ["x:1"]
+
+
 def test_hef_not_matching_the_manifest(tmp_path, gpt2, llama, populated):
     store, before = populated
     m = json.loads((gpt2 / "manifest.json").read_text())
