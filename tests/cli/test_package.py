@@ -267,6 +267,27 @@ def test_hef_failing_hef_check(tmp_path, gpt2, populated, broken, rule):
     assert snapshot(store) == before
 
 
+def test_strict_versioning_is_judged_for_the_hailort_given(tmp_path, gpt2, populated):
+    """A DFC 5.3 HEF with STRICT_RUNTIME_VERSIONING (35) configures only on HailoRT 5.3
+    (hailort hef.cpp 3588-3602): refused for the default 5.2, packaged with --hailort 5.3."""
+    store, before = populated
+    hef = write_hef(tmp_path / "dfc53.hef", gpt2, sdk=(5, 3, 0))
+    r = package(hef, gpt2, store, "x:1")
+    assert r.returncode == 1 and "[strict-version," in r.stderr and "--hailort 5.2" in r.stderr, r.stderr
+    assert snapshot(store) == before
+    r = package(hef, gpt2, store, "x:1", "--hailort", "5.3", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["hef_check"]["derived"]["hailort"] == "5.3"
+    assert read_store(store)["x:1"]["blob"].read_bytes() == hef.read_bytes()
+    # The same option refuses a 5.2 HEF for a 5.3 device, and bad versions are usage errors.
+    r = package(write_hef(tmp_path / "dfc52.hef", gpt2), gpt2, store, "y:1", "--hailort", "5.3")
+    assert r.returncode == 1 and "[strict-version," in r.stderr, r.stderr
+    for bad in ("five", "5"):
+        r = package(hef, gpt2, store, "y:1", "--hailort", bad)
+        assert r.returncode == 2 and "--hailort" in r.stderr, r.stderr
+    assert "y:1" not in read_store(store)
+
+
 def test_resource_order_is_only_a_warning_for_hailo_ollama(tmp_path, gpt2):
     """hailo-ollama loads with optimize_memory_on_device left false (a value-initialized
     LLMParams, MZG generation_context.cpp 124; hailort llm.hpp 30, 81), which sends the

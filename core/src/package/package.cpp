@@ -38,17 +38,22 @@ ExportFacts load_export(const fs::path& manifest) {
 // contract plus agreement with the export), and carry the very hailo-config.json
 // and tokenizer.json the store manifest is built from. The only place package
 // calls the check; whatever rules it has are the rules packaging enforces.
-json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, std::vector<std::string>& notes) {
+// hailo-ollama loads with optimize_memory_on_device left false (hailo-contract.md
+// section 11), the ContractOptions default: the resource-order rule is a warning here.
+json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, const std::array<uint32_t, 2>& hailort,
+                         std::vector<std::string>& notes) {
   const auto src = hef::open_file_source(hef_path.string());
   const hef::HefInfo info = hef::read_hef(*src);
   hef::ContractOptions options;
   options.manifest = facts.manifest;
   options.manifest_path = facts.manifest_path;
+  options.hailort = hailort;
   const hef::ContractReport report = hef::check_hef_contract(*src, info, options);
   if (report.errors() > 0) {
+    const std::string version = std::to_string(hailort[0]) + "." + std::to_string(hailort[1]);
     std::ostringstream msg;
-    msg << hef_path.string() << ": fails `llm2hef hef check --manifest " << facts.manifest_path << "` ("
-        << report.errors() << " error(s)); not packaged:";
+    msg << hef_path.string() << ": fails `llm2hef hef check --manifest " << facts.manifest_path << " --hailort "
+        << version << "` (" << report.errors() << " error(s)); not packaged:";
     for (const auto& f : report.findings)
       if (f.severity == hef::Severity::error)
         msg << "\n  [" << f.rule << ", hailo-contract.md section " << f.section << "] " << f.message;
@@ -111,7 +116,7 @@ PackageResult package_model(const PackageOptions& o) {
   }
 
   const ExportFacts facts = load_export(o.export_manifest);
-  r.hef_check = require_checked_hef(o.hef, facts, r.notes);
+  r.hef_check = require_checked_hef(o.hef, facts, o.hailort, r.notes);
 
   // Built before hashing so that a missing field is reported at once.
   r.ollama_manifest = make_ollama_manifest(facts, std::string(), r.notes);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm2hef/core/export/export_manifest.hpp"
+#include "llm2hef/core/hef/hef_contract.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -51,6 +52,9 @@ struct PackageOptions {
   ModelRef model;
   bool force = false;     // replace an existing NAME:TAG manifest
   bool progress = false;  // progress bars while hashing and copying
+  // HailoRT major.minor on the device that runs hailo-ollama: a HEF with
+  // STRICT_RUNTIME_VERSIONING loads only where it equals the DFC's.
+  std::array<uint32_t, 2> hailort = hef::kDocumentedHailort;
 };
 
 struct PackageResult {
