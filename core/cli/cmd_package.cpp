@@ -46,6 +46,10 @@ Options:
                     the error object, "ok": false)
   --no-progress     never draw the progress bar
 hailo-ollama reads manifests only when it starts: restart it afterwards.
+A store laid out for hailo-ollama in Docker (a blob folder with no manifest
+of its own, or blobs no manifest names) gets a warning: Hailo's Docker
+instructions mount only models/blob, so the container never sees the
+manifest; mount it too (docs/package.md).
 
 Exit status: 0 packaged, 1 the HEF fails hef check, 2 usage (including an
 existing NAME:TAG without --force), 3 bad input (missing or unreadable files,
@@ -70,6 +74,7 @@ int run_package(const PackageArgs& o, Invocation& inv) {
 
   const core::package::PackageResult r = core::package::package_model(po);
   for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
+  for (const auto& warning : r.warnings) std::cerr << "warning: " << warning << "\n";
   if (o.json) {
     nlohmann::ordered_json out;
     out["ok"] = true;  // a refusal is the error object, "ok": false
@@ -82,6 +87,7 @@ int run_package(const PackageArgs& o, Invocation& inv) {
     out["blob_reused"] = r.blob_reused;
     out["replaced_hef_h10h"] = r.replaced_hef ? nlohmann::ordered_json(*r.replaced_hef) : nullptr;
     out["notes"] = r.notes;
+    out["warnings"] = r.warnings;
     out["hef_check"] = r.hef_check;
     out["written"] = r.ollama_manifest;
     std::cout << core::json_text(out, 2) << "\n";

@@ -237,6 +237,48 @@ def test_default_store_is_where_hailo_ollama_looks(tmp_path, gpt2):
     assert r.returncode == 2 and "--store" in r.stderr and str(empty / "hailo-ollama") in r.stderr
 
 
+# --- hailo-ollama in Docker ---------------------------------------------------------------
+# MZG v5.1.1 docs/USAGE.rst 41-44: `docker run ... -v
+# $HOME/.local/share/hailo-ollama/models/blob:/usr/share/hailo-ollama/models/blob`.
+# Only blob/ is shared; the container's server reads manifests from its image.
+
+DOCKER_WARNING = "Docker instructions for hailo-ollama"
+
+
+def test_a_store_with_blobs_but_no_manifests_is_warned_about(tmp_path, gpt2):
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    store = tmp_path / "hailo-ollama" / "models"
+    (store / "blob").mkdir(parents=True)  # what the user made to mount it
+    r = package(hef, gpt2, store, "mine:v1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "warning: " in r.stderr and DOCKER_WARNING in r.stderr and "no manifests folder" in r.stderr
+    mount = f"-v {store / 'manifests' / 'mine'}:/usr/share/hailo-ollama/models/manifests/mine"
+    assert mount in r.stderr, r.stderr
+    assert any(mount in w for w in json.loads(r.stdout)["warnings"])
+    assert list(read_store(store)) == ["mine:v1"]  # written all the same
+
+
+def test_a_blob_no_manifest_names_is_warned_about(tmp_path, gpt2, populated):
+    """A model pulled through the container: its blob is in the shared folder, its manifest in the image."""
+    store, _ = populated
+    pulled = store / "blob" / ("sha256_" + "ab" * 32)
+    pulled.write_bytes(b"a HEF pulled inside the container")
+    hef = write_hef(tmp_path / "second.hef", gpt2, contexts=3)
+    r = package(hef, gpt2, store, "second:1")
+    assert r.returncode == 0, r.stderr
+    assert DOCKER_WARNING in r.stderr and str(pulled) in r.stderr and "named by no manifest" in r.stderr
+
+
+def test_a_store_whose_manifests_name_its_blobs_is_not_warned_about(tmp_path, gpt2, populated):
+    store, _ = populated  # one model packaged into a new store: no warning then either
+    hef = write_hef(tmp_path / "second.hef", gpt2, contexts=3)
+    r = package(hef, gpt2, store, "second:1")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    fresh = tmp_path / "fresh-models"
+    r = package(hef, gpt2, fresh, "x:1", "--json")
+    assert r.returncode == 0 and "warning" not in r.stderr and json.loads(r.stdout)["warnings"] == []
+
+
 # --- refusals leave the store unchanged ------------------------------------------------
 
 @pytest.fixture

@@ -67,6 +67,9 @@ struct PackageResult {
   nlohmann::ordered_json ollama_manifest;     // what was written
   nlohmann::json hef_check;                   // the `hef check` report (contract_json)
   std::vector<std::string> notes;             // choices worth telling the user (stderr)
+  // What may stop the server from listing the model although the store is
+  // right (e.g. a store laid out for hailo-ollama in Docker); stderr.
+  std::vector<std::string> warnings;
 };
 
 // Checks everything first, then writes; on any error the store is left as it
