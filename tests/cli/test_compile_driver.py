@@ -19,8 +19,12 @@ sections 3, 6-8):
 - calibset_size equal to the calibration samples given, in the DFC layout;
 - use_saitama=True, device=cuda on both the calibration and bias-correction
   lines, or on neither;
-- the SDK paths patched before compile, and the compile script naming only
-  the two groups, with a format_conversion for every cache layer of both.
+- the SDK paths patched before `hailo_sdk_client` is imported (LNM
+  pipeline/s6_compile_hef.py calls patch_sdk_paths() before
+  `from hailo_sdk_client import ClientRunner`; whether the real DFC needs it
+  that early is not known, so the stand-in holds to the recipe's order), and
+  the compile script naming only the two groups, with a format_conversion for
+  every cache layer of both.
 
 To check that this stand-in catches an older driver, point
 COMPILE_DRIVER_UNDER_TEST at another compile.py: it replaces the generated one
@@ -56,6 +60,13 @@ FAKE_DFC = textwrap.dedent('''
     import keras
     from hailo_model_optimization.acceleras.atomic_ops import ops as acceleras_ops
     from hailo_sdk_common.paths_manager.paths import SDKPaths
+
+    # LNM's order (pipeline/s6_compile_hef.py): patch_sdk_paths(), then
+    # `from hailo_sdk_client import ClientRunner`, then the runner.
+    _paths = SDKPaths()
+    if not (_paths.is_release and os.path.isdir(_paths._build_dir)):
+        raise RuntimeError("stand-in DFC: hailo_sdk_client imported before the SDK paths were patched "
+                           "(build folder %s)" % _paths._build_dir)
 
     LOG = os.environ["FAKE_DFC_LOG"]
     MAN = json.load(open(os.environ["FAKE_DFC_MANIFEST"]))
@@ -507,11 +518,35 @@ def test_the_stand_in_refuses_a_quantized_har_without_registration(driver_run, s
     # The double must be able to fail: loading the quantized HAR without the
     # acceleras registration is refused as the real DFC refuses it.
     assert driver_run[0].returncode == 0
-    code = ("from hailo_sdk_client import ClientRunner\n"
+    code = (PATCH_SDK_PATHS + "from hailo_sdk_client import ClientRunner\n"
             "ClientRunner(har=%r)\n" % str(setup.har("quantized")))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=str(setup.tmp / "fake"), NPY_PROMOTION_STATE="legacy",
-                                TRANSFORMERS_NO_TF="1", FAKE_DFC_LOG=str(setup.tmp / "neg.log"),
-                                FAKE_DFC_MANIFEST=str(setup.out / "manifest.json"),
-                                HAR_FIXTURES_DIR=str(Path(__file__).parent)))
+    r = run_against_stand_in(setup, code)
     assert r.returncode != 0 and "Unknown layer" in r.stderr
+
+
+# The SDK-path patch as LNM writes it (pipeline/s6_compile_hef.py), for the
+# stand-in's own negative checks below.
+PATCH_SDK_PATHS = ("import tempfile\n"
+                   "from hailo_sdk_common.paths_manager.paths import SDKPaths\n"
+                   "p = SDKPaths()\n"
+                   "p._is_release, p._build_dir = True, tempfile.mkdtemp()\n")
+
+
+def run_against_stand_in(setup, code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(setup.tmp / "fake"), NPY_PROMOTION_STATE="legacy",
+                                   TRANSFORMERS_NO_TF="1", FAKE_DFC_LOG=str(setup.tmp / "neg.log"),
+                                   FAKE_DFC_MANIFEST=str(setup.out / "manifest.json"),
+                                   HAR_FIXTURES_DIR=str(Path(__file__).parent),
+                                   HEF_WRITER_DIR=str(REPO / "tools" / "fixtures")))
+
+
+# --- issue 27, 2.5: the SDK paths are patched before the DFC is imported ----------------
+
+def test_sdk_paths_are_patched_before_the_dfc_is_imported(driver_run, setup):
+    # The whole run went through the stand-in, which refuses an import of
+    # hailo_sdk_client before the patch (LNM's order); it must be able to refuse.
+    assert driver_run[0].returncode == 0, driver_run[0].stderr
+    r = run_against_stand_in(setup, "import hailo_sdk_client\n")
+    assert r.returncode != 0 and "imported before the SDK paths were patched" in r.stderr, r.stderr
+    assert run_against_stand_in(setup, PATCH_SDK_PATHS + "import hailo_sdk_client\n").returncode == 0

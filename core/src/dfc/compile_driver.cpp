@@ -287,7 +287,9 @@ def register_acceleras_layers():
 def patch_sdk_paths():
     """Outside a release install the DFC's SDKPaths singleton may name a build
     folder that does not exist, which breaks compile; force release mode with
-    a fresh temporary build folder. Changes nothing in the HEF."""
+    a fresh temporary build folder. Changes nothing in the HEF. Called before
+    hailo_sdk_client is imported and any runner exists, the order of LNM's
+    pipeline/s6_compile_hef.py, the only one known to work."""
     try:
         from hailo_sdk_common.paths_manager.paths import SDKPaths
     except ImportError as e:
@@ -450,7 +452,6 @@ class Run:
         compile_lines = har_lines(self.args.llm2hef, current, "compile")
         runner = self.load("compile")
         script = open(os.path.join(HERE, "compile.alls")).read() + "".join(line + "\n" for line in compile_lines)
-        patch_sdk_paths()
         runner.load_model_script(script)
         hef = runner.compile()
         self.saved("compile")  # the compiled HAR: for `hailo har extract` and a faster recompile
@@ -493,6 +494,7 @@ def main():
     os.environ.setdefault("USER", _user_name())  # the DFC's paths manager reads it
     registered = register_acceleras_layers()
     say("registered %d acceleras Keras layer class(es)" % registered)
+    patch_sdk_paths()
     from hailo_sdk_client import ClientRunner
     from hailo_sdk_client.exposed_definitions import Dims
 
