@@ -26,6 +26,11 @@ sections 3, 6-8):
   the compile script naming only the two groups, with a format_conversion for
   every cache layer of both.
 
+Its compile() returns a HEF written by tools/fixtures/hef_writer.py for the
+export, as DFC 5.3.0 (the version LNM compiled with) would label it:
+STRICT_RUNTIME_VERSIONING and sdk_version 5.3.0 (FAKE_DFC_SDK changes the
+version; FAKE_DFC_HEF=garbage returns bytes that are no HEF).
+
 To check that this stand-in catches an older driver, point
 COMPILE_DRIVER_UNDER_TEST at another compile.py: it replaces the generated one
 in the main run.
@@ -43,10 +48,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import har_fixtures as hf  # noqa: E402
-
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(REPO / "tools" / "fixtures"))
+import har_fixtures as hf  # noqa: E402
+import hef_writer as hw  # noqa: E402
+
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
 
@@ -56,7 +63,9 @@ FAKE_DFC = textwrap.dedent('''
     import io, json, os, re, sys, tarfile
     import numpy as np
     sys.path.insert(0, os.environ["HAR_FIXTURES_DIR"])
+    sys.path.insert(0, os.environ["HEF_WRITER_DIR"])
     import har_fixtures as hf
+    import hef_writer as hw
     import keras
     from hailo_model_optimization.acceleras.atomic_ops import ops as acceleras_ops
     from hailo_sdk_common.paths_manager.paths import SDKPaths
@@ -224,7 +233,10 @@ FAKE_DFC = textwrap.dedent('''
             assert all(n.split("/")[0] in groups for n in named), "a line names a layer outside the two groups"
             log(op="compile", groups=[g for g, _ in ng], conversions=len(conv_lines))
             self.state = "compiled_model"
-            return b"not a real HEF"
+            if os.environ.get("FAKE_DFC_HEF") == "garbage":
+                return b"not a real HEF"
+            sdk = tuple(int(x) for x in os.environ.get("FAKE_DFC_SDK", "5.3.0").split("."))
+            return hw.genai_hef(**hw.spec_from_export(os.path.dirname(os.environ["FAKE_DFC_MANIFEST"]), sdk=sdk))
 ''')
 
 DIMS = 'class Dims:\n    BATCH, HEIGHT, WIDTH, CHANNELS = "b", "h", "w", "c"\n'
@@ -330,6 +342,7 @@ class Setup:
         log_path = self.tmp / log
         e = dict(os.environ, PYTHONPATH=str(self.tmp / "fake"), FAKE_DFC_LOG=str(log_path),
                  FAKE_DFC_MANIFEST=str(self.out / "manifest.json"), HAR_FIXTURES_DIR=str(Path(__file__).parent),
+                 HEF_WRITER_DIR=str(REPO / "tools" / "fixtures"),
                  PATH=str(self.tmp / gpu) + os.pathsep + os.environ.get("PATH", ""))
         for k in ("CUDA_VISIBLE_DEVICES", "TRANSFORMERS_NO_TF", "NPY_PROMOTION_STATE"):
             e.pop(k, None)
@@ -341,6 +354,10 @@ class Setup:
 
     def har(self, stage):
         return self.work / ("%s.%s.har" % (self.scope, stage))
+
+    def hef_bytes(self, sdk=(5, 3, 0)):
+        """What the stand-in's compile() returns for this export."""
+        return hw.genai_hef(**hw.spec_from_export(self.out, sdk=sdk))
 
 
 @pytest.fixture(scope="module")
@@ -368,7 +385,7 @@ def lines_of(har, what, manifest):
 def test_driver_runs_every_step(driver_run, setup):
     r, out, work, events, tmp = driver_run
     assert r.returncode == 0, r.stdout + r.stderr
-    assert (tmp / "model.hef").read_bytes() == b"not a real HEF"
+    assert (tmp / "model.hef").read_bytes() == setup.hef_bytes()
     for stage in ("parsed", "fixed", "resources", "quantized", "quantized_fixed", "compiled"):
         assert setup.har(stage).is_file(), stage
     _, chn, _ = hf.read_har(setup.har("quantized_fixed"))
@@ -451,7 +468,7 @@ def test_resume_from_optimize_with_the_gpu_switch(driver_run, setup, gpu, flag, 
     r, events = setup.run("--from", "optimize", *flag, "--llm2hef", BIN, "--calib-tokens", setup.calib,
                           "--work", setup.work, "-o", hef, gpu=gpu, log=log)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert hef.read_bytes() == b"not a real HEF"
+    assert hef.read_bytes() == setup.hef_bytes()
     ops = [e["op"] for e in events]
     assert "translate" not in ops and "resources" not in ops
     assert events[0] == {"op": "init", "har": str(setup.har("resources")), "state": "hailo_model"}
@@ -550,3 +567,32 @@ def test_sdk_paths_are_patched_before_the_dfc_is_imported(driver_run, setup):
     r = run_against_stand_in(setup, "import hailo_sdk_client\n")
     assert r.returncode != 0 and "imported before the SDK paths were patched" in r.stderr, r.stderr
     assert run_against_stand_in(setup, PATCH_SDK_PATHS + "import hailo_sdk_client\n").returncode == 0
+
+
+# --- issue 27, 2.2: the closing hint passes --hailort when the HEF says which -----------
+
+@pytest.mark.parametrize("hef_kind,option", [("5.3.0", "--hailort 5.3"), ("5.2.0", "--hailort 5.2"),
+                                             ("garbage", None)])
+def test_closing_hint_names_the_hailort_the_hef_needs(driver_run, setup, hef_kind, option):
+    assert driver_run[0].returncode == 0
+    hef = setup.tmp / ("hint-%s.hef" % hef_kind)
+    env = {"FAKE_DFC_HEF": "garbage"} if hef_kind == "garbage" else {"FAKE_DFC_SDK": hef_kind}
+    r, _ = setup.run("--from", "compile", "--llm2hef", BIN, "--work", setup.work, "-o", hef,
+                     log="hint-%s.log" % hef_kind, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    manifest = setup.out / "manifest.json"
+    check = "next: llm2hef hef check %s --manifest %s" % (hef, manifest)
+    pack = "then: llm2hef package %s --manifest %s --model NAME[:TAG]" % (hef, manifest)
+    lines = r.stdout.splitlines()
+    if option is None:
+        assert "compile.py: " + check in lines and "compile.py: " + pack in lines, r.stdout
+        assert "no --hailort: `llm2hef hef inspect` could not read it" in r.stdout
+        return
+    assert "compile.py: %s %s" % (check, option) in lines and "compile.py: %s %s" % (pack, option) in lines, r.stdout
+    # The hinted command is the one that passes: hef check judges for HailoRT 5.2 by default.
+    hinted = subprocess.run([str(BIN), "hef", "check", str(hef), "--manifest", str(manifest), *option.split()],
+                            capture_output=True, text=True, timeout=120)
+    assert hinted.returncode == 0, hinted.stdout
+    plain = subprocess.run([str(BIN), "hef", "check", str(hef), "--manifest", str(manifest)],
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == (0 if option == "--hailort 5.2" else 1), plain.stdout

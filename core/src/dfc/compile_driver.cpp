@@ -459,8 +459,42 @@ class Run:
         with open(tmp, "wb") as f:
             f.write(hef)
         os.replace(tmp, self.args.output)
-        say("wrote %s - check it with: llm2hef hef check %s --manifest %s" % (self.args.output, self.args.output,
-                                                                            MANIFEST_PATH))
+        say("wrote %s (%d bytes)" % (self.args.output, len(hef)))
+        closing_hint(self.args.llm2hef, self.args.output)
+
+
+def strict_hailort_version(exe, hef_path):
+    """(major.minor the device's HailoRT must have, or None, why). A HEF with
+    STRICT_RUNTIME_VERSIONING (extension 35) is configured only by a HailoRT
+    whose major.minor equals that of the DFC that wrote it (header
+    sdk_version; hailo-contract.md section 10), and `hef check` / `package`
+    judge for HailoRT 5.2 unless told otherwise."""
+    try:
+        r = subprocess.run([exe, "hef", "inspect", hef_path, "--json", "--no-progress"], capture_output=True,
+                           text=True, timeout=600)
+        info = json.loads(r.stdout)
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        return None, "`llm2hef hef inspect` could not read it (%s)" % e
+    if not isinstance(info, dict) or "extensions" not in info:
+        return None, "`llm2hef hef inspect` could not read it: %s" % (r.stderr.strip() or "no report")
+    if not any(e.get("type") == 35 for e in info["extensions"]):
+        return None, "it does not carry STRICT_RUNTIME_VERSIONING"
+    m = re.match(r"^(\d+)\.(\d+)\.", str(info.get("sdk_version", "")))
+    if not m:
+        return None, "its header names no DFC version"
+    return "%s.%s" % m.groups(), "it carries STRICT_RUNTIME_VERSIONING and was written by DFC %s" % info["sdk_version"]
+
+
+def closing_hint(exe, hef_path):
+    version, why = strict_hailort_version(exe, hef_path)
+    option = " --hailort %s" % version if version else ""
+    say("next: llm2hef hef check %s --manifest %s%s" % (hef_path, MANIFEST_PATH, option))
+    say("then: llm2hef package %s --manifest %s --model NAME[:TAG]%s" % (hef_path, MANIFEST_PATH, option))
+    if version:
+        say("(%s: it loads only where HailoRT is %s, unless HAILO_IGNORE_STRICT_VERSION is set there)"
+            % (why, version))
+    else:
+        say("(no --hailort: %s)" % why)
 
 
 def main():
