@@ -29,7 +29,8 @@ sections 3, 6-8):
 Its compile() returns a HEF written by tools/fixtures/hef_writer.py for the
 export, as DFC 5.3.0 (the version LNM compiled with) would label it:
 STRICT_RUNTIME_VERSIONING and sdk_version 5.3.0 (FAKE_DFC_SDK changes the
-version; FAKE_DFC_HEF=garbage returns bytes that are no HEF).
+version; FAKE_DFC_HEF=garbage returns bytes that are no HEF). FAKE_DFC_FAIL_SAVE
+names a HAR state whose save_har raises, as a full disk would.
 
 To check that this stand-in catches an older driver, point
 COMPILE_DRIVER_UNDER_TEST at another compile.py: it replaces the generated one
@@ -141,6 +142,9 @@ FAKE_DFC = textwrap.dedent('''
             log(op="translate")
 
         def save_har(self, path):
+            if os.environ.get("FAKE_DFC_FAIL_SAVE") == self.state:
+                log(op="save_har_failed", path=path, state=self.state)
+                raise OSError(28, "No space left on device", path)
             members = dict(self.members)
             members[NET + ".metadata.json"] = json.dumps({"state": self.state, "sdk_version": "5.3.0"}).encode()
             members["standin.json"] = json.dumps({"resources": self.resources}).encode()
@@ -567,6 +571,20 @@ def test_sdk_paths_are_patched_before_the_dfc_is_imported(driver_run, setup):
     r = run_against_stand_in(setup, "import hailo_sdk_client\n")
     assert r.returncode != 0 and "imported before the SDK paths were patched" in r.stderr, r.stderr
     assert run_against_stand_in(setup, PATCH_SDK_PATHS + "import hailo_sdk_client\n").returncode == 0
+
+
+# --- issue 27, 2.6: model.hef is written before the compiled HAR ------------------------
+
+def test_a_failed_save_of_the_compiled_har_keeps_the_hef(driver_run, setup):
+    assert driver_run[0].returncode == 0
+    hef = setup.tmp / "save-fails.hef"
+    r, events = setup.run("--from", "compile", "--llm2hef", BIN, "--work", setup.work, "-o", hef,
+                          log="save-fails.log", env={"FAKE_DFC_FAIL_SAVE": "compiled_model"})
+    assert [e["op"] for e in events] == ["init", "script", "compile", "save_har_failed"]
+    assert hef.read_bytes() == setup.hef_bytes(), r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning: saving the compiled HAR" in r.stdout and "No space left on device" in r.stdout
+    assert "next: llm2hef hef check" in r.stdout
 
 
 # --- issue 27, 2.2: the closing hint passes --hailort when the HEF says which -----------

@@ -454,12 +454,21 @@ class Run:
         script = open(os.path.join(HERE, "compile.alls")).read() + "".join(line + "\n" for line in compile_lines)
         runner.load_model_script(script)
         hef = runner.compile()
-        self.saved("compile")  # the compiled HAR: for `hailo har extract` and a faster recompile
+        # The HEF first: it is what the hours of compile were for. The
+        # compiled HAR is only for `hailo har extract` and a faster recompile,
+        # and a failure saving it (disk full, a DFC serialization error) must
+        # not take the HEF with it.
         tmp = self.args.output + ".tmp"
         with open(tmp, "wb") as f:
             f.write(hef)
         os.replace(tmp, self.args.output)
         say("wrote %s (%d bytes)" % (self.args.output, len(hef)))
+        try:
+            self.saved("compile")
+        except Exception as e:  # noqa: BLE001 - whatever the DFC raises, the HEF is already safe
+            say("warning: saving the compiled HAR %s failed (%s: %s); %s is complete, the HAR is only needed "
+                "for `hailo har extract` and a faster recompile" % (har_path(self.args, SAVES["compile"]),
+                                                                    type(e).__name__, e, self.args.output))
         closing_hint(self.args.llm2hef, self.args.output)
 
 
