@@ -34,7 +34,7 @@ names a HAR state whose save_har raises, as a full disk would.
 
 To check that this stand-in catches an older driver, point
 COMPILE_DRIVER_UNDER_TEST at another compile.py: it replaces the generated one
-in the main run.
+in every export the tests make.
 """
 from __future__ import annotations
 
@@ -324,12 +324,14 @@ def write_script(path, text):
 
 
 class Setup:
-    def __init__(self, tmp):
+    def __init__(self, tmp, fixture=FIXTURE, cache=16, prefill=4):
         self.tmp = tmp
         self.out = tmp / "export"
-        r = subprocess.run([str(BIN), "export", str(FIXTURE), "-o", str(self.out), "--cache", "16", "--prefill", "4"],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run([str(BIN), "export", str(fixture), "-o", str(self.out), "--cache", str(cache),
+                            "--prefill", str(prefill)], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
+        if os.environ.get("COMPILE_DRIVER_UNDER_TEST"):
+            shutil.copy(os.environ["COMPILE_DRIVER_UNDER_TEST"], self.out / "compile.py")
         self.manifest = json.loads((self.out / "manifest.json").read_text())
         self.scope = self.manifest["dfc"]["scope"]
         write_fake_dfc(tmp / "fake")
@@ -342,7 +344,10 @@ class Setup:
         self.calib.write_text(json.dumps([[1, 2, 3, 4, 5], [7, 8, 9]]))
         self.work = tmp / "work"
 
-    def run(self, *args, gpu="nogpu", log="dfc.log", driver=None, env=None):
+    def run(self, *args, gpu="nogpu", log="dfc.log", driver=None, env=None, memory_gib=64):
+        """compile.py with the stand-in DFC. memory_gib: what --memory-gib tells
+        the memory check (None: let it read this machine's), so that the
+        tests do not depend on the RAM of the machine running them."""
         log_path = self.tmp / log
         e = dict(os.environ, PYTHONPATH=str(self.tmp / "fake"), FAKE_DFC_LOG=str(log_path),
                  FAKE_DFC_MANIFEST=str(self.out / "manifest.json"), HAR_FIXTURES_DIR=str(Path(__file__).parent),
@@ -351,7 +356,8 @@ class Setup:
         for k in ("CUDA_VISIBLE_DEVICES", "TRANSFORMERS_NO_TF", "NPY_PROMOTION_STATE"):
             e.pop(k, None)
         e.update(env or {})
-        r = subprocess.run([sys.executable, str(driver or self.out / "compile.py"), *map(str, args)],
+        memory = ["--memory-gib", str(memory_gib)] if memory_gib is not None else []
+        r = subprocess.run([sys.executable, str(driver or self.out / "compile.py"), *map(str, args), *memory],
                            capture_output=True, text=True, env=e, timeout=600)
         events = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
         return r, events
@@ -371,9 +377,6 @@ def setup(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def driver_run(setup):
-    driver = os.environ.get("COMPILE_DRIVER_UNDER_TEST")
-    if driver:
-        shutil.copy(driver, setup.out / "compile.py")
     r, events = setup.run("--llm2hef", BIN, "--calib-tokens", setup.calib, "--work", setup.work,
                           "-o", setup.tmp / "model.hef")
     return r, setup.out, setup.work, events, setup.tmp
@@ -614,3 +617,66 @@ def test_closing_hint_names_the_hailort_the_hef_needs(driver_run, setup, hef_kin
     plain = subprocess.run([str(BIN), "hef", "check", str(hef), "--manifest", str(manifest)],
                            capture_output=True, text=True, timeout=120)
     assert plain.returncode == (0 if option == "--hailort 5.2" else 1), plain.stdout
+
+
+# --- issue 27, 2.7: calibration memory is checked before the parse ----------------------
+
+def test_memory_is_reported_before_the_parse(driver_run):
+    r = driver_run[0]
+    assert r.returncode == 0, r.stderr
+    said = r.stdout.find("compile.py: memory: the DFC's 16 GB plus the calibration set (2 sample(s)")
+    assert 0 <= said < r.stdout.find("step 1/6: parse"), r.stdout
+
+
+@pytest.fixture(scope="module")
+def big_cache(tmp_path_factory):
+    """llama3-tiny at cache 2048 (6 heads): one calibration sample holds a
+    2048 x 12288 float32 mask, about 100 MB."""
+    setup = Setup(tmp_path_factory.mktemp("big"), fixture=REPO / "tests" / "fixtures" / "llama3-tiny",
+                  cache=2048, prefill=16)
+    return setup
+
+
+def sample_bytes(manifest):
+    """One sample as compile.py holds it (docs/compile.md, Calibration): float32, every
+    input but the four pe layers at its last two dimensions, one shared positions row."""
+    seq = manifest["cache_size"]
+    rest = [i["shape"][-2] * i["shape"][-1] for i in manifest["inputs"] if not i["role"].startswith("pe_")]
+    return 4 * (seq + sum(rest))
+
+
+def test_a_calibration_set_that_does_not_fit_is_refused_before_the_parse(big_cache, tmp_path):
+    setup = big_cache
+    sample = sample_bytes(setup.manifest)
+    assert 90e6 < sample < 110e6
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps([[i + 1] for i in range(40)]))
+    gib = 16  # 17.2e9 bytes: the DFC's 16 GB leave room for 10 samples, plus the one being read
+    fit = (gib * 2 ** 30 - 16 * 10 ** 9) // sample - 1
+    assert 0 < fit < 40
+    args = ["--llm2hef", BIN, "--calib-tokens", calib, "--calib-size", 40, "--work", tmp_path / "work",
+            "-o", tmp_path / "model.hef"]
+    r, events = setup.run(*args, log="mem-refused.log", memory_gib=gib)
+    assert r.returncode != 0 and events == [], r.stdout + r.stderr
+    assert "not enough memory for optimize" in r.stderr and "40 sample(s)" in r.stderr, r.stderr
+    assert "At most %d sample(s) fit: pass --calib-size %d." % (fit, fit) in r.stderr, r.stderr
+    assert "--memory-gib" in r.stderr and "step 1/6" not in r.stdout
+    # One sample more than the answer is still refused, with the same answer.
+    args[5] = fit + 1
+    r, events = setup.run(*args, log="mem-refused-2.log", memory_gib=gib)
+    assert r.returncode != 0 and events == [] and "At most %d sample(s) fit" % fit in r.stderr, r.stderr
+    # Not even one sample beside the DFC's 16 GB.
+    r, events = setup.run(*args, log="mem-refused-3.log", memory_gib=15)
+    assert r.returncode != 0 and events == [] and "Not one sample fits" in r.stderr, r.stderr
+
+
+def test_the_memory_check_reads_this_machine(big_cache, tmp_path):
+    """Without --memory-gib: 20000 samples of 100 MB (2 TB) fit on no machine."""
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps([[1]] * 20000))
+    r, events = big_cache.run("--llm2hef", BIN, "--calib-tokens", calib, "--calib-size", 20000,
+                              "--work", tmp_path / "work", "-o", tmp_path / "model.hef", log="mem-machine.log",
+                              memory_gib=None)
+    assert r.returncode != 0 and events == [], r.stdout + r.stderr
+    assert "not enough memory for optimize" in r.stderr and "20000 sample(s)" in r.stderr, r.stderr
+    assert "(MemTotal in /proc/meminfo)" in r.stderr or "(this process's cgroup memory limit)" in r.stderr
