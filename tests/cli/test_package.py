@@ -256,6 +256,12 @@ def test_a_store_with_blobs_but_no_manifests_is_warned_about(tmp_path, gpt2):
     assert mount in r.stderr, r.stderr
     assert any(mount in w for w in json.loads(r.stdout)["warnings"])
     assert list(read_store(store)) == ["mine:v1"]  # written all the same
+    # Docker reads a relative host path as a volume name: the -v line is absolute even for --store a/b.
+    (tmp_path / "rel" / "models" / "blob").mkdir(parents=True)
+    r = subprocess.run([str(BIN), "package", hef, "--manifest", gpt2 / "manifest.json", "--store",
+                        "rel/models", "--model", "other:v1", "--no-progress"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0 and f"-v {tmp_path / 'rel' / 'models' / 'manifests' / 'other'}:" in r.stderr, r.stderr
 
 
 def test_a_blob_no_manifest_names_is_warned_about(tmp_path, gpt2, populated):

@@ -135,7 +135,9 @@ std::string docker_mount_warning(const std::string& seen, const fs::path& store,
   return seen + ": the layout of Hailo's Docker instructions for hailo-ollama, which mount only models/blob into "
          "the container (hailo_model_zoo_genai docs/USAGE.rst); the server there reads manifests from its image, so " +
          model.key() + " will not be listed. If hailo-ollama runs in Docker, also mount this model's manifests: -v " +
-         (store / "manifests" / model.name).string() + ":/usr/share/hailo-ollama/models/manifests/" + model.name +
+         // Docker takes a relative host path for a volume name: the mount needs it absolute.
+         fs::absolute(store / "manifests" / model.name).lexically_normal().string() +
+         ":/usr/share/hailo-ollama/models/manifests/" + model.name +
          " (docs/package.md, \"hailo-ollama in Docker\"). If it runs outside Docker, ignore this.";
 }
 
