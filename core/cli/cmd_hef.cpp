@@ -66,7 +66,7 @@ Exit status: 0 ok, 1 a checksum does not match, 2 usage, 3 not a HEF or
 malformed (the message names the field).
 )";
 
-constexpr const char* kCheckHelp = R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--json] [--verify-all]
+constexpr const char* kCheckHelp = R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--optimize-memory-on-device] [--json] [--verify-all]
 
 Judges a HEF by hailort v5.2.0's own rules (Hef::create, configure, the
 genai server; hailo-contract.md sections 6, 8, 9, 10; docs/hef.md gives the
@@ -85,7 +85,8 @@ hailort file and line of each). Each finding names its rule and section:
                   hailo-config.json present
   checksums       resources (up to 64 MiB, all with --verify-all) match their
                   XXH3; the whole-file sum hailort checks (v1 CRC-32, v2 XXH3)
-  resource-order  tokenizer.json and embeddings.bin last (optimize_memory_on_device)
+  resource-order  tokenizer.json and embeddings.bin last: a warning, an error
+                  with --optimize-memory-on-device (only that mode needs it)
   hailo-config    every key with the JSON type the server reads it as;
                   eos_token_id; prefill_input_tokens_count (not _size)
   stop-tokens     (warning) stop_token_id present and containing eos_token_id
@@ -105,6 +106,11 @@ hailort file and line of each). Each finding names its rule and section:
   --manifest FILE   the manifest.json `llm2hef export` wrote
   --hailort X.Y     the HailoRT version on the device (default 5.2, the
                     version hailo-contract.md documents)
+  --optimize-memory-on-device
+                    the HEF will be loaded with LLMParams'
+                    optimize_memory_on_device=True (tokenizer and embeddings
+                    kept on the host); hailort's default, and hailo-ollama's,
+                    is False
   --json            {"file", "ok", "errors", "warnings", "findings": [{"rule",
                     "section", "severity" (error, warning, info), "message"}],
                     "passed" (rules that passed), "derived", "contract_doc"
@@ -186,7 +192,7 @@ int inspect(const InspectArgs& a) {
 
 struct CheckArgs {
   std::string hef, manifest, hailort;
-  bool json = false, verify_all = false;
+  bool json = false, verify_all = false, optimize_memory_on_device = false;
 };
 
 int check(const CheckArgs& a, Invocation& inv) {
@@ -198,6 +204,7 @@ int check(const CheckArgs& a, Invocation& inv) {
   }
   if (a.verify_all) opt.checksum_limit = UINT64_MAX;
   if (inv.command().count("--hailort")) opt.hailort = hef::parse_hailort_version(a.hailort);
+  opt.optimize_memory_on_device = a.optimize_memory_on_device;
   Opened h = open_hef(a.hef);
   const hef::ContractReport rep = hef::check_hef_contract(*h.src, h.info, opt);
   if (a.json)
@@ -282,6 +289,7 @@ void add_hef_commands(CommandLine& cli) {
   app->add_option("--hailort", check_args->hailort);
   app->add_flag("--json", check_args->json);
   app->add_flag("--verify-all", check_args->verify_all);
+  app->add_flag("--optimize-memory-on-device", check_args->optimize_memory_on_device);
 
   auto set_config_args = std::make_shared<SetConfigArgs>();
   app = cli.add_command(*group, "set-config", kSetConfigHelp,

@@ -11,7 +11,7 @@ namespace llm2hef::cli {
 
 namespace {
 
-constexpr const char* kHelp = R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--store DIR] [--force] [--json]
+constexpr const char* kHelp = R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--store DIR] [--hailort X.Y] [--force] [--json]
 
 Puts a compiled HEF into the model store hailo-ollama (Hailo's Ollama-compatible
 server) reads at startup:
@@ -23,7 +23,9 @@ resources/hailo-config.json and tokenizer.json, which the HEF must carry
 unchanged.
 
 Refused, leaving the store as it was: a missing HEF; a HEF that fails
-`llm2hef hef check --manifest OUT/manifest.json`; an existing NAME:TAG (unless
+`llm2hef hef check --manifest OUT/manifest.json --hailort X.Y` (hailo-ollama
+loads with optimize_memory_on_device off, so resource-order is a warning);
+an existing NAME:TAG (unless
 --force); a different file already at the blob's name (blobs are never
 overwritten; an identical one is reused after its hash is verified).
 
@@ -35,11 +37,19 @@ Options:
                     uses, $XDG_DATA_HOME or ~/.local/share, then $XDG_DATA_DIRS
                     or /usr/share:/usr/local/share, each + /hailo-ollama/models,
                     the first whose hailo-ollama folder exists)
+  --hailort X.Y     the HailoRT version on the device that runs hailo-ollama
+                    (default 5.2, the version hailo-contract.md documents); a
+                    HEF with STRICT_RUNTIME_VERSIONING loads only on the
+                    HailoRT major.minor of the DFC that wrote it
   --force           replace an existing NAME:TAG manifest (its blob is kept)
   --json            print what was written as JSON ("ok": true; on failure
                     the error object, "ok": false)
   --no-progress     never draw the progress bar
 hailo-ollama reads manifests only when it starts: restart it afterwards.
+A store laid out for hailo-ollama in Docker (a blob folder with no manifest
+of its own, or blobs no manifest names) gets a warning: Hailo's Docker
+instructions mount only models/blob, so the container never sees the
+manifest; mount it too (docs/package.md).
 
 Exit status: 0 packaged, 1 the HEF fails hef check, 2 usage (including an
 existing NAME:TAG without --force), 3 bad input (missing or unreadable files,
@@ -48,7 +58,7 @@ damaged store).
 )";
 
 struct PackageArgs {
-  std::string hef, manifest, model, store;
+  std::string hef, manifest, model, store, hailort;
   bool json = false, force = false, no_progress = false;
 };
 
@@ -58,11 +68,13 @@ int run_package(const PackageArgs& o, Invocation& inv) {
   po.export_manifest = o.manifest;
   po.model = core::package::parse_model_ref(o.model);
   po.store = inv.command().count("--store") ? std::filesystem::path(o.store) : core::package::default_store();
+  if (inv.command().count("--hailort")) po.hailort = core::hef::parse_hailort_version(o.hailort);
   po.force = o.force;
   po.progress = !o.no_progress && core::Progress::stderr_is_terminal();
 
   const core::package::PackageResult r = core::package::package_model(po);
   for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
+  for (const auto& warning : r.warnings) std::cerr << "warning: " << warning << "\n";
   if (o.json) {
     nlohmann::ordered_json out;
     out["ok"] = true;  // a refusal is the error object, "ok": false
@@ -75,6 +87,7 @@ int run_package(const PackageArgs& o, Invocation& inv) {
     out["blob_reused"] = r.blob_reused;
     out["replaced_hef_h10h"] = r.replaced_hef ? nlohmann::ordered_json(*r.replaced_hef) : nullptr;
     out["notes"] = r.notes;
+    out["warnings"] = r.warnings;
     out["hef_check"] = r.hef_check;
     out["written"] = r.ollama_manifest;
     std::cout << core::json_text(out, 2) << "\n";
@@ -100,6 +113,7 @@ void add_package_command(CommandLine& cli) {
   app->add_option("--manifest", o->manifest)->required();
   app->add_option("--model", o->model)->required();
   app->add_option("--store", o->store);
+  app->add_option("--hailort", o->hailort);
   app->add_flag("--json", o->json);
   app->add_flag("--force", o->force);
   app->add_flag("--no-progress", o->no_progress);

@@ -19,12 +19,22 @@ sections 3, 6-8):
 - calibset_size equal to the calibration samples given, in the DFC layout;
 - use_saitama=True, device=cuda on both the calibration and bias-correction
   lines, or on neither;
-- the SDK paths patched before compile, and the compile script naming only
-  the two groups, with a format_conversion for every cache layer of both.
+- the SDK paths patched before `hailo_sdk_client` is imported (LNM
+  pipeline/s6_compile_hef.py calls patch_sdk_paths() before
+  `from hailo_sdk_client import ClientRunner`; whether the real DFC needs it
+  that early is not known, so the stand-in holds to the recipe's order), and
+  the compile script naming only the two groups, with a format_conversion for
+  every cache layer of both.
+
+Its compile() returns a HEF written by tools/fixtures/hef_writer.py for the
+export, as DFC 5.3.0 (the version LNM compiled with) would label it:
+STRICT_RUNTIME_VERSIONING and sdk_version 5.3.0 (FAKE_DFC_SDK changes the
+version; FAKE_DFC_HEF=garbage returns bytes that are no HEF). FAKE_DFC_FAIL_SAVE
+names a HAR state whose save_har raises, as a full disk would.
 
 To check that this stand-in catches an older driver, point
 COMPILE_DRIVER_UNDER_TEST at another compile.py: it replaces the generated one
-in the main run.
+in every export the tests make.
 """
 from __future__ import annotations
 
@@ -39,10 +49,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import har_fixtures as hf  # noqa: E402
-
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(REPO / "tools" / "fixtures"))
+import har_fixtures as hf  # noqa: E402
+import hef_writer as hw  # noqa: E402
+
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
 
@@ -52,10 +64,19 @@ FAKE_DFC = textwrap.dedent('''
     import io, json, os, re, sys, tarfile
     import numpy as np
     sys.path.insert(0, os.environ["HAR_FIXTURES_DIR"])
+    sys.path.insert(0, os.environ["HEF_WRITER_DIR"])
     import har_fixtures as hf
+    import hef_writer as hw
     import keras
     from hailo_model_optimization.acceleras.atomic_ops import ops as acceleras_ops
     from hailo_sdk_common.paths_manager.paths import SDKPaths
+
+    # LNM's order (pipeline/s6_compile_hef.py): patch_sdk_paths(), then
+    # `from hailo_sdk_client import ClientRunner`, then the runner.
+    _paths = SDKPaths()
+    if not (_paths.is_release and os.path.isdir(_paths._build_dir)):
+        raise RuntimeError("stand-in DFC: hailo_sdk_client imported before the SDK paths were patched "
+                           "(build folder %s)" % _paths._build_dir)
 
     LOG = os.environ["FAKE_DFC_LOG"]
     MAN = json.load(open(os.environ["FAKE_DFC_MANIFEST"]))
@@ -121,6 +142,9 @@ FAKE_DFC = textwrap.dedent('''
             log(op="translate")
 
         def save_har(self, path):
+            if os.environ.get("FAKE_DFC_FAIL_SAVE") == self.state:
+                log(op="save_har_failed", path=path, state=self.state)
+                raise OSError(28, "No space left on device", path)
             members = dict(self.members)
             members[NET + ".metadata.json"] = json.dumps({"state": self.state, "sdk_version": "5.3.0"}).encode()
             members["standin.json"] = json.dumps({"resources": self.resources}).encode()
@@ -213,7 +237,10 @@ FAKE_DFC = textwrap.dedent('''
             assert all(n.split("/")[0] in groups for n in named), "a line names a layer outside the two groups"
             log(op="compile", groups=[g for g, _ in ng], conversions=len(conv_lines))
             self.state = "compiled_model"
-            return b"not a real HEF"
+            if os.environ.get("FAKE_DFC_HEF") == "garbage":
+                return b"not a real HEF"
+            sdk = tuple(int(x) for x in os.environ.get("FAKE_DFC_SDK", "5.3.0").split("."))
+            return hw.genai_hef(**hw.spec_from_export(os.path.dirname(os.environ["FAKE_DFC_MANIFEST"]), sdk=sdk))
 ''')
 
 DIMS = 'class Dims:\n    BATCH, HEIGHT, WIDTH, CHANNELS = "b", "h", "w", "c"\n'
@@ -297,12 +324,14 @@ def write_script(path, text):
 
 
 class Setup:
-    def __init__(self, tmp):
+    def __init__(self, tmp, fixture=FIXTURE, cache=16, prefill=4):
         self.tmp = tmp
         self.out = tmp / "export"
-        r = subprocess.run([str(BIN), "export", str(FIXTURE), "-o", str(self.out), "--cache", "16", "--prefill", "4"],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run([str(BIN), "export", str(fixture), "-o", str(self.out), "--cache", str(cache),
+                            "--prefill", str(prefill)], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
+        if os.environ.get("COMPILE_DRIVER_UNDER_TEST"):
+            shutil.copy(os.environ["COMPILE_DRIVER_UNDER_TEST"], self.out / "compile.py")
         self.manifest = json.loads((self.out / "manifest.json").read_text())
         self.scope = self.manifest["dfc"]["scope"]
         write_fake_dfc(tmp / "fake")
@@ -315,21 +344,30 @@ class Setup:
         self.calib.write_text(json.dumps([[1, 2, 3, 4, 5], [7, 8, 9]]))
         self.work = tmp / "work"
 
-    def run(self, *args, gpu="nogpu", log="dfc.log", driver=None, env=None):
+    def run(self, *args, gpu="nogpu", log="dfc.log", driver=None, env=None, memory_gib=64):
+        """compile.py with the stand-in DFC. memory_gib: what --memory-gib tells
+        the memory check (None: let it read this machine's), so that the
+        tests do not depend on the RAM of the machine running them."""
         log_path = self.tmp / log
         e = dict(os.environ, PYTHONPATH=str(self.tmp / "fake"), FAKE_DFC_LOG=str(log_path),
                  FAKE_DFC_MANIFEST=str(self.out / "manifest.json"), HAR_FIXTURES_DIR=str(Path(__file__).parent),
+                 HEF_WRITER_DIR=str(REPO / "tools" / "fixtures"),
                  PATH=str(self.tmp / gpu) + os.pathsep + os.environ.get("PATH", ""))
         for k in ("CUDA_VISIBLE_DEVICES", "TRANSFORMERS_NO_TF", "NPY_PROMOTION_STATE"):
             e.pop(k, None)
         e.update(env or {})
-        r = subprocess.run([sys.executable, str(driver or self.out / "compile.py"), *map(str, args)],
+        memory = ["--memory-gib", str(memory_gib)] if memory_gib is not None else []
+        r = subprocess.run([sys.executable, str(driver or self.out / "compile.py"), *map(str, args), *memory],
                            capture_output=True, text=True, env=e, timeout=600)
         events = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
         return r, events
 
     def har(self, stage):
         return self.work / ("%s.%s.har" % (self.scope, stage))
+
+    def hef_bytes(self, sdk=(5, 3, 0)):
+        """What the stand-in's compile() returns for this export."""
+        return hw.genai_hef(**hw.spec_from_export(self.out, sdk=sdk))
 
 
 @pytest.fixture(scope="module")
@@ -339,9 +377,6 @@ def setup(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def driver_run(setup):
-    driver = os.environ.get("COMPILE_DRIVER_UNDER_TEST")
-    if driver:
-        shutil.copy(driver, setup.out / "compile.py")
     r, events = setup.run("--llm2hef", BIN, "--calib-tokens", setup.calib, "--work", setup.work,
                           "-o", setup.tmp / "model.hef")
     return r, setup.out, setup.work, events, setup.tmp
@@ -357,7 +392,7 @@ def lines_of(har, what, manifest):
 def test_driver_runs_every_step(driver_run, setup):
     r, out, work, events, tmp = driver_run
     assert r.returncode == 0, r.stdout + r.stderr
-    assert (tmp / "model.hef").read_bytes() == b"not a real HEF"
+    assert (tmp / "model.hef").read_bytes() == setup.hef_bytes()
     for stage in ("parsed", "fixed", "resources", "quantized", "quantized_fixed", "compiled"):
         assert setup.har(stage).is_file(), stage
     _, chn, _ = hf.read_har(setup.har("quantized_fixed"))
@@ -440,7 +475,7 @@ def test_resume_from_optimize_with_the_gpu_switch(driver_run, setup, gpu, flag, 
     r, events = setup.run("--from", "optimize", *flag, "--llm2hef", BIN, "--calib-tokens", setup.calib,
                           "--work", setup.work, "-o", hef, gpu=gpu, log=log)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert hef.read_bytes() == b"not a real HEF"
+    assert hef.read_bytes() == setup.hef_bytes()
     ops = [e["op"] for e in events]
     assert "translate" not in ops and "resources" not in ops
     assert events[0] == {"op": "init", "har": str(setup.har("resources")), "state": "hailo_model"}
@@ -507,11 +542,141 @@ def test_the_stand_in_refuses_a_quantized_har_without_registration(driver_run, s
     # The double must be able to fail: loading the quantized HAR without the
     # acceleras registration is refused as the real DFC refuses it.
     assert driver_run[0].returncode == 0
-    code = ("from hailo_sdk_client import ClientRunner\n"
+    code = (PATCH_SDK_PATHS + "from hailo_sdk_client import ClientRunner\n"
             "ClientRunner(har=%r)\n" % str(setup.har("quantized")))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=str(setup.tmp / "fake"), NPY_PROMOTION_STATE="legacy",
-                                TRANSFORMERS_NO_TF="1", FAKE_DFC_LOG=str(setup.tmp / "neg.log"),
-                                FAKE_DFC_MANIFEST=str(setup.out / "manifest.json"),
-                                HAR_FIXTURES_DIR=str(Path(__file__).parent)))
+    r = run_against_stand_in(setup, code)
     assert r.returncode != 0 and "Unknown layer" in r.stderr
+
+
+# The SDK-path patch as LNM writes it (pipeline/s6_compile_hef.py), for the
+# stand-in's own negative checks below.
+PATCH_SDK_PATHS = ("import tempfile\n"
+                   "from hailo_sdk_common.paths_manager.paths import SDKPaths\n"
+                   "p = SDKPaths()\n"
+                   "p._is_release, p._build_dir = True, tempfile.mkdtemp()\n")
+
+
+def run_against_stand_in(setup, code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(setup.tmp / "fake"), NPY_PROMOTION_STATE="legacy",
+                                   TRANSFORMERS_NO_TF="1", FAKE_DFC_LOG=str(setup.tmp / "neg.log"),
+                                   FAKE_DFC_MANIFEST=str(setup.out / "manifest.json"),
+                                   HAR_FIXTURES_DIR=str(Path(__file__).parent),
+                                   HEF_WRITER_DIR=str(REPO / "tools" / "fixtures")))
+
+
+# --- issue 27, 2.5: the SDK paths are patched before the DFC is imported ----------------
+
+def test_sdk_paths_are_patched_before_the_dfc_is_imported(driver_run, setup):
+    # The whole run went through the stand-in, which refuses an import of
+    # hailo_sdk_client before the patch (LNM's order); it must be able to refuse.
+    assert driver_run[0].returncode == 0, driver_run[0].stderr
+    r = run_against_stand_in(setup, "import hailo_sdk_client\n")
+    assert r.returncode != 0 and "imported before the SDK paths were patched" in r.stderr, r.stderr
+    assert run_against_stand_in(setup, PATCH_SDK_PATHS + "import hailo_sdk_client\n").returncode == 0
+
+
+# --- issue 27, 2.6: model.hef is written before the compiled HAR ------------------------
+
+def test_a_failed_save_of_the_compiled_har_keeps_the_hef(driver_run, setup):
+    assert driver_run[0].returncode == 0
+    hef = setup.tmp / "save-fails.hef"
+    r, events = setup.run("--from", "compile", "--llm2hef", BIN, "--work", setup.work, "-o", hef,
+                          log="save-fails.log", env={"FAKE_DFC_FAIL_SAVE": "compiled_model"})
+    assert [e["op"] for e in events] == ["init", "script", "compile", "save_har_failed"]
+    assert hef.read_bytes() == setup.hef_bytes(), r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning: saving the compiled HAR" in r.stdout and "No space left on device" in r.stdout
+    assert "next: llm2hef hef check" in r.stdout
+
+
+# --- issue 27, 2.2: the closing hint passes --hailort when the HEF says which -----------
+
+@pytest.mark.parametrize("hef_kind,option", [("5.3.0", "--hailort 5.3"), ("5.2.0", "--hailort 5.2"),
+                                             ("garbage", None)])
+def test_closing_hint_names_the_hailort_the_hef_needs(driver_run, setup, hef_kind, option):
+    assert driver_run[0].returncode == 0
+    hef = setup.tmp / ("hint-%s.hef" % hef_kind)
+    env = {"FAKE_DFC_HEF": "garbage"} if hef_kind == "garbage" else {"FAKE_DFC_SDK": hef_kind}
+    r, _ = setup.run("--from", "compile", "--llm2hef", BIN, "--work", setup.work, "-o", hef,
+                     log="hint-%s.log" % hef_kind, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    manifest = setup.out / "manifest.json"
+    check = "next: llm2hef hef check %s --manifest %s" % (hef, manifest)
+    pack = "then: llm2hef package %s --manifest %s --model NAME[:TAG]" % (hef, manifest)
+    lines = r.stdout.splitlines()
+    if option is None:
+        assert "compile.py: " + check in lines and "compile.py: " + pack in lines, r.stdout
+        assert "no --hailort: `llm2hef hef inspect` could not read it" in r.stdout
+        return
+    assert "compile.py: %s %s" % (check, option) in lines and "compile.py: %s %s" % (pack, option) in lines, r.stdout
+    # The hinted command is the one that passes: hef check judges for HailoRT 5.2 by default.
+    hinted = subprocess.run([str(BIN), "hef", "check", str(hef), "--manifest", str(manifest), *option.split()],
+                            capture_output=True, text=True, timeout=120)
+    assert hinted.returncode == 0, hinted.stdout
+    plain = subprocess.run([str(BIN), "hef", "check", str(hef), "--manifest", str(manifest)],
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == (0 if option == "--hailort 5.2" else 1), plain.stdout
+
+
+# --- issue 27, 2.7: calibration memory is checked before the parse ----------------------
+
+def test_memory_is_reported_before_the_parse(driver_run):
+    r = driver_run[0]
+    assert r.returncode == 0, r.stderr
+    said = r.stdout.find("compile.py: memory: the DFC's 16 GB plus the calibration set (2 sample(s)")
+    assert 0 <= said < r.stdout.find("step 1/6: parse"), r.stdout
+
+
+@pytest.fixture(scope="module")
+def big_cache(tmp_path_factory):
+    """llama3-tiny at cache 2048 (6 heads): one calibration sample holds a
+    2048 x 12288 float32 mask, about 100 MB."""
+    setup = Setup(tmp_path_factory.mktemp("big"), fixture=REPO / "tests" / "fixtures" / "llama3-tiny",
+                  cache=2048, prefill=16)
+    return setup
+
+
+def sample_bytes(manifest):
+    """One sample as compile.py holds it (docs/compile.md, Calibration): float32, every
+    input but the four pe layers at its last two dimensions, one shared positions row."""
+    seq = manifest["cache_size"]
+    rest = [i["shape"][-2] * i["shape"][-1] for i in manifest["inputs"] if not i["role"].startswith("pe_")]
+    return 4 * (seq + sum(rest))
+
+
+def test_a_calibration_set_that_does_not_fit_is_refused_before_the_parse(big_cache, tmp_path):
+    setup = big_cache
+    sample = sample_bytes(setup.manifest)
+    assert 90e6 < sample < 110e6
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps([[i + 1] for i in range(40)]))
+    gib = 16  # 17.2e9 bytes: the DFC's 16 GB leave room for 10 samples, plus the one being read
+    fit = (gib * 2 ** 30 - 16 * 10 ** 9) // sample - 1
+    assert 0 < fit < 40
+    args = ["--llm2hef", BIN, "--calib-tokens", calib, "--calib-size", 40, "--work", tmp_path / "work",
+            "-o", tmp_path / "model.hef"]
+    r, events = setup.run(*args, log="mem-refused.log", memory_gib=gib)
+    assert r.returncode != 0 and events == [], r.stdout + r.stderr
+    assert "not enough memory for optimize" in r.stderr and "40 sample(s)" in r.stderr, r.stderr
+    assert "At most %d sample(s) fit: pass --calib-size %d." % (fit, fit) in r.stderr, r.stderr
+    assert "--memory-gib" in r.stderr and "step 1/6" not in r.stdout
+    # One sample more than the answer is still refused, with the same answer.
+    args[5] = fit + 1
+    r, events = setup.run(*args, log="mem-refused-2.log", memory_gib=gib)
+    assert r.returncode != 0 and events == [] and "At most %d sample(s) fit" % fit in r.stderr, r.stderr
+    # Not even one sample beside the DFC's 16 GB.
+    r, events = setup.run(*args, log="mem-refused-3.log", memory_gib=15)
+    assert r.returncode != 0 and events == [] and "Not one sample fits" in r.stderr, r.stderr
+
+
+def test_the_memory_check_reads_this_machine(big_cache, tmp_path):
+    """Without --memory-gib: 20000 samples of 100 MB (2 TB) fit on no machine."""
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps([[1]] * 20000))
+    r, events = big_cache.run("--llm2hef", BIN, "--calib-tokens", calib, "--calib-size", 20000,
+                              "--work", tmp_path / "work", "-o", tmp_path / "model.hef", log="mem-machine.log",
+                              memory_gib=None)
+    assert r.returncode != 0 and events == [], r.stdout + r.stderr
+    assert "not enough memory for optimize" in r.stderr and "20000 sample(s)" in r.stderr, r.stderr
+    assert "(MemTotal in /proc/meminfo)" in r.stderr or "(this process's cgroup memory limit)" in r.stderr

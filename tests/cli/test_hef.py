@@ -194,7 +194,7 @@ BROKEN = [
      ["checksum does not match", "hef.cpp 4036-4040"]),
     ("config-last", dict(order=("rope_theta_data.bin", "tokenizer.json", "embeddings.bin", "hailo-config.json")),
      "resource-order", "9", ["optimize_memory_on_device", "hailo-config.json", "genai/utils.hpp 219-224",
-                             "must be the last"]),
+                             "must be the last"], ["--optimize-memory-on-device"]),
     ("stop-token-bare-int", dict(config=cfg_with(stop_token_id=1)), "hailo-config", "6",
      ["stop_token_id", "std::vector<int>", "throws", "llm_server.cpp 108-196"]),
     ("chat-template-number", dict(config=cfg_with(chat_template=7)), "hailo-config", "6",
@@ -231,9 +231,10 @@ BROKEN = [
 ]
 
 
-@pytest.mark.parametrize("spec,rule,section,words", [b[1:] for b in BROKEN], ids=[b[0] for b in BROKEN])
-def test_check_fails_each_rule_alone(tmp_path, spec, rule, section, words):
-    report = check_json(write_hef(tmp_path, **spec))
+@pytest.mark.parametrize("spec,rule,section,words,flags", [(b[1:] + ([],))[:5] for b in BROKEN],
+                         ids=[b[0] for b in BROKEN])
+def test_check_fails_each_rule_alone(tmp_path, spec, rule, section, words, flags):
+    report = check_json(write_hef(tmp_path, **spec), *flags)
     assert not report["ok"]
     assert rules(report) == {rule}, report["findings"]
     mine = [f for f in report["findings"] if f["rule"] == rule and f["severity"] == "error"]
@@ -242,7 +243,7 @@ def test_check_fails_each_rule_alone(tmp_path, spec, rule, section, words):
     for w in words:
         assert w in text, (w, text)
     # The text report names rule and section too.
-    out = run("hef", "check", tmp_path / "model.hef").stdout
+    out = run("hef", "check", tmp_path / "model.hef", *flags).stdout
     assert f"[{rule}, section {section}]" in out and "FAIL" in out
 
 
@@ -254,6 +255,32 @@ def test_check_warns_when_generation_would_not_stop_at_eos(tmp_path, config, wor
     report = check_json(write_hef(tmp_path, config=config))
     assert report["ok"] and rules(report) == set() and rules(report, "warning") == {"stop-tokens"}
     assert any(words in f["message"] and "llm_server.cpp 821-855" in f["message"] for f in report["findings"])
+
+
+@pytest.mark.parametrize("order", [
+    ("rope_theta_data.bin", "tokenizer.json", "embeddings.bin", "hailo-config.json"),  # config last
+    ("tokenizer.json", "hailo-config.json", "embeddings.bin", "rope_theta_data.bin"),  # mixed
+])
+def test_resource_order_is_an_error_only_with_optimize_memory_on_device(tmp_path, order):
+    # Only optimize_memory_on_device=True keeps tokenizer.json and embeddings.bin
+    # on the host and shrinks the server's buffer (hef.cpp 4285-4365). It is
+    # off by default (LLMParams, llm.hpp 42) and in hailo-ollama (a
+    # value-initialized LLMParams, MZG generation_context.cpp 124), which send
+    # the whole file: a warning then.
+    path = write_hef(tmp_path, order=order)
+    report = check_json(path)
+    assert report["ok"] and rules(report) == set(), report["findings"]
+    assert rules(report, "warning") == {"resource-order"}
+    warning = next(f["message"] for f in report["findings"] if f["rule"] == "resource-order")
+    assert "--optimize-memory-on-device" in warning and "generation_context.cpp 124" in warning
+    text = run("hef", "check", path)
+    assert text.returncode == 0 and "warning [resource-order, section 9]" in text.stdout and "PASS" in text.stdout
+    strict = check_json(path, "--optimize-memory-on-device")
+    assert not strict["ok"] and rules(strict) == {"resource-order"}
+    assert run("hef", "check", path, "--optimize-memory-on-device").returncode == 1
+    # The writer's default layout (tokenizer and embeddings last) passes both ways.
+    good = write_hef(tmp_path, "good.hef")
+    assert check_json(good, "--optimize-memory-on-device")["findings"] == []
 
 
 def test_check_judges_names_by_the_metadata_not_field_10(tmp_path):

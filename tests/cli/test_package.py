@@ -237,6 +237,54 @@ def test_default_store_is_where_hailo_ollama_looks(tmp_path, gpt2):
     assert r.returncode == 2 and "--store" in r.stderr and str(empty / "hailo-ollama") in r.stderr
 
 
+# --- hailo-ollama in Docker ---------------------------------------------------------------
+# MZG v5.1.1 docs/USAGE.rst 41-44: `docker run ... -v
+# $HOME/.local/share/hailo-ollama/models/blob:/usr/share/hailo-ollama/models/blob`.
+# Only blob/ is shared; the container's server reads manifests from its image.
+
+DOCKER_WARNING = "Docker instructions for hailo-ollama"
+
+
+def test_a_store_with_blobs_but_no_manifests_is_warned_about(tmp_path, gpt2):
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    store = tmp_path / "hailo-ollama" / "models"
+    (store / "blob").mkdir(parents=True)  # what the user made to mount it
+    r = package(hef, gpt2, store, "mine:v1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "warning: " in r.stderr and DOCKER_WARNING in r.stderr and "no manifests folder" in r.stderr
+    mount = f"-v {store / 'manifests' / 'mine'}:/usr/share/hailo-ollama/models/manifests/mine"
+    assert mount in r.stderr, r.stderr
+    assert any(mount in w for w in json.loads(r.stdout)["warnings"])
+    assert list(read_store(store)) == ["mine:v1"]  # written all the same
+    # Docker reads a relative host path as a volume name: the -v line is absolute even for --store a/b.
+    (tmp_path / "rel" / "models" / "blob").mkdir(parents=True)
+    r = subprocess.run([str(BIN), "package", hef, "--manifest", gpt2 / "manifest.json", "--store",
+                        "rel/models", "--model", "other:v1", "--no-progress"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0 and f"-v {tmp_path / 'rel' / 'models' / 'manifests' / 'other'}:" in r.stderr, r.stderr
+
+
+def test_a_blob_no_manifest_names_is_warned_about(tmp_path, gpt2, populated):
+    """A model pulled through the container: its blob is in the shared folder, its manifest in the image."""
+    store, _ = populated
+    pulled = store / "blob" / ("sha256_" + "ab" * 32)
+    pulled.write_bytes(b"a HEF pulled inside the container")
+    hef = write_hef(tmp_path / "second.hef", gpt2, contexts=3)
+    r = package(hef, gpt2, store, "second:1")
+    assert r.returncode == 0, r.stderr
+    assert DOCKER_WARNING in r.stderr and str(pulled) in r.stderr and "named by no manifest" in r.stderr
+
+
+def test_a_store_whose_manifests_name_its_blobs_is_not_warned_about(tmp_path, gpt2, populated):
+    store, _ = populated  # one model packaged into a new store: no warning then either
+    hef = write_hef(tmp_path / "second.hef", gpt2, contexts=3)
+    r = package(hef, gpt2, store, "second:1")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    fresh = tmp_path / "fresh-models"
+    r = package(hef, gpt2, fresh, "x:1", "--json")
+    assert r.returncode == 0 and "warning" not in r.stderr and json.loads(r.stdout)["warnings"] == []
+
+
 # --- refusals leave the store unchanged ------------------------------------------------
 
 @pytest.fixture
@@ -265,6 +313,44 @@ def test_hef_failing_hef_check(tmp_path, gpt2, populated, broken, rule):
     assert r.returncode == 1, r.stderr
     assert "hef check" in r.stderr and rule in r.stderr and "not packaged" in r.stderr
     assert snapshot(store) == before
+
+
+def test_strict_versioning_is_judged_for_the_hailort_given(tmp_path, gpt2, populated):
+    """A DFC 5.3 HEF with STRICT_RUNTIME_VERSIONING (35) configures only on HailoRT 5.3
+    (hailort hef.cpp 3588-3602): refused for the default 5.2, packaged with --hailort 5.3."""
+    store, before = populated
+    hef = write_hef(tmp_path / "dfc53.hef", gpt2, sdk=(5, 3, 0))
+    r = package(hef, gpt2, store, "x:1")
+    assert r.returncode == 1 and "[strict-version," in r.stderr and "--hailort 5.2" in r.stderr, r.stderr
+    assert snapshot(store) == before
+    r = package(hef, gpt2, store, "x:1", "--hailort", "5.3", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["hef_check"]["derived"]["hailort"] == "5.3"
+    assert read_store(store)["x:1"]["blob"].read_bytes() == hef.read_bytes()
+    # The same option refuses a 5.2 HEF for a 5.3 device, and bad versions are usage errors.
+    r = package(write_hef(tmp_path / "dfc52.hef", gpt2), gpt2, store, "y:1", "--hailort", "5.3")
+    assert r.returncode == 1 and "[strict-version," in r.stderr, r.stderr
+    for bad in ("five", "5"):
+        r = package(hef, gpt2, store, "y:1", "--hailort", bad)
+        assert r.returncode == 2 and "--hailort" in r.stderr, r.stderr
+    assert "y:1" not in read_store(store)
+
+
+def test_resource_order_is_only_a_warning_for_hailo_ollama(tmp_path, gpt2):
+    """hailo-ollama loads with optimize_memory_on_device left false (a value-initialized
+    LLMParams, MZG generation_context.cpp 124; hailort llm.hpp 30, 81), which sends the
+    whole file: a HEF whose hailo-config.json follows embeddings.bin serves fine."""
+    hef = write_hef(tmp_path / "config-last.hef", gpt2,
+                    order=("rope_theta_data.bin", "tokenizer.json", "embeddings.bin", "hailo-config.json"))
+    assert run("hef", "check", hef, "--optimize-memory-on-device").returncode == 1
+    store = tmp_path / "models"
+    r = package(hef, gpt2, store, "x:1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "note: hef check warning [resource-order]" in r.stderr
+    report = json.loads(r.stdout)
+    assert report["hef_check"]["ok"]
+    assert [f["severity"] for f in report["hef_check"]["findings"] if f["rule"] == "resource-order"] == ["warning"]
+    assert list(read_store(store)) == ["x:1"]
 
 
 def test_hef_not_matching_the_manifest(tmp_path, gpt2, llama, populated):

@@ -27,8 +27,9 @@ Steps (hailo-contract.md sections 3-8), each saving a HAR in --work:
                  `llm2hef har lines --for compile` -> model.hef and <net>.compiled.har
 
 Everything that can be checked is checked before the parse: the calibration
-input, llm2hef (found, new enough), the DFC, the output and work folders. A
-failed run resumes with --from STEP, from the HAR the step before saved.
+input and whether its set fits in memory beside the DFC, llm2hef (found, new
+enough), the DFC, the output and work folders. A failed run resumes with
+--from STEP, from the HAR the step before saved.
 
 GPU: calibration and bias correction run on the GPU (use_saitama=True,
 device=cuda) when one is found (nvidia-smi) or --gpu yes is given; without one
@@ -72,6 +73,14 @@ INSTALL_HINT = ("llm2hef must be installed on this DFC machine too: compile.py r
                 "`llm2hef har lines` and `llm2hef inputs` between the DFC steps. Build it there from the same "
                 "sources (`bash tools/quickstart.sh`, or `cmake --install build --prefix /opt/llm2hef`), then put "
                 "its bin/ on PATH or pass --llm2hef /opt/llm2hef/bin/llm2hef.")
+
+
+# The RAM the DFC's user guide asks of the machine for the DFC itself
+# ("16+ GB RAM (32+ GB recommended)", its installation requirements); the
+# calibration set compile.py builds comes on top (hailo-contract.md section 7).
+DFC_MINIMUM_RAM = 16 * 10 ** 9
+DFC_RECOMMENDED_RAM = 32 * 10 ** 9
+GIB = 2 ** 30
 
 
 def fail(msg):
@@ -181,6 +190,99 @@ def calibration_sequences(args):
     return seqs
 
 
+def calibration_sample_bytes():
+    """One calibration sample as calibration_set() holds it: float32, each
+    input other than the pe layers at its last two dimensions, and one row
+    of the positions the four pe layers share."""
+    total = SEQ * 4
+    for inp in MANIFEST["inputs"]:
+        if inp["role"] not in PE_TILING:
+            total += 4 * int(np.prod(inp["shape"][-2:]))
+    return total
+
+
+def cgroup_memory_limit():
+    """The smallest memory limit of this process's cgroup and its parents
+    (cgroup v2 memory.max, v1 memory.limit_in_bytes: a container's --memory),
+    or None when there is none."""
+    limits = []
+    try:
+        with open("/proc/self/cgroup") as f:
+            entries = [line.rstrip("\n").split(":", 2) for line in f]
+    except OSError:
+        return None
+    for _, controllers, path in (e for e in entries if len(e) == 3):
+        if controllers == "":
+            root, name = "/sys/fs/cgroup", "memory.max"
+        elif "memory" in controllers.split(","):
+            root, name = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+        else:
+            continue
+        folder = path
+        while True:
+            try:
+                with open(os.path.join(root + folder, name)) as f:
+                    text = f.read().strip()
+                if text.isdigit():
+                    limits.append(int(text))
+            except OSError:
+                pass
+            if folder in ("/", ""):
+                break
+            folder = os.path.dirname(folder)
+    # v1 writes "no limit" as a number near 2^63.
+    limits = [x for x in limits if x < 2 ** 60]
+    return min(limits) if limits else None
+
+
+def machine_memory(args):
+    """(bytes the DFC run may use, where that figure comes from)."""
+    if args.memory_gib is not None:
+        return int(args.memory_gib * GIB), "--memory-gib"
+    total = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    total = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    limit = cgroup_memory_limit()
+    if limit is not None and (total is None or limit < total):
+        return limit, "this process's cgroup memory limit"
+    if total is None:
+        return None, "no /proc/meminfo"
+    return total, "MemTotal in /proc/meminfo"
+
+
+def check_calibration_memory(args, n_samples):
+    """The calibration set, plus one sample being read, beside the RAM the
+    DFC's user guide asks for itself, against this machine's memory, before
+    anything runs: optimize builds the set hours into a run otherwise."""
+    sample = calibration_sample_bytes()
+    need = DFC_MINIMUM_RAM + (n_samples + 1) * sample
+    memory, source = machine_memory(args)
+    described = "%d sample(s) of %.0f MiB at cache %d" % (n_samples, sample / 2 ** 20, SEQ)
+    if memory is None:
+        say("warning: memory not checked (%s); optimize needs the DFC's 16 GB plus the calibration set, %s, "
+            "%.1f GiB in all" % (source, described, need / GIB))
+        return
+    fit = max((memory - DFC_MINIMUM_RAM) // sample - 1, 0)
+    if need > memory:
+        fail("not enough memory for optimize: the DFC's user guide asks for 16 GB of RAM for the DFC itself and "
+             "the calibration set holds %s, %.1f GiB in all, but this machine has %.1f GiB (%s). %s "
+             "(hailo-contract.md section 7; --memory-gib N states the memory when it is not what this machine "
+             "reports)" % (described, need / GIB, memory / GIB, source,
+                           "At most %d sample(s) fit: pass --calib-size %d." % (fit, fit) if fit > 0 else
+                           "Not one sample fits beside the DFC's 16 GB: run optimize on a machine with more "
+                           "memory."))
+    say("memory: the DFC's 16 GB plus the calibration set (%s) is %.1f GiB of %.1f GiB (%s); up to %d sample(s) "
+        "would fit" % (described, need / GIB, memory / GIB, source, fit))
+    if need - DFC_MINIMUM_RAM + DFC_RECOMMENDED_RAM > memory:
+        say("warning: below the DFC's recommended 32 GB plus the calibration set; optimizing an LLM has been "
+            "reported to take 25-35 GB (hailo-contract.md section 7)")
+
+
 def detect_gpu(choice):
     """(use the GPU?, why)."""
     if choice != "auto":
@@ -231,6 +333,7 @@ def preflight(args):
     seqs = None
     if "optimize" in steps:
         seqs = calibration_sequences(args)
+        check_calibration_memory(args, len(seqs))
         # One sample through `llm2hef inputs` now, so a mismatch between this
         # llm2hef and the export shows before the parse, not after it.
         with tempfile.TemporaryDirectory() as tmp:
@@ -287,7 +390,9 @@ def register_acceleras_layers():
 def patch_sdk_paths():
     """Outside a release install the DFC's SDKPaths singleton may name a build
     folder that does not exist, which breaks compile; force release mode with
-    a fresh temporary build folder. Changes nothing in the HEF."""
+    a fresh temporary build folder. Changes nothing in the HEF. Called before
+    hailo_sdk_client is imported and any runner exists, the order of LNM's
+    pipeline/s6_compile_hef.py, the only one known to work."""
     try:
         from hailo_sdk_common.paths_manager.paths import SDKPaths
     except ImportError as e:
@@ -450,16 +555,58 @@ class Run:
         compile_lines = har_lines(self.args.llm2hef, current, "compile")
         runner = self.load("compile")
         script = open(os.path.join(HERE, "compile.alls")).read() + "".join(line + "\n" for line in compile_lines)
-        patch_sdk_paths()
         runner.load_model_script(script)
         hef = runner.compile()
-        self.saved("compile")  # the compiled HAR: for `hailo har extract` and a faster recompile
+        # The HEF first: it is what the hours of compile were for. The
+        # compiled HAR is only for `hailo har extract` and a faster recompile,
+        # and a failure saving it (disk full, a DFC serialization error) must
+        # not take the HEF with it.
         tmp = self.args.output + ".tmp"
         with open(tmp, "wb") as f:
             f.write(hef)
         os.replace(tmp, self.args.output)
-        say("wrote %s - check it with: llm2hef hef check %s --manifest %s" % (self.args.output, self.args.output,
-                                                                            MANIFEST_PATH))
+        say("wrote %s (%d bytes)" % (self.args.output, len(hef)))
+        try:
+            self.saved("compile")
+        except Exception as e:  # noqa: BLE001 - whatever the DFC raises, the HEF is already safe
+            say("warning: saving the compiled HAR %s failed (%s: %s); %s is complete, the HAR is only needed "
+                "for `hailo har extract` and a faster recompile" % (har_path(self.args, SAVES["compile"]),
+                                                                    type(e).__name__, e, self.args.output))
+        closing_hint(self.args.llm2hef, self.args.output)
+
+
+def strict_hailort_version(exe, hef_path):
+    """(major.minor the device's HailoRT must have, or None, why). A HEF with
+    STRICT_RUNTIME_VERSIONING (extension 35) is configured only by a HailoRT
+    whose major.minor equals that of the DFC that wrote it (header
+    sdk_version; hailo-contract.md section 10), and `hef check` / `package`
+    judge for HailoRT 5.2 unless told otherwise."""
+    try:
+        r = subprocess.run([exe, "hef", "inspect", hef_path, "--json", "--no-progress"], capture_output=True,
+                           text=True, timeout=600)
+        info = json.loads(r.stdout)
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        return None, "`llm2hef hef inspect` could not read it (%s)" % e
+    if not isinstance(info, dict) or "extensions" not in info:
+        return None, "`llm2hef hef inspect` could not read it: %s" % (r.stderr.strip() or "no report")
+    if not any(e.get("type") == 35 for e in info["extensions"]):
+        return None, "it does not carry STRICT_RUNTIME_VERSIONING"
+    m = re.match(r"^(\d+)\.(\d+)\.", str(info.get("sdk_version", "")))
+    if not m:
+        return None, "its header names no DFC version"
+    return "%s.%s" % m.groups(), "it carries STRICT_RUNTIME_VERSIONING and was written by DFC %s" % info["sdk_version"]
+
+
+def closing_hint(exe, hef_path):
+    version, why = strict_hailort_version(exe, hef_path)
+    option = " --hailort %s" % version if version else ""
+    say("next: llm2hef hef check %s --manifest %s%s" % (hef_path, MANIFEST_PATH, option))
+    say("then: llm2hef package %s --manifest %s --model NAME[:TAG]%s" % (hef_path, MANIFEST_PATH, option))
+    if version:
+        say("(%s: it loads only where HailoRT is %s, unless HAILO_IGNORE_STRICT_VERSION is set there)"
+            % (why, version))
+    else:
+        say("(no --hailort: %s)" % why)
 
 
 def main():
@@ -472,6 +619,9 @@ def main():
     ap.add_argument("--work", default=os.path.join(HERE, "work"), help="folder for the HARs of every step")
     ap.add_argument("--from", dest="from_step", choices=STEPS, default="parse",
                     help="start at this step, from the HAR a previous run saved in --work")
+    ap.add_argument("--memory-gib", type=float,
+                    help="memory this run may use, in GiB (default: MemTotal, or a smaller cgroup limit); the "
+                         "DFC's 16 GB plus the calibration set must fit in it, checked before the parse")
     ap.add_argument("--gpu", choices=["auto", "yes", "no"], default="auto",
                     help="run calibration and bias correction on the GPU (default: yes when nvidia-smi lists one)")
     ap.add_argument("--cuda-devices", default=os.environ.get("CUDA_VISIBLE_DEVICES") or "0",
@@ -483,6 +633,8 @@ def main():
     args = ap.parse_args()
     if args.calib_size < 1:
         fail("--calib-size must be at least 1")
+    if args.memory_gib is not None and not args.memory_gib > 0:
+        fail("--memory-gib must be a positive number of GiB")
     args.work = os.path.abspath(args.work)
 
     steps, seqs = preflight(args)
@@ -493,6 +645,7 @@ def main():
     os.environ.setdefault("USER", _user_name())  # the DFC's paths manager reads it
     registered = register_acceleras_layers()
     say("registered %d acceleras Keras layer class(es)" % registered)
+    patch_sdk_paths()
     from hailo_sdk_client import ClientRunner
     from hailo_sdk_client.exposed_definitions import Dims
 

@@ -297,7 +297,11 @@ void check_checksums(const HefFacts& f, RuleOut& out) {
 
 // optimize_memory_on_device: the client keeps tokenizer.json and
 // embeddings.bin, the server allocates file size minus their sizes and writes
-// every other chunk at its absolute offset without a bounds check.
+// every other chunk at its absolute offset without a bounds check. With the
+// flag false (LLMParams' default, and what hailo-ollama uses) nothing is kept
+// on the host, the buffer is the whole file and every chunk fits: the order
+// then costs nothing, so it is an error only when the user says the flag
+// will be set.
 void check_resource_order(const HefFacts& f, RuleOut& out) {
   const HefHeader& h = f.header;
   uint64_t local = 0;
@@ -308,13 +312,22 @@ void check_resource_order(const HefFacts& f, RuleOut& out) {
       {"header+proto+padding", h.zero_point()}, {"CCWs", h.zero_point() + (h.ccws_size - h.padding_size)}};
   for (const auto& r : f.info.resources)
     if (r.name != kTokenizer && r.name != kEmbeddings) chunks.push_back({r.name, r.file_offset + r.size});
-  for (const auto& [name, end] : chunks)
-    if (end > buffer)
-      out.fail("with optimize_memory_on_device=True the server allocates the file size minus tokenizer.json and "
-               "embeddings.bin (" + std::to_string(buffer) + " bytes, hef.cpp 4359-4360) and writes each chunk at "
-               "its absolute offset without a bounds check (genai/utils.hpp 219-224): '" + name + "' ends at byte " +
-               std::to_string(end) + ", past that buffer; tokenizer.json and embeddings.bin must be the last "
-               "bytes of the file");
+  for (const auto& [name, end] : chunks) {
+    if (end <= buffer) continue;
+    const std::string message =
+        "with optimize_memory_on_device=True the server allocates the file size minus tokenizer.json and "
+        "embeddings.bin (" + std::to_string(buffer) + " bytes, hef.cpp 4359-4360) and writes each chunk at "
+        "its absolute offset without a bounds check (genai/utils.hpp 219-224): '" + name + "' ends at byte " +
+        std::to_string(end) + ", past that buffer; tokenizer.json and embeddings.bin must be the last "
+        "bytes of the file";
+    if (f.opt.optimize_memory_on_device)
+      out.fail(message);
+    else
+      out.warn(message + ". Harmless with the default optimize_memory_on_device=False (llm.hpp 42; "
+               "hailo-ollama's value-initialized LLMParams, generation_context.cpp 124), which sends the whole "
+               "file; an error with --optimize-memory-on-device; `llm2hef hef set-config` with the same "
+               "hailo-config.json writes a copy in that order");
+  }
 }
 
 // ---- the genai resources' contents ------------------------------------------------

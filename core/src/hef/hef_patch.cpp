@@ -295,6 +295,7 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
       throw InternalError(output.string() + ": the rewritten HEF does not read back (hailo-config.json misplaced)");
     ContractOptions opt;
     opt.checksum_limit = 0;  // moved bytes are copied verbatim; the tests compare them
+    opt.optimize_memory_on_device = true;  // the layout is for it: its order is an error here, not a warning
     const ContractReport rep = check_hef_contract(*check, again, opt);
     if (rep.errors_in({"proto-hash", "resource-order"}) > 0)
       throw InternalError(refusal(output.string() + ": the rewritten HEF fails its own layout rules:", rep.findings));

@@ -1,7 +1,10 @@
 // `llm2hef package`: every check first, then the store is written in one
 // StoreWriter transaction.
 #include <fstream>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/io/contract_doc.hpp"
@@ -38,17 +41,22 @@ ExportFacts load_export(const fs::path& manifest) {
 // contract plus agreement with the export), and carry the very hailo-config.json
 // and tokenizer.json the store manifest is built from. The only place package
 // calls the check; whatever rules it has are the rules packaging enforces.
-json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, std::vector<std::string>& notes) {
+// hailo-ollama loads with optimize_memory_on_device left false (hailo-contract.md
+// section 11), the ContractOptions default: the resource-order rule is a warning here.
+json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, const std::array<uint32_t, 2>& hailort,
+                         std::vector<std::string>& notes) {
   const auto src = hef::open_file_source(hef_path.string());
   const hef::HefInfo info = hef::read_hef(*src);
   hef::ContractOptions options;
   options.manifest = facts.manifest;
   options.manifest_path = facts.manifest_path;
+  options.hailort = hailort;
   const hef::ContractReport report = hef::check_hef_contract(*src, info, options);
   if (report.errors() > 0) {
+    const std::string version = std::to_string(hailort[0]) + "." + std::to_string(hailort[1]);
     std::ostringstream msg;
-    msg << hef_path.string() << ": fails `llm2hef hef check --manifest " << facts.manifest_path << "` ("
-        << report.errors() << " error(s)); not packaged:";
+    msg << hef_path.string() << ": fails `llm2hef hef check --manifest " << facts.manifest_path << " --hailort "
+        << version << "` (" << report.errors() << " error(s)); not packaged:";
     for (const auto& f : report.findings)
       if (f.severity == hef::Severity::error)
         msg << "\n  [" << f.rule << ", hailo-contract.md section " << f.section << "] " << f.message;
@@ -76,6 +84,61 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, std
                      " replaced with `hef set-config`: then copy that file into the export's resources/)");
   }
   return hef::contract_json(report);
+}
+
+// Hailo's Docker instructions for hailo-ollama (hailo_model_zoo_genai v5.1.1,
+// docs/USAGE.rst 41-44) bind-mount only the host's models/blob, at
+// /usr/share/hailo-ollama/models/blob; the server in the container reads its
+// manifests from the image's own /usr/share/hailo-ollama/models/manifests,
+// so a manifest written into the host's store is never listed there. Such a
+// store shows it: a blob folder with no manifest of its own beside it, or
+// blobs no manifest of it names (models pulled through the container, whose
+// manifests stay in the image). A store a server reads directly holds the
+// manifests it serves next to their blobs (a source install copies the
+// repository's models/ folder, five manifests; USAGE.rst 61-69). Judged
+// before this run writes anything; returns what was seen, or nothing.
+std::optional<std::string> manifests_live_elsewhere(const fs::path& store) {
+  std::error_code ec;
+  const fs::path blob = store / "blob", manifests = store / "manifests";
+  if (!fs::is_directory(blob, ec)) return std::nullopt;
+  std::set<std::string> named;  // hef_h10h of every manifest in this store
+  size_t manifest_files = 0;
+  if (fs::is_directory(manifests, ec)) {
+    for (auto it = fs::recursive_directory_iterator(manifests, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;
+      ++manifest_files;
+      try {
+        // Only read to learn which blobs are named; a damaged manifest is
+        // not this run's to judge.
+        const json doc = json::parse(RegularFile(it->path()).read_all(1u << 20), nullptr, /*allow_exceptions=*/false);
+        if (doc.is_object() && doc.contains("hef_h10h") && doc["hef_h10h"].is_string())
+          named.insert(doc["hef_h10h"].get<std::string>());
+      } catch (const Error&) {
+      }
+    }
+  }
+  if (manifest_files == 0)
+    return store.string() + " has a blob folder but no manifest" +
+           (fs::exists(manifests, ec) ? " under manifests/" : "s folder");
+  constexpr std::string_view kBlobPrefix = "sha256_";
+  for (auto it = fs::directory_iterator(blob, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() == kBlobPrefix.size() + 64 && name.compare(0, kBlobPrefix.size(), kBlobPrefix) == 0 &&
+        !named.count(name.substr(kBlobPrefix.size())))
+      return (blob / name).string() + " is named by no manifest of " + store.string();
+  }
+  return std::nullopt;
+}
+
+std::string docker_mount_warning(const std::string& seen, const fs::path& store, const ModelRef& model) {
+  return seen + ": the layout of Hailo's Docker instructions for hailo-ollama, which mount only models/blob into "
+         "the container (hailo_model_zoo_genai docs/USAGE.rst); the server there reads manifests from its image, so " +
+         model.key() + " will not be listed. If hailo-ollama runs in Docker, also mount this model's manifests: -v " +
+         // Docker takes a relative host path for a volume name: the mount needs it absolute.
+         fs::absolute(store / "manifests" / model.name).lexically_normal().string() +
+         ":/usr/share/hailo-ollama/models/manifests/" + model.name +
+         " (docs/package.md, \"hailo-ollama in Docker\"). If it runs outside Docker, ignore this.";
 }
 
 }  // namespace
@@ -111,7 +174,7 @@ PackageResult package_model(const PackageOptions& o) {
   }
 
   const ExportFacts facts = load_export(o.export_manifest);
-  r.hef_check = require_checked_hef(o.hef, facts, r.notes);
+  r.hef_check = require_checked_hef(o.hef, facts, o.hailort, r.notes);
 
   // Built before hashing so that a missing field is reported at once.
   r.ollama_manifest = make_ollama_manifest(facts, std::string(), r.notes);
@@ -120,6 +183,7 @@ PackageResult package_model(const PackageOptions& o) {
   r.blob = store.blob_path(r.sha256);
   r.ollama_manifest["hef_h10h"] = r.sha256;
 
+  if (const auto seen = manifests_live_elsewhere(o.store)) r.warnings.push_back(docker_mount_warning(*seen, o.store, o.model));
   r.blob_reused = store.put_blob(o.hef, r.sha256, o.progress);
   store.put_manifest(o.model, core::json_text(r.ollama_manifest, 4) + "\n", o.force);
   store.commit();

@@ -60,6 +60,12 @@ struct ContractOptions {
   std::array<uint32_t, 2> hailort = kDocumentedHailort;
   // Judge this hailo-config.json text instead of the HEF's own (set-config).
   std::optional<std::string> config_override;
+  // The client will load the HEF with LLMParams' optimize_memory_on_device
+  // = true (host-side tokenizer and embeddings): only then must
+  // tokenizer.json and embeddings.bin be the last bytes, so only then is the
+  // resource-order rule an error. hailort's default is false, and
+  // hailo-ollama keeps it (hailo-contract.md section 9).
+  bool optimize_memory_on_device = false;
 };
 
 // The rules whose outcome depends on hailo-config.json: `set-config` refuses

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm2hef/core/export/export_manifest.hpp"
+#include "llm2hef/core/hef/hef_contract.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -51,6 +52,9 @@ struct PackageOptions {
   ModelRef model;
   bool force = false;     // replace an existing NAME:TAG manifest
   bool progress = false;  // progress bars while hashing and copying
+  // HailoRT major.minor on the device that runs hailo-ollama: a HEF with
+  // STRICT_RUNTIME_VERSIONING loads only where it equals the DFC's.
+  std::array<uint32_t, 2> hailort = hef::kDocumentedHailort;
 };
 
 struct PackageResult {
@@ -63,6 +67,9 @@ struct PackageResult {
   nlohmann::ordered_json ollama_manifest;     // what was written
   nlohmann::json hef_check;                   // the `hef check` report (contract_json)
   std::vector<std::string> notes;             // choices worth telling the user (stderr)
+  // What may stop the server from listing the model although the store is
+  // right (e.g. a store laid out for hailo-ollama in Docker); stderr.
+  std::vector<std::string> warnings;
 };
 
 // Checks everything first, then writes; on any error the store is left as it
