@@ -45,7 +45,9 @@ TEST(GgufTokenizer, ByteLevelVocabularyMergesAndAddedTokens) {
   const auto files = gguf_tokenizer_files(byte_level_metadata("qwen2"), "model.gguf");
   const json& t = files.tokenizer_json;
   EXPECT_EQ(t["model"]["type"], "BPE");
-  EXPECT_EQ(t["model"]["vocab"], (json{{"a", 0}, {"b", 1}, {"ab", 2}, {"\u0120", 3}}));
+  // the added tokens too (ids kept), the UNUSED filler left out
+  EXPECT_EQ(t["model"]["vocab"],
+            (json{{"a", 0}, {"b", 1}, {"ab", 2}, {"\u0120", 3}, {"<|im_start|>", 4}, {"<think>", 5}}));
   EXPECT_EQ(t["model"]["merges"], json::array({json::array({"a", "b"})}));
   EXPECT_FALSE(t["model"]["ignore_merges"].get<bool>());
   ASSERT_EQ(t["added_tokens"].size(), 2u);  // the UNUSED filler is left out

@@ -355,11 +355,14 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
     // (convert_hf_to_gguf.py's get_vocab_base, and transformers' reading of them).
     if (type == kControl || type == kUserDefined || (sentencepiece && type == kUnknown))
       added.push_back(added_token(id, tok, type != kUserDefined));
-    // A byte-level vocabulary's added tokens live in added_tokens only (as in
-    // the original tokenizer.json files), and UNUSED entries are the
-    // converter's "[PAD<id>]" fillers for ids the tokenizer never had. A
+    // Added tokens are in model.vocab too: tokenizers gives an added token
+    // that the model lacks a fresh id past the vocabulary, whatever its "id"
+    // says, which would move SmolLM2's <|im_start|> from 1 to 49136. (They
+    // are split out of the text before the model sees it, so no word can hit
+    // them there.) UNUSED entries of a byte-level vocabulary are the
+    // converter's "[PAD<id>]" fillers for ids the tokenizer never had; a
     // SentencePiece vocabulary keeps every piece, as LlamaConverter writes it.
-    const bool in_vocab = sentencepiece || type == kNormal || type == kUnknown || type == kByte;
+    const bool in_vocab = sentencepiece || type != kUnused;
     if (!in_vocab) continue;
     if (!vocab_ids.emplace(tok, id).second)
       md.fail("tokenizer.ggml.tokens", "token " + std::to_string(i) + " '" + tok + "' repeats token " +
