@@ -252,3 +252,25 @@ def test_smollm2_config(smollm2):
         "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|im_end|>")
     assert c["add_bos_token"] is False
     assert c["chat_template"].startswith("{% for message in messages %}")
+
+
+# --------------------------------------------------------------------------- a SentencePiece vocabulary
+
+SPM_TINY = REPO / "tests" / "fixtures" / "gguf-tokenizer" / "spm-tiny"
+
+
+def test_sentencepiece_vocabulary_same_ids_as_sentencepiece(tmp_path):
+    """tokenizer.ggml.model "llama": the merges recovered from the scores, the
+    Prepend/Replace normalizer and byte fallback give SentencePiece's own ids
+    (tools/fixtures/make_gguf_tokenizer_fixtures.py trained the model with
+    Llama's settings and recorded them), leading spaces and unknown characters included."""
+    written, config = probe(json.loads((SPM_TINY / "metadata.json").read_text(encoding="utf-8")), tmp_path)
+    tok = tokenizers.Tokenizer.from_file(str(written))
+    ref = json.loads((SPM_TINY / "encodings.json").read_text(encoding="utf-8"))
+    differ = [f"{s!r}: sentencepiece {ref['sentencepiece_ids'][s]}, written {tok.encode(s, add_special_tokens=False).ids}"
+              for s in ref["strings"] if tok.encode(s, add_special_tokens=False).ids != ref["sentencepiece_ids"][s]]
+    assert not differ, "\n".join(differ)
+    # llama.cpp adds BOS to SentencePiece vocabularies; the decoder gives the text back.
+    assert (config["bos_token"], config["eos_token"], config["unk_token"]) == ("<s>", "</s>", "<unk>")
+    ids = tok.encode("Hello  world").ids
+    assert ids[0] == 1 and tok.decode(ids) == "Hello  world"
