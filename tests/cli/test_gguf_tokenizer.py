@@ -234,16 +234,21 @@ def test_smollm2_same_ids_as_transformers(smollm2):
 
 
 def test_smollm2_digits_one_per_token(smollm2):
-    """llama.cpp's "smollm" split puts every digit alone (transformers' GGUF loader
-    keeps GPT-2's split, so here the ids differ from its, by design); apart from
-    the digits, the pieces are those of transformers."""
+    """llama.cpp's "smollm" split puts every digit alone ("\\p{N}", then GPT-2's
+    regex); transformers' GGUF loader knows no "smollm" and keeps GPT-2's split
+    alone. SmolLM2's merges never join digits, so the ids agree on the fixture's
+    digit strings; they part where a whitespace run precedes a digit, which
+    llama.cpp (and SmolLM2's own Digits + ByteLevel tokenizer) keeps as one piece."""
     ref, tok = smollm2["ref"], smollm2["written"]
     for s in ref["digit_strings"]:
         enc = tok.encode(s, add_special_tokens=False)
+        assert enc.ids == ref["transformers_ids"][s], s
         assert tok.decode(enc.ids) == s
         for piece in enc.tokens:
             if any(c.isdigit() for c in piece):
                 assert len(piece) == 1, (s, enc.tokens)
+    # "  99" -> "  ", "9", "9" before BPE (transformers: " ", " 99" -> "Ġ", "Ġ", "9", "9").
+    assert tok.encode("  99 bottles", add_special_tokens=False).tokens == ["\u0120\u0120", "9", "9", "\u0120bottles"]
 
 
 def test_smollm2_config(smollm2):
