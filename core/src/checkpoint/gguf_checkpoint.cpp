@@ -260,7 +260,15 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
   try {
     GgufTokenizerFiles tok = gguf_tokenizer_files(metadata, origin);
     const fs::path dir = staging_.get();
-    std::ofstream(dir / "tokenizer.json") << tok.tokenizer_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+    std::string text;
+    try {
+      text = tok.tokenizer_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+    } catch (const nlohmann::json::exception& e) {  // a token that is not UTF-8
+      throw BadInput(origin + ": tokenizer.json cannot be written from the metadata: " + e.what());
+    }
+    std::ofstream f(dir / "tokenizer.json", std::ios::binary);
+    f << text;
+    if (!f.flush()) throw InternalError("cannot write " + (dir / "tokenizer.json").string());
     tokenizer_json_ = dir / "tokenizer.json";
     tokenizer_config_ = sdk::JsonFile(origin + " (tokenizer_config.json from its metadata)", std::move(tok.tokenizer_config));
   } catch (const BadInput& e) {
