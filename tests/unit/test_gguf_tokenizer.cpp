@@ -195,6 +195,9 @@ TEST(GgufTokenizer, SentencePieceRefusals) {
   md["tokenizer.ggml.token_type"][3] = 1;  // <0x00> no longer a byte piece
   EXPECT_NE(refusal(md).find("255 BYTE tokens"), std::string::npos);
   md = sentencepiece_metadata();
+  md["general.architecture"] = "gemma3";
+  EXPECT_NE(refusal(md).find("vocabulary of architecture 'gemma3'"), std::string::npos);
+  md = sentencepiece_metadata();
   md["tokenizer.ggml.remove_extra_whitespaces"] = true;
   EXPECT_NE(refusal(md).find("'tokenizer.ggml.remove_extra_whitespaces'"), std::string::npos);
   md = sentencepiece_metadata();

@@ -409,6 +409,16 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
     // of text between added tokens: llama.cpp's SPM tokenizer adds it after
     // every special token too (llama_tokenize_impl, is_prev_special), and the
     // original Llama 2 / Mistral tokenizer.json files are written this way.
+    // Gemma's SentencePiece files differ from the Llama-2 shape in ways the
+    // metadata does not say (transformers' gguf_tokenizer_mapping.py,
+    // gemma_tokenizer: its merge order follows the token order, not the
+    // scores, and runs of spaces are stored as spaces); none was at hand to
+    // check a rendering against, so they are refused.
+    const std::string arch = md.string("general.architecture").value_or("");
+    if (arch.rfind("gemma", 0) == 0)
+      md.fail("tokenizer.ggml.model", "'llama' (SentencePiece) vocabulary of architecture '" + arch +
+                                          "': Gemma's vocabularies are not written (their merge order is not the "
+                                          "scores'); put the model's tokenizer.json next to the .gguf");
     if (md.flag("tokenizer.ggml.remove_extra_whitespaces", false))
       md.fail("tokenizer.ggml.remove_extra_whitespaces",
               "true: SentencePiece's whitespace folding has no tokenizer.json equivalent written here");
