@@ -24,11 +24,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import gguf
 import numpy as np
 import pytest
+import tokenizers
 
-gguf = pytest.importorskip("gguf", reason="gguf-py is needed (pip install -r tests/requirements.txt)")
-tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is needed (pip install -r tests/requirements.txt)")
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "tests" / ".real-tokenizers"

@@ -20,8 +20,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import gguf
+import jinja2
 import numpy as np
 import pytest
+import tokenizers
 
 from conftest import INPUT_NAMES, REPO, Export, llm2hef_bin, run_llm2hef
 from numerics_checks import cosine
@@ -97,7 +100,6 @@ def test_greedy_generation_reproduces_transformers(smollm2, refs):
 
 
 def test_tokenizer_ids_equal_transformers(smollm2):
-    tokenizers = pytest.importorskip("tokenizers", reason="pip install -r tests/requirements.txt")
     ref = json.loads((REF / "tokenizer-encodings.json").read_text(encoding="utf-8"))
     tok = tokenizers.Tokenizer.from_file(str(smollm2.out / "resources" / "tokenizer.json"))
     for s in ref["strings"]:
@@ -106,8 +108,6 @@ def test_tokenizer_ids_equal_transformers(smollm2):
 
 def test_chat_template_and_prompt_tokens(smollm2):
     """The exported template and tokenizer turn the chat into the tokens transformers fed the model."""
-    tokenizers = pytest.importorskip("tokenizers", reason="pip install -r tests/requirements.txt")
-    jinja2 = pytest.importorskip("jinja2", reason="jinja2 renders the chat template")
     fixture = json.loads((REF / "fixture.json").read_text(encoding="utf-8"))
     cfg = json.loads((smollm2.out / "resources" / "hailo-config.json").read_text())
     tok = tokenizers.Tokenizer.from_file(str(smollm2.out / "resources" / "tokenizer.json"))
@@ -137,7 +137,6 @@ def unpermute(w: np.ndarray, heads: int) -> np.ndarray:
 
 
 def test_weights_equal_gguf_py_dequantization(smollm2):
-    gguf = pytest.importorskip("gguf", reason="pip install -r tests/requirements.txt")
     import onnx
     from onnx import numpy_helper
 
