@@ -19,9 +19,11 @@ tools/fixtures/make_smollm2_references.py).
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import gguf
@@ -90,8 +92,8 @@ def token_text(tc: dict, key: str) -> str | None:
     return v.get("content") if isinstance(v, dict) else v
 
 
-def write_vocabulary_gguf(path: Path, folder: Path, pre: str, vocab_size: int) -> None:
-    """A weightless GGUF with the vocabulary of folder/tokenizer.json, as llama.cpp's converter writes it."""
+def add_vocabulary(w, folder: Path, pre: str, vocab_size: int) -> None:
+    """The tokenizer.* keys of folder/tokenizer.json as llama.cpp's converter writes them, into GGUFWriter `w`."""
     tok = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     tc = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
     by_id = {i: t for t, i in tok["model"]["vocab"].items()}
@@ -112,7 +114,6 @@ def write_vocabulary_gguf(path: Path, folder: Path, pre: str, vocab_size: int) -
     merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
     ids = {t: i for i, t in enumerate(tokens)}
 
-    w = gguf.GGUFWriter(str(path), "llama")
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
@@ -126,6 +127,12 @@ def write_vocabulary_gguf(path: Path, folder: Path, pre: str, vocab_size: int) -
         w.add_add_bos_token(bool(tc["add_bos_token"]))
     if isinstance(tc.get("chat_template"), str):
         w.add_chat_template(tc["chat_template"])
+
+
+def write_vocabulary_gguf(path: Path, folder: Path, pre: str, vocab_size: int) -> None:
+    """A weightless GGUF with the vocabulary of folder/tokenizer.json."""
+    w = gguf.GGUFWriter(str(path), "llama")
+    add_vocabulary(w, folder, pre, vocab_size)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -279,3 +286,80 @@ def test_sentencepiece_vocabulary_same_ids_as_sentencepiece(tmp_path):
     assert (config["bos_token"], config["eos_token"], config["unk_token"]) == ("<s>", "</s>", "<unk>")
     ids = tok.encode("Hello  world").ids
     assert ids[0] == 1 and tok.decode(ids) == "Hello  world"
+
+
+# --------------------------------------------------------------------------- through `llm2hef export`
+
+
+def load_module(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3"])
+def test_export_of_a_gguf_with_a_real_vocabulary(tmp_path, name):
+    """A one-layer random-weight model with the real vocabulary (test_real_tokenizers.py's
+    checkpoint), converted to GGUF (make_gguf_fixtures.py) with the tokenizer in its
+    metadata and nothing else beside it: `llm2hef export` writes resources/tokenizer.json
+    from the metadata, which encodes as the original does, and the runtime's chat template
+    is the one the HF folder's export gets."""
+    rt = load_module("real_tokenizers_for_gguf", REPO / "tests" / "cli" / "test_real_tokenizers.py")
+    fx = load_module("make_gguf_fixtures", REPO / "tools" / "fixtures" / "make_gguf_fixtures.py")
+    folder, pre, vocab_size = VOCABULARIES[name]
+    if not (folder / "tokenizer.json").is_file():
+        pytest.fail(f"{folder / 'tokenizer.json'} is missing. Run tools/install-deps.sh.", pytrace=False)
+    hf = rt.write_checkpoint(tmp_path / name, name)
+
+    class WriterWithVocabulary(gguf.GGUFWriter):
+        def write_header_to_file(self, *args, **kwargs):
+            add_vocabulary(self, folder, pre, vocab_size)
+            return super().write_header_to_file(*args, **kwargs)
+
+    real_writer = fx.gguf.GGUFWriter
+    fx.gguf.GGUFWriter = WriterWithVocabulary
+    try:
+        made = fx.convert(hf, tmp_path / "made", "F32")
+    finally:
+        fx.gguf.GGUFWriter = real_writer
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    gguf_path = bare / made.name
+    made.rename(gguf_path)
+
+    got_tok, got_cfg = rt.export_ok(gguf_path, tmp_path / "gguf-out")
+    _, want_cfg = rt.export_ok(hf, tmp_path / "hf-out")
+    written = tokenizers.Tokenizer.from_str(json.dumps(got_tok))
+    original = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    for text in STRINGS + special_strings(json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))):
+        assert written.encode(text, add_special_tokens=False).ids == original.encode(
+            text, add_special_tokens=False).ids, text
+    assert got_cfg["chat_template"] == want_cfg["chat_template"]
+    assert got_cfg["eos_token_id"] == want_cfg["eos_token_id"]
+
+
+def test_export_refuses_a_vocabulary_it_cannot_write(tmp_path):
+    """An unknown pre-tokenizer stops the export with exit 3, naming the file and the key."""
+    fx = load_module("make_gguf_fixtures", REPO / "tools" / "fixtures" / "make_gguf_fixtures.py")
+    folder, _, _ = VOCABULARIES["gpt2-tiny"]
+
+    class WriterWithVocabulary(gguf.GGUFWriter):
+        def write_header_to_file(self, *args, **kwargs):
+            add_vocabulary(self, folder, "deepseek-coder", 300)
+            return super().write_header_to_file(*args, **kwargs)
+
+    real_writer = fx.gguf.GGUFWriter
+    fx.gguf.GGUFWriter = WriterWithVocabulary
+    try:
+        made = fx.convert(REPO / "tests" / "fixtures" / "gpt2-tiny", tmp_path / "made", "F32")
+    finally:
+        fx.gguf.GGUFWriter = real_writer
+    bin_path = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+    out = tmp_path / "out"
+    r = subprocess.run([str(bin_path), "export", str(made), "-o", str(out), "--cache", "32", "--prefill", "8",
+                        "--gelu", "tanh"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 3, r.stderr
+    assert str(made) in r.stderr and "'tokenizer.ggml.pre': 'deepseek-coder'" in r.stderr, r.stderr
+    assert not out.exists()
