@@ -336,6 +336,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _consistency_section(tr, "Gemma 2/3 and OLMo 2 cache consistency "
                          "(max |diff| of the hidden rows that must not move)",
                          kind("gemma_olmo_consistency"), 18, gelu=False)
+    _logit_section(tr, "SmolLM2-135M-Instruct Q4_1 GGUF, a real model (onnxruntime vs transformers, last position)",
+                   kind("smollm2_logits"), [("fixture", "<10"), ("cache", ">5")], 8)
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
     if path and _REPORT:
         Path(path).write_text(json.dumps(_REPORT, indent=1) + "\n")

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/checkpoint/safetensors.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -104,7 +105,8 @@ CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : d
                    "' is a Hugging Face Hub id, download it first, for example\n  huggingface-cli download " + d +
                    " --local-dir " + d.substr(d.find('/') + 1) + "\nand pass that folder");
   if (!fs::exists(dir, ec)) throw BadInput(d + ": no such folder");
-  if (!fs::is_directory(dir, ec)) throw BadInput(d + ": not a folder");
+  if (!fs::is_directory(dir, ec))
+    throw BadInput(d + ": not a folder, nor a GGUF file (a Hugging Face checkpoint folder or a .gguf file is read)");
   if (!is_file(dir / "config.json")) throw BadInput(d + ": not a checkpoint folder: config.json is missing");
   config_ = sdk::JsonFile::load(dir / "config.json");
   generation_config_ = optional_json(dir / "generation_config.json");
@@ -229,6 +231,7 @@ std::vector<NonFiniteWeight> CheckpointDir::nonfinite() const {
 }  // namespace
 
 std::string checkpoint_model_name(const fs::path& dir) {
+  if (std::string gguf = gguf_model_name(dir); !gguf.empty()) return gguf;
   const fs::path real = fs::weakly_canonical(dir);
   // The Hugging Face cache: <cache>/models--ORG--NAME/snapshots/<commit>.
   const fs::path snapshots = real.parent_path(), repo = snapshots.parent_path();
@@ -241,12 +244,14 @@ std::string checkpoint_model_name(const fs::path& dir) {
 }
 
 std::unique_ptr<sdk::Checkpoint> open_checkpoint(const fs::path& dir, NonFinitePolicy nonfinite) {
+  // A .gguf file, a split set, or a folder holding one without config.json.
+  if (is_gguf_checkpoint(dir)) return open_gguf_checkpoint(dir, nonfinite);
   return std::make_unique<CheckpointDir>(dir, nonfinite);
 }
 
 std::vector<NonFiniteWeight> nonfinite_weights(const sdk::Checkpoint& ckpt) {
   const auto* dir = dynamic_cast<const CheckpointDir*>(&ckpt);
-  return dir ? dir->nonfinite() : std::vector<NonFiniteWeight>{};
+  return dir ? dir->nonfinite() : gguf_nonfinite_weights(ckpt);
 }
 
 }  // namespace llm2hef::core

@@ -5,6 +5,7 @@
 
 #include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/checkpoint/chat_template.hpp"
+#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/core/dfc/compile_driver.hpp"
@@ -99,6 +100,8 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
       : "--name '" + r.name + "' is written '" + scope +
             "' for the DFC (network names are lowercase letters, digits and '_', starting with a letter)";
   if (!name_note.empty()) spdlog::warn("{}", name_note);
+  const std::vector<std::string> gguf = gguf_notes(ckpt);  // what reading a GGUF dequantized or assumed
+  for (const auto& n : gguf) spdlog::warn("{}", n);
 
   uint64_t total = 0;
   for (const auto& t : ckpt.tensor_names()) total += static_cast<uint64_t>(ckpt.info(t).numel()) * 4;
@@ -125,6 +128,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   for (const auto& [k, v] : graph.annotations()) manifest.graph_annotations[k] = v;
   manifest.dfc = {scope, r.calib_size, {scope + "__prefill", scope + "__tbt"}};
   if (!name_note.empty()) manifest.notes.push_back(name_note);
+  manifest.notes.insert(manifest.notes.end(), gguf.begin(), gguf.end());
   manifest.files = {
       {"model.onnx", "the DFC-parsable graph (static shapes, six runtime inputs, last-position logits)"},
       {"model.onnx.data", "its weights (ONNX external data)"},

@@ -1,4 +1,5 @@
 #include <cmath>
+#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/inspect/inspect.hpp"
 
 #include <cstdio>
@@ -129,7 +130,10 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   out["lm_head_shards"] = plan.lm_head_shards;
   out["lm_head_shard_reason"] = plan.lm_head_shard_reason;
   out["rewrites"] = plan.rewrites;
-  out["notes"] = plan.notes;
+  // A GGUF checkpoint says what was dequantized and what was assumed.
+  json notes = gguf_notes(ckpt);
+  for (const auto& n : plan.notes) notes.push_back(n);
+  out["notes"] = notes;
   out["resources"] = resource_report(ckpt, plan, r.chat_template_file);
   return out;
 }

@@ -1,0 +1,45 @@
+// A GGUF file (or a split set, or a folder holding one) as an
+// sdk::Checkpoint, so that every adapter reads it as it reads a Hugging Face
+// folder: HF tensor names and shapes (gguf_names.hpp), a config.json built
+// from the metadata (gguf_config.hpp), rows dequantized to float32 on
+// demand and streamed (memory stays near one block, as for safetensors).
+//
+// Tokenizer: a folder holding the .gguf and an HF tokenizer.json (and
+// tokenizer_config.json) uses those files; otherwise they are built from the
+// metadata (gguf_tokenizer.hpp) into a private staging folder that lives as
+// long as the checkpoint.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
+
+namespace llm2hef::core {
+
+// True when `path` names a GGUF checkpoint: a file (ending in .gguf or
+// starting with the GGUF magic), or a folder without config.json that holds
+// .gguf files.
+bool is_gguf_checkpoint(const std::filesystem::path& path);
+
+// Throws BadInput naming the file and the key or tensor for malformed input,
+// Unsupported for a valid file llm2hef cannot convert (a tensor without a HF
+// counterpart in its architecture's table).
+std::unique_ptr<sdk::Checkpoint> open_gguf_checkpoint(const std::filesystem::path& path, NonFinitePolicy nonfinite);
+
+// Non-finite values met so far, when `ckpt` is a GGUF checkpoint; empty otherwise.
+std::vector<NonFiniteWeight> gguf_nonfinite_weights(const sdk::Checkpoint& ckpt);
+
+// What `export` and `inspect` should tell the user about a GGUF checkpoint
+// (empty for any other): the weight types dequantized, the hyper-parameters
+// assumed, and the second rounding when the weights were quantized.
+std::vector<std::string> gguf_notes(const sdk::Checkpoint& ckpt);
+
+// The model name for a .gguf path: the file's stem without a split suffix
+// ("-00001-of-00003"); empty when `path` is not a .gguf file.
+std::string gguf_model_name(const std::filesystem::path& path);
+
+}  // namespace llm2hef::core

@@ -1,0 +1,60 @@
+// GGUF tensor names back to Hugging Face names, per architecture.
+//
+// The tables are the inverse of llama.cpp's gguf-py tensor_mapping.py for
+// the HF module names of each family (docs/gguf.md lists them), with what
+// llama.cpp's converter (convert_hf_to_gguf.py / conversion/*.py) did to the
+// data on the way, which the reader undoes:
+//   - llama, granite, smollm3 (LlamaModel.permute): q_proj and k_proj rows
+//     permuted per head for ggml's interleaved ("normal") RoPE;
+//   - gptneox: the fused query_key_value rows regrouped from per-head
+//     [q k v] to [all q; all k; all v];
+//   - gpt2: the Conv1D weights transposed;
+//   - gemma2, gemma3: every *norm.weight stored as 1 + w;
+//   - lfm2: the short-conv weight [hidden, 1, L] squeezed to [hidden, L];
+//   - stablelm: the per-head q/k LayerNorms stacked into one [heads, dim].
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llm2hef::core {
+
+enum class GgufTransform {
+  none,
+  rope_unpermute,  // rows: undo LlamaModel.permute (heads from the tensor's role: q or k)
+  neox_qkv,        // rows: [all q; all k; all v] back to per-head [q k v]
+  transpose,       // 2-D: stored [out, in] back to Conv1D's [in, out]
+  minus_one,       // values: stored 1 + w back to w
+  unsqueeze_1,     // shape: [hidden, L] back to [hidden, 1, L]
+  split_heads,     // one stored [heads, dim] tensor to `heads` HF tensors of [dim]
+};
+
+struct GgufArch {
+  std::string gguf;             // general.architecture
+  std::string hf_architecture;  // config.json "architectures"
+  std::string model_type;       // config.json "model_type"
+};
+
+// The architectures with a name table, for messages: "gemma2, gemma3, ...".
+std::string gguf_supported_archs();
+// nullptr when `arch` has no table.
+const GgufArch* find_gguf_arch(std::string_view arch);
+
+struct GgufNameMatch {
+  std::string hf_name;  // for split_heads: with "{H}" where the head index goes
+  GgufTransform transform = GgufTransform::none;
+  bool is_q = false;  // rope_unpermute: q (head_count) or k (head_count_kv)
+};
+
+// The HF name and transform of GGUF tensor `name` under `arch`; nullopt when
+// the table has no such tensor.
+std::optional<GgufNameMatch> map_gguf_tensor(const GgufArch& arch, std::string_view name);
+
+// GGUF tensors that carry hyper-parameters rather than weights, read by the
+// config builder and not exposed as tensors (llama's rope_freqs, phi3's
+// rope_factors_long / _short).
+bool is_gguf_config_tensor(std::string_view name);
+
+}  // namespace llm2hef::core

@@ -1,0 +1,416 @@
+// config.json from GGUF metadata. Keys: gguf-py constants.py (Keys.LLM,
+// Keys.Attention, Keys.Rope, Keys.ShortConv); what each family's converter
+// writes: conversion/<family>.py set_gguf_parameters. docs/gguf.md has the
+// table this file implements.
+#include "llm2hef/core/checkpoint/gguf_config.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "llm2hef/sdk/errors.hpp"
+
+namespace llm2hef::core {
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::string kind_of(const nlohmann::ordered_json& v) {
+  if (v.is_boolean()) return "a bool";
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number()) return "a float";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "a " + std::string(v.type_name());
+}
+
+// GGUF stores most hyper-parameters as float32; written back as the shortest
+// decimal that reads as the same float32 (1e-06, not 9.99999997e-07), which
+// is what the HF config held before the conversion rounded it.
+double f32_decimal(double v) {
+  const float f = static_cast<float>(v);
+  if (static_cast<double>(f) != v || !std::isfinite(f)) return v;
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf - 1, f);
+  *r.ptr = '\0';
+  return std::strtod(buf, nullptr);
+}
+
+}  // namespace
+
+std::string GgufMetadata::where(const std::string& key) const { return origin_ + ": metadata key '" + key + "'"; }
+
+std::optional<int64_t> GgufMetadata::find_size(const std::string& key, int64_t max) const {
+  auto it = m_.find(key);
+  if (it == m_.end()) return std::nullopt;
+  if (!it->is_number_integer())
+    throw BadInput(where(key) + " is " + kind_of(*it) + ", expected an integer");
+  if (it->is_number_unsigned() ? it->get<uint64_t>() > static_cast<uint64_t>(max) : it->get<int64_t>() < 0 || it->get<int64_t>() > max)
+    throw BadInput(where(key) + " is " + it->dump() + ", expected 0.." + std::to_string(max));
+  return it->get<int64_t>();
+}
+
+int64_t GgufMetadata::get_size(const std::string& key, int64_t max) const {
+  if (auto v = find_size(key, max)) return *v;
+  throw BadInput(where(key) + " is required but missing");
+}
+
+std::optional<double> GgufMetadata::find_number(const std::string& key) const {
+  auto it = m_.find(key);
+  if (it == m_.end()) return std::nullopt;
+  if (!it->is_number()) throw BadInput(where(key) + " is " + kind_of(*it) + ", expected a number");
+  return it->get<double>();
+}
+
+std::optional<bool> GgufMetadata::find_bool(const std::string& key) const {
+  auto it = m_.find(key);
+  if (it == m_.end()) return std::nullopt;
+  if (!it->is_boolean()) throw BadInput(where(key) + " is " + kind_of(*it) + ", expected a bool");
+  return it->get<bool>();
+}
+
+std::optional<std::string> GgufMetadata::find_string(const std::string& key) const {
+  auto it = m_.find(key);
+  if (it == m_.end()) return std::nullopt;
+  if (!it->is_string()) throw BadInput(where(key) + " is " + kind_of(*it) + ", expected a string");
+  return it->get<std::string>();
+}
+
+std::string GgufMetadata::get_string(const std::string& key) const {
+  if (auto v = find_string(key)) return *v;
+  throw BadInput(where(key) + " is required but missing");
+}
+
+namespace {
+
+struct Builder {
+  const GgufMetadata& meta;
+  const GgufArch& arch;
+  const GgufTensorAccess& tensors;
+  GgufConfig out;
+  Json& c = out.config;
+
+  std::string key(const char* k) const { return arch.gguf + "." + k; }
+  std::optional<double> number(const char* k) const {
+    auto v = meta.find_number(key(k));
+    return v ? std::optional<double>(f32_decimal(*v)) : std::nullopt;
+  }
+  bool has_tensor(const std::string& name) const { return tensors.find(name) != nullptr; }
+  bool any_block_has(const std::string& stem, int64_t layers) const {
+    for (int64_t i = 0; i < layers; ++i)
+      if (has_tensor("blk." + std::to_string(i) + "." + stem)) return true;
+    return false;
+  }
+  void note(std::string s) { out.notes.push_back(std::move(s)); }
+
+  // The vocabulary is the embedding's row count: the weights are what the
+  // graph uses (a token list longer than the matrix could not be embedded).
+  int64_t vocab_size() const {
+    const GgufTensorInfo* emb = tensors.find("token_embd.weight");
+    if (!emb) throw BadInput(meta.origin() + ": tensor 'token_embd.weight' (the token embedding) is missing");
+    if (emb->ne.size() != 2)
+      throw BadInput(meta.origin() + ": tensor 'token_embd.weight' has " + std::to_string(emb->ne.size()) +
+                     " dimensions, expected 2");
+    return static_cast<int64_t>(emb->ne[1]);
+  }
+
+  void common() {
+    c["architectures"] = Json::array({arch.hf_architecture});
+    c["model_type"] = arch.model_type;
+    c["torch_dtype"] = "float32";
+    const int64_t hidden = meta.get_size(key("embedding_length"));
+    const int64_t layers = meta.get_size(key("block_count"));
+    const int64_t heads = meta.get_size(key("attention.head_count"));
+    if (hidden == 0 || layers == 0 || heads == 0)
+      throw BadInput(meta.origin() + ": metadata keys '" + key("embedding_length") + "', '" + key("block_count") +
+                     "' and '" + key("attention.head_count") + "' must be positive");
+    c["hidden_size"] = hidden;
+    c["num_hidden_layers"] = layers;
+    c["num_attention_heads"] = heads;
+    // (LFM2 writes one value per layer: read by lfm2().)
+    if (const auto& raw = meta.raw(); !(raw.contains(key("attention.head_count_kv")) && raw[key("attention.head_count_kv")].is_array()))
+      if (auto kv = meta.find_size(key("attention.head_count_kv"))) c["num_key_value_heads"] = *kv;
+    if (auto ctx = meta.find_size(key("context_length"), int64_t{1} << 40)) c["max_position_embeddings"] = *ctx;
+    if (auto ff = meta.find_size(key("feed_forward_length"))) c["intermediate_size"] = *ff;
+    if (auto hd = meta.find_size(key("attention.key_length"))) c["head_dim"] = *hd;
+    if (auto eps = number("attention.layer_norm_rms_epsilon")) c["rms_norm_eps"] = *eps;
+    if (auto eps = number("attention.layer_norm_epsilon")) c["layer_norm_eps"] = *eps;
+    c["vocab_size"] = vocab_size();
+    c["tie_word_embeddings"] = !has_tensor("output.weight");
+    for (const auto& [gguf_key, hf_key] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
+                                          std::pair{"tokenizer.ggml.eos_token_id", "eos_token_id"},
+                                          std::pair{"tokenizer.ggml.padding_token_id", "pad_token_id"}})
+      if (auto id = meta.find_size(gguf_key, int64_t{1} << 31)) c[hf_key] = *id;
+    rope(layers, hidden / heads);
+  }
+
+  int64_t head_dim() const {
+    return c.contains("head_dim") ? c["head_dim"].get<int64_t>()
+                                  : c["hidden_size"].get<int64_t>() / c["num_attention_heads"].get<int64_t>();
+  }
+
+  // rope.freq_base and rope.scaling.* (linear and yarn written back as HF's
+  // rope_scaling; the adapters decide what they can convert). llama's
+  // rope_freqs tensor is the Llama 3 rule evaluated per frequency.
+  void rope(int64_t layers, int64_t default_head_dim) {
+    (void)layers;
+    Json scaling = Json::object();
+    const double theta = number("rope.freq_base").value_or(10000.0);
+    c["rope_theta"] = theta;
+    if (auto type = meta.find_string(key("rope.scaling.type")); type && *type != "none") {
+      scaling["rope_type"] = *type;
+      if (auto f = number("rope.scaling.factor")) scaling["factor"] = *f;
+      if (auto orig = meta.find_size(key("rope.scaling.original_context_length"), int64_t{1} << 40))
+        scaling["original_max_position_embeddings"] = *orig;
+    } else if (auto f = number("rope.scaling.factor"); f && *f != 1.0 && *f != 0.0) {
+      throw BadInput(meta.where(key("rope.scaling.factor")) + " is " + std::to_string(*f) + " but '" +
+                     key("rope.scaling.type") + "' is absent; which RoPE scaling is meant is unclear");
+    }
+    if (has_tensor("rope_freqs.weight")) llama3_rope(theta, default_head_dim, scaling);
+    if (!scaling.empty()) c["rope_scaling"] = scaling;
+  }
+
+  // conversion/llama.py generate_extra_tensors writes, for rope_type llama3,
+  // one factor per frequency from (factor, low_freq_factor,
+  // high_freq_factor, original_max_position_embeddings); GGUF keeps only the
+  // factors. They determine the rule: factor is the largest; between the
+  // two wavelength thresholds 1/f = (1-s)/factor + s with s = a/wavelen - b
+  // (a = original/(high-low), b = low/(high-low)), fitted on the factors
+  // strictly between 1 and factor; low_freq_factor is then taken as 1 (any
+  // choice with the same a, b gives the same function), and the result is
+  // checked against every stored factor. Refused when it does not reproduce
+  // them, or when fewer than two factors lie between the thresholds.
+  void llama3_rope(double theta, int64_t default_head_dim, Json& scaling) {
+    const std::vector<float> factors = tensors.read("rope_freqs.weight");
+    const int64_t dim = c.contains("head_dim") ? c["head_dim"].get<int64_t>() : default_head_dim;
+    if (static_cast<int64_t>(factors.size()) * 2 != dim)
+      throw BadInput(meta.origin() + ": tensor 'rope_freqs.weight' has " + std::to_string(factors.size()) +
+                     " values, expected head_dim / 2 = " + std::to_string(dim / 2));
+    double factor = 1.0;
+    for (float f : factors) factor = std::max(factor, static_cast<double>(f));
+    if (factor == 1.0) return;  // all ones: no scaling
+    std::vector<double> inv_wavelen(factors.size());
+    for (size_t i = 0; i < factors.size(); ++i) {
+      // As the converter computes them: float32 frequencies, double wavelengths.
+      const float freq = 1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
+      inv_wavelen[i] = 1.0 / (2 * M_PI / static_cast<double>(freq));
+    }
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int n = 0;
+    for (size_t i = 0; i < factors.size(); ++i) {
+      const double f = factors[i];
+      if (f <= 1.0 * (1 + 1e-6) || f >= factor * (1 - 1e-6)) continue;
+      const double s = (1.0 / f - 1.0 / factor) / (1.0 - 1.0 / factor);
+      sx += inv_wavelen[i], sy += s, sxx += inv_wavelen[i] * inv_wavelen[i], sxy += inv_wavelen[i] * s, ++n;
+    }
+    const auto refuse = [&](const std::string& why) {
+      throw Unsupported(meta.origin() + ": tensor 'rope_freqs.weight' (Llama 3 RoPE frequency factors): " + why +
+                        "; its HF rope_scaling cannot be rebuilt exactly");
+    };
+    if (n < 2) refuse("fewer than two factors lie between 1 and the largest, so the rule's parameters are not determined");
+    const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
+    if (!(a > 0) || !(b > 0)) refuse("the factors do not follow Llama 3's rule");
+    const auto nice = [](double v) { return std::fabs(v - std::round(v)) < 1e-3 * std::max(1.0, std::fabs(v)) ? std::round(v) : v; };
+    const double low = 1.0, high = nice(low + low / b), original = nice(a * (high - low));
+    for (size_t i = 0; i < factors.size(); ++i) {
+      const double wavelen = 1.0 / inv_wavelen[i];
+      double expect = 1.0;
+      if (wavelen > original / low) expect = factor;
+      else if (wavelen >= original / high) {
+        const double s = (original / wavelen - low) / (high - low);
+        expect = 1.0 / ((1.0 - s) / factor + s);
+      }
+      if (std::fabs(expect - factors[i]) > 1e-5 * expect)
+        refuse("factor " + std::to_string(factors[i]) + " at frequency " + std::to_string(i) + " differs from the fitted rule's " +
+               std::to_string(expect));
+    }
+    scaling = {{"rope_type", "llama3"}, {"factor", f32_decimal(factor)}, {"low_freq_factor", low},
+               {"high_freq_factor", high}, {"original_max_position_embeddings", static_cast<int64_t>(original)}};
+    note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + std::to_string(factor) +
+         ", low_freq_factor 1, high_freq_factor " + std::to_string(high) + ", original_max_position_embeddings " +
+         std::to_string(static_cast<int64_t>(original)));
+  }
+
+  void llama_family() {
+    const int64_t layers = c["num_hidden_layers"];
+    c["hidden_act"] = "silu";
+    c["attention_bias"] = any_block_has("attn_q.bias", layers);
+    c["mlp_bias"] = any_block_has("ffn_up.bias", layers);
+  }
+
+  void granite() {
+    llama_family();
+    for (const auto& [k, hf] : {std::pair{"attention.scale", "attention_multiplier"},
+                                std::pair{"embedding_scale", "embedding_multiplier"},
+                                std::pair{"residual_scale", "residual_multiplier"},
+                                std::pair{"logit_scale", "logits_scaling"}})
+      if (auto v = number(k)) c[hf] = *v;
+  }
+
+  void smollm3() {
+    llama_family();
+    // SmolLM3's NoPE layers (no_rope_layers) are not in GGUF: llama.cpp
+    // hard-codes "every 4th layer has no RoPE" (llama-model.cpp, LLM_ARCH_SMOLLM3).
+    const int64_t layers = c["num_hidden_layers"];
+    Json no_rope = Json::array();
+    for (int64_t i = 0; i < layers; ++i) no_rope.push_back((i + 1) % 4 == 0 ? 0 : 1);
+    c["no_rope_layers"] = no_rope;
+    note("SmolLM3: no_rope_layers is not stored in GGUF; llama.cpp's rule (every 4th layer without RoPE) is assumed");
+  }
+
+  // Gemma 2 / 3: query_pre_attn_scalar is not stored; llama.cpp uses
+  // head_dim, except for the 27B models (46 / 62 layers) where it uses
+  // hidden / heads (llama-model.cpp, LLM_ARCH_GEMMA2 / GEMMA3).
+  void gemma(bool gemma3) {
+    const int64_t layers = c["num_hidden_layers"];
+    c["hidden_activation"] = "gelu_pytorch_tanh";
+    const bool big = layers == (gemma3 ? 62 : 46);
+    const int64_t scalar = big ? c["hidden_size"].get<int64_t>() / c["num_attention_heads"].get<int64_t>() : head_dim();
+    c["query_pre_attn_scalar"] = scalar;
+    note("Gemma: query_pre_attn_scalar is not stored in GGUF; " + std::to_string(scalar) +
+         " assumed as llama.cpp does (head_dim, or hidden/heads for the 27B model)");
+    if (auto v = number("attn_logit_softcapping")) c["attn_logit_softcapping"] = *v;
+    if (auto v = number("final_logit_softcapping")) c["final_logit_softcapping"] = *v;
+    if (auto w = meta.find_size(key("attention.sliding_window"), int64_t{1} << 40)) c["sliding_window"] = *w;
+    Json types = Json::array();
+    if (!gemma3) {
+      for (int64_t i = 0; i < layers; ++i) types.push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+    } else {
+      // Gemma 3: five sliding layers then one global (llama.cpp:
+      // set_swa_pattern(6)); the local RoPE base 10000 (freq_base_swa when written).
+      const int64_t pattern = meta.find_size(key("attention.sliding_window_pattern")).value_or(6);
+      for (int64_t i = 0; i < layers; ++i)
+        types.push_back(pattern > 0 && (i + 1) % pattern == 0 ? "full_attention" : "sliding_attention");
+      c["rope_local_base_freq"] = number("rope.freq_base_swa").value_or(10000.0);
+      if (!meta.has(key("attention.sliding_window_pattern")))
+        note("Gemma 3: the sliding-window pattern is not stored in GGUF; llama.cpp's (5 sliding layers, then 1 global) is assumed");
+    }
+    c["layer_types"] = types;
+  }
+
+  void phi3() {
+    c["hidden_act"] = "silu";
+    const int64_t hd = head_dim();
+    if (auto dims = meta.find_size(key("rope.dimension_count")); dims && *dims != hd)
+      c["partial_rotary_factor"] = static_cast<double>(*dims) / static_cast<double>(hd);
+    if (auto w = meta.find_size(key("attention.sliding_window"), int64_t{1} << 40))
+      c["sliding_window"] = *w == 0 ? Json() : Json(*w);
+    if (auto orig = meta.find_size(key("rope.scaling.original_context_length"), int64_t{1} << 40))
+      c["original_max_position_embeddings"] = *orig;
+    // LongRoPE: the factors are tensors (Phi3MiniModel.generate_extra_tensors).
+    if (has_tensor("rope_factors_long.weight") || has_tensor("rope_factors_short.weight")) {
+      if (!has_tensor("rope_factors_long.weight") || !has_tensor("rope_factors_short.weight"))
+        throw BadInput(meta.origin() + ": only one of rope_factors_long.weight and rope_factors_short.weight is present");
+      Json scaling = {{"rope_type", "longrope"}};
+      for (const auto& [t, k] : {std::pair{"rope_factors_long.weight", "long_factor"},
+                                 std::pair{"rope_factors_short.weight", "short_factor"}}) {
+        Json v = Json::array();
+        for (float f : tensors.read(t)) v.push_back(f32_decimal(f));
+        scaling[k] = v;
+      }
+      if (c.contains("original_max_position_embeddings"))
+        scaling["original_max_position_embeddings"] = c["original_max_position_embeddings"];
+      c["rope_scaling"] = scaling;
+      c.erase("rope_scaling_type");
+    }
+  }
+
+  void stablelm() {
+    const int64_t layers = c["num_hidden_layers"];
+    c["hidden_act"] = "silu";
+    const int64_t hd = head_dim();
+    c["partial_rotary_factor"] =
+        static_cast<double>(meta.find_size(key("rope.dimension_count")).value_or(hd)) / static_cast<double>(hd);
+    c["use_qkv_bias"] = any_block_has("attn_q.bias", layers);
+    c["qk_layernorm"] = any_block_has("attn_q_norm.weight", layers);
+    // llama.cpp's stablelm graph runs attention and MLP in parallel when a
+    // block has no ffn_norm (llama-model.cpp, LLM_ARCH_STABLELM).
+    c["use_parallel_residual"] =
+        meta.find_bool(key("use_parallel_residual")).value_or(!any_block_has("ffn_norm.weight", layers));
+  }
+
+  void gptneox() {
+    const int64_t hd = head_dim();
+    c["hidden_act"] = "gelu";
+    c["rotary_pct"] =
+        static_cast<double>(meta.find_size(key("rope.dimension_count")).value_or(hd)) / static_cast<double>(hd);
+    c["rotary_emb_base"] = c["rope_theta"];
+    c["use_parallel_residual"] = meta.find_bool(key("use_parallel_residual")).value_or(true);
+    c["attention_bias"] = true;
+  }
+
+  void gpt2() {
+    // GPT2Config spellings.
+    c["n_embd"] = c["hidden_size"];
+    c["n_layer"] = c["num_hidden_layers"];
+    c["n_head"] = c["num_attention_heads"];
+    if (c.contains("max_position_embeddings")) c["n_positions"] = c["n_ctx"] = c["max_position_embeddings"];
+    if (c.contains("layer_norm_eps")) c["layer_norm_epsilon"] = c["layer_norm_eps"];
+    if (c.contains("intermediate_size") && c["intermediate_size"] != 4 * c["hidden_size"].get<int64_t>())
+      c["n_inner"] = c["intermediate_size"];
+    for (const char* k : {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
+                          "layer_norm_eps", "intermediate_size", "rope_theta", "num_key_value_heads"})
+      c.erase(k);
+    c["activation_function"] = "gelu_new";
+  }
+
+  // LFM2: head_count_kv is one value per layer, 0 for short-conv layers.
+  void lfm2() {
+    const int64_t layers = c["num_hidden_layers"];
+    const std::string kv_key = key("attention.head_count_kv");
+    const auto& raw = meta.raw();
+    Json types = Json::array();
+    int64_t kv_heads = 0;
+    if (raw.contains(kv_key) && raw[kv_key].is_array()) {
+      if (static_cast<int64_t>(raw[kv_key].size()) != layers)
+        throw BadInput(meta.where(kv_key) + " has " + std::to_string(raw[kv_key].size()) + " values for " +
+                       std::to_string(layers) + " layers");
+      for (const auto& v : raw[kv_key]) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 0)
+          throw BadInput(meta.where(kv_key) + " holds " + v.dump() + ", expected non-negative integers");
+        const int64_t n = v.get<int64_t>();
+        types.push_back(n == 0 ? "conv" : "full_attention");
+        if (n != 0 && kv_heads != 0 && n != kv_heads)
+          throw Unsupported(meta.where(kv_key) + " has different KV head counts per attention layer");
+        if (n != 0) kv_heads = n;
+      }
+    } else {
+      for (int64_t i = 0; i < layers; ++i)
+        types.push_back(has_tensor("blk." + std::to_string(i) + ".attn_q.weight") ? "full_attention" : "conv");
+      kv_heads = c.value("num_key_value_heads", c["num_attention_heads"].get<int64_t>());
+    }
+    c["layer_types"] = types;
+    c["num_key_value_heads"] = kv_heads == 0 ? c["num_attention_heads"].get<int64_t>() : kv_heads;
+    if (c.contains("rms_norm_eps")) c["norm_eps"] = c["rms_norm_eps"];
+    if (auto l = meta.find_size(key("shortconv.l_cache"), 64)) c["conv_L_cache"] = *l;
+    c["conv_bias"] = any_block_has("shortconv.in_proj.bias", layers);
+    // The feed-forward width as stored: llama.cpp writes the adjusted one.
+    if (const GgufTensorInfo* gate = tensors.find("blk.0.ffn_gate.weight"); gate && gate->ne.size() == 2) {
+      c["intermediate_size"] = static_cast<int64_t>(gate->ne[1]);
+      c["block_ff_dim"] = static_cast<int64_t>(gate->ne[1]);
+    }
+    c["block_auto_adjust_ff_dim"] = false;
+  }
+};
+
+}  // namespace
+
+GgufConfig gguf_config(const GgufMetadata& meta, const GgufArch& arch, const GgufTensorAccess& tensors) {
+  Builder b{meta, arch, tensors, {}};
+  b.common();
+  const std::string& a = arch.gguf;
+  if (a == "llama" || a == "qwen2" || a == "qwen3" || a == "olmo2") b.llama_family();
+  else if (a == "granite") b.granite();
+  else if (a == "smollm3") b.smollm3();
+  else if (a == "gemma2") b.gemma(false);
+  else if (a == "gemma3") b.gemma(true);
+  else if (a == "phi3") b.phi3();
+  else if (a == "stablelm") b.stablelm();
+  else if (a == "gptneox") b.gptneox();
+  else if (a == "gpt2") b.gpt2();
+  else if (a == "lfm2") b.lfm2();
+  return std::move(b.out);
+}
+
+}  // namespace llm2hef::core

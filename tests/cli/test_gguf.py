@@ -1,0 +1,188 @@
+"""GGUF checkpoints through `llm2hef export` and `inspect`.
+
+Each family's tiny fixture is converted to GGUF at test time as llama.cpp's
+converter does it (tools/fixtures/make_gguf_fixtures.py, numpy + gguf only),
+then exported from a folder holding the .gguf and the fixture's tokenizer
+files; the graph and its weights must equal, byte for byte, the export of the
+equivalent HF folder (F32 GGUF: exact weights). Hostile files must stop with
+exit 3, a message naming the file and the key or tensor, and nothing written.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+TIMEOUT_S = 300
+
+gguf = pytest.importorskip("gguf", reason="gguf (gguf-py) is pinned in tests/requirements.txt")
+_spec = importlib.util.spec_from_file_location("make_gguf_fixtures", REPO / "tools/fixtures/make_gguf_fixtures.py")
+fx = importlib.util.module_from_spec(_spec)
+sys.modules["make_gguf_fixtures"] = fx
+_spec.loader.exec_module(fx)
+
+FAMILIES = ["llama3-tiny", "mistral-tiny", "granite-tiny", "smollm3-tiny", "qwen2-tiny", "qwen3-tiny", "gemma2-tiny",
+            "gemma3-tiny", "phi3-longrope", "olmo2-tiny", "stablelm-tiny", "stablelm-qkln", "stablelm-parallel",
+            "neox-parallel", "neox-sequential", "gpt2-tiny", "lfm2-tiny"]
+
+
+def run(*args, check=False):
+    r = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT_S)
+    if check and r.returncode != 0:
+        raise AssertionError(f"llm2hef {' '.join(map(str, args))} -> {r.returncode}\n{r.stderr}")
+    return r
+
+
+def gguf_folder(tmp: Path, name: str, qtype: str = "F32", split: int = 0) -> tuple[Path, Path]:
+    """(folder with the .gguf and the HF tokenizer files, equivalent HF folder)."""
+    made = tmp / "made"
+    first = fx.convert(REPO / "tests/fixtures" / name, made, qtype, split)
+    folder = tmp / f"{name}-gguf"
+    folder.mkdir()
+    for p in made.glob(f"{name}*.gguf"):
+        shutil.move(str(p), folder / p.name)
+    for t in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        if (made / f"{name}-hf" / t).exists():
+            shutil.copy(made / f"{name}-hf" / t, folder / t)
+    return folder, made / f"{name}-hf"
+
+
+def export(src: Path, out: Path, *extra):
+    return run("export", src, "-o", out, "--cache", 32, "--prefill", 8, "--name", "m", *extra)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_gguf_export_equals_hf_export(tmp_path, name):
+    folder, hf = gguf_folder(tmp_path, name)
+    a, b = tmp_path / "hf-out", tmp_path / "gguf-out"
+    extra = ("--gelu", "tanh") if name == "gpt2-tiny" else ()
+    r = export(hf, a, *extra)
+    assert r.returncode == 0, r.stderr
+    r = export(folder, b, *extra)
+    assert r.returncode == 0, r.stderr
+    assert "GGUF weights:" in r.stderr
+    assert (a / "model.onnx").read_bytes() == (b / "model.onnx").read_bytes()
+    assert (a / "model.onnx.data").read_bytes() == (b / "model.onnx.data").read_bytes()
+
+
+def test_split_gguf_equals_single_file(tmp_path):
+    folder, hf = gguf_folder(tmp_path, "llama3-tiny", split=5)
+    parts = sorted(folder.glob("*.gguf"))
+    assert len(parts) > 1 and parts[0].name.endswith("-00001-of-%05d.gguf" % len(parts))
+    r = export(folder, tmp_path / "a")
+    assert r.returncode == 0, r.stderr
+    assert export(hf, tmp_path / "b").returncode == 0
+    assert (tmp_path / "a/model.onnx.data").read_bytes() == (tmp_path / "b/model.onnx.data").read_bytes()
+    # A missing part is named.
+    parts[-1].unlink()
+    r = export(folder, tmp_path / "c")
+    assert r.returncode == 3 and parts[-1].name in r.stderr and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("qtype", ["Q8_0", "Q4_1", "F16"])
+def test_quantized_gguf_exports_and_says_so(tmp_path, qtype):
+    folder, _ = gguf_folder(tmp_path, "qwen3-tiny", qtype)
+    r = export(folder, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert qtype in r.stderr
+    assert ("second rounding" in r.stderr) == (qtype != "F16")
+    r = run("inspect", next(folder.glob("*.gguf")))
+    assert r.returncode == 0, r.stderr
+    assert "GGUF weights:" in r.stdout and qtype in r.stdout
+
+
+def test_inspect_takes_a_bare_gguf_file(tmp_path):
+    folder, _ = gguf_folder(tmp_path, "gemma2-tiny")
+    r = run("inspect", folder / "gemma2-tiny.gguf", "--cache", 32)
+    assert r.returncode == 0, r.stderr
+    assert "query_pre_attn_scalar" in r.stdout  # the assumption is stated
+
+
+# ---------------------------------------------------------------- hostile files
+
+def gguf_bytes(kvs: list[tuple[str, int, bytes]], tensors: list[tuple[str, list[int], int, int]], data: bytes,
+               version: int = 3, align: int = 32) -> bytes:
+    """A GGUF file field by field (docs/gguf.md), so that any field can be wrong."""
+    def s(x: str) -> bytes:
+        b = x.encode()
+        return struct.pack("<Q", len(b)) + b
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kvs))
+    for k, t, v in kvs:
+        out += s(k) + struct.pack("<I", t) + v
+    for n, ne, t, off in tensors:
+        out += s(n) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne) + struct.pack("<IQ", t, off)
+    out += b"\0" * (-len(out) % align)
+    return out + data
+
+
+def string_value(x: str) -> bytes:
+    return struct.pack("<Q", len(x.encode())) + x.encode()
+
+
+def llama_kvs(arch=b"llama", block_count=struct.pack("<I", 1)):
+    return [("general.architecture", 8, struct.pack("<Q", len(arch)) + arch),
+            ("llama.block_count", 4, block_count),
+            ("llama.embedding_length", 4, struct.pack("<I", 32)),
+            ("llama.attention.head_count", 4, struct.pack("<I", 2))]
+
+
+EMB = ("token_embd.weight", [32, 8], 0, 0)
+
+
+HOSTILE = {
+    "truncated": (lambda: gguf_bytes(llama_kvs(), [EMB], b"\0" * 1024)[:-300], "runs past the end"),
+    "offset_past_end": (lambda: gguf_bytes(llama_kvs(), [("token_embd.weight", [32, 8], 0, 4096)], b"\0" * 1024),
+                        "'token_embd.weight'"),
+    "huge_string_length": (lambda: gguf_bytes([("general.architecture", 8, struct.pack("<Q", 2**64 - 5) + b"x" * 64)],
+                                              [], b""), "'general.architecture'"),
+    "huge_array_count": (lambda: gguf_bytes([("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, 2**63))], [], b""),
+                         "'tokenizer.ggml.tokens'"),
+    "wrong_value_type": (lambda: None, "'llama.block_count' is a string, expected an integer"),
+    "unknown_architecture": (lambda: gguf_bytes(llama_kvs(arch=b"mamba"), [EMB], b"\0" * 1024), "'mamba'"),
+    "unknown_tensor_type": (lambda: gguf_bytes(llama_kvs(), [("token_embd.weight", [32, 8], 77, 0)], b"\0" * 1024),
+                            "unknown ggml type 77"),
+    "duplicate_tensor": (lambda: gguf_bytes(llama_kvs(), [EMB, ("token_embd.weight", [32, 8], 0, 1024)], b"\0" * 2048),
+                         "appears twice"),
+    "duplicate_key": (lambda: gguf_bytes(llama_kvs() + [("llama.block_count", 4, struct.pack("<I", 1))], [EMB],
+                                         b"\0" * 1024), "'llama.block_count' appears twice"),
+    "misaligned": (lambda: gguf_bytes(llama_kvs(), [("token_embd.weight", [32, 8], 0, 8)], b"\0" * 2048),
+                   "not a multiple of the alignment"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_gguf_is_refused_with_nothing_written(tmp_path, case):
+    make, needle = HOSTILE[case]
+    # The wrong-type case: block_count written as a string (type 8) instead of uint32.
+    data = make()
+    if case == "wrong_value_type":
+        kvs = llama_kvs()
+        kvs[1] = ("llama.block_count", 8, string_value("one"))
+        data = gguf_bytes(kvs, [EMB], b"\0" * 1024)
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(data)
+    out = tmp_path / "out"
+    r = export(path, out)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert str(path) in r.stderr and needle in r.stderr, r.stderr
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
+def test_unsupported_quant_type_is_refused_naming_tensor_and_type(tmp_path):
+    kvs = llama_kvs()
+    # IQ2_XXS (16): a valid ggml type llm2hef does not dequantize; 256 values in 66 bytes.
+    path = tmp_path / "iq.gguf"
+    path.write_bytes(gguf_bytes(kvs, [("token_embd.weight", [256, 1], 16, 0)], b"\0" * 96))
+    r = run("inspect", path)
+    assert r.returncode in (3, 4), r.stderr
+    r = export(path, tmp_path / "out")
+    assert r.returncode in (3, 4) and not (tmp_path / "out").exists()
