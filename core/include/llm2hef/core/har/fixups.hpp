@@ -25,6 +25,9 @@ struct FixupResult {
   bool ran = false;                  // false: skipped for this stage
   std::string note;                  // why skipped, or what was looked at when nothing changed
   std::vector<std::string> changes;  // one line per change
+  // What a pass could not confirm and went ahead with anyway ("warning:"
+  // lines of the text report, `warnings` in --json).
+  std::vector<std::string> warnings;
 };
 
 // Before optimize (parsed HAR).
