@@ -50,6 +50,8 @@ struct Fixup {
 
 constexpr const char* kDfcOwnsQuantized = "(the quantized HN's weights and scopes are the DFC's own)";
 const Fixup kFixups[] = {
+    // First: the widening below takes the pe roles from the manifest.
+    {"pe-input-roles", sdk::HarStage::before_optimize, kDfcOwnsQuantized, pe_input_roles},
     {"rope-input-widening", sdk::HarStage::before_optimize, kDfcOwnsQuantized, rope_input_widening},
     {"mask-wiring", sdk::HarStage::before_optimize, kDfcOwnsQuantized, mask_wiring},
     {"lm-head-split", sdk::HarStage::before_optimize, kDfcOwnsQuantized, lm_head_split},

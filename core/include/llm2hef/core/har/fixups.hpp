@@ -31,6 +31,9 @@ struct FixupResult {
 };
 
 // Before optimize (parsed HAR).
+// A check, not an edit: each pe input's role in the manifest against the
+// HN's structure; refuses (BadInput) when they disagree.
+FixupResult pe_input_roles(FixupInput& in);
 FixupResult rope_input_widening(FixupInput& in);
 FixupResult mask_wiring(FixupInput& in);
 FixupResult lm_head_split(FixupInput& in);
