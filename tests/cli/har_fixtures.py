@@ -71,7 +71,7 @@ def rotate_half(width):
 LNM_PE_ORDER = ("pe_k_cos", "pe_q_cos", "pe_k_sin", "pe_q_sin")
 
 
-def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=NKV, pe_order=LNM_PE_ORDER, positions="rope",
+def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=LNM_PE_ORDER, positions="rope",
                table_first=False):
     """(hn, weights) of a parsed HAR: pe tiling convs, mask slices, one lm_head conv.
 
@@ -83,7 +83,9 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=NKV, pe_order=LN
     "learned" is GPT-2's learned positions carried through the pe tables
     (sliced, multiplied by coefficients, added to the embeddings), which has
     no rotation to tell cos from sin. table_first puts the table before the
-    other operand in each RoPE ew_mult's `input`."""
+    other operand in each RoPE ew_mult's `input`. kv_heads defaults to NKV
+    as it is when called (tests set the module's sizes)."""
+    kv_heads = NKV if kv_heads is None else kv_heads
     rng = np.random.default_rng(seed)
     s = net + "/"
     hn = Hn(net)
@@ -271,9 +273,10 @@ def write_har(path, net, hn, weights=None, state="hailo_model", extra=()):
     return path
 
 
-def manifest(vocab=48, shards=None, net="tiny", adapter="gpt2", kv_heads=NKV):
+def manifest(vocab=48, shards=None, net="tiny", adapter="gpt2", kv_heads=None):
     # The pe roles in LNM's order (k before q): the fixups must follow the manifest, not a fixed order.
-    return manifest_fixture.manifest(hidden=HIDDEN, layers=1, vocab=vocab, heads=NHEAD, kv_heads=kv_heads, head_dim=HD,
+    return manifest_fixture.manifest(hidden=HIDDEN, layers=1, vocab=vocab, heads=NHEAD,
+                                     kv_heads=NKV if kv_heads is None else kv_heads, head_dim=HD,
                                      cache=SEQ, prefill=SEQ, theta_length=HD, shards=shards or [vocab], scope=net,
                                      adapter=adapter, roles=["embeddings", "attention_mask", *LNM_PE_ORDER])
 
