@@ -240,6 +240,22 @@ def decoder(out: Path):
     return Tokenizer((out / "resources" / "tokenizer.json").read_bytes())
 
 
+def with_template(out: Path, folder: Path, template: str) -> Path:
+    """A copy of the export (links) whose hailo-config.json has another chat_template."""
+    folder.mkdir()
+    for f in out.iterdir():
+        if f.name != "resources":
+            (folder / f.name).symlink_to(f)
+    (folder / "resources").mkdir()
+    for f in (out / "resources").iterdir():
+        if f.name != "hailo-config.json":
+            (folder / "resources" / f.name).symlink_to(f)
+    config = json.loads((out / "resources" / "hailo-config.json").read_text())
+    config["chat_template"] = template
+    (folder / "resources" / "hailo-config.json").write_text(json.dumps(config))
+    return folder
+
+
 def test_prompt_goes_through_the_chat_template_by_default(gemma, tmp_path):
     log = tmp_path / "prompts.jsonl"
     r = run_script(gemma, "--prompt", "the fox", "--max-tokens", "3", "--json", HAILO_STANDIN_PROMPT_LOG=str(log))
@@ -278,6 +294,19 @@ def test_skip_generate_renders_the_same_prompt(gemma):
     rep = json.loads(r.stdout)
     assert "generation" not in rep and rep["prompt"]["rendered"].startswith("<bos><start_of_turn>user\nthe fox")
     assert rep["agreement"]["tokens"][0] == special_id(gemma, "<bos>")
+
+
+def test_a_template_refusing_the_message_is_bad_input(gemma, tmp_path):
+    """The template loads (hailort's probe passes) but raises on a user
+    message: genai would refuse the prompt, so the check stops (exit 3)
+    naming the template's message; --raw still runs."""
+    refusing = with_template(gemma, tmp_path / "refusing",
+                             "{% for m in messages %}{% if m['role'] == 'user' %}{{ raise_exception('users are not "
+                             "served here') }}{% endif %}{{ m['content'] }}{% endfor %}")
+    r = run_script(refusing, "--prompt", "the fox", "--max-tokens", "1")
+    assert r.returncode == 3, r.stderr + r.stdout
+    assert "the chat template raised an exception: users are not served here" in r.stderr
+    assert run_script(refusing, "--prompt", "the fox", "--max-tokens", "1", "--raw").returncode == 0
 
 
 def test_text_report_shows_the_rendered_prompt(gemma):
@@ -368,18 +397,9 @@ def test_standin_renders_messages_as_hailort(standin, gemma, tmp_path, monkeypat
                      "<start_of_turn>user\nmore<end_of_turn>\n<start_of_turn>model\n",
                      "<bos><start_of_turn>user\nagain<end_of_turn>\n<start_of_turn>model\n"]
 
-    strict = tmp_path / "strict"
-    strict.mkdir()
-    for f in gemma.iterdir():
-        if f.name != "resources":
-            (strict / f.name).symlink_to(f)
-    (strict / "resources").mkdir()
-    for f in (gemma / "resources").iterdir():
-        (strict / "resources" / f.name).symlink_to(f)
-    (strict / "resources" / "hailo-config.json").unlink()
-    config["chat_template"] = ("{% if messages[0]['role'] != 'user' %}{{ raise_exception('Conversation roles must "
-                               "alternate user/assistant/user/assistant/...') }}{% endif %}" + config["chat_template"])
-    (strict / "resources" / "hailo-config.json").write_text(json.dumps(config))
+    strict = with_template(gemma, tmp_path / "strict",
+                           "{% if messages[0]['role'] != 'user' %}{{ raise_exception('Conversation roles must "
+                           "alternate user/assistant/user/assistant/...') }}{% endif %}" + config["chat_template"])
     monkeypatch.setenv("HAILO_STANDIN_EXPORT", str(strict))
     with standin.VDevice() as vd:
         with pytest.raises(standin.HailoRTException, match="Failed to create LLM.*roles must alternate"):

@@ -184,8 +184,9 @@ def render_like_genai(template, content):
     lstrip_blocks, sets bos_token and eos_token (both empty here),
     strftime_now and raise_exception, and sends string content as
     [{"type": "text", "text": ...}] to a template that renders only that
-    form. Rendered here with jinja2, which minja follows; where the two
-    differ, (b)'s tokens may differ from the prompt genai ran in (a)."""
+    form. Rendered here with jinja2 (minja implements a subset of Jinja);
+    where the two differ, (b)'s tokens may differ from the prompt genai ran
+    in (a)."""
     try:
         import jinja2
         import jinja2.sandbox
@@ -218,8 +219,10 @@ def render_like_genai(template, content):
     message = {"role": "user", "content": [{"type": "text", "text": content}] if typed else content}
     try:
         return render([message], True)
-    except jinja2.TemplateError as e:
-        raise BadInput("the HEF's chat template fails on a user message: %s" % e)
+    except BadInput:
+        raise
+    except Exception as e:  # jinja2's errors and the Python errors a template can raise (TypeError, ...)
+        raise BadInput("the HEF's chat template fails on a user message: %s: %s" % (type(e).__name__, e))
 
 
 def prompt_for(llm, prompt, raw):
