@@ -81,11 +81,16 @@ Side claimed_side(const PeInput& p) { return p.claimed->tiling == sdk::PeTiling:
 Trig claimed_trig(const PeInput& p) { return p.claimed->cosine ? Trig::cos : Trig::sin; }
 
 // The role the structure gives, with the manifest's part where the
-// structure cannot tell (q/k of an MHA model, where both tables are equal).
+// structure does not tell (q/k of an MHA model, where both tables are equal)
+// and saying so where it could not.
 std::string structural_role(const PeInput& p) {
-  const Side s = p.side == Side::either ? claimed_side(p) : p.side;
-  if (p.trig == Trig::unknown) return std::string("pe_") + side_name(s) + "_" + trig_name(claimed_trig(p)) + " (cos/sin undecided)";
-  return std::string("pe_") + side_name(s) + "_" + trig_name(p.trig);
+  const bool side_known = p.side == Side::q || p.side == Side::k;
+  const Side s = side_known ? p.side : claimed_side(p);
+  const Trig t = p.trig == Trig::unknown ? claimed_trig(p) : p.trig;
+  std::string role = std::string("pe_") + side_name(s) + "_" + trig_name(t);
+  if (p.side == Side::unknown) role += " (q/k undecided)";
+  if (p.trig == Trig::unknown) role += " (cos/sin undecided)";
+  return role;
 }
 
 void read_side(const HnModel& hn, const ExportManifest& m, PeInput& p) {
