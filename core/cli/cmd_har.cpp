@@ -51,6 +51,10 @@ Applies the fixups of hailo-contract.md section 5 that fit the HAR's stage,
 then the adapter's own hook, and writes OUT atomically. IN is never modified.
 
 Before optimize (parsed HAR, state hailo_model):
+  pe-input-roles       with --manifest, a check: each pe input's role (q/k by its
+                       tiling width, cos/sin by the rotate-half path) read from the
+                       HN; refused (exit 3) naming both readings when they disagree,
+                       trusted with a warning where the structure cannot tell
   rope-input-widening  pe inputs widened to the per-head tiled width, tiling convs removed
   mask-wiring          each mask slice + input_repeats ew_add wired to the full mask
   lm-head-split        one wide lm_head conv split into equal output shards
@@ -72,8 +76,9 @@ output changes nothing.
   --json            the report as JSON on stdout
   --no-progress     never draw the progress bar
 
-Exit status: 0 ok, 2 usage, 3 malformed HAR / HN / weights / manifest,
-4 a state or layout llm2hef refuses to fix, 5 internal error.
+Exit status: 0 ok, 2 usage, 3 malformed HAR / HN / weights / manifest, or pe
+roles the HN contradicts, 4 a state or layout llm2hef refuses to fix, 5 internal
+error.
 )";
 
 constexpr const char* kLinesHelp = R"(Usage: llm2hef har lines HAR --for optimize|compile [--manifest M] [--pe-width N] [--json]

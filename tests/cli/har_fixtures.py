@@ -67,8 +67,25 @@ def rotate_half(width):
     return r
 
 
-def parsed_har(vocab=48, layers=2, net="tiny", seed=0):
-    """(hn, weights) of a parsed HAR: pe tiling convs, mask slices, one lm_head conv."""
+# The pe inputs in LNM's order (k before q), as the export numbers them: input_layer3..6.
+LNM_PE_ORDER = ("pe_k_cos", "pe_q_cos", "pe_k_sin", "pe_q_sin")
+
+
+def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=LNM_PE_ORDER, positions="rope",
+               table_first=False):
+    """(hn, weights) of a parsed HAR: pe tiling convs, mask slices, one lm_head conv.
+
+    pe_order: the role each of input_layer3..6 carries in this HN (a parse
+    that numbered the inputs otherwise than the export is a different order
+    than the manifest's). positions: "rope" is RoPE as the export writes it
+    (hailo-contract.md section 2): q*cos + (q R)*sin, R the rotate-half
+    matmul the parser makes a conv, each table tiled by its own conv first;
+    "learned" is GPT-2's learned positions carried through the pe tables
+    (sliced, multiplied by coefficients, added to the embeddings), which has
+    no rotation to tell cos from sin. table_first puts the table before the
+    other operand in each RoPE ew_mult's `input`. kv_heads defaults to NKV
+    as it is when called (tests set the module's sizes)."""
+    kv_heads = NKV if kv_heads is None else kv_heads
     rng = np.random.default_rng(seed)
     s = net + "/"
     hn = Hn(net)
@@ -86,20 +103,40 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0):
     mask = hn.add(s + "input_layer2", "input_layer", [], [-1, 1, SEQ, NHEAD * SEQ],
                   in_shapes=[[-1, 1, SEQ, NHEAD * SEQ]])
     pe = {}
-    for idx, (role, n) in enumerate([("k_cos", NKV), ("q_cos", NHEAD), ("k_sin", NKV), ("q_sin", NHEAD)]):
+    for idx, role in enumerate(pe_order):
+        n = NHEAD if role.startswith("pe_q") else kv_heads
         layer = hn.add(s + "input_layer%d" % (idx + 3), "input_layer", [], [-1, 1, SEQ, HD], in_shapes=[[-1, 1, SEQ, HD]])
         pe[role] = conv("conv%d" % (idx + 1), layer, HD, HD * n, tile_matrix(n))
     x = emb
     c = 5
+    if positions == "learned":
+        parts = []
+        for i, role in enumerate(LNM_PE_ORDER):
+            width = hn.layers[pe[role]]["output_shapes"][0][-1]
+            cols = hn.add(s + "slice%d" % (layers + 2 + i), "slice", [pe[role]], [-1, 1, SEQ, HD // 2],
+                          {"features_slice": [0, HD // 2, 1]})
+            parts.append(conv("conv%d" % c, cols, HD // 2, HIDDEN)); c += 1
+            assert width >= HD
+        total = parts[0]
+        for i, p in enumerate(parts[1:]):
+            total = hn.add(s + "ew_add%d" % (4 * layers + 1 + i), "ew_add", [total, p], [-1, 1, SEQ, HIDDEN])
+        x = hn.add(s + "ew_add%d" % (4 * layers + 4), "ew_add", [emb, total], [-1, 1, SEQ, HIDDEN])
+    mult = 1
     for b in range(layers):
         q = conv("conv%d" % c, x, HIDDEN, NHEAD * HD); c += 1
-        k = conv("conv%d" % c, x, HIDDEN, NKV * HD); c += 1
-        qr = conv("conv%d" % c, q, NHEAD * HD, NHEAD * HD, rotate_half(NHEAD * HD)); c += 1
-        kr = conv("conv%d" % c, k, NKV * HD, NKV * HD, rotate_half(NKV * HD)); c += 1
-        m = [hn.add(s + "ew_mult%d" % (4 * b + i + 1), "ew_mult", [a, t], [-1, 1, SEQ, hn.layers[a]["output_shapes"][0][-1]])
-             for i, (a, t) in enumerate([(q, pe["q_cos"]), (qr, pe["q_sin"]), (k, pe["k_cos"]), (kr, pe["k_sin"])])]
-        qa = hn.add(s + "ew_add%d" % (4 * b + 1), "ew_add", [m[0], m[1]], [-1, 1, SEQ, NHEAD * HD])
-        ka = hn.add(s + "ew_add%d" % (4 * b + 2), "ew_add", [m[2], m[3]], [-1, 1, SEQ, NKV * HD])
+        k = conv("conv%d" % c, x, HIDDEN, kv_heads * HD); c += 1
+        if positions == "rope":
+            qr = conv("conv%d" % c, q, NHEAD * HD, NHEAD * HD, rotate_half(NHEAD * HD)); c += 1
+            kr = conv("conv%d" % c, k, kv_heads * HD, kv_heads * HD, rotate_half(kv_heads * HD)); c += 1
+            m = []
+            for a, t in [(q, pe["pe_q_cos"]), (qr, pe["pe_q_sin"]), (k, pe["pe_k_cos"]), (kr, pe["pe_k_sin"])]:
+                m.append(hn.add(s + "ew_mult%d" % mult, "ew_mult", [t, a] if table_first else [a, t],
+                                [-1, 1, SEQ, hn.layers[a]["output_shapes"][0][-1]]))
+                mult += 1
+            qa = hn.add(s + "ew_add%d" % (4 * b + 1), "ew_add", [m[0], m[1]], [-1, 1, SEQ, NHEAD * HD])
+            ka = hn.add(s + "ew_add%d" % (4 * b + 2), "ew_add", [m[2], m[3]], [-1, 1, SEQ, kv_heads * HD])
+        else:
+            qa, ka = q, k
         scores = hn.add(s + "matmul%d" % (b + 1), "matmul", [qa, ka], [-1, 1, SEQ, NHEAD * SEQ],
                         {"transpose_matmul_input": True, "groups": NHEAD})
         sl = hn.add(s + "slice%d" % (b + 1), "slice", [mask], [-1, 1, SEQ, SEQ],
@@ -125,6 +162,58 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0):
     hn.add(s + "output_layer1", "output_layer", [name], [-1, 1, 1, vocab])
     hn.order = [name]
     return hn.doc(), w
+
+
+def hn_from_onnx(onnx_path, net="tiny", input_order=None):
+    """(hn, weights) of the HN a parse of an llm2hef export's model.onnx would
+    give, node for node, by the parser's conventions as hailo-contract.md
+    states them: graph inputs become `input_layer1..N` in ONNX input order
+    (section 2; `input_order` lists the ONNX input indices in the order a
+    parser would number them instead); a MatMul by a constant becomes a
+    single-input `conv` and one of two activations a `matmul` (section 2,
+    "Linear layers"); NHWC shapes with batch -1, the last axis the ONNX one.
+    That a Mul or Add of two activations becomes an `ew_mult` or `ew_add` is
+    this writer's assumption (both are HN layer types, section 4; no parsed
+    HN of an llm2hef export has been seen). Every other node becomes one
+    layer named after its op. Weights are not carried (a placeholder array
+    only): use it with --dry-run."""
+    import onnx
+    from onnx import shape_inference
+
+    model = shape_inference.infer_shapes(onnx.load(str(onnx_path), load_external_data=False))
+    g = model.graph
+    width = {}
+    for vi in list(g.value_info) + list(g.input) + list(g.output):
+        dims = vi.type.tensor_type.shape.dim
+        width[vi.name] = dims[-1].dim_value if dims else 1
+    constants = {i.name for i in g.initializer}
+    constants.update(o for n in g.node if n.op_type == "Constant" for o in n.output)
+    hn = Hn(net)
+    s = net + "/"
+    producer = {}
+    order = list(input_order) if input_order is not None else list(range(len(g.input)))
+    for number, index in enumerate(order, start=1):
+        inp = g.input[index]
+        w = width[inp.name]
+        producer[inp.name] = hn.add(s + "input_layer%d" % number, "input_layer", [], [-1, 1, SEQ, w],
+                                    in_shapes=[[-1, 1, SEQ, w]], original_names=[inp.name])
+    counts = {}
+    for node in g.node:
+        live = [x for x in node.input if x in producer and x not in constants]
+        if not live:
+            continue
+        two = len(live) == 2
+        kind = {"MatMul": "matmul" if two else "conv", "Mul": "ew_mult" if two else "mul_by_constant",
+                "Add": "ew_add" if two else "add_constant"}.get(node.op_type, node.op_type.lower())
+        counts[kind] = counts.get(kind, 0) + 1
+        name = hn.add(s + "%s%d" % (kind, counts[kind]), kind, [producer[x] for x in live],
+                      [-1, 1, SEQ, width.get(node.output[0], 1)])
+        for o in node.output:
+            producer[o] = name
+    last = producer[g.output[0].name]
+    hn.add(s + "output_layer1", "output_layer", [last], hn.layers[last]["output_shapes"][0])
+    hn.order = [last]
+    return hn.doc(), {s + "placeholder/kernel:0": np.zeros(1, np.float32)}
 
 
 def quantized_hn(net="tiny", permuted=True, base_scope=True, base_cache=False, groups=None):
@@ -184,12 +273,12 @@ def write_har(path, net, hn, weights=None, state="hailo_model", extra=()):
     return path
 
 
-def manifest(vocab=48, shards=None, net="tiny", adapter="gpt2"):
+def manifest(vocab=48, shards=None, net="tiny", adapter="gpt2", kv_heads=None):
     # The pe roles in LNM's order (k before q): the fixups must follow the manifest, not a fixed order.
-    return manifest_fixture.manifest(hidden=HIDDEN, layers=1, vocab=vocab, heads=NHEAD, kv_heads=NKV, head_dim=HD,
+    return manifest_fixture.manifest(hidden=HIDDEN, layers=1, vocab=vocab, heads=NHEAD,
+                                     kv_heads=NKV if kv_heads is None else kv_heads, head_dim=HD,
                                      cache=SEQ, prefill=SEQ, theta_length=HD, shards=shards or [vocab], scope=net,
-                                     adapter=adapter, roles=["embeddings", "attention_mask", "pe_k_cos", "pe_q_cos",
-                                                             "pe_k_sin", "pe_q_sin"])
+                                     adapter=adapter, roles=["embeddings", "attention_mask", *LNM_PE_ORDER])
 
 
 def read_har(path):

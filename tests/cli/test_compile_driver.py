@@ -136,7 +136,10 @@ FAKE_DFC = textwrap.dedent('''
             assert sorted(kw["net_input_shapes"]) == sorted(i["name"] for i in MAN["inputs"])
             assert kw.get("disable_onnx_simplifier") is True
             configure()
-            hn, w = hf.parsed_har(vocab=MAN["dims"]["vocab"], layers=1, net=net)
+            # The parser numbers input_layer1..6 in ONNX input order (hailo-contract.md section 2).
+            by_number = sorted(MAN["inputs"], key=lambda i: int(i["dfc_layer"][len("input_layer"):]))
+            pe_order = tuple(i["role"] for i in by_number if i["role"].startswith("pe_"))
+            hn, w = hf.parsed_har(vocab=MAN["dims"]["vocab"], layers=1, net=net, pe_order=pe_order)
             self.members = {NET + ".hn": json.dumps(hn).encode(), NET + ".npz": hf.npz_bytes(w)}
             self.state = "hailo_model"
             log(op="translate")

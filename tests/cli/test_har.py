@@ -298,6 +298,147 @@ def test_without_manifest_structure_finds_the_same(parsed, tmp_path):
     assert hf.read_har(a)[1] == hf.read_har(b)[1]
 
 
+# ---------------------------------------------------------------- pe input roles
+# har fix takes which input is q or k, cos or sin from the manifest; it must
+# read each role again from the HN and refuse, naming both readings, when a
+# parse numbered the inputs otherwise.
+
+def pe_roles_report(har, man, expect_rc=0):
+    r = run("har", "fix", har, "--dry-run", "--manifest", man, "--json")
+    assert r.returncode == expect_rc, r.stderr + r.stdout
+    return by_name(json.loads(r.stdout))["pe-input-roles"] if expect_rc == 0 else r.stderr
+
+
+def roles_har(tmp_path, manifest_kw=None, **har_kw):
+    hn, w = hf.parsed_har(**har_kw)
+    har = hf.write_har(tmp_path / "roles.har", "tiny", hn, w)
+    man = tmp_path / "roles.json"
+    man.write_text(json.dumps(hf.manifest(**(manifest_kw or {}))))
+    return har, man
+
+
+CONFIRMED = "confirmed by structure: input_layer3 pe_k_cos, input_layer4 pe_q_cos, input_layer5 pe_k_sin, input_layer6 pe_q_sin"
+
+
+def test_pe_roles_confirmed_by_structure(parsed, tmp_path):
+    har, man, _, _ = parsed
+    f = pe_roles_report(har, man)
+    assert f["ran"] and f["changes"] == [] and f["warnings"] == []
+    assert f["note"] == CONFIRMED
+    # the same once widened (the second run of compile.py's fix step)
+    fixed = tmp_path / "fixed.har"
+    fix_json(har, "-o", fixed, "--manifest", man)
+    f = pe_roles_report(fixed, man)
+    assert f["note"] == CONFIRMED and f["warnings"] == []
+    # MHA: q and k tables are equal, so only cos/sin is read; the operand order of the multiplies does not matter
+    har, man = roles_har(tmp_path, {"kv_heads": hf.NHEAD}, kv_heads=hf.NHEAD, table_first=True)
+    f = pe_roles_report(har, man)
+    assert f["note"].startswith(CONFIRMED) and "q/k need no check" in f["note"] and f["warnings"] == []
+
+
+def test_gqa_q_and_k_swapped_by_the_parse_is_refused(tmp_path):
+    # The parse numbered q before k; the manifest has the export's order (k first).
+    har, man = roles_har(tmp_path, pe_order=("pe_q_cos", "pe_k_cos", "pe_q_sin", "pe_k_sin"))
+    err = pe_roles_report(har, man, expect_rc=3)
+    assert "'tiny/input_layer3' is pe_k_cos in the manifest but pe_q_cos by the HN's structure" in err
+    assert "'tiny/input_layer4' is pe_q_cos in the manifest but pe_k_cos by the HN's structure" in err
+    assert "'tiny/input_layer5' is pe_k_sin in the manifest but pe_q_sin" in err
+    assert "'tiny/input_layer6' is pe_q_sin in the manifest but pe_k_sin" in err
+    assert "widens it to 16" in err and "numbered the inputs otherwise" in err
+    out = tmp_path / "o.har"
+    r = run("har", "fix", har, "-o", out, "--manifest", man)
+    assert r.returncode == 3 and not out.exists()
+
+
+def test_mha_cos_and_sin_swapped_by_the_parse_is_refused(tmp_path):
+    har, man = roles_har(tmp_path, {"kv_heads": hf.NHEAD}, kv_heads=hf.NHEAD,
+                         pe_order=("pe_k_sin", "pe_q_sin", "pe_k_cos", "pe_q_cos"))
+    err = pe_roles_report(har, man, expect_rc=3)
+    for layer, manifest_role, hn_role in [(3, "pe_k_cos", "pe_k_sin"), (4, "pe_q_cos", "pe_q_sin"),
+                                          (5, "pe_k_sin", "pe_k_cos"), (6, "pe_q_sin", "pe_q_cos")]:
+        assert "'tiny/input_layer%d' is %s in the manifest but %s by the HN's structure" % (layer, manifest_role, hn_role) in err
+    assert "rotate-half conv" in err
+
+
+def test_mha_q_and_k_swapped_needs_no_check(tmp_path):
+    """In an MHA model the runtime writes the same values to the q and the k
+    tables (both tiled heads times), so a q/k swap changes nothing: passed."""
+    har, man = roles_har(tmp_path, {"kv_heads": hf.NHEAD}, kv_heads=hf.NHEAD,
+                         pe_order=("pe_q_cos", "pe_k_cos", "pe_q_sin", "pe_k_sin"))
+    f = pe_roles_report(har, man)
+    assert "q/k need no check" in f["note"] and f["warnings"] == []
+
+
+def test_pe_roles_the_structure_cannot_decide_trust_the_manifest_with_a_warning(tmp_path):
+    """GPT-2's learned positions go through the pe tables without a rotation:
+    cos and sin cannot be told apart, so the manifest is trusted, the fix goes
+    on, and the report says which roles were not confirmed."""
+    har, man = roles_har(tmp_path, positions="learned", pe_order=("pe_k_sin", "pe_q_cos", "pe_k_cos", "pe_q_sin"))
+    out = tmp_path / "o.har"
+    rep = fix_json(har, "-o", out, "--manifest", man)
+    f = by_name(rep)["pe-input-roles"]
+    assert len(f["warnings"]) == 1
+    w = f["warnings"][0]
+    assert "the manifest is trusted" in w and "'tiny/input_layer3' as cos: its table feeds no multiply" in w
+    assert len(by_name(rep)["rope-input-widening"]["changes"]) == 4 and out.exists()
+    text = run("har", "fix", har, "--dry-run", "--manifest", man)
+    assert text.returncode == 0 and "    warning: pe input roles not confirmed" in text.stdout
+
+
+def test_without_manifest_no_roles_to_check(parsed):
+    har, _, _, _ = parsed
+    r = run("har", "fix", har, "--dry-run", "--json")
+    assert r.returncode == 0
+    assert by_name(json.loads(r.stdout))["pe-input-roles"]["note"].startswith("no manifest")
+
+
+EXPORTS = {"llama3-tiny": (), "gemma3-tiny": (), "phi4mini-tiny": (), "neox-parallel": (), "gpt2-tiny": ("--gelu", "tanh")}
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("exports")
+    done = {}
+    for name, extra in EXPORTS.items():
+        out = folder / name
+        r = subprocess.run([str(BIN), "export", str(REPO / "tests" / "fixtures" / name), "-o", str(out), "--cache", "32",
+                            "--prefill", "8", "--no-progress", *extra], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        done[name] = out
+    return done
+
+
+def har_of_export(out, tmp_path, input_order=None):
+    hn, w = hf.hn_from_onnx(out / "model.onnx", input_order=input_order)
+    return hf.write_har(tmp_path / "export.har", "tiny", hn, w), out / "manifest.json"
+
+
+@pytest.mark.parametrize("name", ["llama3-tiny", "gemma3-tiny", "phi4mini-tiny", "neox-parallel"])
+def test_pe_roles_of_real_exports(exports, name, tmp_path):
+    """The graphs the adapters write (GQA, two RoPE bases picked per layer,
+    partial rotary, MHA), as a parse by section 2's conventions numbers them:
+    every role confirmed."""
+    f = pe_roles_report(*har_of_export(exports[name], tmp_path))
+    assert f["note"].startswith("confirmed by structure: input_layer3 pe_q_cos, input_layer4 pe_q_sin, "
+                                "input_layer5 pe_k_cos, input_layer6 pe_k_sin"), f
+    assert f["warnings"] == []
+
+
+def test_real_exports_numbered_otherwise_are_refused(exports, tmp_path):
+    # GQA, the parse numbering k before q (ONNX inputs: embeds, mask, q_cos, q_sin, k_cos, k_sin)
+    err = pe_roles_report(*har_of_export(exports["llama3-tiny"], tmp_path, [0, 1, 4, 5, 2, 3]), expect_rc=3)
+    assert "'tiny/input_layer3' is pe_q_cos in the manifest but pe_k_cos by the HN's structure" in err
+    # MHA, sin before cos
+    err = pe_roles_report(*har_of_export(exports["neox-parallel"], tmp_path, [0, 1, 3, 2, 5, 4]), expect_rc=3)
+    assert "'tiny/input_layer3' is pe_q_cos in the manifest but pe_q_sin by the HN's structure" in err
+    assert "'tiny/input_layer6' is pe_k_sin in the manifest but pe_k_cos by the HN's structure" in err
+
+
+def test_learned_positions_export_trusts_the_manifest_with_a_warning(exports, tmp_path):
+    f = pe_roles_report(*har_of_export(exports["gpt2-tiny"], tmp_path))
+    assert len(f["warnings"]) == 1 and "the manifest is trusted" in f["warnings"][0]
+
+
 def test_adapter_hook_runs(parsed, tmp_path):
     har, _, _, _ = parsed
     man = tmp_path / "with-adapter.json"

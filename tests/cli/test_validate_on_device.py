@@ -24,7 +24,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 STANDINS = REPO / "tests" / "standins"
-CACHE, PREFILL = 32, 8
+CACHE, PREFILL = 64, 8
 # 12 tokens with the stand-in tokenizer on these fixtures' byte-level vocabularies:
 # one remainder chunk (12 % 8) and one full chunk.
 PROMPT = "hello world, the fox"
@@ -216,6 +216,107 @@ def test_bad_input(exported, tmp_path):
     assert r.returncode == 2
 
 
+# The prompt as a chat user sends it: a user message through the stored
+# chat template, rendered as genai renders it (bos_token empty, so the BOS a
+# BOS-sensitive model needs comes only from the literal export writes at the
+# template's start); --raw sends the text as it is, without BOS.
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory):
+    return export("gemma3-tiny", tmp_path_factory.mktemp("gemma3-tiny") / "out")
+
+
+def special_id(out: Path, content: str) -> int:
+    tok = json.loads((out / "resources" / "tokenizer.json").read_text())
+    return next(t["id"] for t in tok["added_tokens"] if t["content"] == content)
+
+
+def decoder(out: Path):
+    sys.path.insert(0, str(STANDINS))
+    try:
+        from hailo_platform.pyhailort._standin_chip import Tokenizer
+    finally:
+        sys.path.remove(str(STANDINS))
+    return Tokenizer((out / "resources" / "tokenizer.json").read_bytes())
+
+
+def with_template(out: Path, folder: Path, template: str) -> Path:
+    """A copy of the export (links) whose hailo-config.json has another chat_template."""
+    folder.mkdir()
+    for f in out.iterdir():
+        if f.name != "resources":
+            (folder / f.name).symlink_to(f)
+    (folder / "resources").mkdir()
+    for f in (out / "resources").iterdir():
+        if f.name != "hailo-config.json":
+            (folder / "resources" / f.name).symlink_to(f)
+    config = json.loads((out / "resources" / "hailo-config.json").read_text())
+    config["chat_template"] = template
+    (folder / "resources" / "hailo-config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_prompt_goes_through_the_chat_template_by_default(gemma, tmp_path):
+    log = tmp_path / "prompts.jsonl"
+    r = run_script(gemma, "--prompt", "the fox", "--max-tokens", "3", "--json", HAILO_STANDIN_PROMPT_LOG=str(log))
+    assert r.returncode == 0, r.stderr + r.stdout
+    rep = json.loads(r.stdout)
+    # gemma3-tiny's template, its bos_token made literal by export, rendered with add_generation_prompt
+    expected = "<bos><start_of_turn>user\nthe fox<end_of_turn>\n<start_of_turn>model\n"
+    assert rep["prompt"] == {"text": "the fox", "format": "chat template", "rendered": expected}
+    assert rep["generation"]["rendered_prompt"] == expected
+    # genai (the stand-in) was given the message and rendered the same text itself
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [{"messages": True, "text": expected}]
+    tokens = rep["agreement"]["tokens"]
+    n = rep["agreement"]["prompt_tokens"]
+    assert tokens[:2] == [special_id(gemma, "<bos>"), special_id(gemma, "<start_of_turn>")]
+    assert rep["generation"]["prompt_tokens"] == n
+    # (a) generated from the prompt (b) compared: its greedy text is (b)'s continuation
+    dec = decoder(gemma)
+    k = rep["generation"]["generated_tokens"]
+    assert k >= 1 and rep["generation"]["text"] == "".join(dec.decode(t) for t in tokens[n:n + k])
+    assert rep["summary"]["ok"]
+
+    raw_log = tmp_path / "raw.jsonl"
+    raw = run_script(gemma, "--prompt", "the fox", "--max-tokens", "3", "--json", "--raw",
+                     HAILO_STANDIN_PROMPT_LOG=str(raw_log))
+    assert raw.returncode == 0, raw.stderr + raw.stdout
+    raw_rep = json.loads(raw.stdout)
+    assert raw_rep["prompt"] == {"text": "the fox", "format": "raw", "rendered": "the fox"}
+    assert json.loads(raw_log.read_text()) == {"messages": False, "text": "the fox"}
+    raw_tokens = raw_rep["agreement"]["tokens"][:raw_rep["agreement"]["prompt_tokens"]]
+    assert raw_tokens and special_id(gemma, "<bos>") not in raw_tokens  # a prompt no chat user sends
+
+
+def test_skip_generate_renders_the_same_prompt(gemma):
+    r = run_script(gemma, "--prompt", "the fox", "--max-tokens", "1", "--json", "--skip-generate")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert "generation" not in rep and rep["prompt"]["rendered"].startswith("<bos><start_of_turn>user\nthe fox")
+    assert rep["agreement"]["tokens"][0] == special_id(gemma, "<bos>")
+
+
+def test_a_template_refusing_the_message_is_bad_input(gemma, tmp_path):
+    """The template loads (hailort's probe passes) but raises on a user
+    message: genai would refuse the prompt, so the check stops (exit 3)
+    naming the template's message; --raw still runs."""
+    refusing = with_template(gemma, tmp_path / "refusing",
+                             "{% for m in messages %}{% if m['role'] == 'user' %}{{ raise_exception('users are not "
+                             "served here') }}{% endif %}{{ m['content'] }}{% endfor %}")
+    r = run_script(refusing, "--prompt", "the fox", "--max-tokens", "1")
+    assert r.returncode == 3, r.stderr + r.stdout
+    assert "the chat template raised an exception: users are not served here" in r.stderr
+    assert run_script(refusing, "--prompt", "the fox", "--max-tokens", "1", "--raw").returncode == 0
+
+
+def test_text_report_shows_the_rendered_prompt(gemma):
+    r = run_script(gemma, "--prompt", "the fox", "--max-tokens", "1")
+    assert r.returncode == 0, r.stderr
+    assert "chat template prompt of" in r.stdout
+    assert 'prompt as the model sees it: "<bos><start_of_turn>user\\nthe fox<end_of_turn>' in r.stdout
+    assert "  reply: " in r.stdout
+
+
 # The stand-in itself enforces what the real API does (so the script cannot pass by accident).
 
 @pytest.fixture()
@@ -267,4 +368,39 @@ def test_standin_strictness(standin, exported):
     params.scheduling_algorithm = standin.HailoSchedulingAlgorithm.NONE
     with standin.VDevice(params) as vd:
         with pytest.raises(standin.HailoRTException, match="scheduler"):
+            standin.LLM(vd, hef)
+
+
+def test_standin_renders_messages_as_hailort(standin, gemma, tmp_path, monkeypatch):
+    """minja_wrapper.cpp: the first prompt of a context is rendered whole; a
+    later one is rendered after the TMP probe message and the probe's text is
+    cut from its front (so no second BOS); a system message is refused after
+    the first prompt; clear_context starts over; LLM creation renders the
+    probe, and a template that raises on it fails the creation."""
+    hef = str(gemma / "model.hef")
+    log = tmp_path / "prompts.jsonl"
+    monkeypatch.setenv("HAILO_STANDIN_PROMPT_LOG", str(log))
+    config = json.loads((gemma / "resources" / "hailo-config.json").read_text())
+    with standin.VDevice() as vd:
+        with standin.LLM(vd, hef) as llm:
+            assert llm.prompt_template() == config["chat_template"]
+            llm.generate([{"role": "user", "content": "hi"}], max_generated_tokens=1).read_all()
+            llm.generate([{"role": "user", "content": "more"}], max_generated_tokens=1).read_all()
+            with pytest.raises(standin.HailoRTException, match="System role messages can only be provided on the first"):
+                llm.generate([{"role": "system", "content": "s"}, {"role": "user", "content": "x"}])
+            llm.clear_context()
+            llm.generate([{"role": "user", "content": "again"}], max_generated_tokens=1).read_all()
+            with pytest.raises(standin.HailoRTException, match="prompt must be a list of dicts"):
+                llm.generate(["hi"])
+    texts = [json.loads(line)["text"] for line in log.read_text().splitlines()]
+    assert texts == ["<bos><start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n",
+                     "<start_of_turn>user\nmore<end_of_turn>\n<start_of_turn>model\n",
+                     "<bos><start_of_turn>user\nagain<end_of_turn>\n<start_of_turn>model\n"]
+
+    strict = with_template(gemma, tmp_path / "strict",
+                           "{% if messages[0]['role'] != 'user' %}{{ raise_exception('Conversation roles must "
+                           "alternate user/assistant/user/assistant/...') }}{% endif %}" + config["chat_template"])
+    monkeypatch.setenv("HAILO_STANDIN_EXPORT", str(strict))
+    with standin.VDevice() as vd:
+        with pytest.raises(standin.HailoRTException, match="Failed to create LLM.*roles must alternate"):
             standin.LLM(vd, hef)

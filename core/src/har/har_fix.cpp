@@ -50,6 +50,8 @@ struct Fixup {
 
 constexpr const char* kDfcOwnsQuantized = "(the quantized HN's weights and scopes are the DFC's own)";
 const Fixup kFixups[] = {
+    // First: the widening below takes the pe roles from the manifest.
+    {"pe-input-roles", sdk::HarStage::before_optimize, kDfcOwnsQuantized, pe_input_roles},
     {"rope-input-widening", sdk::HarStage::before_optimize, kDfcOwnsQuantized, rope_input_widening},
     {"mask-wiring", sdk::HarStage::before_optimize, kDfcOwnsQuantized, mask_wiring},
     {"lm-head-split", sdk::HarStage::before_optimize, kDfcOwnsQuantized, lm_head_split},
@@ -69,7 +71,7 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
     } else {
       const char* only = f.stage == sdk::HarStage::before_optimize ? "runs before optimize only "
                                                                     : "runs after optimize only ";
-      out.push_back(FixupResult{{}, false, only + std::string(f.why_this_stage_only), {}});
+      out.push_back(FixupResult{{}, false, only + std::string(f.why_this_stage_only), {}, {}});
     }
     out.back().name = f.name;
   }
@@ -82,7 +84,7 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
   }
   const std::string name = "adapter:" + (o.adapter_name.empty() ? std::string("none") : o.adapter_name);
   if (!o.adapter) {
-    out.push_back(FixupResult{name, false, o.adapter_note.empty() ? "no adapter given" : o.adapter_note, {}});
+    out.push_back(FixupResult{name, false, o.adapter_note.empty() ? "no adapter given" : o.adapter_note, {}, {}});
     return out;
   }
   const auto before = hn.digest();  // not a copy of the DOM: the HN can be hundreds of MB
@@ -95,7 +97,7 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
   } catch (const BadInput& e) {
     throw InternalError("adapter '" + o.adapter_name + "' left an invalid HN: " + e.what());
   }
-  FixupResult r{name, true, "", ctx.changes};
+  FixupResult r{name, true, "", ctx.changes, {}};
   if (hn.digest() != before && r.changes.empty()) r.changes.push_back(o.adapter_name + ": unreported HN change");
   if (r.changes.empty()) r.note = "the adapter's hook changed nothing";
   out.push_back(r);
@@ -111,7 +113,7 @@ size_t FixReport::change_count() const {
 nlohmann::json FixReport::to_json() const {
   nlohmann::json fx = nlohmann::json::array();
   for (const auto& f : fixups)
-    fx.push_back({{"name", f.name}, {"ran", f.ran}, {"note", f.note}, {"changes", f.changes}});
+    fx.push_back({{"name", f.name}, {"ran", f.ran}, {"note", f.note}, {"changes", f.changes}, {"warnings", f.warnings}});
   return {{"input", input},
           {"output", output.empty() ? nlohmann::json(nullptr) : nlohmann::json(output)},
           {"state", state},
@@ -138,6 +140,7 @@ std::string FixReport::to_text() const {
     else
       s << f.changes.size() << " change(s)\n";
     for (const auto& c : f.changes) s << "    - " << c << "\n";
+    for (const auto& w : f.warnings) s << "    warning: " << w << "\n";
   }
   s << change_count() << " change(s)";
   if (!rewritten_members.empty()) s << "; rewritten: " << join(rewritten_members);

@@ -24,7 +24,7 @@ int64_t width_towards(const HnModel& hn, const std::string& producer, const std:
 }  // namespace
 
 FixupResult conv_input_order(FixupInput& in) {
-  FixupResult r{{}, true, "", {}};  // named by the table in har_fix.cpp
+  FixupResult r{{}, true, "", {}, {}};  // named by the table in har_fix.cpp
   HnModel& hn = in.hn;
   size_t checked = 0;
   std::vector<std::string> unmatched;

@@ -45,4 +45,29 @@ inline std::string find_input_layer(const HnModel& hn, const std::string& short_
   return hits[0];
 }
 
+// A pe input layer and the conv the parser put behind it to tile the table
+// once per head (hailo-contract.md sections 2 and 5.1).
+struct TilingConv {
+  std::string input, conv;
+  int64_t width = 0, widened = 0;
+};
+
+// The tiling conv behind `input`, found by structure: the input layer's only
+// consumer is a single-input conv multiplying its width by a whole number
+// >= 2 (kernel_shape [1, 1, w, k*w] when the HN gives one).
+inline std::optional<TilingConv> tiling_conv_behind(const HnModel& hn, const std::string& input) {
+  if (hn.type(input) != "input_layer" || hn.is_cache(input)) return std::nullopt;
+  const auto outs = hn.outputs(input);
+  if (outs.size() != 1 || hn.type(outs[0]) != "conv" || hn.inputs(outs[0]).size() != 1) return std::nullopt;
+  const int64_t w = last_width(hn, input, hn.output_shapes(input), "output_shapes");
+  const int64_t cw = last_width(hn, outs[0], hn.output_shapes(outs[0]), "output_shapes");
+  if (w <= 0 || cw <= w || cw % w != 0) return std::nullopt;
+  const auto& params = hn.layer(outs[0]).value("params", nlohmann::ordered_json::object());
+  if (params.contains("kernel_shape")) {
+    const auto ks = params.at("kernel_shape");
+    if (!ks.is_array() || ks.size() != 4 || ks[2] != w || ks[3] != cw) return std::nullopt;
+  }
+  return TilingConv{input, outs[0], w, cw};
+}
+
 }  // namespace llm2hef::core::har

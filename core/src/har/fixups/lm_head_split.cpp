@@ -34,7 +34,7 @@ std::vector<std::string> output_convs(const HnModel& hn) {
 }  // namespace
 
 FixupResult lm_head_split(FixupInput& in) {
-  FixupResult r{{}, true, "", {}};  // named by the table in har_fix.cpp
+  FixupResult r{{}, true, "", {}, {}};  // named by the table in har_fix.cpp
   HnModel& hn = in.hn;
   const std::vector<std::string> outs = output_convs(hn);
   if (outs.empty()) throw BadInput(hn.label() + ": the HN has no outputs (no output_layers_order, no output_layer)");

@@ -28,7 +28,7 @@ bool feeds_sliced_adds(const HnModel& hn, const std::string& input) {
 }  // namespace
 
 FixupResult mask_wiring(FixupInput& in) {
-  FixupResult r{{}, true, "", {}};  // named by the table in har_fix.cpp
+  FixupResult r{{}, true, "", {}, {}};  // named by the table in har_fix.cpp
   HnModel& hn = in.hn;
   std::string mask;
   if (in.manifest) {

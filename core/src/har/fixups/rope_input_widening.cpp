@@ -3,41 +3,13 @@
 // behind each pe input would tile a second time. The input layer is widened
 // to the conv's output and wired straight to the conv's consumers; the conv
 // and its weights go.
-#include <algorithm>
-
 #include "fixup_common.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core::har {
 
-namespace {
-
-struct Candidate {
-  std::string input, conv;
-  int64_t width = 0, widened = 0;
-};
-
-// An input layer whose only consumer is a single-input conv multiplying its
-// width by a whole number >= 2 (the tiling matmul), found by structure.
-std::optional<Candidate> tiling_conv_behind(const HnModel& hn, const std::string& input) {
-  if (hn.type(input) != "input_layer" || hn.is_cache(input)) return std::nullopt;
-  const auto outs = hn.outputs(input);
-  if (outs.size() != 1 || hn.type(outs[0]) != "conv" || hn.inputs(outs[0]).size() != 1) return std::nullopt;
-  const int64_t w = last_width(hn, input, hn.output_shapes(input), "output_shapes");
-  const int64_t cw = last_width(hn, outs[0], hn.output_shapes(outs[0]), "output_shapes");
-  if (w <= 0 || cw <= w || cw % w != 0) return std::nullopt;
-  const auto& params = hn.layer(outs[0]).value("params", nlohmann::ordered_json::object());
-  if (params.contains("kernel_shape")) {
-    const auto ks = params.at("kernel_shape");
-    if (!ks.is_array() || ks.size() != 4 || ks[2] != w || ks[3] != cw) return std::nullopt;
-  }
-  return Candidate{input, outs[0], w, cw};
-}
-
-}  // namespace
-
 FixupResult rope_input_widening(FixupInput& in) {
-  FixupResult r{{}, true, "", {}};  // named by the table in har_fix.cpp
+  FixupResult r{{}, true, "", {}, {}};  // named by the table in har_fix.cpp
   HnModel& hn = in.hn;
   // With the manifest, exactly its four pe layers and their tile counts.
   std::vector<std::pair<std::string, int64_t>> expected;  // layer, tiles (0 = any)
@@ -54,7 +26,7 @@ FixupResult rope_input_widening(FixupInput& in) {
   } else {
     for (const auto& n : hn.layers_of_type("input_layer")) expected.push_back({n, 0});
   }
-  std::vector<Candidate> found;
+  std::vector<TilingConv> found;
   std::vector<std::string> already;
   for (const auto& [layer, tiles] : expected) {
     auto c = tiling_conv_behind(hn, layer);

@@ -201,17 +201,36 @@ class KvCache:
 class Tokenizer:
     """A greedy longest-match tokenizer over tokenizer.json's vocabulary. It is
     not the runtime's tokenizer (tokenizers-cpp); the script under test only
-    needs ids that the runtime's own tokenize() would hand back."""
+    needs ids that the runtime's own tokenize() would hand back. As Hugging
+    Face tokenizers (which tokenizers-cpp runs) does, the `added_tokens`
+    (special ones included) are split out of the text first and become their
+    own ids, so a template's literal "<bos>" is the BOS token. No
+    post-processor runs: the runtime adds no BOS itself (hailo-contract.md
+    section 6)."""
 
     def __init__(self, tokenizer_json):
-        model = json.loads(tokenizer_json)["model"]
+        doc = json.loads(tokenizer_json)
+        model = doc["model"]
+        self.added = {t["content"]: t["id"] for t in doc.get("added_tokens") or [] if t.get("content")}
         vocab = model["vocab"]
         self.vocab = vocab if isinstance(vocab, dict) else {piece: i for i, (piece, _) in enumerate(vocab)}
         self.inverse = {i: p for p, i in self.vocab.items()}
+        self.inverse.update({i: p for p, i in self.added.items()})
         self.byte_level = "\u0120" in "".join(self.vocab)
         self.longest = max(len(p) for p in self.vocab)
 
     def encode(self, text):
+        ids, i, start = [], 0, 0
+        while i < len(text):
+            hit = max((a for a in self.added if text.startswith(a, i)), key=len, default=None)
+            if hit is None:
+                i += 1
+                continue
+            ids += self._encode_plain(text[start:i]) + [self.added[hit]]
+            i = start = i + len(hit)
+        return ids + self._encode_plain(text[start:])
+
+    def _encode_plain(self, text):
         if self.byte_level:
             text = text.replace(" ", "\u0120").replace("\n", "\u010a")
         ids, i = [], 0

@@ -23,7 +23,8 @@ hailort/libhailort/bindings/python/platform/hailo_platform/pyhailort/pyhailort.p
 - LLM(vdevice, model_path, lora_name="", optimize_memory_on_device=False):
   generate(prompt, tools=None, temperature=None, top_p=None, top_k=None,
   frequency_penalty=None, max_generated_tokens=None, do_sample=None, seed=None),
-  generate_all(...), tokenize(text), max_context_capacity(), clear_context(), release();
+  generate_all(...), tokenize(text), max_context_capacity(), clear_context(), prompt_template(),
+  get_context_usage_size(), release();
   LLMGeneratorCompletion: generation_status, read(timeout_ms=10000),
   read_all(timeout_ms=10000), iteration, context manager.
 - FormatType (UINT8, UINT16, FLOAT32), HailoSchedulingAlgorithm (NONE, ROUND_ROBIN),
@@ -41,6 +42,13 @@ What it enforces because the real runtime does (hailort v5.2.0 sources named):
   (pre_process.cpp LLMPreProcess::create). GenAI needs the scheduler. One LLM
   holds the device's KV cache until released (llm_server.cpp 1171,
   hailort_server.cpp mark_kv_cache_in_use).
+- A prompt that is a list of messages is rendered through hailo-config.json's
+  chat_template as genai does (pyhailort.py LLM.generate checks it is a list
+  of dicts and sends them as JSON strings; minja_wrapper.cpp renders them:
+  _standin_template.py says how); a template that fails hailort's creation
+  probe makes LLM() fail. A str prompt goes in as it is. Neither gets a BOS
+  from the tokenizer: the server tokenizes without the post-processor
+  (hailo-contract.md section 6).
 - set_buffer needs a C-contiguous array (pyhailort.py _validate_c_contiguous);
   a run needs every input and output bound with exactly the frame size of its
   format type; format types are set before configure().
@@ -54,16 +62,20 @@ model.onnx). The export folder is $HAILO_STANDIN_EXPORT, else the HEF's folder;
 the HEF file itself is only checked to exist. Network group names come from the
 manifest ($HAILO_STANDIN_GROUPS overrides them, comma-separated);
 $HAILO_STANDIN_NO_RESOURCE_ACCESS=1 makes HEF._get_external_resources fail.
+$HAILO_STANDIN_PROMPT_LOG=<file> appends one JSON line per LLM.generate call
+with the text the "device" was given (for tests to see what genai received).
 """
 from __future__ import annotations
 
 import enum
+import json
 import os
 import time
 
 import numpy as np
 
 from hailo_platform.pyhailort._standin_chip import Export, KvCache, QuantParams, StandInLimitation, Tokenizer, quantize
+from hailo_platform.pyhailort._standin_template import PromptTemplateHandler, TemplateError
 
 
 class HailoRTException(Exception):
@@ -482,6 +494,11 @@ class LLM:
                     raise HailoRTException("Failed to find layer with suffix '%s' in group '%s'" % (suffix, g))
         self._export = export
         self._tokenizer = Tokenizer(export.tokenizer_json)
+        try:
+            # llm.cpp LLM::create: the handler is built (and its TMP probe rendered) at creation.
+            self._template = PromptTemplateHandler(export.config.get("chat_template", ""))
+        except TemplateError as e:
+            raise HailoRTException("Failed to create LLM (%s)" % e) from None
         self._context = []
         self._open = True
         _kv_cache_user[0] = self
@@ -509,6 +526,12 @@ class LLM:
 
     def clear_context(self):
         self._context = []
+        self._template.reset_state()
+
+    def prompt_template(self):
+        if not self._template.template:
+            raise HailoRTException("Prompt handler is not initialized. This may happen if the prompt_template is not defined.")
+        return self._template.template
 
     def generate(self, prompt, tools=None, temperature=None, top_p=None, top_k=None, frequency_penalty=None,
                  max_generated_tokens=None, do_sample=None, seed=None):
@@ -517,12 +540,22 @@ class LLM:
         if not self._open:
             raise HailoRTException("LLM was released")
         if not isinstance(prompt, str):
-            raise StandInLimitation("the stand-in takes raw string prompts only")
+            text = self._render(prompt, tools)
+        elif tools:
+            raise StandInLimitation("tools come with a list of messages only in the stand-in")
+        else:
+            text = prompt
+        if not text:
+            raise HailoRTException("Prompt cannot be empty")
+        log = os.environ.get("HAILO_STANDIN_PROMPT_LOG")
+        if log:
+            with open(log, "a") as f:
+                f.write(json.dumps({"messages": not isinstance(prompt, str), "text": text}) + "\n")
         e = self._export
         if max_generated_tokens is None:
             max_generated_tokens = int(e.config.get("default_generation_params", {}).get("max_new_tokens", 1024))
         stops = set(e.config.get("stop_token_id", []))
-        tokens = self._context + self.tokenize(prompt)
+        tokens = self._context + self.tokenize(text)
         pieces = []
         while len(pieces) < max_generated_tokens and len(tokens) < e.n:
             nxt = int(np.argmax(e.logits(e.prompt_rows(tokens))))
@@ -533,6 +566,23 @@ class LLM:
                 break
         self._context = tokens
         return LLMGeneratorCompletion(pieces)
+
+    @staticmethod
+    def _json_strings(items, item_name):
+        # pyhailort.py LLM._convert_to_json_strings
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise HailoRTException("%s must be a list of dicts" % item_name)
+        return [json.dumps(i) for i in items]
+
+    def _render(self, prompt, tools):
+        messages = self._json_strings(prompt, "prompt")
+        tools_json = self._json_strings(tools, "tools") if tools is not None else []
+        if not messages:
+            raise HailoRTException("Prompt cannot be empty")
+        try:
+            return self._template.render(messages, tools_json)
+        except TemplateError as e:
+            raise HailoRTException(str(e)) from None
 
     def generate_all(self, prompt, tools=None, temperature=None, top_p=None, top_k=None, frequency_penalty=None,
                      max_generated_tokens=None, do_sample=None, seed=None, timeout_ms=600000):

@@ -25,9 +25,15 @@ struct FixupResult {
   bool ran = false;                  // false: skipped for this stage
   std::string note;                  // why skipped, or what was looked at when nothing changed
   std::vector<std::string> changes;  // one line per change
+  // What a pass could not confirm and went ahead with anyway ("warning:"
+  // lines of the text report, `warnings` in --json).
+  std::vector<std::string> warnings;
 };
 
 // Before optimize (parsed HAR).
+// A check, not an edit: each pe input's role in the manifest against the
+// HN's structure; refuses (BadInput) when they disagree.
+FixupResult pe_input_roles(FixupInput& in);
 FixupResult rope_input_widening(FixupInput& in);
 FixupResult mask_wiring(FixupInput& in);
 FixupResult lm_head_split(FixupInput& in);
