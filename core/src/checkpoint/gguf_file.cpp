@@ -4,14 +4,9 @@
 // bytes that are really there before anything is allocated or mapped.
 #include "llm2hef/core/checkpoint/gguf_file.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <set>
 
@@ -331,51 +326,12 @@ GgufHeader parse_gguf_header(std::span<const uint8_t> bytes, uint64_t file_size,
   return h;
 }
 
-namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-
-}  // namespace
-
-GgufFile::GgufFile(const std::filesystem::path& path) : path_(path) {
+GgufFile::GgufFile(const std::filesystem::path& path) : path_(path), file_(path) {
   const std::string label = path.string();
-  Fd fd(::open(label.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));  // a FIFO must not block the open
-  if (fd.get() < 0) throw BadInput(label + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw BadInput(label + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw BadInput(label + ": not a regular file");
-  size_ = static_cast<uint64_t>(st.st_size);
-  if (size_ == 0) throw BadInput(label + ": empty file, not a GGUF file");
-  void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  if (m == MAP_FAILED) throw BadInput(label + ": cannot map into memory: " + std::strerror(errno));
-  map_ = static_cast<const uint8_t*>(m);
-  try {
-    header_ = parse_gguf_header({map_, size_}, size_, label);
-  } catch (...) {
-    ::munmap(m, size_);
-    map_ = nullptr;
-    throw;
-  }
+  if (file_.size() == 0) throw BadInput(label + ": empty file, not a GGUF file");
+  header_ = parse_gguf_header(file_.bytes(), file_.size(), label);
   release(0, header_.data_start);
   for (size_t i = 0; i < header_.tensors.size(); ++i) index_.emplace(header_.tensors[i].name, i);
-}
-
-GgufFile::~GgufFile() {
-  if (map_) ::munmap(const_cast<uint8_t*>(map_), size_);
 }
 
 std::string GgufFile::metadata_type(std::string_view key) const {
@@ -389,13 +345,9 @@ const GgufTensorInfo* GgufFile::find(std::string_view name) const {
 }
 
 std::span<const uint8_t> GgufFile::raw(const GgufTensorInfo& t) const {
-  return {map_ + t.begin, static_cast<size_t>(t.end - t.begin)};
+  return {file_.data() + t.begin, static_cast<size_t>(t.end - t.begin)};
 }
 
-void GgufFile::release(uint64_t begin, uint64_t end) const {
-  const uint64_t lo = (begin + kPage - 1) / kPage * kPage;
-  const uint64_t hi = std::min(end, size_) / kPage * kPage;
-  if (lo < hi) ::madvise(const_cast<uint8_t*>(map_) + lo, hi - lo, MADV_DONTNEED);  // advisory
-}
+void GgufFile::release(uint64_t begin, uint64_t end) const { file_.release(begin, end); }
 
 }  // namespace llm2hef::core

@@ -6,14 +6,9 @@
 // against the file size before the mapping is trusted; a fuzz target runs it.
 #include "llm2hef/core/checkpoint/safetensors.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <set>
 
@@ -193,52 +188,11 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
 
 
 
-namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-
-}  // namespace
-
-SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path) {
+SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path), file_(path) {
   const std::string label = path.string();
-  Fd fd(::open(label.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));  // a FIFO must not block the open
-  if (fd.get() < 0) throw BadInput(label + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw BadInput(label + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw BadInput(label + ": not a regular file");
-  size_ = static_cast<uint64_t>(st.st_size);
-  if (size_ < 8) parse_safetensors_header({}, size_, label);  // throws with the usual message
-
-  void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  if (m == MAP_FAILED) throw BadInput(label + ": cannot map into memory: " + std::strerror(errno));
-  map_ = static_cast<const uint8_t*>(m);
-  try {
-    header_ = parse_safetensors_header({map_, size_}, size_, label);
-  } catch (...) {
-    ::munmap(m, size_);
-    map_ = nullptr;
-    throw;
-  }
+  header_ = parse_safetensors_header(file_.size() < 8 ? std::span<const uint8_t>() : file_.bytes(), file_.size(), label);
   release(0, header_.data_start);
   for (size_t i = 0; i < header_.entries.size(); ++i) index_.emplace(header_.entries[i].name, i);
-}
-
-SafetensorsFile::~SafetensorsFile() {
-  if (map_) ::munmap(const_cast<uint8_t*>(map_), size_);
 }
 
 const SafetensorsEntry* SafetensorsFile::find(std::string_view name) const {
@@ -247,16 +201,10 @@ const SafetensorsEntry* SafetensorsFile::find(std::string_view name) const {
 }
 
 std::span<const uint8_t> SafetensorsFile::raw(const SafetensorsEntry& e) const {
-  return {map_ + e.begin, static_cast<size_t>(e.end - e.begin)};
+  return {file_.data() + e.begin, static_cast<size_t>(e.end - e.begin)};
 }
 
-void SafetensorsFile::release(uint64_t begin, uint64_t end) const {
-  // Only whole pages inside the range: the neighbours' bytes on a shared edge
-  // page are likely read next, and dropping them would only cost a re-read.
-  const uint64_t lo = (begin + kPage - 1) / kPage * kPage;
-  const uint64_t hi = std::min(end, size_) / kPage * kPage;
-  if (lo < hi) ::madvise(const_cast<uint8_t*>(map_) + lo, hi - lo, MADV_DONTNEED);  // advisory; failure is harmless
-}
+void SafetensorsFile::release(uint64_t begin, uint64_t end) const { file_.release(begin, end); }
 
 size_t SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, int64_t row_end,
                                   std::span<float> out) const {
@@ -283,12 +231,13 @@ size_t SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, 
   size_t first_bad = out.size();
   for (uint64_t done = 0; done < count;) {
     const uint64_t n = std::min<uint64_t>(kSliceValues, count - done);
-    const size_t bad = convert_to_f32(e.dtype, map_ + first + done * esize, out.subspan(done, n));
+    const size_t bad = convert_to_f32(e.dtype, file_.data() + first + done * esize, out.subspan(done, n));
     if (bad != n && first_bad == out.size()) first_bad = done + bad;
     done += n;
     // Release up to the last whole page of the slice; the straddling page is
     // freed with the next slice (or stays, being shared with the neighbour).
-    const uint64_t upto = (first + done * esize) / kPage * kPage;
+    const uint64_t page = MappedFile::page_size();
+    const uint64_t upto = (first + done * esize) / page * page;
     if (upto > released) {
       release(released, upto);
       released = upto;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include "llm2hef/core/io/mapped_file.hpp"
 
 namespace llm2hef::core {
 
@@ -90,12 +91,11 @@ class GgufFile {
  public:
   // Throws BadInput naming `path` if it cannot be opened or is malformed.
   explicit GgufFile(const std::filesystem::path& path);
-  ~GgufFile();
   GgufFile(const GgufFile&) = delete;
   GgufFile& operator=(const GgufFile&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
-  uint64_t size() const { return size_; }
+  uint64_t size() const { return file_.size(); }
   uint32_t version() const { return header_.version; }
   const nlohmann::ordered_json& metadata() const { return header_.metadata; }
   // "uint32", "string", "array of float32", ... for `key`; empty when absent.
@@ -111,8 +111,7 @@ class GgufFile {
 
  private:
   std::filesystem::path path_;
-  uint64_t size_ = 0;
-  const uint8_t* map_ = nullptr;
+  MappedFile file_;
   GgufHeader header_;
   std::map<std::string, size_t, std::less<>> index_;
 };

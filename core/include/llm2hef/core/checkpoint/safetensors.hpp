@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llm2hef/core/io/mapped_file.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
 
 namespace llm2hef::core {
@@ -69,12 +70,11 @@ class SafetensorsFile {
  public:
   // Throws BadInput naming `path` if it cannot be opened or is malformed.
   explicit SafetensorsFile(const std::filesystem::path& path);
-  ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
-  uint64_t size() const { return size_; }
+  uint64_t size() const { return file_.size(); }
   const SafetensorsHeader& header() const { return header_; }
   const std::vector<SafetensorsEntry>& entries() const { return header_.entries; }
   // nullptr when the file has no tensor of that name.
@@ -96,8 +96,7 @@ class SafetensorsFile {
 
  private:
   std::filesystem::path path_;
-  uint64_t size_ = 0;
-  const uint8_t* map_ = nullptr;
+  MappedFile file_;
   SafetensorsHeader header_;
   std::map<std::string, size_t, std::less<>> index_;  // name -> entries() position
 };
