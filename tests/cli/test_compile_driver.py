@@ -26,6 +26,14 @@ sections 3, 6-8):
   the compile script naming only the two groups, with a format_conversion for
   every cache layer of both.
 
+Its emulator (issue 26, docs/quantization-gate.md): InferenceContext with
+the targets Hailo's model zoo names, infer_context() whose context is
+usable only inside its `with`, and infer(ctx, dataset, batch_size), which
+refuses quantized emulation of a HAR never optimized, checks the
+calibration layout (section 7) and returns one NHWC array per lm_head
+shard: model.onnx in fp32 on cos/sin rebuilt from the positions, made noisy
+or crashing (LNM's Cache error) by FAKE_DFC_EMULATION.
+
 Its compile() returns a HEF written by tools/fixtures/hef_writer.py for the
 export, as DFC 5.3.0 (the version LNM compiled with) would label it:
 STRICT_RUNTIME_VERSIONING and sdk_version 5.3.0 (FAKE_DFC_SDK changes the
