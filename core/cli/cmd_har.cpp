@@ -9,6 +9,7 @@
 #include "llm2hef/core/har/compile_lines.hpp"
 #include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/inspect_har.hpp"
+#include "llm2hef/core/har/precision_plan.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
@@ -81,7 +82,8 @@ roles the HN contradicts, 4 a state or layout llm2hef refuses to fix, 5 internal
 error.
 )";
 
-constexpr const char* kLinesHelp = R"(Usage: llm2hef har lines HAR --for optimize|compile [--manifest M] [--pe-width N] [--json]
+constexpr const char* kLinesHelp = R"(Usage: llm2hef har lines HAR --for optimize|compile [--manifest M] [--pe-width N]
+                         [--plan quantization.json] [--json]
 
 Prints the model-script lines that depend on the HN, one per line, for
 compile.py to append:
@@ -89,7 +91,14 @@ compile.py to append:
   --for optimize   quantization_param([...], precision_mode=a8_w4) for every
                    conv but the constant ones (> 90% zero kernel) and those
                    with an input at most the pe width wide (hailo-contract.md
-                   section 7); run on the fixed, parsed HAR
+                   section 7); run on the fixed, parsed HAR.
+                   With --plan: each plan entry's ONNX node is found in the
+                   layers' original_names and its layers get
+                   quantization_param([...], precision_mode=<its mode>), one
+                   line per mode; those layers leave the default line, whose
+                   mode is the plan's default_mode. An entry that maps to no
+                   layer is refused (exit 3), with the closest names
+                   (docs/quantization-gate.md)
   --for compile    the <x>__prefill / <x>__tbt network_group lines and a
                    format_conversion line for every cache layer of both
                    groups (section 8); run on the quantized HAR. The base
@@ -98,6 +107,7 @@ compile.py to append:
 
   --manifest FILE  manifest.json (gives the pe width: theta_length)
   --pe-width N     the pe width, without a manifest
+  --plan FILE      quantization.json from `llm2hef calibrate` (--for optimize)
   --json           {"lines": [...], "notes": [...]} on stdout
 
 Exit status: 0 ok, 2 usage, 3 malformed HAR or groups/caches that do not fit.
@@ -152,7 +162,7 @@ int run_fix(const FixArgs& a, Invocation& inv) {
 }
 
 struct LinesArgs {
-  std::string har, what, manifest;
+  std::string har, what, manifest, plan;
   int64_t pe_width = 0;
   bool json = false;
 };
@@ -166,8 +176,12 @@ int run_lines(const LinesArgs& a, Invocation& inv) {
     if (inv.command().count("--pe-width")) pe = a.pe_width;
     if (!pe && manifest) pe = manifest->theta_length;
     if (!pe) throw UsageError("har lines --for optimize needs --manifest (theta_length) or --pe-width N");
-    lines = core::har::optimize_lines(a.har, *pe);
+    std::optional<core::har::PrecisionPlan> plan;
+    if (inv.command().count("--plan")) plan = core::har::read_precision_plan(a.plan);
+    lines = core::har::optimize_lines(a.har, *pe, plan ? &*plan : nullptr);
   } else {  // "compile": the only other choice --for accepts
+    if (inv.command().count("--plan"))
+      throw UsageError("har lines: --plan applies to --for optimize (the plan sets quantization, before optimize)");
     const core::har::HarIndex idx = core::har::scan_har(a.har);
     lines = core::har::compile_lines(*idx.hn);
   }
@@ -207,6 +221,7 @@ void add_har_commands(CommandLine& cli) {
   app->add_option("--for", lines->what)->required()->check(CLI::IsMember({"optimize", "compile"}));
   app->add_option("--manifest", lines->manifest);
   app->add_option("--pe-width", lines->pe_width);
+  app->add_option("--plan", lines->plan);
   app->add_flag("--json", lines->json);
 }
 

@@ -29,11 +29,14 @@ class Hn:
         self.scopes = scopes or [name]
         self.order = []
 
-    def add(self, name, type_, inputs, out_shape, params=None, in_shapes=None, **extra):
+    def add(self, name, type_, inputs, out_shape, params=None, in_shapes=None, original=None, **extra):
+        """original: the ONNX node names the layer was made of (its
+        `original_names`); a placeholder from the layer's name when None."""
         layer = {"type": type_, "input": list(inputs), "output": [],
                  "input_shapes": in_shapes if in_shapes is not None
                  else [self.layers[i]["output_shapes"][0] for i in inputs],
-                 "output_shapes": [list(out_shape)], "original_names": ["/" + name.split("/")[-1]],
+                 "output_shapes": [list(out_shape)],
+                 "original_names": list(original) if original else ["/" + name.split("/")[-1]],
                  "params": params or {}}
         layer.update(extra)
         for i in inputs:
@@ -84,29 +87,40 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=L
     (sliced, multiplied by coefficients, added to the embeddings), which has
     no rotation to tell cos from sin. table_first puts the table before the
     other operand in each RoPE ew_mult's `input`. kv_heads defaults to NKV
-    as it is when called (tests set the module's sizes)."""
+    as it is when called (tests set the module's sizes).
+
+    Each layer's `original_names` are the nodes of llm2hef's exported
+    model.onnx it stands for (`/model/layers.N/...`, as `llm2hef export`
+    names them), which is what the DFC records there (hailo-contract.md
+    section 4; LNM finding 11 maps HN layers to `layers.N` ops through
+    them). Input layers name the ONNX input, the scores matmul lists the
+    MatMul and the scaling Div folded into it: how the parser spreads fused
+    nodes over original_names is not documented publicly (uncertain)."""
     kv_heads = NKV if kv_heads is None else kv_heads
     rng = np.random.default_rng(seed)
     s = net + "/"
     hn = Hn(net)
     w = {}
 
-    def conv(name, inp, cin, cout, kernel=None):
+    def conv(name, inp, cin, cout, kernel=None, original=None):
         hn.add(s + name, "conv", [inp], [-1, 1, SEQ, cout] if "lm_head" not in name else [-1, 1, 1, cout],
-               conv_params(cin, cout))
+               conv_params(cin, cout), original=original)
         k = kernel if kernel is not None else rng.standard_normal((cin, cout)).astype(np.float32)
         w[s + name + "/kernel:0"] = k.reshape(1, 1, cin, cout)
         w[s + name + "/bias:0"] = rng.standard_normal(cout).astype(np.float32)
         return s + name
 
-    emb = hn.add(s + "input_layer1", "input_layer", [], [-1, 1, SEQ, HIDDEN], in_shapes=[[-1, 1, SEQ, HIDDEN]])
+    emb = hn.add(s + "input_layer1", "input_layer", [], [-1, 1, SEQ, HIDDEN], in_shapes=[[-1, 1, SEQ, HIDDEN]],
+                 original=["inputs_embeds"])
     mask = hn.add(s + "input_layer2", "input_layer", [], [-1, 1, SEQ, NHEAD * SEQ],
-                  in_shapes=[[-1, 1, SEQ, NHEAD * SEQ]])
+                  in_shapes=[[-1, 1, SEQ, NHEAD * SEQ]], original=["attention_mask"])
     pe = {}
     for idx, role in enumerate(pe_order):
         n = NHEAD if role.startswith("pe_q") else kv_heads
-        layer = hn.add(s + "input_layer%d" % (idx + 3), "input_layer", [], [-1, 1, SEQ, HD], in_shapes=[[-1, 1, SEQ, HD]])
-        pe[role] = conv("conv%d" % (idx + 1), layer, HD, HD * n, tile_matrix(n))
+        layer = hn.add(s + "input_layer%d" % (idx + 3), "input_layer", [], [-1, 1, SEQ, HD], in_shapes=[[-1, 1, SEQ, HD]],
+                       original=[role])
+        pe[role] = conv("conv%d" % (idx + 1), layer, HD, HD * n, tile_matrix(n),
+                        original=["/model/pe_tiling/%s/MatMul" % role.removeprefix("pe_")])
     x = emb
     c = 5
     if positions == "learned":
@@ -123,43 +137,54 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=L
         x = hn.add(s + "ew_add%d" % (4 * layers + 4), "ew_add", [emb, total], [-1, 1, SEQ, HIDDEN])
     mult = 1
     for b in range(layers):
-        q = conv("conv%d" % c, x, HIDDEN, NHEAD * HD); c += 1
-        k = conv("conv%d" % c, x, HIDDEN, kv_heads * HD); c += 1
+        at = "/model/layers.%d/attn/" % b
+        q = conv("conv%d" % c, x, HIDDEN, NHEAD * HD, original=[at + "q_proj/MatMul"]); c += 1
+        k = conv("conv%d" % c, x, HIDDEN, kv_heads * HD, original=[at + "k_proj/MatMul"]); c += 1
         if positions == "rope":
-            qr = conv("conv%d" % c, q, NHEAD * HD, NHEAD * HD, rotate_half(NHEAD * HD)); c += 1
-            kr = conv("conv%d" % c, k, kv_heads * HD, kv_heads * HD, rotate_half(kv_heads * HD)); c += 1
+            qr = conv("conv%d" % c, q, NHEAD * HD, NHEAD * HD, rotate_half(NHEAD * HD),
+                      original=[at + "q/rope/rotate_half/MatMul"]); c += 1
+            kr = conv("conv%d" % c, k, kv_heads * HD, kv_heads * HD, rotate_half(kv_heads * HD),
+                      original=[at + "k/rope/rotate_half/MatMul"]); c += 1
             m = []
-            for a, t in [(q, pe["pe_q_cos"]), (qr, pe["pe_q_sin"]), (k, pe["pe_k_cos"]), (kr, pe["pe_k_sin"])]:
+            for a, t, node in [(q, pe["pe_q_cos"], "q/rope/cos/Mul"), (qr, pe["pe_q_sin"], "q/rope/sin/Mul"),
+                               (k, pe["pe_k_cos"], "k/rope/cos/Mul"), (kr, pe["pe_k_sin"], "k/rope/sin/Mul")]:
                 m.append(hn.add(s + "ew_mult%d" % mult, "ew_mult", [t, a] if table_first else [a, t],
-                                [-1, 1, SEQ, hn.layers[a]["output_shapes"][0][-1]]))
+                                [-1, 1, SEQ, hn.layers[a]["output_shapes"][0][-1]], original=[at + node]))
                 mult += 1
-            qa = hn.add(s + "ew_add%d" % (4 * b + 1), "ew_add", [m[0], m[1]], [-1, 1, SEQ, NHEAD * HD])
-            ka = hn.add(s + "ew_add%d" % (4 * b + 2), "ew_add", [m[2], m[3]], [-1, 1, SEQ, kv_heads * HD])
+            qa = hn.add(s + "ew_add%d" % (4 * b + 1), "ew_add", [m[0], m[1]], [-1, 1, SEQ, NHEAD * HD],
+                        original=[at + "q/rope/Add"])
+            ka = hn.add(s + "ew_add%d" % (4 * b + 2), "ew_add", [m[2], m[3]], [-1, 1, SEQ, kv_heads * HD],
+                        original=[at + "k/rope/Add"])
         else:
             qa, ka = q, k
         scores = hn.add(s + "matmul%d" % (b + 1), "matmul", [qa, ka], [-1, 1, SEQ, NHEAD * SEQ],
-                        {"transpose_matmul_input": True, "groups": NHEAD})
+                        {"transpose_matmul_input": True, "groups": NHEAD}, original=[at + "qk/MatMul", at + "qk/Div"])
         sl = hn.add(s + "slice%d" % (b + 1), "slice", [mask], [-1, 1, SEQ, SEQ],
-                    {"height_slice": [0, SEQ, 1], "width_slice": [0, SEQ, 1], "features_slice": [0, SEQ, 1]})
+                    {"height_slice": [0, SEQ, 1], "width_slice": [0, SEQ, 1], "features_slice": [0, SEQ, 1]},
+                    original=[at + "mask/Slice"])
         masked = hn.add(s + "ew_add%d" % (4 * b + 3), "ew_add", [scores, sl], [-1, 1, SEQ, NHEAD * SEQ],
-                        {"input_repeats": [[1, 1, 1], [1, 1, NHEAD]], "input_tiles": [[1, 1, 1], [1, 1, 1]]})
-        sm = hn.add(s + "softmax%d" % (b + 1), "softmax", [masked], [-1, 1, SEQ, NHEAD * SEQ], {"groups": NHEAD})
-        o = conv("conv%d" % c, sm, NHEAD * SEQ, HIDDEN); c += 1
-        x = hn.add(s + "ew_add%d" % (4 * b + 4), "ew_add", [o, x], [-1, 1, SEQ, HIDDEN])
-    ln = hn.add(s + "layer_normalization1", "layer_normalization", [x], [-1, 1, SEQ, HIDDEN])
-    norm = hn.add(s + "normalization1", "normalization", [ln], [-1, 1, SEQ, HIDDEN])
+                        {"input_repeats": [[1, 1, 1], [1, 1, NHEAD]], "input_tiles": [[1, 1, 1], [1, 1, 1]]},
+                        original=[at + "mask/Add"])
+        sm = hn.add(s + "softmax%d" % (b + 1), "softmax", [masked], [-1, 1, SEQ, NHEAD * SEQ], {"groups": NHEAD},
+                    original=[at + "Softmax"])
+        o = conv("conv%d" % c, sm, NHEAD * SEQ, HIDDEN, original=[at + "o_proj/MatMul"]); c += 1
+        x = hn.add(s + "ew_add%d" % (4 * b + 4), "ew_add", [o, x], [-1, 1, SEQ, HIDDEN],
+                   original=["/model/layers.%d/attn_residual/Add" % b])
+    ln = hn.add(s + "layer_normalization1", "layer_normalization", [x], [-1, 1, SEQ, HIDDEN],
+                original=["/model/norm/ReduceMean"])
+    norm = hn.add(s + "normalization1", "normalization", [ln], [-1, 1, SEQ, HIDDEN], original=["/model/norm/Mul_1"])
     w[norm + "/gamma:0"] = rng.standard_normal(HIDDEN).astype(np.float32)
     w[norm + "/beta:0"] = np.zeros(HIDDEN, np.float32)
     last = hn.add(s + "slice%d" % (layers + 1), "slice", [norm], [-1, 1, 1, HIDDEN],
-                  {"height_slice": [SEQ - 1, SEQ, 1]})
-    head = conv("conv%d_lm_head" % c, last, HIDDEN, vocab)
+                  {"height_slice": [SEQ - 1, SEQ, 1]}, original=["/model/last_position/Slice"])
+    head = conv("conv%d_lm_head" % c, last, HIDDEN, vocab, original=["/model/lm_head/MatMul"])
     # DFC names are conv<N>; rename the lm_head to a plain one.
     name = s + "conv%d" % c
     hn.layers[name] = hn.layers.pop(head)
     hn.layers[last]["output"] = [name]
     w[name + "/kernel:0"] = w.pop(head + "/kernel:0")
     w[name + "/bias:0"] = w.pop(head + "/bias:0")
-    hn.add(s + "output_layer1", "output_layer", [name], [-1, 1, 1, vocab])
+    hn.add(s + "output_layer1", "output_layer", [name], [-1, 1, 1, vocab], original=["logits"])
     hn.order = [name]
     return hn.doc(), w
 

@@ -26,6 +26,14 @@ sections 3, 6-8):
   the compile script naming only the two groups, with a format_conversion for
   every cache layer of both.
 
+Its emulator (issue 26, docs/quantization-gate.md): InferenceContext with
+the targets Hailo's model zoo names, infer_context() whose context is
+usable only inside its `with`, and infer(ctx, dataset, batch_size), which
+refuses quantized emulation of a HAR never optimized, checks the
+calibration layout (section 7) and returns one NHWC array per lm_head
+shard: model.onnx in fp32 on cos/sin rebuilt from the positions, made noisy
+or crashing (LNM's Cache error) by FAKE_DFC_EMULATION.
+
 Its compile() returns a HEF written by tools/fixtures/hef_writer.py for the
 export, as DFC 5.3.0 (the version LNM compiled with) would label it:
 STRICT_RUNTIME_VERSIONING and sdk_version 5.3.0 (FAKE_DFC_SDK changes the
@@ -61,7 +69,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
 FAKE_DFC = textwrap.dedent('''
     """Stand-in for hailo_sdk_client: writes fixture HARs, logs calls, and
     refuses what the real DFC is known to refuse."""
-    import io, json, os, re, sys, tarfile
+    import contextlib, enum, io, json, os, re, sys, tarfile
     import numpy as np
     sys.path.insert(0, os.environ["HAR_FIXTURES_DIR"])
     sys.path.insert(0, os.environ["HEF_WRITER_DIR"])
@@ -80,6 +88,7 @@ FAKE_DFC = textwrap.dedent('''
 
     LOG = os.environ["FAKE_DFC_LOG"]
     MAN = json.load(open(os.environ["FAKE_DFC_MANIFEST"]))
+    EXPORT = os.path.dirname(os.environ["FAKE_DFC_MANIFEST"])
     NET = MAN["dfc"]["scope"]
     QUANTIZED_STATES = ("fp_optimized_model", "quantized_model", "compiled_model")
 
@@ -113,6 +122,42 @@ FAKE_DFC = textwrap.dedent('''
                 info = tarfile.TarInfo(name)
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
+
+    class InferenceContext(enum.Enum):
+        """The emulation targets Hailo's public code names (hailo_model_zoo
+        utils/hw_utils.py, core/infer/model_infer.py)."""
+        SDK_NATIVE = "native"
+        SDK_FP_OPTIMIZED = "fp_optimized"
+        SDK_QUANTIZED = "quantized"
+        SDK_BIT_EXACT = "bit_exact"
+        SDK_HAILO_HW = "hailo_hw"
+
+    class _OpenContext:
+        """What runner.infer_context(...) yields; usable only inside its `with`
+        (Hailo's tutorials and the model zoo call infer inside it)."""
+        def __init__(self, target):
+            self.infer_context, self.open = target, True
+
+    def fp32_logits(calib):
+        """model.onnx in fp32 on the DFC-layout inputs: after
+        add_external_resources the DFC turns the raw positions into cos/sin
+        itself (hailo-contract.md section 7), so the tables are rebuilt from
+        theta here."""
+        import onnxruntime
+        theta = np.load(os.path.join(EXPORT, "resources", "theta.npy")).astype(np.float32)
+        sess = onnxruntime.InferenceSession(os.path.join(EXPORT, "model.onnx"), providers=["CPUExecutionProvider"])
+        n = next(iter(calib.values())).shape[0]
+        out = []
+        for i in range(n):
+            feed = {}
+            for inp in MAN["inputs"]:
+                a = calib[NET + "/" + inp["dfc_layer"]][i]
+                if inp["role"].startswith("pe_"):
+                    angle = theta[None, :] * a[:, None]
+                    a = (np.cos(angle) if inp["role"].endswith("cos") else np.sin(angle)).astype(np.float32)
+                feed[inp["name"]] = a.reshape(inp["shape"]).astype(np.float32)
+            out.append(np.concatenate([np.asarray(o).ravel() for o in sess.run(None, feed)]))
+        return np.stack(out)
 
     class ClientRunner:
         def __init__(self, hw_arch="hailo10h", har=None):
@@ -216,6 +261,53 @@ FAKE_DFC = textwrap.dedent('''
             configure()
             self.members = {NET + ".hn": json.dumps(hf.quantized_hn(net=NET, permuted=True)).encode()}
             self.state = "quantized_model"
+
+        @contextlib.contextmanager
+        def infer_context(self, target):
+            assert isinstance(target, InferenceContext), target
+            ctx = _OpenContext(target)
+            try:
+                yield ctx
+            finally:
+                ctx.open = False
+
+        def infer(self, context, dataset, batch_size=8):
+            """The emulator. FAKE_DFC_EMULATION: "exact" (default), "noise" (the
+            quantized logits get FAKE_DFC_EMULATION_NOISE times their std of
+            Gaussian noise), "crash" (SDK_QUANTIZED raises what LNM found
+            DFC 5.3.0 raise on KV-cache graphs, Cache.__init__)."""
+            assert isinstance(context, _OpenContext) and context.open, "infer() outside its infer_context"
+            target = context.infer_context
+            quantized = target in (InferenceContext.SDK_QUANTIZED, InferenceContext.SDK_BIT_EXACT)
+            if quantized and self.state not in QUANTIZED_STATES:
+                raise RuntimeError("stand-in DFC: %s emulation needs an optimized HAR, this one is %s"
+                                   % (target.name, self.state))
+            require_registered("load")
+            mode = os.environ.get("FAKE_DFC_EMULATION", "exact")
+            if quantized and mode == "crash":
+                log(op="infer_crashed", context=target.name)
+                raise TypeError("'in <string>' requires string as left operand, not NoneType")
+            seq, hidden, heads = MAN["cache_size"], MAN["dims"]["hidden"], MAN["pe_tiles"]["q"]
+            assert sorted(dataset) == sorted(NET + "/" + i["dfc_layer"] for i in MAN["inputs"]), sorted(dataset)
+            n = {v.shape[0] for v in dataset.values()}
+            assert len(n) == 1, n
+            n = n.pop()
+            for inp in MAN["inputs"]:  # the calibration layout (section 7)
+                a = dataset[NET + "/" + inp["dfc_layer"]]
+                want = {"embeddings": (n, 1, seq, hidden), "attention_mask": (n, 1, seq, heads * seq)}.get(
+                    inp["role"], (n, seq))
+                assert a.shape == want and a.dtype == np.float32, (inp["role"], a.shape, a.dtype)
+            logits = fp32_logits(dataset)
+            if quantized and mode == "noise":
+                rng = np.random.default_rng(0)
+                sigma = float(os.environ["FAKE_DFC_EMULATION_NOISE"]) * logits.std()
+                logits = logits + rng.normal(0.0, sigma, logits.shape)
+            log(op="infer", context=target.name, samples=n, batch_size=batch_size)
+            shards, out, at = MAN["lm_head_shards"], [], 0
+            for w in shards:  # one NHWC array per output layer, in output order
+                out.append(logits[:, at:at + w].reshape(n, 1, 1, w).astype(np.float32))
+                at += w
+            return out if len(out) > 1 else out[0]
 
         def compile(self):
             require_registered("load")
@@ -345,6 +437,8 @@ class Setup:
             write_script(tmp / name / "nvidia-smi", body)
         self.calib = tmp / "calib.json"
         self.calib.write_text(json.dumps([[1, 2, 3, 4, 5], [7, 8, 9]]))
+        self.gate_tokens = tmp / "gate.json"
+        self.gate_tokens.write_text(json.dumps([[3, 1, 4, 1, 5, 9, 2], [6, 5, 3, 5]]))
         self.work = tmp / "work"
 
     def run(self, *args, gpu="nogpu", log="dfc.log", driver=None, env=None, memory_gib=64):
@@ -380,8 +474,8 @@ def setup(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def driver_run(setup):
-    r, events = setup.run("--llm2hef", BIN, "--calib-tokens", setup.calib, "--work", setup.work,
-                          "-o", setup.tmp / "model.hef")
+    r, events = setup.run("--llm2hef", BIN, "--calib-tokens", setup.calib, "--gate-tokens", setup.gate_tokens,
+                          "--work", setup.work, "-o", setup.tmp / "model.hef")
     return r, setup.out, setup.work, events, setup.tmp
 
 
@@ -413,7 +507,7 @@ def test_no_gpu_is_said_up_front(driver_run):
     r, _, _, events, _ = driver_run
     assert r.returncode == 0, r.stderr
     warning = r.stdout.find("optimize will run calibration and bias correction on the CPU, which is slow")
-    assert 0 <= warning < r.stdout.find("step 1/6: parse")
+    assert 0 <= warning < r.stdout.find("step 1/7: parse")
     assert next(e for e in events if e["op"] == "optimize")["gpu"] is False
 
 
@@ -628,7 +722,7 @@ def test_memory_is_reported_before_the_parse(driver_run):
     r = driver_run[0]
     assert r.returncode == 0, r.stderr
     said = r.stdout.find("compile.py: memory: the DFC's 16 GB plus the calibration set (2 sample(s)")
-    assert 0 <= said < r.stdout.find("step 1/6: parse"), r.stdout
+    assert 0 <= said < r.stdout.find("step 1/7: parse"), r.stdout
 
 
 @pytest.fixture(scope="module")
@@ -658,12 +752,12 @@ def test_a_calibration_set_that_does_not_fit_is_refused_before_the_parse(big_cac
     fit = (gib * 2 ** 30 - 16 * 10 ** 9) // sample - 1
     assert 0 < fit < 40
     args = ["--llm2hef", BIN, "--calib-tokens", calib, "--calib-size", 40, "--work", tmp_path / "work",
-            "-o", tmp_path / "model.hef"]
+            "-o", tmp_path / "model.hef", "--no-gate"]  # all 40 calibrate: none held out for the gate
     r, events = setup.run(*args, log="mem-refused.log", memory_gib=gib)
     assert r.returncode != 0 and events == [], r.stdout + r.stderr
     assert "not enough memory for optimize" in r.stderr and "40 sample(s)" in r.stderr, r.stderr
     assert "At most %d sample(s) fit: pass --calib-size %d." % (fit, fit) in r.stderr, r.stderr
-    assert "--memory-gib" in r.stderr and "step 1/6" not in r.stdout
+    assert "--memory-gib" in r.stderr and "step 1/7" not in r.stdout
     # One sample more than the answer is still refused, with the same answer.
     args[5] = fit + 1
     r, events = setup.run(*args, log="mem-refused-2.log", memory_gib=gib)
@@ -677,9 +771,153 @@ def test_the_memory_check_reads_this_machine(big_cache, tmp_path):
     """Without --memory-gib: 20000 samples of 100 MB (2 TB) fit on no machine."""
     calib = tmp_path / "calib.json"
     calib.write_text(json.dumps([[1]] * 20000))
-    r, events = big_cache.run("--llm2hef", BIN, "--calib-tokens", calib, "--calib-size", 20000,
+    r, events = big_cache.run("--llm2hef", BIN, "--calib-tokens", calib, "--calib-size", 20000, "--no-gate",
                               "--work", tmp_path / "work", "-o", tmp_path / "model.hef", log="mem-machine.log",
                               memory_gib=None)
     assert r.returncode != 0 and events == [], r.stdout + r.stderr
     assert "not enough memory for optimize" in r.stderr and "20000 sample(s)" in r.stderr, r.stderr
     assert "(MemTotal in /proc/meminfo)" in r.stderr or "(this process's cgroup memory limit)" in r.stderr
+
+
+# --- issue 26, item 4: the precision plan in optimize, the emulator's gate before compile ---
+
+def gate_verdict(setup):
+    return json.loads((setup.work / ("%s.gate.json" % setup.scope)).read_text())
+
+
+def test_the_gate_passes_on_a_faithful_emulation_and_compile_follows(driver_run, setup):
+    r, _, _, events, tmp = driver_run
+    assert r.returncode == 0, r.stdout + r.stderr
+    ops = [e["op"] for e in events]
+    # the emulation runs after optimize and before compile, on the quantized HAR the compile step uses
+    assert ops.index("optimize") < ops.index("infer") < ops.index("compile")
+    infers = [e for e in events if e["op"] == "infer"]
+    assert {e["context"] for e in infers} == {"SDK_QUANTIZED"}  # onnxruntime is the fp32 reference here
+    # two --gate-tokens prompts (7 and 4 tokens) at 4 positions each
+    assert sum(e["samples"] for e in infers) == 8
+    assert ("gate: against model.onnx in fp32 (onnxruntime): mean cosine 1.0000, worst 1.0000, top-1 agreement "
+            "1.00 over 8 position(s)") in r.stdout, r.stdout
+    assert (tmp / "model.hef").read_bytes() == setup.hef_bytes()
+
+
+NOISY = {"FAKE_DFC_EMULATION": "noise", "FAKE_DFC_EMULATION_NOISE": "3"}
+
+
+@pytest.fixture(scope="module")
+def failed_gate(driver_run, setup):
+    assert driver_run[0].returncode == 0
+    plan = setup.tmp / "gate-plan.json"
+    plan.write_text(json.dumps({"version": 1, "plan": {"default_mode": "a8_w4", "lines": [
+        {"onnx_node": "/model/layers.0/attn/o_proj/MatMul", "precision_mode": "a8_w8", "reason": "outliers"}]}}))
+    hef = setup.tmp / "gate-failed.hef"
+    r, events = setup.run("--from", "gate", "--plan", plan, "--llm2hef", BIN, "--gate-tokens", setup.gate_tokens,
+                          "--work", setup.work, "-o", hef, log="gate-failed.log", env=NOISY)
+    return r, events, hef, plan
+
+
+def test_a_failing_emulation_stops_before_compile(failed_gate, setup):
+    r, events, hef, plan = failed_gate
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert [e["op"] for e in events if e["op"] != "init"] == ["infer", "infer"], events
+    assert not hef.exists()
+    v = gate_verdict(setup)
+    assert v["verdict"] == "fail" and v["mean_cosine"] < 0.9 and v["min_cosine"] == 0.9, v
+    err = r.stderr
+    assert "mean cosine %.4f < --min-cosine 0.900" % v["mean_cosine"] in err, err
+    assert "worst positions" in err and "prompt " in err, err
+    # what would change them: the plan's entry and its next precision mode
+    assert "/model/layers.0/attn/o_proj/MatMul at a8_w8 (outliers); next: \"precision_mode\": \"a16_w8\"" in err, err
+    assert "--from compile --force" in err
+
+
+def test_compile_after_a_failed_gate_needs_force(failed_gate, setup):
+    r0 = failed_gate[0]
+    assert r0.returncode != 0
+    hef = setup.tmp / "after-failed-gate.hef"
+    r, events = setup.run("--from", "compile", "--llm2hef", BIN, "--work", setup.work, "-o", hef,
+                          log="after-failed.log")
+    assert r.returncode != 0 and "the gate failed on" in r.stderr and "--from compile --force" in r.stderr, r.stderr
+    assert "compile" not in [e["op"] for e in events] and not hef.exists()
+    r, events = setup.run("--from", "compile", "--force", "--llm2hef", BIN, "--work", setup.work, "-o", hef,
+                          log="forced.log")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning: compiling despite the failed gate (--force)" in r.stdout
+    assert [e["op"] for e in events] == ["init", "script", "compile", "save_har"]
+    assert hef.read_bytes() == setup.hef_bytes()
+    # a passing gate run clears the way again
+    r, _ = setup.run("--from", "gate", "--llm2hef", BIN, "--gate-tokens", setup.gate_tokens, "--work", setup.work,
+                     "-o", hef, log="regate.log")
+    assert r.returncode == 0 and gate_verdict(setup)["verdict"] == "pass", r.stdout + r.stderr
+
+
+def test_an_emulator_that_crashes_gives_no_verdict_and_compile_goes_on(driver_run, setup):
+    assert driver_run[0].returncode == 0
+    hef = setup.tmp / "crash.hef"
+    r, events = setup.run("--from", "gate", "--llm2hef", BIN, "--gate-tokens", setup.gate_tokens,
+                          "--work", setup.work, "-o", hef, log="crash.log", env={"FAKE_DFC_EMULATION": "crash"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "the DFC's quantized emulation failed (TypeError" in r.stdout and "NOT checked" in r.stdout
+    assert gate_verdict(setup)["verdict"] == "unavailable"
+    assert "compile" in [e["op"] for e in events] and hef.read_bytes() == setup.hef_bytes()
+
+
+def test_the_gate_holds_prompts_out_of_the_calibration_input(driver_run, setup, tmp_path):
+    assert driver_run[0].returncode == 0
+    calib = tmp_path / "calib5.json"
+    seqs = [[1, 2, 3], [4, 5, 6, 7], [8, 9], [10, 11, 12, 13, 14], [15, 16, 17]]
+    calib.write_text(json.dumps(seqs))
+    r, events = setup.run("--from", "optimize", "--llm2hef", BIN, "--calib-tokens", calib, "--gate-size", 2,
+                          "--gate-positions", 1, "--work", setup.work, "-o", tmp_path / "m.hef", log="holdout.log")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert next(e for e in events if e["op"] == "optimize")["samples"] == 3  # the last two are held out
+    assert sum(e["samples"] for e in events if e["op"] == "infer") == 2
+    assert "2 held-out prompt(s) (held out of the calibration input)" in r.stdout
+    # with nothing to spare, the run stops before the DFC is touched
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps([[1, 2, 3]]))
+    r, events = setup.run("--from", "optimize", "--llm2hef", BIN, "--calib-tokens", one, "--work", setup.work,
+                          "-o", tmp_path / "m2.hef", log="holdout-none.log")
+    assert r.returncode != 0 and events == [] and "the gate needs held-out prompts" in r.stderr, r.stderr
+    assert "--gate-tokens FILE" in r.stderr and "--no-gate" in r.stderr
+
+
+def test_optimize_applies_the_plan_through_har_lines(driver_run, setup, tmp_path):
+    assert driver_run[0].returncode == 0
+    plan = tmp_path / "quantization.json"
+    plan.write_text(json.dumps({"version": 1, "plan": {"default_mode": "a8_w4", "lines": [
+        {"onnx_node": "/model/layers.0/attn/o_proj/MatMul", "precision_mode": "a16_w8", "reason": "r"},
+        {"onnx_node": "/model/layers.0/attn_residual/Add", "precision_mode": "a16_w16", "reason": "r"}]}}))
+    common = ["--from", "optimize", "--llm2hef", BIN, "--calib-tokens", setup.calib, "--gate-tokens",
+              setup.gate_tokens, "--work", setup.work, "-o", tmp_path / "p.hef"]
+    r, events = setup.run(*common, "--plan", plan, log="plan.log")
+    assert r.returncode == 0, r.stdout + r.stderr
+    script = [e["script"] for e in events if e["op"] == "script"][0]
+    want = subprocess.run([str(BIN), "har", "lines", str(setup.har("resources")), "--for", "optimize", "--manifest",
+                           str(setup.out / "manifest.json"), "--plan", str(plan)], capture_output=True, text=True)
+    assert want.returncode == 0, want.stderr
+    plan_lines = want.stdout.splitlines()
+    assert len(plan_lines) == 3 and "precision_mode=a16_w8)" in plan_lines[1]
+    assert script.endswith("".join(line + "\n" for line in plan_lines)), script
+    assert "optimize: precision plan %s" % plan in r.stdout
+    # an entry that maps to nothing stops optimize before the calibration set is built
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"version": 1, "plan": {"lines": [
+        {"onnx_node": "/model/layers.9/mlp/down_proj/MatMul", "precision_mode": "a16_w8"}]}}))
+    r, events = setup.run(*common, "--plan", bad, log="plan-bad.log")
+    assert r.returncode != 0 and "maps to no layer" in r.stderr and "optimize" not in [e["op"] for e in events]
+    # --no-plan: the default lines only
+    r, events = setup.run(*common, "--no-plan", log="no-plan.log")
+    assert r.returncode == 0, r.stderr
+    script = [e["script"] for e in events if e["op"] == "script"][0]
+    assert "a16_w8" not in script and "precision plan" not in r.stdout
+
+
+def test_the_stand_in_emulator_refuses_what_the_dfc_refuses(driver_run, setup):
+    # SDK_QUANTIZED on a HAR that was never optimized, and infer outside its context.
+    assert driver_run[0].returncode == 0
+    code = (PATCH_SDK_PATHS + "from hailo_sdk_client import ClientRunner, InferenceContext\n"
+            "r = ClientRunner(har=%r)\n"
+            "with r.infer_context(InferenceContext.SDK_QUANTIZED) as ctx:\n"
+            "    r.infer(ctx, {})\n" % str(setup.har("resources")))
+    r = run_against_stand_in(setup, code)
+    assert r.returncode != 0 and "needs an optimized HAR" in r.stderr, r.stderr

@@ -594,6 +594,141 @@ def test_optimize_lines(parsed, tmp_path):
     assert run("har", "lines", har, "--for", "optimize").returncode == 2  # no pe width
 
 
+# ---------------------------------------------------------------- lines --plan (issue 26)
+
+def plan_file(path, lines, default_mode="a8_w4", **extra):
+    """quantization.json as `llm2hef calibrate` writes it: the plan names ONNX
+    nodes of model.onnx; other keys (statistics) are ignored by `har lines`."""
+    doc = {"version": 1, "plan": {"lines": lines, "default_mode": default_mode},
+           "tensors": [{"name": "/model/layers.0/attn_residual/Add_output_0", "max_abs": 2.0e4}]}
+    doc.update(extra)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def entry(node, mode, reason="range beyond what 8 bits resolve"):
+    return {"onnx_node": node, "precision_mode": mode, "reason": reason}
+
+
+@pytest.fixture
+def fixed_for_plan(parsed, tmp_path):
+    har, man, _, _ = parsed
+    fixed = tmp_path / "fixed.har"
+    fix_json(har, "-o", fixed, "--manifest", man)
+    _, hn, _ = hf.read_har(fixed)
+    default = run("har", "lines", fixed, "--for", "optimize", "--manifest", man)
+    assert default.returncode == 0, default.stderr
+    [line] = default.stdout.splitlines()
+    a8w4 = line[len("quantization_param(["):line.index("]")].split(", ")
+    return fixed, man, hn, a8w4
+
+
+def layers_of(hn, node):
+    return [n for n, l in hn["layers"].items() if node in l["original_names"]]
+
+
+def test_plan_maps_onnx_nodes_to_hn_layers_by_original_names(fixed_for_plan, tmp_path):
+    fixed, man, hn, a8w4 = fixed_for_plan
+    o_proj, residual = "/model/layers.1/attn/o_proj/MatMul", "/model/layers.0/attn_residual/Add"
+    [o_layer], [res_layer] = layers_of(hn, o_proj), layers_of(hn, residual)
+    assert o_layer in a8w4 and hn["layers"][res_layer]["type"] == "ew_add"
+    q1 = "/model/layers.1/attn/q_proj/MatMul"
+    [q1_layer] = layers_of(hn, q1)
+    plan = plan_file(tmp_path / "quantization.json", [entry(o_proj, "a16_w8"), entry(residual, "a16_w16"),
+                                                      entry(q1, "a16_w8")])
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", plan)
+    assert r.returncode == 0, r.stderr
+    rest = [c for c in a8w4 if c not in (o_layer, q1_layer)]
+    assert r.stdout.splitlines() == [
+        "quantization_param([%s], precision_mode=a8_w4)" % ", ".join(rest),
+        "quantization_param([%s, %s], precision_mode=a16_w8)" % (o_layer, q1_layer),
+        "quantization_param([%s], precision_mode=a16_w16)" % res_layer]
+    assert "2 compressible conv(s) taken out of the a8_w4 line" in r.stderr, r.stderr
+    js = json.loads(run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", plan,
+                        "--json").stdout)
+    assert js["lines"] == r.stdout.splitlines()
+
+
+def test_plan_on_the_split_lm_head_reaches_every_shard(parsed, tmp_path):
+    # lm_head split (hailo-contract.md section 5.3) copies the conv: every
+    # shard keeps the lm_head MatMul in its original_names.
+    hn, w = hf.parsed_har(vocab=96)
+    har = hf.write_har(tmp_path / "wide.har", "tiny", hn, w)
+    man = tmp_path / "m.json"
+    man.write_text(json.dumps(hf.manifest(vocab=96, shards=[48, 48])))
+    fixed = tmp_path / "wide.fixed.har"
+    fix_json(har, "-o", fixed, "--manifest", man)
+    _, fhn, _ = hf.read_har(fixed)
+    shards = layers_of(fhn, "/model/lm_head/MatMul")
+    assert len(shards) == 2
+    plan = plan_file(tmp_path / "q.json", [entry("/model/lm_head/MatMul", "a8_w8")])
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", plan)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "quantization_param([%s], precision_mode=a8_w8)" % ", ".join(shards)
+    assert not any(s in lines[0] for s in shards)
+
+
+def test_the_plan_default_mode_replaces_a8_w4(fixed_for_plan, tmp_path):
+    fixed, man, _, a8w4 = fixed_for_plan
+    plan = plan_file(tmp_path / "q.json", [], default_mode="a8_w8")
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", plan)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["quantization_param([%s], precision_mode=a8_w8)" % ", ".join(a8w4)]
+
+
+def test_a_plan_entry_that_maps_to_no_layer_is_refused(fixed_for_plan, tmp_path):
+    fixed, man, hn, _ = fixed_for_plan
+    typo = "/model/layers.1/attn/o_proj/MatMu"
+    gone = "/model/layers.7/mlp/down_proj/MatMul"
+    plan = plan_file(tmp_path / "q.json", [entry("/model/layers.0/attn/q_proj/MatMul", "a16_w8"),
+                                           entry(typo, "a16_w8"), entry(gone, "a16_w16")])
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", plan)
+    assert r.returncode == 3 and r.stdout == "", r.stdout + r.stderr
+    err = r.stderr
+    assert str(plan) in err and "2 plan entries map to no layer" in err, err
+    assert "plan.lines[1] '%s' (a16_w8): no layer lists it in original_names" % typo in err, err
+    assert "plan.lines[2] '%s'" % gone in err and "plan.lines[0]" not in err, err
+    # the closest names, with the layers that carry them
+    [o_layer] = layers_of(hn, "/model/layers.1/attn/o_proj/MatMul")
+    assert "closest: '/model/layers.1/attn/o_proj/MatMul' (%s)" % o_layer in err, err
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("mode", "field 'plan.lines[0].precision_mode': 'a4_w4' is not a precision mode"),
+    ("default", "field 'plan.default_mode': 'int8' is not a precision mode"),
+    ("node", "field 'plan.lines[0].onnx_node': expected the name of a node of model.onnx"),
+    ("version", "field 'version': 2 is not a version this llm2hef reads (1)"),
+    ("lines", "field 'plan.lines': expected a list"),
+    ("conflict", "plan entries give one HN layer two precision modes"),
+])
+def test_a_bad_plan_is_refused_naming_the_field(fixed_for_plan, tmp_path, case, needle):
+    fixed, man, _, _ = fixed_for_plan
+    node = "/model/layers.0/attn/o_proj/MatMul"
+    path = tmp_path / "q.json"
+    if case == "mode":
+        plan_file(path, [entry(node, "a4_w4")])
+    elif case == "default":
+        plan_file(path, [], default_mode="int8")
+    elif case == "node":
+        plan_file(path, [{"precision_mode": "a16_w8"}])
+    elif case == "version":
+        plan_file(path, [], version=2)
+    elif case == "lines":
+        path.write_text(json.dumps({"version": 1, "plan": {"lines": {"x": 1}}}))
+    else:
+        plan_file(path, [entry(node, "a16_w8"), entry(node, "a8_w8")])
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", path)
+    assert r.returncode == 3 and needle in r.stderr and str(path) in r.stderr, r.stderr
+
+
+def test_plan_is_for_optimize_lines_only(fixed_for_plan, tmp_path):
+    fixed, _, _, _ = fixed_for_plan
+    plan = plan_file(tmp_path / "q.json", [])
+    r = run("har", "lines", fixed, "--for", "compile", "--plan", plan)
+    assert r.returncode == 2 and "--plan applies to --for optimize" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("cmd", [["har"], ["har", "inspect"], ["har", "fix"], ["har", "lines"]])
 def test_help(cmd):
     r = run(*cmd, "--help")

@@ -21,8 +21,11 @@ Steps (hailo-contract.md sections 3-8), each saving a HAR in --work:
   fix            `llm2hef har fix`: RoPE input widening, mask wiring, lm_head split -> <net>.fixed.har
   resources      genai resources (embeddings, theta, tokenizer, hailo-config) -> <net>.resources.har
   optimize       calibration from `llm2hef inputs`, optimize with the KV cache
-                 (a8_w4 lines from `llm2hef har lines --for optimize`) -> <net>.quantized.har
+                 (a8_w4 lines from `llm2hef har lines --for optimize`, and the
+                 precision plan of quantization.json when there is one) -> <net>.quantized.har
   fix-quantized  `llm2hef har fix`: conv input order -> <net>.quantized_fixed.har
+  gate           the DFC's quantized emulation on held-out prompts against the fp32
+                 model.onnx; below --min-cosine the run stops here -> <net>.gate.json
   compile        network groups and cache format conversions from
                  `llm2hef har lines --for compile` -> model.hef and <net>.compiled.har
 
@@ -66,7 +69,7 @@ VOCAB = MANIFEST["dims"]["vocab"]
 NEEDED_LLM2HEF = MANIFEST["llm2hef_version"]
 @RUNTIME_CONTRACT@
 
-STEPS = ["parse", "fix", "resources", "optimize", "fix-quantized", "compile"]
+STEPS = ["parse", "fix", "resources", "optimize", "fix-quantized", "gate", "compile"]
 SAVES = {"parse": "parsed", "fix": "fixed", "resources": "resources", "optimize": "quantized",
          "fix-quantized": "quantized_fixed", "compile": "compiled"}
 INSTALL_HINT = ("llm2hef must be installed on this DFC machine too: compile.py runs `llm2hef har fix`, "
@@ -79,6 +82,10 @@ INSTALL_HINT = ("llm2hef must be installed on this DFC machine too: compile.py r
 # ("16+ GB RAM (32+ GB recommended)", its installation requirements); the
 # calibration set compile.py builds comes on top (hailo-contract.md section 7).
 DFC_MINIMUM_RAM = 16 * 10 ** 9
+# Held-out samples run through the emulator together: each holds a
+# SEQ x NHEAD*SEQ mask (about 230 MB at cache 2048 and 14 heads).
+GATE_BATCH = 4
+ONNXRUNTIME_AVAILABLE = importlib.util.find_spec("onnxruntime") is not None
 DFC_RECOMMENDED_RAM = 32 * 10 ** 9
 GIB = 2 ** 30
 
@@ -100,11 +107,14 @@ def run_llm2hef(exe, *args):
         fail("'llm2hef %s' failed with status %d" % (" ".join(args), e.returncode))
 
 
-def har_lines(exe, har_path, stage):
+def har_lines(exe, har_path, stage, plan=None):
     # Model-script lines computed from the HN by llm2hef (hailo-contract.md
-    # sections 7-8): a8_w4 convs before optimize, network groups and cache
-    # format conversions before compile.
+    # sections 7-8): a8_w4 convs before optimize (and the precision plan's
+    # lines, docs/quantization-gate.md), network groups and cache format
+    # conversions before compile.
     cmd = [exe, "har", "lines", har_path, "--for", stage, "--manifest", MANIFEST_PATH]
+    if plan:
+        cmd += ["--plan", plan]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True)
     except FileNotFoundError:
@@ -143,6 +153,28 @@ def check_llm2hef(exe):
     return found
 
 
+def resolve_plan(args, steps):
+    """The quantization.json whose plan optimize applies: --plan FILE, else
+    quantization.json next to this script when `llm2hef calibrate` wrote one;
+    none with --no-plan. Read now, so that a broken file stops the run
+    before the parse (`llm2hef har lines` checks every field and maps it at
+    optimize, before the calibration set is built)."""
+    if args.no_plan or not {"optimize", "gate"} & set(steps):
+        return None
+    path = args.plan or os.path.join(HERE, "quantization.json")
+    if not os.path.isfile(path):
+        if args.plan:
+            fail("--plan %s: no such file" % path)
+        return None
+    try:
+        doc = json.load(open(path))
+    except (OSError, ValueError) as e:
+        fail("%s: not readable JSON (%s); re-run `llm2hef calibrate`, or pass --no-plan" % (path, e))
+    if not isinstance(doc, dict) or not isinstance(doc.get("plan"), dict):
+        fail("%s: no 'plan' object; re-run `llm2hef calibrate`, or pass --no-plan" % path)
+    return os.path.abspath(path)
+
+
 def check_writable_folder(folder, what):
     try:
         os.makedirs(folder, exist_ok=True)
@@ -152,22 +184,29 @@ def check_writable_folder(folder, what):
         fail("%s folder '%s' is not writable: %s" % (what, folder, e))
 
 
-def calibration_sequences(args):
-    """The token-id lists to calibrate on, checked: exist, parse, ids in range."""
+def token_file_sequences(path, option):
+    """A JSON list of token-id lists, checked: exists, parses, ids in range."""
+    if not os.path.isfile(path):
+        fail("%s %s: no such file" % (option, path))
+    try:
+        seqs = json.load(open(path))
+    except (OSError, ValueError) as e:
+        fail("%s %s: not readable JSON (%s)" % (option, path, e))
+    if not isinstance(seqs, list) or not all(isinstance(s, list) for s in seqs):
+        fail("%s %s: expected a JSON list of token-id lists" % (option, path))
+    for i, s in enumerate(seqs):
+        for t in s:
+            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < VOCAB:
+                fail("%s %s: sequence %d holds %r, not a token id in [0, %d)" % (option, path, i, t, VOCAB))
+    return seqs
+
+
+def calibration_sequences(args, hold_out):
+    """(the token-id lists to calibrate on, the held-out ones for the gate).
+    With hold_out, the last min(--gate-size, N - 1) sequences of the input
+    are kept for the gate and never given to optimize (docs/quantization-gate.md)."""
     if args.calib_tokens:
-        path = args.calib_tokens
-        if not os.path.isfile(path):
-            fail("--calib-tokens %s: no such file" % path)
-        try:
-            seqs = json.load(open(path))
-        except (OSError, ValueError) as e:
-            fail("--calib-tokens %s: not readable JSON (%s)" % (path, e))
-        if not isinstance(seqs, list) or not all(isinstance(s, list) for s in seqs):
-            fail("--calib-tokens %s: expected a JSON list of token-id lists" % path)
-        for i, s in enumerate(seqs):
-            for t in s:
-                if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < VOCAB:
-                    fail("--calib-tokens %s: sequence %d holds %r, not a token id in [0, %d)" % (path, i, t, VOCAB))
+        seqs = token_file_sequences(args.calib_tokens, "--calib-tokens")
     elif args.calib_text:
         path = args.calib_text
         if not os.path.isfile(path):
@@ -184,10 +223,19 @@ def calibration_sequences(args):
         seqs = [ids[i:i + SEQ] for i in range(0, max(len(ids) - SEQ + 1, 1), SEQ)]
     else:
         fail("calibration data is required: --calib-tokens FILE.json (a list of token-id lists) or --calib-text FILE")
-    seqs = [s[:SEQ] for s in seqs if len(s) > 0][: args.calib_size]
+    seqs = [s[:SEQ] for s in seqs if len(s) > 0]
+    held = []
+    if hold_out:
+        k = min(args.gate_size, len(seqs) - 1)
+        if k < 1:
+            fail("the gate needs held-out prompts and %s gives %d sequence(s), all of them for calibration: "
+                 "pass --gate-tokens FILE, or a calibration input with more sequences, or --no-gate"
+                 % (args.calib_tokens or args.calib_text, len(seqs)))
+        seqs, held = seqs[:-k], seqs[-k:]
+    seqs = seqs[: args.calib_size]
     if not seqs:
         fail("no calibration sequences in %s" % (args.calib_tokens or args.calib_text))
-    return seqs
+    return seqs, held
 
 
 def calibration_sample_bytes():
@@ -306,9 +354,9 @@ def har_path(args, stage):
 
 def input_har(args, step):
     """The HAR `step` starts from: what the step before it saved (fix steps
-    are passed over with --skip-har-fix)."""
+    are passed over with --skip-har-fix; the gate saves no HAR)."""
     i = STEPS.index(step) - 1
-    while i >= 0 and args.skip_har_fix and STEPS[i].startswith("fix"):
+    while i >= 0 and (STEPS[i] not in SAVES or (args.skip_har_fix and STEPS[i].startswith("fix"))):
         i -= 1
     return har_path(args, SAVES[STEPS[i]]) if i >= 0 else None
 
@@ -331,8 +379,17 @@ def preflight(args):
                                         "--from %s starts from what an earlier run saved in --work (%s): "
                                         "start at an earlier step" % (first, args.work)))
     seqs = None
+    gating = "gate" in steps and not args.no_gate
+    if gating and args.gate_tokens:
+        args.gate_prompts = [s[:SEQ] for s in token_file_sequences(args.gate_tokens, "--gate-tokens") if s]
+        if not args.gate_prompts:
+            fail("--gate-tokens %s: no sequence" % args.gate_tokens)
+    if "optimize" in steps or (gating and not args.gate_tokens):
+        seqs, held = calibration_sequences(args, hold_out=gating and not args.gate_tokens)
+        if gating and not args.gate_tokens:
+            args.gate_prompts = held
+    args.plan = resolve_plan(args, steps)
     if "optimize" in steps:
-        seqs = calibration_sequences(args)
         check_calibration_memory(args, len(seqs))
         # One sample through `llm2hef inputs` now, so a mismatch between this
         # llm2hef and the export shows before the parse, not after it.
@@ -442,7 +499,7 @@ def optimize_script(text, a8w4_lines, n_samples, use_gpu):
     return "".join(line + "\n" for line in lines + a8w4_lines)
 
 
-def calibration_set(exe, seqs):
+def calibration_set(exe, seqs, onnx_feeds=None):
     """Runtime-equivalent inputs (`llm2hef inputs`) in the DFC's calibration
     layout: embeddings and mask [N, 1, SEQ, W]; after add_external_resources
     the DFC computes cos/sin itself, so the pe layers get raw positions
@@ -459,6 +516,8 @@ def calibration_set(exe, seqs):
             run_llm2hef(exe, "inputs", HERE, "--tokens", ",".join(map(str, seq)), "-o", path)
             with np.load(path) as data:
                 positions[i] = data["positions"]
+                if onnx_feeds is not None:  # the same sample as model.onnx takes it (the gate's reference)
+                    onnx_feeds.append({inp["name"]: data[inp["name"]] for inp in MANIFEST["inputs"]})
                 for inp in MANIFEST["inputs"]:
                     if inp["role"] in PE_TILING:
                         continue
@@ -474,6 +533,81 @@ def calibration_set(exe, seqs):
             calib[SCOPE + "/" + inp["dfc_layer"]] = positions
     return calib
 
+
+
+# ---------------------------------------------------------------- the gate (docs/quantization-gate.md)
+
+# The DFC's precision modes from the lowest to the highest, for the line
+# that would raise a layer one step (modes as public Hailo scripts write them).
+MODE_LADDER = ["a8_w4", "a8_w8", "a16_w8", "a16_w16"]
+
+
+def gate_samples(prompts, positions):
+    """(prompt index, token prefix) pairs: each held-out prompt at up to
+    `positions` prefix lengths spread over it, its full length included, so
+    the gate compares several positions of each prompt (the graph gives the
+    last position's logits only, as the runtime's prefill does)."""
+    out = []
+    for i, p in enumerate(prompts):
+        n = len(p)
+        lengths = sorted({max(1, round(n * k / positions)) for k in range(1, positions + 1)})
+        out += [(i, p[:length]) for length in lengths]
+    return out
+
+
+def joined_logits(outputs, n):
+    """The DFC's outputs (one array, or one per output layer in output
+    order: the lm_head shards) as [n, VOCAB]."""
+    parts = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    logits = np.concatenate([np.asarray(o, dtype=np.float64).reshape(n, -1) for o in parts], axis=1)
+    if logits.shape[1] != VOCAB:
+        raise ValueError("the emulator returned %d values per sample, expected the %d logits" % (logits.shape[1], VOCAB))
+    return logits
+
+
+def onnx_reference(feeds):
+    """fp32 logits of model.onnx (onnxruntime, CPU), or None when onnxruntime
+    cannot be imported here."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    session = onnxruntime.InferenceSession(os.path.join(HERE, "model.onnx"), providers=["CPUExecutionProvider"])
+    return np.stack([np.concatenate([np.asarray(o, np.float64).ravel() for o in session.run(None, f)])
+                     for f in feeds])
+
+
+def cosine(a, b):
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-30))
+
+
+def plan_advice(plan_path):
+    """The plan's entries, each with the line that would raise it one step,
+    for a failed gate: what the emulator cannot tell per layer, the plan can."""
+    if not plan_path:
+        return ["no precision plan was applied: run `llm2hef calibrate` on the export to measure the activation "
+                "ranges and write quantization.json, then run optimize again (--from optimize)"]
+    entries = json.load(open(plan_path))["plan"].get("lines", [])
+    if not entries:
+        return ["the plan %s raises no layer: every compressible conv stayed at its default mode" % plan_path]
+    out = ["the plan %s raises %d node(s); to raise one further, change its precision_mode there and run "
+           "--from optimize:" % (plan_path, len(entries))]
+    for e in entries:
+        mode = e.get("precision_mode")
+        up = MODE_LADDER[MODE_LADDER.index(mode) + 1] if mode in MODE_LADDER[:-1] else None
+        out.append("  %s at %s (%s)%s" % (e.get("onnx_node"), mode, e.get("reason") or "no reason given",
+                                          "; next: \"precision_mode\": \"%s\"" % up if up else ""))
+    return out
+
+
+def write_verdict(args, verdict):
+    verdict["har"] = input_har(args, "gate")
+    path = os.path.join(args.work, "%s.gate.json" % SCOPE)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(verdict, f, indent=2)
+    os.replace(tmp, path)
+    return path
 
 # ---------------------------------------------------------------- the steps
 
@@ -535,7 +669,9 @@ class Run:
         self.saved("resources")
 
     def optimize(self):
-        a8w4 = har_lines(self.args.llm2hef, input_har(self.args, "resources"), "optimize")
+        if self.args.plan:
+            say("optimize: precision plan %s" % self.args.plan)
+        a8w4 = har_lines(self.args.llm2hef, input_har(self.args, "resources"), "optimize", self.args.plan)
         runner = self.load("optimize")
         calib = calibration_set(self.args.llm2hef, self.seqs)
         n = len(self.seqs)
@@ -550,8 +686,97 @@ class Run:
     def fix_quantized(self):
         self.fix("fix-quantized")
 
+    def gate(self):
+        """Runs the quantized HAR in the DFC's emulator (SDK_QUANTIZED) on the
+        held-out prompts, fed as calibration is (the runtime's inputs from
+        `llm2hef inputs`), and compares the logits with model.onnx in fp32
+        (onnxruntime; without it, the DFC's SDK_FP_OPTIMIZED emulation of the
+        same HAR). Below --min-cosine the run stops before compile."""
+        args = self.args
+        if args.no_gate:
+            write_verdict(args, {"verdict": "skipped", "why": "--no-gate"})
+            say("gate: skipped (--no-gate)")
+            return
+        samples = gate_samples(args.gate_prompts, args.gate_positions)
+        say("gate: %d held-out prompt(s) (%s), %d position(s), threshold mean cosine %.3f"
+            % (len(args.gate_prompts), "--gate-tokens" if args.gate_tokens else "held out of the calibration input",
+               len(samples), args.min_cosine))
+        runner = self.load("gate")
+        from hailo_sdk_client import InferenceContext
+        feeds, quantized, native = [], [], []
+        reference_name = None
+        try:
+            for start in range(0, len(samples), GATE_BATCH):
+                chunk = [seq for _, seq in samples[start:start + GATE_BATCH]]
+                dataset = calibration_set(args.llm2hef, chunk, feeds)
+                with runner.infer_context(InferenceContext.SDK_QUANTIZED) as ctx:
+                    quantized.append(joined_logits(runner.infer(ctx, dataset, batch_size=1), len(chunk)))
+                if not ONNXRUNTIME_AVAILABLE:
+                    with runner.infer_context(InferenceContext.SDK_FP_OPTIMIZED) as ctx:
+                        native.append(joined_logits(runner.infer(ctx, dataset, batch_size=1), len(chunk)))
+                del dataset
+        except Exception as e:  # noqa: BLE001 - whatever the DFC raises, the gate has no verdict
+            # LNM found SDK_QUANTIZED broken on KV-cache graphs in DFC 5.3.0
+            # (hailo-contract.md section 7): no verdict is not a failed verdict.
+            path = write_verdict(args, {"verdict": "unavailable", "why": "%s: %s" % (type(e).__name__, e)})
+            say("warning: gate: the DFC's quantized emulation failed (%s: %s); the quantization was NOT checked. "
+                "The public record (LNM findings 8, 11; hailo-contract.md section 7) finds SDK_QUANTIZED broken on "
+                "KV-cache graphs in DFC 5.3.0. Going on to compile; only the device can judge this HEF (%s)"
+                % (type(e).__name__, e, path))
+            return
+        q = np.concatenate(quantized)
+        if ONNXRUNTIME_AVAILABLE:
+            ref, reference_name = onnx_reference(feeds), "model.onnx in fp32 (onnxruntime)"
+        else:
+            ref, reference_name = np.concatenate(native), "the DFC's SDK_FP_OPTIMIZED emulation (no onnxruntime here)"
+        rows = []
+        for (prompt, seq), a, b in zip(samples, ref, q):
+            rows.append({"prompt": prompt, "position": len(seq) - 1, "cosine": cosine(a, b),
+                         "top1_match": bool(int(np.argmax(a)) == int(np.argmax(b))),
+                         "top1_reference": int(np.argmax(a)), "top1_quantized": int(np.argmax(b))})
+        mean = float(np.mean([r["cosine"] for r in rows]))
+        top1 = float(np.mean([r["top1_match"] for r in rows]))
+        worst = sorted(rows, key=lambda r: r["cosine"])
+        passed = mean >= args.min_cosine
+        verdict = {"verdict": "pass" if passed else "fail", "reference": reference_name, "min_cosine": args.min_cosine,
+                   "mean_cosine": mean, "worst_cosine": worst[0]["cosine"], "top1_agreement": top1,
+                   "plan": args.plan, "positions": rows}
+        path = write_verdict(args, verdict)
+        say("gate: against %s: mean cosine %.4f, worst %.4f, top-1 agreement %.2f over %d position(s) (%s)"
+            % (reference_name, mean, worst[0]["cosine"], top1, len(rows), path))
+        if passed:
+            return
+        lines = ["gate: the quantized model's logits are too far from fp32: mean cosine %.4f < --min-cosine %.3f"
+                 % (mean, args.min_cosine), "worst positions (prompt, position: cosine, top-1 fp32 -> quantized):"]
+        lines += ["  prompt %d, position %d: %.4f, %d -> %d" % (r["prompt"], r["position"], r["cosine"],
+                                                               r["top1_reference"], r["top1_quantized"])
+                  for r in worst[:5]]
+        lines += ["the emulator gives the logits only, not which layers lost them; " + plan_advice(args.plan)[0]]
+        lines += plan_advice(args.plan)[1:]
+        lines += ["the quantized HAR is kept (%s); to compile it anyway: --from compile --force"
+                  % input_har(args, "gate")]
+        fail("\n".join(lines))
+
+    def check_gate_verdict(self, current):
+        """A failed gate stops a later `--from compile` too, unless --force."""
+        path = os.path.join(self.args.work, "%s.gate.json" % SCOPE)
+        try:
+            verdict = json.load(open(path))
+        except (OSError, ValueError):
+            say("note: no gate verdict in %s; the quantization was not checked" % path)
+            return
+        if verdict.get("verdict") != "fail" or verdict.get("har") != current:
+            return
+        if not self.args.force:
+            fail("the gate failed on %s (mean cosine %.4f < %.3f, %s); fix the plan and run --from optimize, or "
+                 "compile anyway with --from compile --force" % (current, verdict["mean_cosine"],
+                                                                 verdict["min_cosine"], path))
+        say("warning: compiling despite the failed gate (--force): mean cosine %.4f < %.3f (%s)"
+            % (verdict["mean_cosine"], verdict["min_cosine"], path))
+
     def compile(self):
         current = input_har(self.args, "compile")
+        self.check_gate_verdict(current)
         compile_lines = har_lines(self.args.llm2hef, current, "compile")
         runner = self.load("compile")
         script = open(os.path.join(HERE, "compile.alls")).read() + "".join(line + "\n" for line in compile_lines)
@@ -630,11 +855,32 @@ def main():
     ap.add_argument("--skip-har-fix", action="store_true",
                     help="skip `llm2hef har fix` (the HEF will not match the runtime; for experiments only)")
     ap.add_argument("-o", "--output", default=os.path.join(HERE, "model.hef"))
+    ap.add_argument("--plan", help="quantization.json whose precision plan optimize applies (default: "
+                                   "quantization.json next to this script, when `llm2hef calibrate` wrote one)")
+    ap.add_argument("--no-plan", action="store_true", help="optimize with the default a8_w4 lines only")
+    ap.add_argument("--gate-tokens", help="JSON list of token-id lists: the gate's held-out prompts (default: the "
+                                          "last --gate-size sequences of the calibration input, then not calibrated on)")
+    ap.add_argument("--gate-size", type=int, default=4,
+                    help="prompts held out of the calibration input for the gate (default %(default)s)")
+    ap.add_argument("--gate-positions", type=int, default=4,
+                    help="positions compared per held-out prompt (default %(default)s)")
+    ap.add_argument("--min-cosine", type=float, default=0.90,
+                    help="the gate stops before compile when the mean cosine of the quantized logits against fp32 "
+                         "is below this (default %(default)s; docs/quantization-gate.md says why)")
+    ap.add_argument("--no-gate", action="store_true", help="do not run the DFC's quantized emulation before compile")
+    ap.add_argument("--force", action="store_true", help="compile even when the gate failed (with --from compile)")
     args = ap.parse_args()
     if args.calib_size < 1:
         fail("--calib-size must be at least 1")
     if args.memory_gib is not None and not args.memory_gib > 0:
         fail("--memory-gib must be a positive number of GiB")
+    if args.gate_size < 1 or args.gate_positions < 1:
+        fail("--gate-size and --gate-positions must be at least 1")
+    if not -1.0 <= args.min_cosine <= 1.0:
+        fail("--min-cosine must be a cosine, in [-1, 1]")
+    if args.plan and args.no_plan:
+        fail("--plan and --no-plan contradict each other")
+    args.gate_prompts = []
     args.work = os.path.abspath(args.work)
 
     steps, seqs = preflight(args)
@@ -651,7 +897,7 @@ def main():
 
     run = Run(args, seqs, use_gpu, ClientRunner, Dims)
     actions = {"parse": run.parse, "fix": run.fix, "resources": run.resources, "optimize": run.optimize,
-               "fix-quantized": run.fix_quantized, "compile": run.compile}
+               "fix-quantized": run.fix_quantized, "gate": run.gate, "compile": run.compile}
     for step in steps:
         say("step %d/%d: %s" % (STEPS.index(step) + 1, len(STEPS), step))
         actions[step]()

@@ -7,15 +7,24 @@
 #include "fixups/fixup_common.hpp"
 #include "llm2hef/core/har/har_file.hpp"
 #include "llm2hef/core/har/npz_stream.hpp"
+#include "llm2hef/core/har/precision_plan.hpp"
 
 namespace llm2hef::core::har {
 
 namespace fs = std::filesystem;
 
-ScriptLines optimize_lines(const fs::path& path, int64_t pe_width) {
+ScriptLines optimize_lines(const fs::path& path, int64_t pe_width, const PrecisionPlan* plan) {
   ScriptLines out;
   const HarIndex idx = scan_har(path);
   const HnModel& hn = *idx.hn;
+  // The plan's layers, mapped before the weights are streamed, so that an
+  // entry that maps to nothing stops the run at once.
+  std::vector<MappedEntry> mapped;
+  std::set<std::string> raised;
+  if (plan) {
+    mapped = map_plan_to_layers(*plan, hn);
+    for (const auto& m : mapped) raised.insert(m.layers.begin(), m.layers.end());
+  }
   std::vector<std::string> convs = hn.layers_of_type("conv");
   std::set<std::string> conv_set(convs.begin(), convs.end());
   std::map<std::string, double> zero_fraction;  // conv -> fraction of zero kernel elements
@@ -50,7 +59,8 @@ ScriptLines optimize_lines(const fs::path& path, int64_t pe_width) {
   } else {
     out.notes.push_back("no .npz weights member: constant convs cannot be recognized by their kernels");
   }
-  std::vector<std::string> chosen, constant, narrow;
+  const std::string default_mode = plan ? plan->default_mode : "a8_w4";
+  std::vector<std::string> chosen, constant, narrow, taken_by_plan;
   for (const auto& c : convs) {
     auto z = zero_fraction.find(c);
     if (z != zero_fraction.end() && z->second > 0.9) {
@@ -64,10 +74,36 @@ ScriptLines optimize_lines(const fs::path& path, int64_t pe_width) {
       narrow.push_back(c);
       continue;
     }
-    chosen.push_back(c);
+    // A conv the plan sets is not also forced to the default mode: one
+    // layer, one quantization_param line.
+    if (raised.count(c))
+      taken_by_plan.push_back(c);
+    else
+      chosen.push_back(c);
   }
-  if (!chosen.empty()) out.lines.push_back("quantization_param([" + join(chosen) + "], precision_mode=a8_w4)");
-  out.notes.push_back(std::to_string(chosen.size()) + " conv(s) at a8_w4; " + std::to_string(constant.size()) +
+  if (!chosen.empty())
+    out.lines.push_back("quantization_param([" + join(chosen) + "], precision_mode=" + default_mode + ")");
+  if (plan) {
+    // One line per mode, in the order the plan first names it; layers in
+    // plan order, each once.
+    std::vector<std::string> modes;
+    std::map<std::string, std::vector<std::string>> per_mode;
+    std::set<std::string> listed;
+    for (const auto& m : mapped) {
+      const std::string& mode = m.entry->precision_mode;
+      if (!per_mode.count(mode)) modes.push_back(mode);
+      auto& list = per_mode[mode];
+      for (const auto& l : m.layers)
+        if (listed.insert(l).second) list.push_back(l);
+    }
+    for (const auto& mode : modes)
+      out.lines.push_back("quantization_param([" + join(per_mode[mode]) + "], precision_mode=" + mode + ")");
+    out.notes.push_back("plan " + plan->origin + ": " + std::to_string(mapped.size()) + " entr" +
+                        (mapped.size() == 1 ? "y" : "ies") + " -> " + std::to_string(listed.size()) +
+                        " layer(s); " + std::to_string(taken_by_plan.size()) + " compressible conv(s) taken out of the " +
+                        default_mode + " line" + (taken_by_plan.empty() ? "" : ": " + join(taken_by_plan)));
+  }
+  out.notes.push_back(std::to_string(chosen.size()) + " conv(s) at " + default_mode + "; " + std::to_string(constant.size()) +
                       " constant (> 90% zero kernel) left out" + (constant.empty() ? "" : ": " + join(constant)) +
                       "; " + std::to_string(narrow.size()) + " with an input <= " + std::to_string(pe_width) +
                       " wide left out" + (narrow.empty() ? "" : ": " + join(narrow)));

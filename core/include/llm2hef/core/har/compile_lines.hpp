@@ -25,7 +25,14 @@ struct ScriptLines {
 // A conv is compressible unless its kernel is > 90% zeros (the constant 0/1
 // tiling, rotate-half and GQA matrices) or its narrowest input is at most
 // `pe_width` wide. Reads the weights member as a stream.
-ScriptLines optimize_lines(const std::filesystem::path& har, int64_t pe_width);
+// With a precision plan (quantization.json, docs/quantization-gate.md): the
+// compressible convs get the plan's default mode instead of a8_w4, every
+// plan entry becomes part of a `quantization_param([layers],
+// precision_mode=M)` line (one per mode) for the layers whose
+// original_names list its ONNX node, and a layer the plan sets is left out
+// of the default line.
+struct PrecisionPlan;
+ScriptLines optimize_lines(const std::filesystem::path& har, int64_t pe_width, const PrecisionPlan* plan = nullptr);
 
 ScriptLines compile_lines(const HnModel& hn);
 
