@@ -921,3 +921,37 @@ def test_the_stand_in_emulator_refuses_what_the_dfc_refuses(driver_run, setup):
             "    r.infer(ctx, {})\n" % str(setup.har("resources")))
     r = run_against_stand_in(setup, code)
     assert r.returncode != 0 and "needs an optimized HAR" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("template,needle", [
+    # Parses for minja and for export's checks, but the load probe has one message: index 1 is out of range.
+    ("{{ messages[1]['content'] }}", "chat_template fails on hailort's load probe"),
+    # A first turn renders, a later turn (placeholder first) does not.
+    ("{% if messages[0]['role'] == 'TMP' and messages|length > 1 %}{{ messages[5]['content'] }}{% endif %}x",
+     "chat_template fails on a later turn"),
+])
+def test_a_template_hailort_cannot_render_stops_before_the_parse(setup, tmp_path, template, needle):
+    """compile.py renders the exported template as hailort does when it loads
+    the model (hailo-contract.md section 6) before any DFC work."""
+    export = tmp_path / "export"
+    shutil.copytree(setup.out, export)
+    cfg_path = export / "resources" / "hailo-config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["chat_template"] = template
+    cfg_path.write_text(json.dumps(cfg))
+    args = ["--llm2hef", BIN, "--calib-tokens", setup.calib, "--gate-tokens", setup.gate_tokens,
+            "--work", tmp_path / "work", "-o", tmp_path / "model.hef"]
+    r, events = setup.run(*args, driver=export / "compile.py", log="template-%d.log" % len(template))
+    assert r.returncode != 0 and needle in r.stderr, r.stderr
+    assert "--chat-template FILE" in r.stderr
+    assert events == []  # nothing reached the DFC
+    r, events = setup.run(*args, "--skip-template-check", "--no-gate", driver=export / "compile.py",
+                          log="template-skip-%d.log" % len(template))
+    assert r.returncode == 0, r.stderr
+    assert "chat template: renders" not in r.stdout
+
+
+def test_the_exported_template_is_rendered_before_the_parse(driver_run):
+    r = driver_run[0]
+    said = r.stdout.find("chat template: renders hailort's load probe, a first and a later turn (jinja2)")
+    assert 0 <= said < r.stdout.find("step 1/7: parse"), r.stdout

@@ -31,7 +31,9 @@ Steps (hailo-contract.md sections 3-8), each saving a HAR in --work:
 
 Everything that can be checked is checked before the parse: the calibration
 input and whether its set fits in memory beside the DFC, llm2hef (found, new
-enough), the DFC, the output and work folders. A failed run resumes with
+enough), the DFC, the output and work folders, and that the chat template
+renders as hailort renders it when it loads the model (with jinja2, when
+installed). A failed run resumes with
 --from STEP, from the HAR the step before saved.
 
 GPU: calibration and bias correction run on the GPU (use_saitama=True,
@@ -361,6 +363,60 @@ def input_har(args, step):
     return har_path(args, SAVES[STEPS[i]]) if i >= 0 else None
 
 
+def check_chat_template():
+    """hailort renders the stored chat template when it loads the model: once
+    with one placeholder message of role "TMP" and bos/eos empty, and fails to
+    load on any exception; later turns put that placeholder before the new
+    messages (hailo-contract.md section 6, "The load probe"). Rendered here the
+    same way with jinja2, set up as transformers and minja set it up, so a
+    template that would stop the model from loading is found before hours of
+    DFC work. jinja2 is not minja: what differs is in docs/chat-templates.md;
+    `llm2hef export` already refused what minja cannot parse."""
+    try:
+        from jinja2.ext import loopcontrols
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    except ImportError:
+        say("chat template: not rendered before the parse: jinja2 is not installed in this Python "
+            "(pip install jinja2); `llm2hef export` checked it without rendering it")
+        return
+    import time
+    path = os.path.join(HERE, "resources", "hailo-config.json")
+    with open(path, encoding="utf-8") as f:
+        template = json.load(f).get("chat_template")
+    if not isinstance(template, str):
+        fail("%s: chat_template is missing or not a string; re-run `llm2hef export`" % path)
+
+    def raise_exception(message):
+        raise RuntimeError("raise_exception(%r)" % message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = time.strftime
+    env.filters["tojson"] = lambda value, indent=None: json.dumps(value, ensure_ascii=False, indent=indent)
+    placeholder = {"role": "TMP", "content": "TMP"}
+    user = {"role": "user", "content": "What is the capital of France?"}
+    turns = [user, {"role": "assistant", "content": "Paris."}, user]
+    renders = [("hailort's load probe (one message of role 'TMP', bos and eos empty)", [placeholder], False,
+                "the model would not load (Failed to create LLM, in genai and in hailo-ollama)"),
+               ("a first turn (user, assistant, user)", turns, True, "every prompt would fail"),
+               ("a later turn (the placeholder, then a user message)", [placeholder, user], True,
+                "every turn after the first would fail")]
+    try:
+        compiled = env.from_string(template)
+    except Exception as e:  # jinja2's TemplateSyntaxError and the like
+        fail("%s: chat_template does not parse: %s; give `llm2hef export` one that does with --chat-template FILE "
+             "(docs/chat-templates.md)" % (path, e))
+    for what, messages, add_generation_prompt, consequence in renders:
+        try:
+            compiled.render(messages=messages, add_generation_prompt=add_generation_prompt, bos_token="",
+                            eos_token="")
+        except Exception as e:
+            fail("%s: chat_template fails on %s: %s: %s; %s. Give `llm2hef export` a template that renders with "
+                 "--chat-template FILE (docs/chat-templates.md), or pass --skip-template-check if jinja2 is wrong "
+                 "about it" % (path, what, type(e).__name__, e, consequence))
+    say("chat template: renders hailort's load probe, a first and a later turn (jinja2)")
+
+
 def preflight(args):
     """Everything that can fail before hours of DFC work, checked up front."""
     steps = STEPS[STEPS.index(args.from_step):]
@@ -389,6 +445,8 @@ def preflight(args):
         if gating and not args.gate_tokens:
             args.gate_prompts = held
     args.plan = resolve_plan(args, steps)
+    if "resources" in steps and not args.skip_template_check:
+        check_chat_template()  # the HEF carries the template from the resources step on
     if "optimize" in steps:
         check_calibration_memory(args, len(seqs))
         # One sample through `llm2hef inputs` now, so a mismatch between this
@@ -855,6 +913,8 @@ def main():
     ap.add_argument("--skip-har-fix", action="store_true",
                     help="skip `llm2hef har fix` (the HEF will not match the runtime; for experiments only)")
     ap.add_argument("-o", "--output", default=os.path.join(HERE, "model.hef"))
+    ap.add_argument("--skip-template-check", action="store_true",
+                    help="do not render the chat template as hailort will before the parse (needs jinja2)")
     ap.add_argument("--plan", help="quantization.json whose precision plan optimize applies (default: "
                                    "quantization.json next to this script, when `llm2hef calibrate` wrote one)")
     ap.add_argument("--no-plan", action="store_true", help="optimize with the default a8_w4 lines only")
