@@ -76,10 +76,9 @@ class CheckpointDir final : public sdk::Checkpoint {
   fs::path tokenizer_json_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::map<std::string, Slot, std::less<>> tensors_;
-  NonFinitePolicy nonfinite_policy_;
   // First non-finite value per tensor, as met by reads (a tensor read twice
   // keeps the earliest position seen).
-  mutable std::map<std::string, NonFiniteWeight, std::less<>> nonfinite_;
+  NonFiniteLog nonfinite_;
 };
 
 namespace {
@@ -97,7 +96,7 @@ bool looks_like_hub_id(const std::string& s) {
 
 }  // namespace
 
-CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : dir_(dir), nonfinite_policy_(nonfinite) {
+CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : dir_(dir), nonfinite_(nonfinite) {
   const std::string d = dir.string();
   std::error_code ec;
   if (!fs::exists(dir, ec) && looks_like_hub_id(d))
@@ -207,28 +206,33 @@ void CheckpointDir::read_rows(std::string_view tensor, int64_t row_begin, int64_
                               std::span<float> out) const {
   const Slot& s = slot(tensor);
   const size_t bad = s.file->read_rows(*s.entry, row_begin, row_end, out);
-  if (bad == out.size()) return;
-  const int64_t row_size = s.info.row_size();
+  if (bad != out.size()) nonfinite_.record(s.info, row_begin, bad, out[bad]);
+}
+
+std::vector<NonFiniteWeight> CheckpointDir::nonfinite() const { return nonfinite_.all(); }
+
+}  // namespace
+
+void NonFiniteLog::record(const sdk::TensorInfo& info, int64_t row_begin, size_t bad, float value) const {
+  const int64_t row_size = info.row_size();
   const int64_t at = static_cast<int64_t>(bad);
-  NonFiniteWeight w{s.info.name, s.info.file.string(), {row_begin + at / row_size}, out[bad]};
-  if (s.info.shape.size() > 1) w.index.push_back(at % row_size);
-  if (nonfinite_policy_ == NonFinitePolicy::refuse) {
+  NonFiniteWeight w{info.name, info.file.string(), {row_begin + at / row_size}, value};
+  if (info.shape.size() > 1) w.index.push_back(at % row_size);
+  if (policy_ == NonFinitePolicy::refuse) {
     std::string where;
     for (int64_t i : w.index) where += (where.empty() ? "[" : ", ") + std::to_string(i);
     throw BadInput(w.file + ": tensor '" + w.tensor + "' holds " + describe(w.value) + " at " + where +
                    "] (refused by --refuse-nonfinite)");
   }
-  auto [it, inserted] = nonfinite_.try_emplace(w.tensor, w);
+  auto [it, inserted] = first_.try_emplace(w.tensor, w);
   if (!inserted && w.index < it->second.index) it->second = w;
 }
 
-std::vector<NonFiniteWeight> CheckpointDir::nonfinite() const {
+std::vector<NonFiniteWeight> NonFiniteLog::all() const {
   std::vector<NonFiniteWeight> out;
-  for (const auto& [name, w] : nonfinite_) out.push_back(w);
+  for (const auto& [name, w] : first_) out.push_back(w);
   return out;
 }
-
-}  // namespace
 
 std::string checkpoint_model_name(const fs::path& dir) {
   if (std::string gguf = gguf_model_name(dir); !gguf.empty()) return gguf;

@@ -88,7 +88,6 @@ std::vector<fs::path> gguf_parts(const fs::path& path) {
   return parts;
 }
 
-std::string describe(float v) { return std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf"; }
 
 sdk::DType sdk_dtype(const GgmlType& t) {
   switch (t.id) {
@@ -170,12 +169,11 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   StagingDir staging_;
   std::map<std::string, Slot, std::less<>> slots_;
   std::vector<std::string> notes_;
-  NonFinitePolicy nonfinite_policy_;
-  mutable std::map<std::string, NonFiniteWeight, std::less<>> nonfinite_;
+  NonFiniteLog nonfinite_;
 };
 
 GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite)
-    : path_(path), nonfinite_policy_(nonfinite) {
+    : path_(path), nonfinite_(nonfinite) {
   const std::vector<fs::path> parts = gguf_parts(path);
   for (const auto& p : parts) files_.push_back(std::make_unique<GgufFile>(p));
   const GgufFile& first = *files_.front();
@@ -477,25 +475,10 @@ void GgufCheckpoint::read_rows(std::string_view tensor, int64_t row_begin, int64
       bad = i;
       break;
     }
-  if (bad == out.size()) return;
-  const int64_t at = static_cast<int64_t>(bad);
-  NonFiniteWeight w{s.info.name, s.info.file.string(), {row_begin + at / row_size}, out[bad]};
-  if (s.info.shape.size() > 1) w.index.push_back(at % row_size);
-  if (nonfinite_policy_ == NonFinitePolicy::refuse) {
-    std::string where;
-    for (int64_t i : w.index) where += (where.empty() ? "[" : ", ") + std::to_string(i);
-    throw BadInput(w.file + ": tensor '" + w.tensor + "' holds " + describe(w.value) + " at " + where +
-                   "] (refused by --refuse-nonfinite)");
-  }
-  auto [it, inserted] = nonfinite_.try_emplace(w.tensor, w);
-  if (!inserted && w.index < it->second.index) it->second = w;
+  if (bad != out.size()) nonfinite_.record(s.info, row_begin, bad, out[bad]);
 }
 
-std::vector<NonFiniteWeight> GgufCheckpoint::nonfinite() const {
-  std::vector<NonFiniteWeight> out;
-  for (const auto& [n, w] : nonfinite_) out.push_back(w);
-  return out;
-}
+std::vector<NonFiniteWeight> GgufCheckpoint::nonfinite() const { return nonfinite_.all(); }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,23 @@ struct NonFiniteWeight {
   std::string tensor, file;
   std::vector<int64_t> index;  // row, then column for matrices
   float value = 0;
+};
+
+// The first non-finite value of each tensor met by reads of a checkpoint, or
+// a refusal at the first one: what every checkpoint kind does with the index
+// its reader reports.
+class NonFiniteLog {
+ public:
+  explicit NonFiniteLog(NonFinitePolicy policy) : policy_(policy) {}
+  // `bad`: the index in the rows [row_begin, ...) read of `info` of a
+  // non-finite `value`. Throws BadInput naming the file, tensor and position
+  // under NonFinitePolicy::refuse.
+  void record(const sdk::TensorInfo& info, int64_t row_begin, size_t bad, float value) const;
+  std::vector<NonFiniteWeight> all() const;  // in tensor-name order
+
+ private:
+  NonFinitePolicy policy_;
+  mutable std::map<std::string, NonFiniteWeight, std::less<>> first_;
 };
 
 // Throws BadInput naming the folder or the offending file (and tensor). With
