@@ -191,3 +191,13 @@ def test_neutral_values_still_pass(tmp_path):
         c["rms_norm_eps"] = 0
     rc, text, _ = export(edited(tmp_path, "llama3-tiny", edit), tmp_path)
     assert rc == 0, text
+
+
+def test_gemma2_null_softcaps_mean_no_cap(tmp_path):
+    """modeling_gemma2: `if config.final_logit_softcapping is not None:`; null is no cap,
+    not Gemma2Config's default 30 / 50 (what a null read as 'absent' exported)."""
+    rc, text, out = export(edited(tmp_path, "gemma2-tiny", setter(final_logit_softcapping=None,
+                                                                   attn_logit_softcapping=None)), tmp_path)
+    assert rc == 0, text
+    rewrites = json.loads((out / "manifest.json").read_text())["rewrites"]
+    assert not any("soft-capped" in r for r in rewrites), rewrites
