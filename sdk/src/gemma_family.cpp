@@ -85,6 +85,10 @@ void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGenerati
   m.norm_weight_offset = 1.0f;
   m.geglu = true;
   m.embed_scale = static_cast<float>(std::sqrt(static_cast<double>(m.hidden)));
+  // modeling_gemma2/3 take query_pre_attn_scalar**-0.5: null fails there, it is not the default.
+  if (c.raw().contains("query_pre_attn_scalar") && c.raw()["query_pre_attn_scalar"].is_null())
+    throw BadInput(c.where("query_pre_attn_scalar") + ": null is not a score scale (transformers raises it to "
+                   "the power -0.5); give a number, or leave the key out for the default 256");
   const double qpas = checked_number_or(c, "query_pre_attn_scalar", 256, kScaleFactor);
   m.score_divisor = static_cast<float>(std::sqrt(qpas));
   m.final_softcap = softcap(c, "final_logit_softcapping", gen == GemmaGeneration::gemma2 ? 30.0 : 0.0);

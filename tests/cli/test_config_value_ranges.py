@@ -177,6 +177,12 @@ def test_granite_null_multiplier_is_refused(tmp_path, key):
     refused(tmp_path, "granite-tiny", setter(**{key: None}), BAD_INPUT, f"'{key}'", "null is not a multiplier")
 
 
+@pytest.mark.parametrize("fixture", ["gemma2-tiny", "gemma3-tiny"])
+def test_gemma_null_query_pre_attn_scalar_is_refused(tmp_path, fixture):
+    refused(tmp_path, fixture, setter(query_pre_attn_scalar=None), BAD_INPUT, "'query_pre_attn_scalar'",
+            "null is not a score scale")
+
+
 @pytest.mark.parametrize("fixture,key", [("llama3-tf5", "rope_parameters"), ("llama3-tiny", "rope_scaling"),
                                          ("phi3-longrope", "rope_parameters"), ("gemma3-tiny", "rope_parameters"),
                                          ("gemma2-tiny", "rope_parameters")])
