@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <string>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/blocks.hpp"
@@ -50,7 +51,7 @@ Gpt2Config read_config(const Checkpoint& ckpt) {
   g.inner = c.find_int("n_inner").value_or(4 * g.hidden);
   if (g.inner < 1 || g.inner > (int64_t{1} << 26))
     throw BadInput(c.where("n_inner") + ": " + std::to_string(g.inner) + " is outside 1.." + std::to_string(int64_t{1} << 26));
-  g.eps = static_cast<float>(c.find_number("layer_norm_epsilon").value_or(1e-5));
+  g.eps = static_cast<float>(checked_number_or(c, "layer_norm_epsilon", 1e-5, kNormEpsilon));
   if (g.hidden <= 0 || g.heads <= 0 || g.hidden % g.heads != 0)
     throw BadInput(c.where("n_embd") + ": " + std::to_string(g.hidden) + " is not divisible by n_head " +
                    std::to_string(g.heads));

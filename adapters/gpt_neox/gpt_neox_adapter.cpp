@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
@@ -43,7 +44,7 @@ NeoX read_neox(const Checkpoint& ckpt) {
   if (c.has("head_dim") && m.head_dim * m.heads != m.hidden)
     throw Unsupported(c.where("head_dim") + ": GPT-NeoX derives head_dim from hidden_size / num_attention_heads");
   m.intermediate = c.get_size("intermediate_size");
-  m.eps = static_cast<float>(c.find_number("layer_norm_eps").value_or(1e-5));
+  m.eps = static_cast<float>(checked_number_or(c, "layer_norm_eps", 1e-5, kNormEpsilon));
   m.parallel = c.find_bool("use_parallel_residual").value_or(true);
   m.bias = c.find_bool("attention_bias").value_or(true);
   const std::string act =

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
@@ -99,6 +100,8 @@ std::vector<float> lfm2_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
   if (!c.has("theta") && (c.has("rope_theta") || in_params)) return rope_inv_freq(c, head_dim, rewrites);
   nlohmann::json doc = raw;
   doc["rope_theta"] = c.has("theta") ? c.get_number("theta") : 1e6;
+  // rope_inv_freq prefers the rope dict's base; `theta` wins over it here.
+  if (in_params) doc["rope_parameters"].erase("rope_theta");
   return rope_inv_freq(JsonFile(c.origin(), doc), head_dim, rewrites);
 }
 
@@ -107,7 +110,7 @@ Lfm2Config read_config(const Checkpoint& ckpt) {
   refuse_unapplied_forward_keys(c, {"conv_bias", "conv_L_cache", "layer_types"});
   Lfm2Config m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
-  m.eps = static_cast<float>(c.find_number("norm_eps").value_or(1e-5));
+  m.eps = static_cast<float>(checked_number_or(c, "norm_eps", 1e-5, kNormEpsilon));
   m.kernel = c.find_size("conv_L_cache", 3, 64);
   m.conv_bias = c.find_bool("conv_bias").value_or(false);
   m.attention = layer_kinds(c, m.layers);

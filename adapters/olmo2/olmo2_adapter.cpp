@@ -2,6 +2,7 @@
 // decoder with norms only after attention and MLP (h = h + norm(attn(h))),
 // SwiGLU, one RoPE base, and QK-Norm over the full q and k width (one
 // RMSNorm over heads*head_dim, before the head split).
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -23,7 +24,7 @@ class Olmo2Adapter final : public PostNormDecoderAdapter {
   void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override {
     const JsonFile& c = ckpt.config();
     refuse_unapplied_forward_keys(c, {});  // OLMo 2 reads none of the table's keys (attention_bias: refused)
-    m.rms_eps = static_cast<float>(c.find_number("rms_norm_eps").value_or(1e-5));  // Olmo2Config's default
+    m.rms_eps = static_cast<float>(checked_number_or(c, "rms_norm_eps", 1e-5, kNormEpsilon));  // Olmo2Config's default
     read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
     m.pre_norms = false;
     m.qk_norm = QkNorm::full_width;

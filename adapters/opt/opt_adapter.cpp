@@ -41,6 +41,17 @@ struct OptConfig {
   std::string layer(int64_t i) const { return prefix + "layers." + std::to_string(i) + "."; }
 };
 
+// One of OPT's switches: OPTConfig's default when absent, else true or
+// false. modeling_opt tests them for truth (`if config.do_layer_norm_before:`),
+// so null would mean false there while reading as "absent" elsewhere: refused.
+bool opt_switch(const JsonFile& c, const char* key, bool fallback) {
+  if (!c.raw().contains(key)) return fallback;
+  if (!c.raw()[key].is_boolean())
+    throw BadInput(c.where(key) + ": " + c.raw()[key].dump() + " is not true or false (leave the key out for " +
+                   (fallback ? "true" : "false") + ", OPTConfig's default)");
+  return c.raw()[key].get<bool>();
+}
+
 OptConfig read_config(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
   refuse_unapplied_forward_keys(c, {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias",
@@ -58,12 +69,12 @@ OptConfig read_config(const Checkpoint& ckpt) {
                    std::to_string(m.heads));
   m.head_dim = m.hidden / m.heads;
   read_activation(c, "activation_function", {"relu"}, "OPT's relu only");
-  m.pre_norm = c.find_bool("do_layer_norm_before").value_or(true);
+  m.pre_norm = opt_switch(c, "do_layer_norm_before", true);
   // modeling_opt.py: the decoder's final_layer_norm exists only with pre-LN
   // layers and without the backward-compatibility flag _remove_final_layer_norm.
-  m.final_norm = m.pre_norm && !c.find_bool("_remove_final_layer_norm").value_or(false);
-  m.bias = c.find_bool("enable_bias").value_or(true);
-  m.affine = c.find_bool("layer_norm_elementwise_affine").value_or(true);
+  m.final_norm = m.pre_norm && !opt_switch(c, "_remove_final_layer_norm", false);
+  m.bias = opt_switch(c, "enable_bias", true);
+  m.affine = opt_switch(c, "layer_norm_elementwise_affine", true);
   m.project = m.embed_dim != m.hidden;
 
   m.prefix = ckpt.has("model.decoder.embed_tokens.weight") ? "model.decoder." : "decoder.";

@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
@@ -40,7 +41,7 @@ Phi read_phi(const Checkpoint& ckpt) {
   Phi m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   m.intermediate = c.get_size("intermediate_size");
-  m.eps = static_cast<float>(c.find_number("layer_norm_eps").value_or(1e-5));
+  m.eps = static_cast<float>(checked_number_or(c, "layer_norm_eps", 1e-5, kNormEpsilon));
   read_activation(c, "hidden_act", {"gelu_new", "gelu_pytorch_tanh"}, "gelu_new, gelu_pytorch_tanh");
   m.qk_layernorm = c.find_bool("qk_layernorm").value_or(false);
   m.rope = read_partial_rope(c, m.head_dim, {.default_factor = 0.5}, m.rewrites);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
@@ -50,19 +51,32 @@ std::string rope_type(const JsonFile& c) {
   return "default";
 }
 
+// The rope dict's key as the file spells it, for messages.
+const char* rope_dict_key(const JsonFile& c) {
+  return c.raw().contains("rope_scaling") && c.raw()["rope_scaling"].is_object() ? "rope_scaling" : "rope_parameters";
+}
+
 Phi3 read_phi3(const Checkpoint& ckpt, int64_t cache_size) {
   const JsonFile& raw = ckpt.config();
   refuse_unapplied_forward_keys(raw, {"partial_rotary_factor", "sliding_window", "use_sliding_window", "layer_types"});
   Phi3 m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(raw);
   m.intermediate = raw.get_size("intermediate_size");
-  m.eps = static_cast<float>(raw.find_number("rms_norm_eps").value_or(1e-5));
+  m.eps = static_cast<float>(checked_number_or(raw, "rms_norm_eps", 1e-5, kNormEpsilon));
   read_activation(raw, "hidden_act", {"silu"}, "SwiGLU with silu only");
 
   const JsonFile c = resolve_rope_keys(raw, {.default_factor = 1.0});
   m.rotary_dim = rotary_dims(c, m.head_dim);
   std::vector<float> inv;
-  if (rope_type(c) == "longrope") {
+  const std::string type = rope_type(c);
+  // Phi3Config.validate_rope accepts only these two (after renaming "su" and
+  // "yarn"): any other type is refused there, so it is here too rather than
+  // read as another RoPE with the long/short factors dropped.
+  if (type != "longrope" && type != "default")
+    throw BadInput(c.where(rope_dict_key(c)) + ": rope_type '" + type +
+                   "' is not one Phi-3 reads (transformers' Phi3Config accepts default and longrope, and su or "
+                   "yarn as old names of longrope)");
+  if (type == "longrope") {
     // Phi3Config always has original_max_position_embeddings (default 4096),
     // and it overrides the one in the rope dict.
     const int64_t original = raw.find_int("original_max_position_embeddings").value_or(4096);
@@ -72,6 +86,10 @@ Phi3 read_phi3(const Checkpoint& ckpt, int64_t cache_size) {
     m.rewrites.push_back(lr.rewrite);
   } else {
     inv = rope_inv_freq_dims(c, m.rotary_dim, m.rewrites);
+    const nlohmann::json& dict = c.raw().contains(rope_dict_key(c)) ? c.raw()[rope_dict_key(c)] : nlohmann::json();
+    if (dict.is_object() && (dict.contains("short_factor") || dict.contains("long_factor")))
+      m.rewrites.push_back("rope_type default: short_factor and long_factor not read, as transformers' default RoPE "
+                           "does not read them");
   }
   m.theta = partial_rotary_theta(inv, m.head_dim);
   if (m.rotary_dim < m.head_dim)

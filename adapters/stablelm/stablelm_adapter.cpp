@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/decoder.hpp"
@@ -42,7 +43,7 @@ StableLm read_stablelm(const Checkpoint& ckpt) {
   if (c.has("head_dim") && m.head_dim * m.heads != m.hidden)
     throw Unsupported(c.where("head_dim") + ": StableLM derives head_dim from hidden_size / num_attention_heads");
   m.intermediate = c.get_size("intermediate_size");
-  m.eps = static_cast<float>(c.find_number("layer_norm_eps").value_or(1e-5));
+  m.eps = static_cast<float>(checked_number_or(c, "layer_norm_eps", 1e-5, kNormEpsilon));
   read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
   m.qkv_bias = c.find_bool("use_qkv_bias").value_or(false);
   m.qk_layernorm = c.find_bool("qk_layernorm").value_or(false);

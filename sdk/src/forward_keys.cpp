@@ -158,6 +158,12 @@ bool changes_forward(const JsonFile& c, const std::string& key) {
 }
 
 void refuse_unapplied_forward_keys(const JsonFile& c, const std::vector<std::string>& applied) {
+  // The table looks inside the rope dict (partial_rotary_factor) and the
+  // readings take the RoPE from it: a dict of another type would be skipped
+  // by both, and its settings lost without a word.
+  for (const char* dict : {"rope_parameters", "rope_scaling"})
+    if (c.raw().contains(dict) && !c.raw()[dict].is_null() && !c.raw()[dict].is_object())
+      throw BadInput(c.where(dict) + ": expected an object (or null), got " + std::string(c.raw()[dict].type_name()));
   for (const std::string& key : applied)
     if (!find_row(key)) throw InternalError("an adapter names '" + key + "' as applied, but it is not a forward key");
   for (const Row& row : rows()) {

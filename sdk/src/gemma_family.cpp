@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope.hpp"
 
@@ -13,14 +14,10 @@ namespace llm2hef::sdk {
 namespace {
 
 // A softcap: the class default when the key is absent (Gemma 2 caps by
-// default), none when null; a value must be positive and finite.
+// default), none when null; a value is a scale factor (tanh(x / cap) * cap).
 float softcap(const JsonFile& c, const std::string& key, double absent) {
-  if (!c.has(key)) return static_cast<float>(absent);
-  const std::optional<double> v = c.find_number(key);
-  if (!v) return 0.0f;
-  if (!std::isfinite(*v) || *v <= 0)
-    throw BadInput(c.where(key) + ": must be a positive number or null, got " + c.raw()[key].dump());
-  return static_cast<float>(*v);
+  if (!c.raw().contains(key)) return static_cast<float>(absent);
+  return static_cast<float>(find_checked_number(c, key, kScaleFactor).value_or(0.0));
 }
 
 // Per layer: true = sliding_attention. layer_types when given; else the
@@ -88,9 +85,11 @@ void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGenerati
   m.norm_weight_offset = 1.0f;
   m.geglu = true;
   m.embed_scale = static_cast<float>(std::sqrt(static_cast<double>(m.hidden)));
-  const double qpas = c.find_number("query_pre_attn_scalar").value_or(256);
-  if (!std::isfinite(qpas) || qpas <= 0)
-    throw BadInput(c.where("query_pre_attn_scalar") + ": must be a positive number, got " + std::to_string(qpas));
+  // modeling_gemma2/3 take query_pre_attn_scalar**-0.5: null fails there, it is not the default.
+  if (c.raw().contains("query_pre_attn_scalar") && c.raw()["query_pre_attn_scalar"].is_null())
+    throw BadInput(c.where("query_pre_attn_scalar") + ": null is not a score scale (transformers raises it to "
+                   "the power -0.5); give a number, or leave the key out for the default 256");
+  const double qpas = checked_number_or(c, "query_pre_attn_scalar", 256, kScaleFactor);
   m.score_divisor = static_cast<float>(std::sqrt(qpas));
   m.final_softcap = softcap(c, "final_logit_softcapping", gen == GemmaGeneration::gemma2 ? 30.0 : 0.0);
   const float attn_cap = softcap(c, "attn_logit_softcapping", gen == GemmaGeneration::gemma2 ? 50.0 : 0.0);

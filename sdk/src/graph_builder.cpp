@@ -1,6 +1,7 @@
 #include "llm2hef/sdk/graph_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -39,6 +40,17 @@ int64_t numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+// Every float constant the builder writes is derived from config values
+// (epsilons, scales, theta, masks): a NaN or an infinity there is a reading
+// that let a bad value through, and it would make every output NaN. The
+// checkpoint's own weights are reported separately (nonfinite_weights).
+void refuse_nonfinite(const std::string& node, std::span<const float> values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw InternalError("constant '" + node + "' holds " + std::to_string(values[i]) + " at element " +
+                          std::to_string(i) + ": a config value that should have been refused reached the graph");
 }
 
 }  // namespace
@@ -220,6 +232,7 @@ Value GraphBuilder::scaled_weight(const std::string& leaf, const Checkpoint& ckp
   const TensorInfo& ti = ckpt.info(tensor);
   WeightPlan plan = plan_weight(ti, view);
   std::string name = impl_->unique(tensor_path(leaf));
+  refuse_nonfinite(name + " (scale of weight '" + tensor + "')", std::span<const float>(&scale, 1));
   impl_->begin_external(name, plan.out_shape);
   const uint64_t base = impl_->data->size();
   uint64_t done = 0;
@@ -227,7 +240,13 @@ Value GraphBuilder::scaled_weight(const std::string& leaf, const Checkpoint& ckp
   stream_weight(ckpt, ti, plan, impl_->scratch, [&](uint64_t element, std::span<const float> values) {
     if (scale != 1.0f) {
       scaled.assign(values.begin(), values.end());
-      for (float& v : scaled) v *= scale;
+      for (float& v : scaled) {
+        const float product = v * scale;
+        if (std::isfinite(v) && !std::isfinite(product))
+          throw InternalError("weight '" + tensor + "' times " + std::to_string(scale) + " overflows float32 in '" +
+                              name + "': the scale a reading derived from the config is out of range");
+        v = product;
+      }
       values = scaled;
     }
     impl_->write_floats_at(base, element, values, done);
@@ -243,6 +262,7 @@ Value GraphBuilder::constant(const std::string& leaf, std::vector<int64_t> shape
     throw InternalError("constant '" + leaf + "': " + std::to_string(data.size()) + " values for shape " +
                         shape_string(shape));
   std::string name = impl_->unique(tensor_path(leaf));
+  refuse_nonfinite(name, data);
   if (data.size_bytes() <= kInlineLimitBytes) {
     auto* t = impl_->graph->add_initializer();
     t->set_name(name);
@@ -273,6 +293,7 @@ Value GraphBuilder::constant_rows(const std::string& leaf, std::vector<int64_t> 
     int64_t e = std::min(rows, r + block);
     buf.assign(static_cast<size_t>((e - r) * row_size), 0.0f);
     fill(r, e, buf);
+    refuse_nonfinite(name, buf);
     impl_->write_floats(buf);
   }
   return Value{name, std::move(shape)};
@@ -365,6 +386,9 @@ Value GraphBuilder::layer_normalization(const Value& a, const Value& scale, cons
   auto* eps = n->add_attribute();
   eps->set_name("epsilon");
   eps->set_type(onnx::AttributeProto::FLOAT);
+  if (!std::isfinite(epsilon) || epsilon < 0)
+    throw InternalError(name + ": LayerNormalization epsilon " + std::to_string(epsilon) +
+                        " is not a finite number >= 0 (a reading let a bad config value through)");
   eps->set_f(epsilon);
   return impl_->record(name + "_output_0", a.shape);
 }

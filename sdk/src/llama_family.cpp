@@ -4,6 +4,7 @@
 
 #include "llm2hef/sdk/attention_block.hpp"
 #include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/rope.hpp"
@@ -15,7 +16,7 @@ LlamaFamily read_llama_family(const Checkpoint& ckpt) {
   LlamaFamily m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   m.intermediate = c.get_size("intermediate_size");
-  m.rms_eps = static_cast<float>(c.find_number("rms_norm_eps").value_or(1e-6));
+  m.rms_eps = static_cast<float>(checked_number_or(c, "rms_norm_eps", 1e-6, kNormEpsilon));
   read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
   if (c.find_bool("mlp_bias").value_or(false)) throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
   // A window would have to live in the runtime's mask, which has no such

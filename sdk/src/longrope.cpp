@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
@@ -46,18 +47,19 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
   // transformers: factor = rope dict's "factor", else max_position_embeddings
   // / original_max_position_embeddings; attention_factor = the dict's, else
   // sqrt(1 + ln(factor) / ln(original_max)) when factor > 1, else 1.
+  // A stated factor is checked as transformers' _validate_longrope_parameters
+  // asks (>= 1); the attention factor multiplies cos and sin, so it is a
+  // scale factor.
+  const std::string in_dict = c.where(dict) + " '";
   double factor = 0;
   if (p.contains("factor") && !p["factor"].is_null()) {
-    if (!p["factor"].is_number()) throw BadInput(c.where(dict) + ": 'factor' must be a number");
-    factor = p["factor"].get<double>();
+    factor = checked_number(p["factor"], in_dict + "factor'", kRopeScalingFactor);
   } else {
     factor = static_cast<double>(c.get_int("max_position_embeddings")) / static_cast<double>(original_max);
   }
   double attention = 1.0;
   if (p.contains("attention_factor") && !p["attention_factor"].is_null()) {
-    if (!p["attention_factor"].is_number())
-      throw BadInput(c.where(dict) + ": 'attention_factor' must be a number");
-    attention = p["attention_factor"].get<double>();
+    attention = checked_number(p["attention_factor"], in_dict + "attention_factor'", kScaleFactor);
   } else if (factor > 1.0) {
     attention = std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(original_max)));
   }
@@ -71,7 +73,10 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
                       std::to_string(original_max));
 
   // Step by step in float32 as transformers: 1 / (ext * base ** (2j / dim)).
-  const float base = static_cast<float>(c.get_number("rope_theta"));
+  // resolve_rope_keys copied the base to the top level; name the key the file has.
+  const bool base_in_dict = p.contains("rope_theta") && !p["rope_theta"].is_null();
+  const float base = static_cast<float>(checked_number(c.raw().contains("rope_theta") ? c.raw()["rope_theta"] : nlohmann::json(),
+                                                       base_in_dict ? in_dict + "rope_theta'" : c.where("rope_theta"), kRopeBase));
   LongRope r;
   r.attention_factor = static_cast<float>(attention);
   r.inv_freq.resize(static_cast<size_t>(half));

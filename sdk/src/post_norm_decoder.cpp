@@ -4,6 +4,7 @@
 
 #include "llm2hef/sdk/attention_block.hpp"
 #include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope_bases.hpp"
 #include "llm2hef/sdk/sliding_window.hpp"
@@ -16,7 +17,7 @@ PostNormDecoder read_post_norm_decoder(const Checkpoint& ckpt) {
   PostNormDecoder m;
   static_cast<DecoderDims&>(m) = read_decoder_dims(c);
   m.intermediate = c.get_size("intermediate_size");
-  m.rms_eps = static_cast<float>(c.find_number("rms_norm_eps").value_or(1e-6));
+  m.rms_eps = static_cast<float>(checked_number_or(c, "rms_norm_eps", 1e-6, kNormEpsilon));
   // No released Gemma 2/3 or OLMo 2 has biases, and no fixture could check
   // them: refused rather than guessed.
   if (c.find_bool("attention_bias").value_or(false))

@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "llm2hef/sdk/blocks.hpp"
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
@@ -48,15 +49,15 @@ std::vector<float> rope_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
 std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::vector<std::string>& rewrites) {
   if (head_dim <= 0 || head_dim % 2) throw BadInput(c.where("head_dim") + ": the rotary width must be a positive even number");
   const nlohmann::json p = rope_params(c);
-  double base = c.find_number("rope_theta").value_or(0);
-  if (base == 0 && p.is_object() && p.contains("rope_theta")) {
-    if (!p["rope_theta"].is_number())
-      throw BadInput(c.where("rope_parameters") + ": 'rope_theta' must be a number, got " + p["rope_theta"].dump());
-    base = p["rope_theta"].get<double>();
-  }
-  if (base == 0 && !c.has("rope_theta")) base = 10000.0;
-  if (!std::isfinite(base) || base <= 0)
-    throw BadInput(c.where("rope_theta") + ": must be a positive number (the RoPE base), got " + std::to_string(base));
+  // The RoPE base as transformers 5 settles it (rope_parameters.setdefault(
+  // "rope_theta", config's rope_theta or 10000)): the rope dict's value, else
+  // the top-level key, else 10000. Only an absent (or null) key takes the
+  // default: 0 is a value, and refused like any other base that is not positive.
+  double base = 10000.0;
+  if (p.is_object() && p.contains("rope_theta") && !p["rope_theta"].is_null())
+    base = checked_number(p["rope_theta"], c.where(rope_params_key(c)) + " 'rope_theta'", kRopeBase);
+  else if (c.has("rope_theta"))
+    base = checked_number(c.raw()["rope_theta"], c.where("rope_theta"), kRopeBase);
 
   std::string type = "default";
   for (const char* key : {"type", "rope_type"})  // rope_type wins when both are set

@@ -3,22 +3,26 @@
 #include <cmath>
 #include <cstdio>
 
+#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
 
 namespace {
 
-double positive(const JsonFile& c, const char* key, double fallback) {
-  const double v = c.find_number(key).value_or(fallback);
-  if (!std::isfinite(v) || v <= 0) throw BadInput(c.where(key) + ": must be a positive number, got " + std::to_string(v));
-  return v;
-}
-
 std::string line(const char* what, double value, const char* where) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s %.9g %s", what, value, where);
   return buf;
+}
+
+// A Granite multiplier: GraniteConfig's default when absent. null is not
+// "neutral": modeling_granite multiplies by the value, and None fails there.
+double multiplier(const JsonFile& c, const char* key, double fallback) {
+  if (c.raw().contains(key) && c.raw()[key].is_null())
+    throw BadInput(c.where(key) + ": null is not a multiplier (transformers multiplies by it); give a number, or "
+                   "leave the key out for GraniteConfig's default");
+  return checked_number_or(c, key, fallback, kScaleFactor);
 }
 
 }  // namespace
@@ -39,11 +43,10 @@ float ScalarMultipliers::score_divisor(int64_t head_dim) const {
 
 ScalarMultipliers read_granite_multipliers(const JsonFile& c) {
   ScalarMultipliers m;
-  m.embedding = positive(c, "embedding_multiplier", 1.0);
-  if (c.has("attention_multiplier")) m.attention = positive(c, "attention_multiplier", 1.0);
-  else m.attention = 1.0;  // GraniteConfig's default: scores scaled by 1, not 1/sqrt(head_dim)
-  m.residual = positive(c, "residual_multiplier", 1.0);
-  m.logits = 1.0 / positive(c, "logits_scaling", 1.0);
+  m.embedding = multiplier(c, "embedding_multiplier", 1.0);
+  m.attention = multiplier(c, "attention_multiplier", 1.0);  // GraniteConfig's default: scores scaled by 1, not 1/sqrt(head_dim)
+  m.residual = multiplier(c, "residual_multiplier", 1.0);
+  m.logits = 1.0 / multiplier(c, "logits_scaling", 1.0);
   return m;
 }
 

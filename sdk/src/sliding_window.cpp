@@ -1,6 +1,8 @@
 #include "llm2hef/sdk/sliding_window.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "llm2hef/sdk/errors.hpp"
 
@@ -17,24 +19,46 @@ std::string SlidingWindow::layer_list() const {
   return "layers " + s;
 }
 
+namespace {
+
+// layer_types as transformers' layer_type_validation accepts it for these
+// families (one entry per layer), limited to the two kinds a causal decoder
+// of the Llama family has; null or absent is an empty list.
+std::vector<std::string> read_layer_types(const JsonFile& c, int64_t count) {
+  const auto& raw = c.raw();
+  if (!raw.contains("layer_types") || raw["layer_types"].is_null()) return {};
+  const auto& t = raw["layer_types"];
+  if (!t.is_array() || static_cast<int64_t>(t.size()) != count)
+    throw BadInput(c.where("layer_types") + ": expected a list of " + std::to_string(count) +
+                   " layer types (one per layer), got " +
+                   (t.is_array() ? "a list of " + std::to_string(t.size()) : std::string(t.type_name())));
+  std::vector<std::string> kinds;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].is_string())
+      throw BadInput(c.where("layer_types") + ": entry " + std::to_string(i) + " is " + t[i].dump() + ", not a string");
+    const std::string kind = t[i].get<std::string>();
+    if (kind != "full_attention" && kind != "sliding_attention")
+      throw Unsupported(c.where("layer_types") + ": layer " + std::to_string(i) + " is '" + kind +
+                        "' (only full_attention and sliding_attention are supported)");
+    kinds.push_back(kind);
+  }
+  return kinds;
+}
+
+}  // namespace
+
 SlidingWindow read_sliding_window(const JsonFile& c, int64_t count) {
   SlidingWindow w;
   w.where = c.where("sliding_window");
   w.layers.assign(static_cast<size_t>(count), false);
+  const std::vector<std::string> kinds = read_layer_types(c, count);
   const std::optional<int64_t> window = c.find_int("sliding_window");
   if (!window) return w;
   if (*window < 1) throw BadInput(c.where("sliding_window") + ": " + std::to_string(*window) + " must be positive (or null)");
   if (c.find_bool("use_sliding_window") == false) return w;
   w.window = *window;
-  const auto& raw = c.raw();
-  if (raw.contains("layer_types") && !raw["layer_types"].is_null()) {
-    const auto& t = raw["layer_types"];
-    if (!t.is_array() || static_cast<int64_t>(t.size()) != count)
-      throw BadInput(c.where("layer_types") + ": expected a list of " + std::to_string(count) + " layer types");
-    for (size_t i = 0; i < t.size(); ++i) {
-      if (!t[i].is_string()) throw BadInput(c.where("layer_types") + ": entry " + std::to_string(i) + " is not a string");
-      w.layers[i] = t[i].get<std::string>() == "sliding_attention";
-    }
+  if (!kinds.empty()) {
+    for (size_t i = 0; i < kinds.size(); ++i) w.layers[i] = kinds[i] == "sliding_attention";
     return w;
   }
   if (const std::optional<int64_t> first = c.find_int("max_window_layers")) {

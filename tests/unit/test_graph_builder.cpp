@@ -5,13 +5,17 @@
 
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
 
+#include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 
 namespace fs = std::filesystem;
@@ -160,4 +164,35 @@ TEST(GraphBuilder, SmallTransposedWeightIsReadOnce) { expect_transposed_once(300
 // chunk's columns written into place.
 TEST(GraphBuilder, LargeTransposedWeightIsReadOnceAndLandsInPlace) {
   expect_transposed_once(4200, 2100, 100, 4150);
+}
+
+// Issue 30 item 2: every float constant the builder writes comes from config
+// values; a NaN or an infinity there is an internal error naming the node,
+// raised before the constant is written (the checkpoint's own weights are
+// reported separately, as nonfinite_weights).
+TEST(GraphBuilder, NonFiniteConstantIsAnInternalErrorNamingTheNode) {
+  TempDir tmp;
+  GraphBuilder g("nonfinite", tmp.path / "model.onnx.data");
+  auto s = g.scope("m");
+  const auto expect_refused = [](auto&& write, const std::string& node) {
+    try {
+      write();
+      FAIL() << node << ": no error";
+    } catch (const llm2hef::InternalError& e) {
+      EXPECT_NE(std::string(e.what()).find(node), std::string::npos) << e.what();
+    }
+  };
+  expect_refused([&] { g.scalar("eps", std::numeric_limits<float>::quiet_NaN()); }, "m.eps");
+  const std::vector<float> inf_at_end{1.0f, 2.0f, std::numeric_limits<float>::infinity()};
+  expect_refused([&] { g.constant("theta", {3}, inf_at_end); }, "m.theta");
+  // Large enough to be written externally, row block by row block.
+  expect_refused([&] {
+    g.constant_rows("mask", {2048, 2}, [](int64_t r0, int64_t r1, std::span<float> out) {
+      for (int64_t r = r0; r < r1; ++r) out[static_cast<size_t>((r - r0) * 2)] = r == 2000 ? -INFINITY : 0.0f;
+    });
+  }, "m.mask");
+  const Value x = g.input("x", {1, 4});
+  const Value ones = g.constant("ones", {4}, std::vector<float>(4, 1.0f));
+  const Value zeros = g.constant("zeros", {4}, std::vector<float>(4, 0.0f));
+  expect_refused([&] { g.layer_normalization(x, ones, zeros, -1e-5f, "ln"); }, "/m/ln");
 }

@@ -38,6 +38,10 @@ struct SlidingWindow {
 // - `layer_types` given: the layers marked "sliding_attention";
 // - else `max_window_layers` given (Qwen2's rule): layers i >= max_window_layers;
 // - else every layer (Mistral).
+// `layer_types` is checked whether or not a window is set: a list of
+// `layers` strings, each full_attention or sliding_attention (BadInput for
+// another shape, Unsupported naming the layer for another kind), so that a
+// value is never silently read as "every layer full".
 SlidingWindow read_sliding_window(const JsonFile& config, int64_t layers);
 
 // Applies the policy for `options.cache_size`: when no layer slides, or the
