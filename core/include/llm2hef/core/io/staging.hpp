@@ -42,8 +42,9 @@ void remove_created_folders(const std::vector<std::filesystem::path>& folders);
 bool lock_staging(int fd);
 
 // Removes staging siblings of `target` (`.<name>.tmp-*`, and `.old` folders
-// of an interrupted replace) that no live process holds and that are older
-// than a minute (a path created a moment ago may not be locked yet).
+// of an interrupted replace) that no live process holds, however recent: a
+// staging path is locked before it gets its `.tmp-` name. A `.<name>.new-*`
+// (killed in the instant before that) is removed once over a minute old.
 // Returns the paths removed; each is reported on stderr.
 std::vector<std::filesystem::path> sweep_stale_staging(const std::filesystem::path& target);
 
