@@ -572,3 +572,20 @@ def test_sigkill_then_rerun_leaves_no_staging(slow_checkpoint, tmp_path):
     assert r.returncode == 0, r.stderr
     assert staging_entries(tmp_path, "out") == [] and out.is_dir()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
+
+
+def _small_file_limit():
+    """Writes past 4 KiB fail with EFBIG (SIGXFSZ ignored, inherited through exec): a disk that fills up."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    import resource
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+def test_a_failed_write_names_the_output_not_its_vanished_staging(tmp_path):
+    out = tmp_path / "out"
+    r = subprocess.run([str(BIN), "export", str(FIXTURE), "-o", str(out), *map(str, EXPORT)], capture_output=True,
+                       text=True, timeout=300, preexec_fn=_small_file_limit)
+    assert r.returncode == 3, r.stderr
+    assert ".tmp-" not in r.stderr, r.stderr  # that file is gone by the time anyone reads this
+    assert f"{out}/" in r.stderr and "nothing of the new output was kept" in r.stderr
+    assert staging_entries(tmp_path, "out") == [] and not out.exists()

@@ -135,6 +135,7 @@ AtomicDir::AtomicDir(fs::path target, bool replace, bool durable)
   const fs::path parent = ensure_parent(target_, created_parents_);
   try {
     staging_ = create_staging([&] { return make_locked_staging(target_, parent, true, lock_fd_); });
+    note_staging_target(staging_, target_);
   } catch (...) {
     remove_created_folders(created_parents_);
     throw;
@@ -184,6 +185,7 @@ AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target
   try {
     sweep_stale_staging(target_);
     staging_ = create_staging([&] { return make_locked_staging(target_, parent, false, fd_); });
+    note_staging_target(staging_, target_);
   } catch (...) {
     remove_created_folders(created_parents_);
     throw;

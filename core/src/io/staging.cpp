@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -129,6 +130,40 @@ void forget_created_folders(const std::vector<fs::path>& folders) {
 void remove_created_folders(const std::vector<fs::path>& folders) {
   rmdir_innermost_first(folders);
   forget_created_folders(folders);
+}
+
+namespace {
+
+std::mutex& targets_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// staging path -> the output's path, for every staging path of this run
+// (kept after the staging path is gone: that is when messages are read).
+std::map<std::string, std::string>& staging_targets() {
+  static std::map<std::string, std::string> m;
+  return m;
+}
+
+}  // namespace
+
+void note_staging_target(const fs::path& staging, const fs::path& target) {
+  std::lock_guard lock(targets_mutex());
+  staging_targets()[staging.string()] = target.string();
+}
+
+std::string name_outputs_by_target(std::string message) {
+  std::lock_guard lock(targets_mutex());
+  bool renamed = false;
+  for (const auto& [staging, target] : staging_targets()) {
+    for (size_t at = message.find(staging); at != std::string::npos; at = message.find(staging, at + target.size())) {
+      message.replace(at, staging.size(), target);
+      renamed = true;
+    }
+  }
+  if (renamed) message += " (while it was being written; nothing of the new output was kept)";
+  return message;
 }
 
 bool lock_staging(int fd) { return ::flock(fd, LOCK_EX | LOCK_NB) == 0; }
