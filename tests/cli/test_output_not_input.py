@@ -160,3 +160,16 @@ def test_a_result_lost_on_standard_output_is_exit_3(args):
         r = run(*args, stdout=full)
     assert r.returncode == 3, r.stderr
     assert "standard output" in r.stderr
+
+
+def test_package_never_writes_its_store_manifest_over_the_exports(exported, tmp_path):
+    store = tmp_path / "models"
+    placed = store / "manifests" / "tiny" / "latest"
+    shutil.copytree(exported, placed)  # the export, unpacked where the store manifest of tiny:latest goes
+    hef = tmp_path / "model.hef"
+    hef.write_bytes(hw.genai_hef(**hw.spec_from_export(placed)))
+    before = (placed / "manifest.json").read_bytes()
+    r = run("package", hef, "--manifest", placed / "manifest.json", "--store", store, "--model", "tiny",
+            "--no-progress", "--force")
+    refused(r, "is the export's manifest (--manifest)")
+    assert (placed / "manifest.json").read_bytes() == before
