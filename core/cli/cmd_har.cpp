@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/har/compile_lines.hpp"
 #include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/inspect_har.hpp"
@@ -141,6 +142,11 @@ int run_fix(const FixArgs& a, Invocation& inv) {
   o.input = a.input;
   o.dry_run = a.dry_run;
   if (given_output) o.output = a.output;
+  if (given_output && !a.dry_run) {
+    std::vector<core::CommandInput> inputs{{"the HAR (IN.har)", a.input, {}}};
+    if (inv.command().count("--manifest")) inputs.push_back({"the export's manifest (--manifest)", a.manifest, {}});
+    core::check_file_output(a.output, a.force, inputs);
+  }
   o.force = a.force;
   o.progress = !a.no_progress && core::Progress::stderr_is_terminal();
   o.manifest = load_manifest(inv.command().count("--manifest") ? std::optional<std::string>(a.manifest) : std::nullopt);

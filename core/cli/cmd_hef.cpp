@@ -10,6 +10,7 @@
 #include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
@@ -222,6 +223,7 @@ struct SetConfigArgs {
 int set_config(const SetConfigArgs& a) {
   const std::string& out = a.output;
   const std::string& cfg_path = a.config;
+  core::check_file_output(out, a.force, {{"the HEF", a.hef, {}}, {"the new config (NEW_CONFIG.json)", cfg_path, {}}});
   // A regular file only (a FIFO would block), and no larger than the HEF's
   // own limit for a JSON resource.
   const std::string config_text = core::RegularFile(cfg_path).read_all(sdk::JsonLimits::kSmallFileBytes);

@@ -82,7 +82,13 @@ void add_inputs_command(CommandLine& cli) {
   CLI::App* app = cli.add_command(cli.root(), "inputs", kHelp, [o](Invocation& inv) {
     if (!inv.command().count("--tokens") && !inv.command().count("--tokens-file"))
       throw UsageError("inputs needs the prompt's ids: --tokens IDS or --tokens-file FILE");
-    core::check_file_output(o->output, o->force);  // before the work, not after
+    // What runtime_inputs reads of the export: manifest.json and resources/.
+    auto reads_export_file = [](const std::filesystem::path& relative) {
+      return relative == "manifest.json" || (!relative.empty() && *relative.begin() == "resources");
+    };
+    std::vector<core::CommandInput> inputs{{"the export folder", o->export_dir, reads_export_file}};
+    if (!o->tokens_file.empty()) inputs.push_back({"the token file (--tokens-file)", o->tokens_file, {}});
+    core::check_file_output(o->output, o->force, inputs);  // before the work, not after
     const std::vector<int64_t> tokens = o->tokens_file.empty()
                                             ? parse_tokens(o->tokens, "--tokens")
                                             : parse_tokens(read_tokens_file(o->tokens_file), o->tokens_file);

@@ -182,7 +182,7 @@ std::optional<std::string> output_of(const PublishArgs& a, const CLI::App& comma
 int manifest(const PublishArgs& a, Invocation& inv) {
   const registry::Publisher publisher = publisher_from(a, inv.command());
   const auto output = output_of(a, inv.command());
-  if (output) core::check_file_output(*output, a.force);
+  if (output) core::check_file_output(*output, a.force, {{"the adapter library", a.target, {}}});
   const plugins::LoadedAdapter adapter = load_checked(inv.globals(), a.target);
   write_output(registry::make_manifest(adapter, publisher), output, a.force);
   return 0;
@@ -193,7 +193,11 @@ int index(const PublishArgs& a, Invocation& inv) {
   if (!fs::is_directory(dir)) throw BadInput(dir.string() + ": not a folder");
   const registry::Publisher publisher = publisher_from(a, inv.command());
   const std::string output = output_of(a, inv.command()).value_or((dir / "index.json").string());
-  core::check_file_output(output, a.force);
+  // index reads DIR/*.so only, so its default output DIR/index.json is allowed.
+  auto reads_library = [](const fs::path& relative) {
+    return relative.has_filename() && relative.parent_path().empty() && relative.extension() == ".so";
+  };
+  core::check_file_output(output, a.force, {{"the adapter folder", dir, reads_library}});
   std::vector<fs::path> libraries;
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".so" && entry.is_regular_file()) libraries.push_back(entry.path());

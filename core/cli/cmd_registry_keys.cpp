@@ -181,7 +181,7 @@ struct SignArgs {
 
 int sign(const SignArgs& a, const CLI::App& command) {
   const std::string output = command.count("--output") ? a.output : a.index + ".sig";
-  core::check_file_output(output, a.force);
+  core::check_file_output(output, a.force, {{"the index", a.index, {}}, {"the secret key (--key)", a.key, {}}});
   const std::string text = core::RegularFile(a.index).read_all(sdk::JsonLimits::kSmallFileBytes);
   const json doc = sdk::parse_json(text, a.index, sdk::JsonLimits::small_file());
   if (!registry::is_index(doc)) throw BadInput(a.index + ": field 'index_version': missing, not an index");
@@ -198,7 +198,18 @@ struct CollectArgs {
 
 int collect(const CollectArgs& a, const CLI::App& command) {
   const bool to_file = command.count("--output") > 0;
-  if (to_file) core::check_file_output(a.output, a.force);
+  if (to_file) {
+    // collect reads every *.json below DIR outside hidden folders; anything
+    // else in DIR (an index.json next to the entries is one) may be written.
+    auto reads_entry = [](const fs::path& relative) {
+      for (const auto& part : relative)
+        if (part.string().starts_with(".")) return false;
+      return relative.extension() == ".json";
+    };
+    std::vector<core::CommandInput> inputs{{"the entries folder", a.dir, reads_entry}};
+    if (command.count("--first-party")) inputs.push_back({"the first-party index (--first-party)", a.first_party, {}});
+    core::check_file_output(a.output, a.force, inputs);
+  }
   std::vector<std::string> first_party;
   if (command.count("--first-party")) first_party = registry::index_names(a.first_party);
   const json index = registry::collect_index(a.dir, first_party);

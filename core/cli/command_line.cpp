@@ -7,6 +7,7 @@
 
 #include "did_you_mean.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/staging.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -248,7 +249,8 @@ const char* exit_kind(ExitCode code) {
 // With --json anywhere on the command line, a failure is also a JSON object
 // on stdout (scripts parse stdout; the message stays on stderr for people).
 // "ok" is the one word for success in every --json report (false here).
-void report_error(bool json, ExitCode code, const std::string& message, const char* prefix) {
+void report_error(bool json, ExitCode code, const std::string& raw_message, const char* prefix) {
+  const std::string message = core::name_outputs_by_target(raw_message);
   std::cerr << "llm2hef: " << prefix << message << "\n";
   if (json)
     std::cout << core::json_text(nlohmann::json{{"ok", false},

@@ -540,3 +540,52 @@ def test_export_refuses_a_fifo_chat_template_at_once(tmp_path):
     r = _run_quick("export", ckpt, "-o", tmp_path / "out", *EXPORT)
     assert r.returncode == 3 and "chat_template.jinja" in r.stderr and "FIFO" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+# --- issue 30, item 17: a SIGKILLed export's staging is swept by the very next run ---
+
+def test_next_run_sweeps_a_dead_runs_staging_however_recent(tmp_path):
+    """A staging folder is locked before it gets its .tmp- name, so one nobody holds is a dead run's even when it
+    is seconds old (the next export after a SIGKILL runs straight away)."""
+    dead = tmp_path / ".out.tmp-DEAD02"
+    dead.mkdir()
+    (dead / "model.onnx.data").write_bytes(b"\0" * 1024)  # as fresh as a run killed a moment ago
+    r = run("export", FIXTURE, "-o", tmp_path / "out", *EXPORT)
+    assert r.returncode == 0, r.stderr
+    assert not dead.exists() and str(dead) in r.stderr
+    assert staging_entries(tmp_path, "out") == []
+
+
+def test_sigkill_then_rerun_leaves_no_staging(slow_checkpoint, tmp_path):
+    out = tmp_path / "out"
+    args = [str(BIN), "export", str(slow_checkpoint), "-o", str(out), "--cache", "64", "--prefill", "16", "--no-progress"]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while not staging_entries(tmp_path, "out") and p.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
+    if p.poll() is not None:
+        pytest.skip("export finished before it could be killed")
+    p.kill()
+    p.wait(timeout=60)
+    assert staging_entries(tmp_path, "out")  # SIGKILL cannot clean up: the next run must
+    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert staging_entries(tmp_path, "out") == [] and out.is_dir()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
+
+
+def _small_file_limit():
+    """Writes past 4 KiB fail with EFBIG (SIGXFSZ ignored, inherited through exec): a disk that fills up."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    import resource
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+def test_a_failed_write_names_the_output_not_its_vanished_staging(tmp_path):
+    out = tmp_path / "out"
+    r = subprocess.run([str(BIN), "export", str(FIXTURE), "-o", str(out), *map(str, EXPORT)], capture_output=True,
+                       text=True, timeout=300, preexec_fn=_small_file_limit)
+    assert r.returncode == 3, r.stderr
+    assert ".tmp-" not in r.stderr, r.stderr  # that file is gone by the time anyone reads this
+    assert f"{out}/" in r.stderr and "nothing of the new output was kept" in r.stderr
+    assert staging_entries(tmp_path, "out") == [] and not out.exists()

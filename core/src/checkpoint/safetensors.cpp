@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llm2hef/core/io/dims_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
@@ -137,6 +138,9 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
 
     const Json& shape = v.at("shape");
     if (!shape.is_array()) throw BadInput(where + "shape is not a list: " + brief(shape));
+    if (shape.size() > kMaxTensorRank)
+      throw BadInput(where + "shape has " + std::to_string(shape.size()) + " dimensions; a model weight has at most " +
+                     std::to_string(kMaxTensorRank));
     uint64_t numel = 1;
     for (const Json& d : shape) {
       uint64_t dim = 0;

@@ -80,7 +80,9 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   const sdk::Checkpoint& ckpt = *model.checkpoint;
   const sdk::AdapterInfo& info = model.info();
   const sdk::ExportOptions options = export_options(r, model);
-  check_export_output(r.output, r.model_dir, r.force);  // before any work: --force never deletes an input
+  std::vector<CommandInput> other_inputs;
+  if (r.chat_template_file) other_inputs.push_back({"the chat template (--chat-template)", *r.chat_template_file, {}});
+  check_export_output(r.output, r.model_dir, r.force, other_inputs);  // before any work: --force never deletes an input
   const sdk::Plan plan = plan_model(model, options);
   if (ckpt.tokenizer_json().empty())
     throw BadInput(r.model_dir.string() +

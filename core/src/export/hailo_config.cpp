@@ -1,4 +1,5 @@
 #include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
@@ -80,6 +81,15 @@ json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const
   cfg["input_layers_names_suffixes"] = suffixes;
 
   if (!plan.hailo_config_overrides.is_null()) cfg.merge_patch(plan.hailo_config_overrides);
+
+  // The same rule table `hef check` and `set-config` judge hailo-config.json
+  // by: export never writes a config that the check of its own HEF refuses.
+  const std::string where = ckpt.dir().string() + ": the hailo-config.json made from it (default_generation_params "
+                            "from generation_config.json)";
+  std::string refused;
+  for (const hef::ContractFinding& f : hef::check_hailo_config_text(cfg.dump(), where))
+    if (f.severity == hef::Severity::error) refused += "\n  [" + f.rule + ", section " + f.section + "] " + f.message;
+  if (!refused.empty()) throw BadInput(ckpt.dir().string() + ": the hailo-config.json export would write fails `llm2hef hef check`:" + refused);
   return cfg;
 }
 

@@ -49,12 +49,21 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
       throw UsageError("--tokens: id " + std::to_string(t) + " is outside the vocabulary (0.." +
                        std::to_string(vocab - 1) + ")");
 
-  NpyReader theta_file(dir / "resources" / "theta.npy");
+  // theta_length is the manifest's word for the RoPE table's length (the
+  // pe inputs' width); checked like every other dimension, then against the
+  // file, before the file is read.
+  const int64_t theta_length = bounded(manifest.theta_length, "theta_length", kMaxDim);
+  const fs::path theta_path = dir / "resources" / "theta.npy";
+  NpyReader theta_file(theta_path);
+  int64_t theta_values = 1;
+  for (int64_t d : theta_file.shape()) theta_values = d > kMaxDim ? kMaxDim + 1 : std::min(theta_values * d, kMaxDim + 1);
+  if (theta_values != theta_length)
+    throw BadInput(theta_path.string() + ": holds " + (theta_values > kMaxDim ? "more than " + std::to_string(kMaxDim) : std::to_string(theta_values)) +
+                   " values, but " + manifest_path.string() + " field 'theta_length' says " + std::to_string(theta_length));
   const std::vector<float> theta = theta_file.read_all();
   const int64_t t = static_cast<int64_t>(theta.size());
-  if (t < 2 || t % 2 || t > kMaxDim)
-    throw BadInput((dir / "resources" / "theta.npy").string() + ": " + std::to_string(t) +
-                   " values; the runtime needs an even, non-zero length");
+  if (t < 2 || t % 2)
+    throw BadInput(theta_path.string() + ": " + std::to_string(t) + " values; the runtime needs an even, non-zero length");
   if (n * t > kMaxElements / std::max(q_tiles, k_tiles))
     throw BadInput(manifest_path.string() + ": pe tables of " + std::to_string(n) + " x " + std::to_string(t) + " x " +
                    std::to_string(std::max(q_tiles, k_tiles)) + " values exceed the limit of " + std::to_string(kMaxElements));

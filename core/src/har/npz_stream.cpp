@@ -12,6 +12,7 @@
 #include "llm2hef/core/io/npy.hpp"
 #include "llm2hef/core/io/npy_header.hpp"
 #include "llm2hef/core/io/staging.hpp"
+#include "llm2hef/core/io/dims_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::har {
@@ -163,11 +164,7 @@ void split_key(const std::string& key, std::string& layer, std::string& param) {
 // `kernel:0` -> "kernel"
 std::string param_base(const std::string& param) { return param.substr(0, param.find(':')); }
 
-std::string shape_text(const std::vector<int64_t>& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
+std::string shape_text(const std::vector<int64_t>& s) { return dims_text(s); }
 
 // Reads exactly the .npy header from a sequential source.
 NpyInfo read_header(const std::function<size_t(void*, size_t)>& read, const std::string& label, std::string& raw) {

@@ -163,7 +163,14 @@ void check_config_keys(const ConfigText& c, RuleOut& out) {
   if (const json* g = config_section(c, "default_generation_params", out))
     check_key_types(*g, "default_generation_params.", std::begin(kGeneration), std::end(kGeneration), out, c.where);
   if (const json* s = config_section(c, "input_layers_names_suffixes", out))
+  {
     check_key_types(*s, "input_layers_names_suffixes.", kSuffixes.data(), kSuffixes.data() + kSuffixes.size(), out, c.where);
+    for (const auto& [role, suffix] : s->items())
+      if (suffix.is_string() && suffix.get<std::string>().empty())
+        err("input_layers_names_suffixes." + role +
+            " is empty: every layer name ends with the empty string, so the runtime would bind " + role +
+            " to whichever input it meets first");
+  }
   const json* pp = config_section(c, "pre_process_params", out);
   if (pp) {
     check_key_types(*pp, "pre_process_params.", std::begin(kPreProcess), std::end(kPreProcess), out, c.where);

@@ -101,6 +101,17 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
                       "additional_info section");
   const Resource* old_cfg = info.resource(kHailoConfig);
   if (!old_cfg) throw BadInput(input.string() + ": has no hailo-config.json resource to replace");
+  // Every resource but the config is copied verbatim, and its stored XXH3
+  // with it: a damaged input would become a damaged output that looks freshly
+  // written. Refused here, naming the resource (hailort refuses it at load).
+  {
+    const ChecksumReport sums = verify_checksums(*src, info, UINT64_MAX, false);
+    for (size_t i = 0; i < info.resources.size() && i < sums.resources.size(); ++i)
+      if (sums.resources[i] == ChecksumStatus::mismatch && info.resources[i].name != kHailoConfig)
+        throw BadInput(input.string() + ": resource '" + info.resources[i].name +
+                       "': its bytes do not match the stored XXH3 (hailort refuses it: \"Resource checksum does not "
+                       "match\"); the input HEF is damaged, so set-config does not copy it");
+  }
 
   // The new config against the HEF it patches: the rules of `hef check` that depend on it.
   SetConfigResult res;
@@ -299,6 +310,15 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     const ContractReport rep = check_hef_contract(*check, again, opt);
     if (rep.errors_in({"proto-hash", "resource-order"}) > 0)
       throw InternalError(refusal(output.string() + ": the rewritten HEF fails its own layout rules:", rep.findings));
+    // And the rules of `hef check` as the user runs it: set-config never
+    // writes a HEF that `hef check` refuses.
+    const ContractReport as_checked = check_hef_contract(*check, again, ContractOptions{});
+    std::vector<ContractFinding> errors;
+    for (const auto& f : as_checked.findings)
+      if (f.severity == Severity::error) errors.push_back(f);
+    if (!errors.empty())
+      throw BadInput(refusal(output.string() + ": not written: the HEF set-config would write fails `llm2hef hef check`:",
+                             errors));
   }
   out.commit();
   return res;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -55,18 +56,42 @@ mode_t folder_mode() {
   return 0777 & ~mask;
 }
 
-fs::path make_temp_dir(const fs::path& target, const fs::path& parent) {
-  std::string templ = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+// A staging folder or file for `target`, locked before it bears its staging
+// name: made as `.<name>.new-XXXXXX`, flock()ed, then renamed (never over
+// anything) to `.<name>.tmp-XXXXXX`. A `.tmp-` path nobody holds is therefore
+// always a dead run's, and the next run removes it at once, however recent
+// (sweep_stale_staging). Sets `fd` to the descriptor that holds the lock.
+fs::path make_locked_staging(const fs::path& target, const fs::path& parent, bool folder, int& fd) {
+  const std::string name = "." + target.filename().string();
+  std::string templ = (parent / (name + ".new-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) throw BadInput(parent.string() + ": cannot create a temporary folder");
-  return fs::path(buf.data());
-}
-
-int open_locked(const fs::path& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd >= 0) lock_staging(fd);  // fresh path: nobody else can hold it
-  return fd;
+  if (folder) {
+    if (!::mkdtemp(buf.data())) throw BadInput(parent.string() + ": cannot create a temporary folder: " + std::strerror(errno));
+    fd = ::open(buf.data(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  } else {
+    fd = ::mkostemp(buf.data(), O_CLOEXEC);
+  }
+  const fs::path unnamed(buf.data());
+  if (fd < 0) {
+    const int err = errno;
+    if (folder) ::rmdir(unnamed.c_str());
+    throw BadInput(target.string() + ": cannot create a temporary " + (folder ? "folder" : "file") + " next to it: " +
+                   std::strerror(err));
+  }
+  lock_staging(fd);  // fresh path: nobody else can hold it
+  const std::string suffix = unnamed.filename().string().substr(name.size() + std::string(".new-").size());
+  const fs::path named = parent / (name + ".tmp-" + suffix);
+  if (::renameat2(AT_FDCWD, unnamed.c_str(), AT_FDCWD, named.c_str(), RENAME_NOREPLACE) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fd = -1;
+    std::error_code ec;
+    fs::remove(unnamed, ec);
+    throw BadInput(target.string() + ": cannot name the temporary " + std::string(folder ? "folder " : "file ") +
+                   named.string() + ": " + std::strerror(err));
+  }
+  return named;
 }
 
 }  // namespace
@@ -109,12 +134,12 @@ AtomicDir::AtomicDir(fs::path target, bool replace, bool durable)
   // The parents first: create_staging holds the lock the folder registry takes.
   const fs::path parent = ensure_parent(target_, created_parents_);
   try {
-    staging_ = create_staging([&] { return make_temp_dir(target_, parent); });
+    staging_ = create_staging([&] { return make_locked_staging(target_, parent, true, lock_fd_); });
+    note_staging_target(staging_, target_);
   } catch (...) {
     remove_created_folders(created_parents_);
     throw;
   }
-  lock_fd_ = open_locked(staging_, O_RDONLY | O_DIRECTORY);
 }
 
 AtomicDir::~AtomicDir() {
@@ -157,21 +182,14 @@ void AtomicDir::commit() {
 AtomicFile::AtomicFile(fs::path target, bool replace) : target_(std::move(target)) {
   check_file_output(target_, replace);
   const fs::path parent = ensure_parent(target_, created_parents_);
-  std::string templ = (parent / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
   try {
     sweep_stale_staging(target_);
-    staging_ = create_staging([&] {
-      fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
-      if (fd_ < 0) throw BadInput(target_.string() + ": cannot create a temporary file next to it");
-      return fs::path(buf.data());
-    });
+    staging_ = create_staging([&] { return make_locked_staging(target_, parent, false, fd_); });
+    note_staging_target(staging_, target_);
   } catch (...) {
     remove_created_folders(created_parents_);
     throw;
   }
-  lock_staging(fd_);
 }
 
 AtomicFile::~AtomicFile() {

@@ -6,6 +6,7 @@
 
 #include <cctype>
 
+#include "llm2hef/core/io/dims_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -66,6 +67,8 @@ NpyHeaderFields parse_npy_header_dict(std::string_view dict, const std::string& 
       throw BadInput(label + ": .npy shape has more than 2^62 elements");
     h.element_count *= v;
     h.shape.push_back(static_cast<int64_t>(v));
+    if (h.shape.size() > kMaxTensorRank)
+      throw BadInput(label + ": .npy shape has more than " + std::to_string(kMaxTensorRank) + " dimensions");
     i = skip_spaces(dict, i);
     if (i < dict.size() && dict[i] == ',') ++i;
   }

@@ -40,7 +40,29 @@ std::string kind_of(fs::file_type t) {
 
 }  // namespace
 
-void check_export_output(const fs::path& output, const fs::path& model_dir, bool force) {
+void check_output_is_not_input(const fs::path& output, const std::vector<CommandInput>& inputs) {
+  const fs::path out = canonical_or_weak(output);
+  for (const CommandInput& input : inputs) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(input.path, ec);
+    if (!fs::exists(st)) continue;
+    const fs::path in = canonical_or_weak(input.path);
+    const std::string named = input.role + " " + input.path.string();
+    // equivalent() also catches a hard link, which no path comparison sees.
+    if (out == in || fs::equivalent(output, input.path, ec))
+      throw UsageError(output.string() + ": is " + named +
+                       "; the output never replaces an input of the same command (choose another -o)");
+    if (fs::is_directory(st) && is_within(out, in) && (!input.reads || input.reads(out.lexically_relative(in))))
+      throw UsageError(output.string() + ": lies inside " + named +
+                       ", which this command reads; the output is never written among its inputs (choose another -o)");
+    if (is_within(in, out))
+      throw UsageError(output.string() + ": contains " + named +
+                       "; replacing it would delete an input of the same command (choose another -o)");
+  }
+}
+
+void check_export_output(const fs::path& output, const fs::path& model_dir, bool force,
+                         const std::vector<CommandInput>& other_inputs) {
   std::error_code ec;
   const fs::file_status st = fs::status(output, ec);
   if (!fs::exists(st)) return;
@@ -54,13 +76,15 @@ void check_export_output(const fs::path& output, const fs::path& model_dir, bool
   if (is_within(out, in))
     throw UsageError(output.string() + ": lies inside the checkpoint folder " + model_dir.string() +
                      "; llm2hef never replaces anything inside its input (choose a folder outside it)");
+  check_output_is_not_input(output, other_inputs);
   if (!force) throw UsageError(output.string() + ": already exists (pass --force to replace it)");
   if (!fs::is_regular_file(output / "manifest.json", ec))
     throw UsageError(output.string() + ": exists but holds no manifest.json, so it is not a previous llm2hef export; "
                      "--force only replaces a previous export (remove the folder yourself or choose another -o)");
 }
 
-void check_file_output(const fs::path& output, bool force) {
+void check_file_output(const fs::path& output, bool force, const std::vector<CommandInput>& inputs) {
+  check_output_is_not_input(output, inputs);
   std::error_code ec;
   const fs::file_status st = fs::status(output, ec);
   if (!fs::exists(st)) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -78,9 +79,16 @@ sigset_t cleanup_signals() {
 }
 
 // `.<name>.tmp-` followed by the mkstemp/mkdtemp suffix (and maybe `.old`).
-bool is_staging_of(const std::string& entry, const std::string& name) {
-  const std::string prefix = "." + name + ".tmp-";
+bool has_prefix(const std::string& entry, const std::string& prefix) {
   return entry.size() > prefix.size() && entry.compare(0, prefix.size(), prefix) == 0;
+}
+
+// `.<name>.tmp-*`: locked before it got this name (atomic_output.cpp).
+bool is_staging_of(const std::string& entry, const std::string& name) { return has_prefix(entry, "." + name + ".tmp-"); }
+
+// `.<name>.new-*`: between creation and its lock, for an instant.
+bool is_unnamed_staging_of(const std::string& entry, const std::string& name) {
+  return has_prefix(entry, "." + name + ".new-");
 }
 
 }  // namespace
@@ -124,14 +132,48 @@ void remove_created_folders(const std::vector<fs::path>& folders) {
   forget_created_folders(folders);
 }
 
+namespace {
+
+std::mutex& targets_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// staging path -> the output's path, for every staging path of this run
+// (kept after the staging path is gone: that is when messages are read).
+std::map<std::string, std::string>& staging_targets() {
+  static std::map<std::string, std::string> m;
+  return m;
+}
+
+}  // namespace
+
+void note_staging_target(const fs::path& staging, const fs::path& target) {
+  std::lock_guard lock(targets_mutex());
+  staging_targets()[staging.string()] = target.string();
+}
+
+std::string name_outputs_by_target(std::string message) {
+  std::lock_guard lock(targets_mutex());
+  bool renamed = false;
+  for (const auto& [staging, target] : staging_targets()) {
+    for (size_t at = message.find(staging); at != std::string::npos; at = message.find(staging, at + target.size())) {
+      message.replace(at, staging.size(), target);
+      renamed = true;
+    }
+  }
+  if (renamed) message += " (while it was being written; nothing of the new output was kept)";
+  return message;
+}
+
 bool lock_staging(int fd) { return ::flock(fd, LOCK_EX | LOCK_NB) == 0; }
 
 namespace {
 
 // Removes the entries of `parent` that `matches` accepts, are regular files
-// or folders, older than a minute (a path created a moment ago may not be
-// locked yet) and locked by nobody.
-std::vector<fs::path> sweep(const fs::path& parent, const std::function<bool(const std::string&)>& matches) {
+// or folders and locked by nobody; with `grace`, only those older than a
+// minute (a path created a moment ago may not be locked yet).
+std::vector<fs::path> sweep(const fs::path& parent, const std::function<bool(const std::string&)>& matches, bool grace) {
   std::vector<fs::path> removed;
   std::error_code ec;
   fs::directory_iterator it(parent, ec);
@@ -142,7 +184,7 @@ std::vector<fs::path> sweep(const fs::path& parent, const std::function<bool(con
     const fs::file_status st = entry.symlink_status(ec);
     if (ec || !(fs::is_directory(st) || fs::is_regular_file(st))) continue;
     const auto age = now - fs::last_write_time(entry.path(), ec);
-    if (ec || age < std::chrono::minutes(1)) continue;
+    if (ec || (grace && age < std::chrono::minutes(1))) continue;
     const int fd = ::open(entry.path().c_str(), (fs::is_directory(st) ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) continue;
     const bool stale = lock_staging(fd);  // held by nobody: its owner is gone
@@ -163,13 +205,20 @@ std::vector<fs::path> sweep(const fs::path& parent, const std::function<bool(con
 std::vector<fs::path> sweep_stale_staging(const fs::path& target) {
   const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   const std::string name = target.filename().string();
-  return sweep(parent, [&](const std::string& entry) { return is_staging_of(entry, name); });
+  // A `.tmp-` path is locked from the moment it has that name, so nobody
+  // holding it means its run is dead: removed at once, so an export killed
+  // and rerun straight away leaves nothing. The `.new-` instant keeps the minute.
+  std::vector<fs::path> removed =
+      sweep(parent, [&](const std::string& entry) { return is_staging_of(entry, name); }, false);
+  for (auto& p : sweep(parent, [&](const std::string& entry) { return is_unnamed_staging_of(entry, name); }, true))
+    removed.push_back(std::move(p));
+  return removed;
 }
 
 std::vector<fs::path> sweep_stale_scratch(const fs::path& dir, const std::string& prefix) {
   return sweep(dir.empty() ? fs::path(".") : dir, [&](const std::string& entry) {
-    return entry.size() > prefix.size() && entry.compare(0, prefix.size(), prefix) == 0;
-  });
+    return has_prefix(entry, prefix);
+  }, true);
 }
 
 ScratchFile::ScratchFile(const fs::path& dir, const std::string& prefix) {

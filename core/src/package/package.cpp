@@ -9,6 +9,7 @@
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/package/package.hpp"
@@ -160,6 +161,11 @@ PackageResult package_model(const PackageOptions& o) {
   StoreWriter store(o.store);
   r.store = o.store;
   r.manifest = store.manifest_path(o.model);
+  // The store manifest is this command's output: never one of its inputs, nor
+  // inside the export's resources it reads (the same rule as every -o).
+  check_output_is_not_input(r.manifest, {{"the HEF (MODEL.hef)", o.hef, {}},
+                                         {"the export's manifest (--manifest)", o.export_manifest, {}},
+                                         {"the export's resources folder", o.export_manifest.parent_path() / "resources", {}}});
   // Cheap refusals before hashing a multi-GB file.
   if (fs::exists(r.manifest, ec) && !o.force)
     throw UsageError(o.model.key() + " already exists in " + o.store.string() + " (" + r.manifest.string() +

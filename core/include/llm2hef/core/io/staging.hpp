@@ -37,13 +37,22 @@ void note_created_folders(const std::vector<std::filesystem::path>& folders);
 void forget_created_folders(const std::vector<std::filesystem::path>& folders);
 void remove_created_folders(const std::vector<std::filesystem::path>& folders);
 
+// The output a staging path is built for. Errors raised while writing name
+// the staging path (the file that failed), which is removed before the user
+// reads the message; name_outputs_by_target() rewrites every staging path a
+// message names to its output's own path, so messages name what the user
+// asked for, never a hidden file that is gone.
+void note_staging_target(const std::filesystem::path& staging, const std::filesystem::path& target);
+std::string name_outputs_by_target(std::string message);
+
 // Takes an exclusive, non-blocking flock on `fd`; false if another process
 // holds it.
 bool lock_staging(int fd);
 
 // Removes staging siblings of `target` (`.<name>.tmp-*`, and `.old` folders
-// of an interrupted replace) that no live process holds and that are older
-// than a minute (a path created a moment ago may not be locked yet).
+// of an interrupted replace) that no live process holds, however recent: a
+// staging path is locked before it gets its `.tmp-` name. A `.<name>.new-*`
+// (killed in the instant before that) is removed once over a minute old.
 // Returns the paths removed; each is reported on stderr.
 std::vector<std::filesystem::path> sweep_stale_staging(const std::filesystem::path& target);
 
