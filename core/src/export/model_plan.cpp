@@ -73,7 +73,9 @@ int64_t default_cache_size(const sdk::JsonFile& config) {
   }
   const int64_t layers =
       config.find_int("num_hidden_layers").value_or(config.find_int("n_layer").value_or(0));
-  if (layers > 0) {
+  // Only a model with a window is read for one: the layer kinds are each
+  // family's to judge (LFM2's are "conv" and "full_attention"), not a default's.
+  if (layers > 0 && config.find_int("sliding_window")) {
     const sdk::SlidingWindow window = sdk::read_sliding_window(config, layers);
     if (window.any() && window.window >= 2) limit = std::min(limit, window.window);
   }

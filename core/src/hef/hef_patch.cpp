@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <optional>
 #include <vector>
 
@@ -115,11 +116,17 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
 
   // The new config against the HEF it patches: the rules of `hef check` that depend on it.
   SetConfigResult res;
+  // The errors the input already has with the new config: what the rewrite
+  // itself must not add to (a HEF already failing `hef check` for reasons the
+  // config does not touch can still get a new config).
+  std::set<std::pair<std::string, std::string>> errors_before;
   {
     ContractOptions opt;
     opt.config_override = config_text;
     opt.checksum_limit = 0;  // only the config-dependent rules matter here
     const ContractReport rep = check_hef_contract(*src, info, opt);
+    for (const auto& f : rep.findings)
+      if (f.severity == Severity::error) errors_before.emplace(f.rule, f.message);
     const auto& rules = config_dependent_rules();
     if (rep.errors_in(rules) > 0) {
       std::vector<ContractFinding> relevant;
@@ -311,11 +318,11 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     if (rep.errors_in({"proto-hash", "resource-order"}) > 0)
       throw InternalError(refusal(output.string() + ": the rewritten HEF fails its own layout rules:", rep.findings));
     // And the rules of `hef check` as the user runs it: set-config never
-    // writes a HEF that `hef check` refuses.
+    // writes a HEF that `hef check` refuses for a reason the rewrite brought.
     const ContractReport as_checked = check_hef_contract(*check, again, ContractOptions{});
     std::vector<ContractFinding> errors;
     for (const auto& f : as_checked.findings)
-      if (f.severity == Severity::error) errors.push_back(f);
+      if (f.severity == Severity::error && !errors_before.count({f.rule, f.message})) errors.push_back(f);
     if (!errors.empty())
       throw BadInput(refusal(output.string() + ": not written: the HEF set-config would write fails `llm2hef hef check`:",
                              errors));
