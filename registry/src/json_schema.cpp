@@ -3,6 +3,7 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace llm2hef::registry {
 
@@ -46,6 +47,41 @@ bool has_type(const json& v, const std::string& type) {
   if (type == "boolean") return v.is_boolean();
   if (type == "null") return v.is_null();
   return false;
+}
+
+// Hash and equality for uniqueItems. Equality is the schema's (and
+// nlohmann's): 1 and 1.0 are the same item, so every number hashes as a
+// double; containers combine their elements' hashes.
+std::size_t hash_value(const json& v) {
+  constexpr std::size_t kMix = 0x9e3779b97f4a7c15ULL;
+  auto combine = [](std::size_t seed, std::size_t h) { return seed ^ (h + kMix + (seed << 6) + (seed >> 2)); };
+  std::size_t seed = static_cast<std::size_t>(v.type() == json::value_t::number_unsigned ||
+                                                      v.type() == json::value_t::number_integer
+                                                  ? json::value_t::number_float
+                                                  : v.type());
+  if (v.is_number()) return combine(seed, std::hash<double>{}(v.get<double>()));
+  if (v.is_string()) return combine(seed, std::hash<std::string>{}(v.get_ref<const std::string&>()));
+  if (v.is_boolean()) return combine(seed, v.get<bool>() ? 1 : 0);
+  if (v.is_array())
+    for (const auto& e : v) seed = combine(seed, hash_value(e));
+  if (v.is_object())  // nlohmann keeps keys sorted, so equal objects iterate alike
+    for (const auto& [key, value] : v.items())
+      seed = combine(combine(seed, std::hash<std::string>{}(key)), hash_value(value));
+  return seed;
+}
+
+struct JsonValueHash {
+  std::size_t operator()(const json* v) const { return hash_value(*v); }
+};
+struct JsonValueEqual {
+  bool operator()(const json* a, const json* b) const { return *a == *b; }
+};
+
+// A value quoted in a message: long ones are cut, so one bad item cannot
+// make a megabyte of output.
+std::string shortened(const std::string& text) {
+  constexpr std::size_t kMaxQuoted = 200;
+  return text.size() <= kMaxQuoted ? text : text.substr(0, kMaxQuoted) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 // JSON Schema counts characters (code points), not bytes.
@@ -93,9 +129,18 @@ void validate_at(const json& s, const json& v, const std::string& field, std::ve
     if (s.contains("minItems") && v.size() < s["minItems"].get<std::size_t>())
       fail("needs at least " + s["minItems"].dump() + " item(s)");
     if (s.value("uniqueItems", false)) {
-      for (std::size_t i = 0; i < v.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j)
-          if (v[i] == v[j]) fail("item " + v[i].dump() + " is listed twice");
+      // One pass with a hash set: comparing every pair took 3.5 GB and 22 s
+      // for a 24 KB list, one message per pair. The first repeat is enough
+      // for the publisher to act on.
+      std::unordered_map<const json*, std::size_t, JsonValueHash, JsonValueEqual> first_index;
+      first_index.reserve(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const auto [it, inserted] = first_index.emplace(&v[i], i);
+        if (inserted) continue;
+        fail("item " + std::to_string(i) + " repeats item " + std::to_string(it->second) + " (" +
+             shortened(v[i].dump()) + "); items must be unique");
+        break;
+      }
     }
     if (s.contains("items"))
       for (std::size_t i = 0; i < v.size(); ++i)
