@@ -1,5 +1,7 @@
 #include "llm2hef/registry/trusted_keys.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include "llm2hef/registry/temp_file.hpp"
@@ -12,13 +14,28 @@ namespace llm2hef::registry {
 
 namespace {
 
+// A key anyone can write to, or a store anyone can add a key to, would let
+// any local user make `registry install` accept an index they signed: the
+// rule adapters follow (plugins/host.hpp), applied to the trust store. Even a
+// sticky world-writable folder is refused: the danger is a new file, not a
+// replaced one.
+void refuse_if_world_writable(const fs::path& path, const char* what) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & S_IWOTH) == 0) return;
+  throw BadInput(path.string() + ": " + what +
+                 " is writable by every user, so anyone could make llm2hef trust their key; not used (fix: chmod o-w " +
+                 path.string() + ")");
+}
+
 std::vector<fs::path> key_files(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
   if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+  refuse_if_world_writable(dir, "the trusted-keys folder");
   for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
     if (it->path().extension() == ".pub" && it->is_regular_file()) out.push_back(it->path());
   if (ec) throw BadInput(dir.string() + ": cannot list the trusted keys: " + ec.message());
+  for (const auto& f : out) refuse_if_world_writable(f, "the trusted key file");
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -44,10 +61,11 @@ PublicKey add_trusted_key(const fs::path& file) {
     if (t.key.key_id == key.key_id)
       throw UsageError("key " + key.key_id + " is already trusted (" + t.origin + " key " + t.key.file.string() + ")");
   const fs::path dir = trusted_key_dir();
-  fs::create_directories(dir);
+  CreatedFolders folders(create_folders(dir, "the trusted-keys folder"));
   const fs::path target = dir / (key.key_id + ".pub");
   // Written from the parsed key, not copied: the store holds only what was checked.
   write_new_file(target, public_key_json(key).dump(2) + "\n");
+  folders.keep();
   key.file = target;
   return key;
 }
