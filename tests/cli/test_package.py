@@ -24,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -453,3 +454,43 @@ def test_help_and_usage():
     assert "package" in run("--help").stdout
     assert run("package").returncode == 2
     assert run("package", "x.hef", "--model", "a").returncode == 2  # no --manifest
+
+
+# --- interrupted and concurrent runs (issue 30, items 8 and 13) --------------------------
+
+def test_a_killed_runs_leftovers_are_swept_by_the_next_run(tmp_path, gpt2):
+    """A copy or manifest a SIGKILLed run left (nobody holds its lock, older than a minute) goes;
+    a fresh one may be another run's and stays."""
+    store = tmp_path / "models"
+    (store / "blob").mkdir(parents=True)
+    stale_blob = store / "blob" / (".sha256_" + "ab" * 32 + ".llm2hef-Xy12Zq")
+    stale_manifest = store / ".manifest.json.llm2hef-Qw34Er"
+    fresh = store / "blob" / (".sha256_" + "cd" * 32 + ".llm2hef-Fr35hh")
+    for f in (stale_blob, stale_manifest, fresh):
+        f.write_bytes(b"\0" * 4096)
+    old = time.time() - 600
+    for f in (stale_blob, stale_manifest):
+        os.utime(f, (old, old))
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    r = package(hef, gpt2, store, "x:1")
+    assert r.returncode == 0, r.stderr
+    assert not stale_blob.exists() and not stale_manifest.exists() and fresh.exists()
+    assert f"{stale_blob}: removed, left by an interrupted run" in r.stderr
+
+
+def test_concurrent_runs_of_one_hef_under_different_names_all_succeed(tmp_path, gpt2):
+    """The blob another run placed meanwhile is the same bytes (its name is their hash): reused."""
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    for round_ in range(6):
+        store = tmp_path / f"models{round_}"
+        store.mkdir()
+        procs = [subprocess.Popen([str(BIN), "package", hef, "--manifest", gpt2 / "manifest.json", "--store", store,
+                                   "--model", f"m{i}:1", "--no-progress"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for i in range(6)]
+        results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+        for p in procs:
+            p.stdout.close()
+            p.stderr.close()
+        assert all(rc == 0 for rc, _ in results), [err for rc, err in results if rc != 0]
+        assert sorted(read_store(store)) == [f"m{i}:1" for i in range(6)]
+        assert [p.name for p in (store / "blob").iterdir()] == ["sha256_" + hashlib.sha256(hef.read_bytes()).hexdigest()]
