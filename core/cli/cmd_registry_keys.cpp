@@ -117,6 +117,24 @@ struct KeysListArgs {
   bool json = false;
 };
 
+// A comment comes from whoever made the key: terminal escapes or line
+// breaks in it must not reach the terminal as such (they could fake other
+// lines of the list). Control bytes are shown as \xNN; --json keeps them exact.
+std::string printable(const std::string& text) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7F || c == '\\') {
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 int keys_list(const KeysListArgs& a) {
   json rows = json::array();
   for (const auto& t : registry::trusted_keys())
@@ -132,7 +150,7 @@ int keys_list(const KeysListArgs& a) {
   if (rows.empty()) std::cout << "no trusted key (add one with `llm2hef registry keys add FILE`)\n";
   for (const auto& r : rows)
     std::cout << r["key_id"].get<std::string>() << "  " << r["origin"].get<std::string>() << "  "
-              << r["comment"].get<std::string>() << "  " << r["file"].get<std::string>() << "\n";
+              << printable(r["comment"].get<std::string>()) << "  " << printable(r["file"].get<std::string>()) << "\n";
   return 0;
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "llm2hef/registry/temp_file.hpp"
 #include "llm2hef/registry/user_dirs.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -44,8 +46,20 @@ std::vector<fs::path> key_files(const fs::path& dir) {
 
 std::vector<TrustedKey> trusted_keys() {
   std::vector<TrustedKey> out;
-  for (const auto& f : key_files(trusted_key_dir())) out.push_back({read_public_key(f), "user"});
-  for (const auto& f : key_files(shipped_key_dir())) out.push_back({read_public_key(f), "shipped"});
+  // One broken key file is not a reason to stop every registry command: it
+  // trusts nothing, and says so. (A key anyone can write is another matter:
+  // key_files refuses the whole store.)
+  auto add = [&](const fs::path& dir, const char* origin) {
+    for (const auto& f : key_files(dir)) {
+      try {
+        out.push_back({read_public_key(f), origin});
+      } catch (const BadInput& e) {
+        spdlog::warn("{} (not a public key; ignored, nothing it holds is trusted)", e.what());
+      }
+    }
+  };
+  add(trusted_key_dir(), "user");
+  add(shipped_key_dir(), "shipped");
   return out;
 }
 

@@ -198,3 +198,71 @@ def test_keys_add_when_the_store_path_is_a_file(host):
     assert r.returncode == 3, f"exit {r.returncode}: {r.stderr}"
     assert f"{store}: the trusted-keys folder is not a folder (a file of that name is in the way)" in r.stderr
     assert store.read_text() == "not a folder"
+
+
+# --- item 16: leniencies ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("which", ["index.json", "index.json.sig"])
+def test_a_byte_order_mark_is_refused(host, which):
+    folder, _ = published(host)
+    path = folder / which
+    if which == "index.json":
+        # Signed with the mark, so only the mark can be what is refused.
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+        host.ok("registry", "sign", path, "--key", host.tmp / "index-key.key", "--force")
+    else:
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    r = host.run("registry", "search", "--index", folder)
+    assert r.returncode == 3, r.stderr
+    assert f"{which}: starts with a UTF-8 byte order mark" in r.stderr
+
+
+@pytest.mark.parametrize("file", [".hidden.so", "..so"])
+def test_a_hidden_library_file_name_is_refused(host, file):
+    folder, entry = published(host)
+    entry["library"]["file"] = file
+    write_index(host, folder, [entry], host.tmp / "index-key.key")
+    r = host.run("registry", "search", "--index", folder)
+    assert r.returncode == 3 and "field 'library.file'" in r.stderr, r.stderr
+
+
+def test_a_library_url_with_a_nul_is_refused(host):
+    folder, entry = published(host)
+    entry["library"]["url"] = "lib/fake_good.so\u0000.evil"
+    write_index(host, folder, [entry], host.tmp / "index-key.key")
+    r = host.run("registry", "install", "fake_good", "--index", folder)
+    assert r.returncode == 3 and "field 'library.url': has a control character (0)" in r.stderr, r.stderr
+    assert not host.adapter_dir.exists()
+
+
+def test_keys_list_escapes_control_characters_in_a_comment(host):
+    host.ok("registry", "keys", "generate", host.tmp / "k", "--comment", "evil\x1b[2J\nfake line")
+    host.ok("registry", "keys", "add", host.tmp / "k.pub")
+    r = host.ok("registry", "keys", "list")
+    assert "\x1b" not in r.stdout and r.stdout.count("\n") == 1
+    assert "evil\\x1b[2J\\x0afake line" in r.stdout
+    listed = json.loads(host.ok("registry", "keys", "list", "--json").stdout)
+    assert listed["keys"][0]["comment"] == "evil\x1b[2J\nfake line"
+
+
+def test_one_unreadable_key_file_does_not_stop_every_command(host):
+    folder, _ = published(host)
+    broken = trusted_store(host) / "broken.pub"
+    broken.write_text("{")
+    r = host.ok("registry", "install", "fake_good", "--index", folder)
+    assert f"{broken}: not valid JSON" in r.stderr and "ignored" in r.stderr
+    assert "broken.pub" not in host.ok("registry", "keys", "list").stdout
+
+
+def test_collect_refuses_a_fifo_and_an_entry_at_the_wrong_path(host):
+    idx = host.tmp / "idx"
+    entry = entry_for(host, FAKE_GOOD, "https://example.org/fake_good.so")
+    (idx / "fake_good").mkdir(parents=True)
+    os.mkfifo(idx / "fake_good" / "1.0.0.json")
+    r = run_with_deadline(host, "registry", "collect", idx)
+    assert r.returncode == 3 and "1.0.0.json: not a regular file" in r.stderr, r.stderr
+    (idx / "fake_good" / "1.0.0.json").unlink()
+    (idx / "fake_good" / "2.0.0.json").write_text(json.dumps(entry))
+    r = host.run("registry", "collect", idx)
+    assert r.returncode == 3, r.stderr
+    assert "the entry is fake_good@1.0.0, so its file is fake_good/1.0.0.json" in r.stderr
