@@ -1,5 +1,6 @@
 #include "llm2hef/registry/json_schema.hpp"
 
+#include <cstdint>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -19,19 +20,47 @@ const std::set<std::string>& supported_keywords() {
   return k;
 }
 
+// Every keyword's value has the type validate_at reads it as, so a schema
+// that is accepted here never makes validation throw nlohmann's own errors.
 void check_schema(const json& s, const std::string& at) {
   if (!s.is_object()) throw std::invalid_argument("schema at " + at + " is not an object");
+  auto expect = [&](const std::string& key, bool ok, const char* what) {
+    if (!ok) throw std::invalid_argument("schema at " + at + ": '" + key + "' must be " + what);
+  };
   for (const auto& [key, value] : s.items()) {
     if (!supported_keywords().count(key))
       throw std::invalid_argument("schema at " + at + " uses unsupported keyword '" + key + "'");
     if (key == "properties") {
+      expect(key, value.is_object(), "an object");
       for (const auto& [name, sub] : value.items()) check_schema(sub, at + "/properties/" + name);
     } else if (key == "items") {
       check_schema(value, at + "/items");
     } else if (key == "additionalProperties" && !value.is_boolean()) {
       throw std::invalid_argument("schema at " + at + ": only boolean additionalProperties is supported");
+    } else if (key == "type") {
+      static const std::set<std::string> types = {"object", "array", "string", "integer", "number", "boolean", "null"};
+      expect(key, value.is_string() && types.count(value.get<std::string>()), "one type name");
+    } else if (key == "enum") {
+      expect(key, value.is_array(), "an array");
+    } else if (key == "required") {
+      expect(key, value.is_array(), "an array of strings");
+      for (const auto& name : value) expect(key, name.is_string(), "an array of strings");
+    } else if (key == "minItems" || key == "minLength" || key == "maxLength") {
+      expect(key, value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0),
+             "a non-negative integer");
+    } else if (key == "uniqueItems") {
+      expect(key, value.is_boolean(), "a boolean");
+    } else if (key == "minimum") {
+      expect(key, value.is_number(), "a number");
     } else if (key == "pattern") {
-      (void)std::regex(value.get<std::string>(), std::regex::ECMAScript);  // throws on a bad pattern
+      expect(key, value.is_string(), "a string");
+      try {
+        (void)std::regex(value.get<std::string>(), std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        throw std::invalid_argument("schema at " + at + ": 'pattern' is not a regular expression: " + e.what());
+      }
+    } else if (key == "$schema" || key == "$id" || key == "title" || key == "description") {
+      expect(key, value.is_string(), "a string");
     }
   }
 }
@@ -84,6 +113,14 @@ std::string shortened(const std::string& text) {
   return text.size() <= kMaxQuoted ? text : text.substr(0, kMaxQuoted) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
+// A pattern is compiled once, not once per string of a 40,000-item list.
+const std::regex& compiled(const std::string& pattern) {
+  thread_local std::unordered_map<std::string, std::regex> cache;
+  auto it = cache.find(pattern);
+  if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first;
+  return it->second;
+}
+
 // JSON Schema counts characters (code points), not bytes.
 std::size_t code_points(const std::string& s) {
   std::size_t n = 0;
@@ -120,7 +157,7 @@ void validate_at(const json& s, const json& v, const std::string& field, std::ve
     constexpr std::size_t kMaxPatternInput = 4096;
     if (s.contains("pattern") && text.size() > kMaxPatternInput)
       fail("longer than " + std::to_string(kMaxPatternInput) + " bytes; not matched against " + s["pattern"].get<std::string>());
-    else if (s.contains("pattern") && !std::regex_search(text, std::regex(s["pattern"].get<std::string>())))
+    else if (s.contains("pattern") && !std::regex_search(text, compiled(s["pattern"].get<std::string>())))
       fail(v.dump() + " does not match " + s["pattern"].get<std::string>());
   }
   if (v.is_number() && s.contains("minimum") && v.get<double>() < s["minimum"].get<double>())

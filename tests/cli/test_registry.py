@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import jsonschema
@@ -133,9 +132,9 @@ def test_unique_items_is_one_linear_check_naming_the_first_repeat(tmp_path, item
     m = json.loads(manifest.read_text())
     m["architectures"] = items
     manifest.write_text(json.dumps(m))
-    start = time.monotonic()
-    r = subprocess.run([str(BIN), "registry", "verify", manifest], capture_output=True, text=True, timeout=60)
-    assert time.monotonic() - start < 10
+    # No wall-clock bound (CI machines are shared): the old check's cost showed as
+    # millions of messages, which the count below catches.
+    r = subprocess.run([str(BIN), "registry", "verify", manifest], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1
     first = items.index(items[-1]) if len(set(items)) > 1 else 0
     repeat = len(items) - 1 if len(set(items)) > 1 else 1
