@@ -146,6 +146,11 @@ SignedIndex load_signed_index(const IndexSource& source, const std::vector<Publi
   };
   refuse_bom(signature_text, source.signature_url);
   refuse_bom(text, source.index_url);
+  return parse_signed_index(source, text, signature_text, trusted);
+}
+
+SignedIndex parse_signed_index(const IndexSource& source, const std::string& text, const std::string& signature_text,
+                               const std::vector<PublicKey>& trusted) {
   SignedIndex index;
   index.source = source;
   // The signature first: nothing of an unverified index is interpreted.
