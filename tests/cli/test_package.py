@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import subprocess
+import signal
 import sys
 import time
 from pathlib import Path
@@ -494,3 +495,36 @@ def test_concurrent_runs_of_one_hef_under_different_names_all_succeed(tmp_path, 
         assert all(rc == 0 for rc, _ in results), [err for rc, err in results if rc != 0]
         assert sorted(read_store(store)) == [f"m{i}:1" for i in range(6)]
         assert [p.name for p in (store / "blob").iterdir()] == ["sha256_" + hashlib.sha256(hef.read_bytes()).hexdigest()]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_copy_leaves_nothing_in_the_store(tmp_path, gpt2, sig):
+    """Ctrl-C or SIGTERM while the HEF is copied into blob/: the hidden copy and the folders this run made go."""
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    big = tmp_path / "big.hef"
+    with open(big, "wb") as f:  # the HEF, then a long sparse tail of zeros: a copy that takes a while
+        f.write(hef.read_bytes())
+        f.truncate(hef.stat().st_size + (6 << 30))
+    store = tmp_path / "models"
+    store.mkdir()
+    proc = subprocess.Popen([str(BIN), "package", big, "--manifest", gpt2 / "manifest.json", "--store", store,
+                             "--model", "x:1", "--no-progress"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            temps = list((store / "blob").glob(".sha256_*.llm2hef-*")) if (store / "blob").exists() else []
+            if temps and temps[0].stat().st_size > 0:
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail(f"the copy never started: {proc.poll()} {proc.stderr.read() if proc.poll() is not None else ''}")
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert proc.returncode == -sig
+    assert sorted(p.name for p in store.rglob("*")) == []
