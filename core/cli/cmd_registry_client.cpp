@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd_registry_client.hpp"
+#include "llm2hef/core/io/staging.hpp"
+#include "llm2hef/registry/temp_file.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/registry/index_client.hpp"
 #include "llm2hef/registry/installer.hpp"
@@ -226,6 +228,8 @@ int install(const InstallArgs& a, Invocation& inv) {
   const fs::path dir = registry::installed_adapter_dir();
   registry::InstallOptions options;
   options.allow_unsafe = inv.globals().allow_unsafe_adapters;
+  // What a killed install (SIGKILL, the OOM killer) left: nobody holds it.
+  core::sweep_stale_scratch(dir, registry::kTempFilePrefix);
   const registry::InstalledAdapter installed = registry::install_adapter(entry, dir, inv.host(), options);
   if (a.json) {
     json j = installed_json(installed, false);

@@ -1,7 +1,11 @@
 // `llm2hef registry keys list|add|remove|generate`, `registry sign` and
 // `registry collect`: the trust store and the publisher's side of an index
 // (docs/registry.md).
+#include <sys/stat.h>
+
 #include <iostream>
+
+#include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
 
@@ -113,6 +117,24 @@ struct KeysListArgs {
   bool json = false;
 };
 
+// A comment comes from whoever made the key: terminal escapes or line
+// breaks in it must not reach the terminal as such (they could fake other
+// lines of the list). Control bytes are shown as \xNN; --json keeps them exact.
+std::string printable(const std::string& text) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7F || c == '\\') {
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 int keys_list(const KeysListArgs& a) {
   json rows = json::array();
   for (const auto& t : registry::trusted_keys())
@@ -128,7 +150,7 @@ int keys_list(const KeysListArgs& a) {
   if (rows.empty()) std::cout << "no trusted key (add one with `llm2hef registry keys add FILE`)\n";
   for (const auto& r : rows)
     std::cout << r["key_id"].get<std::string>() << "  " << r["origin"].get<std::string>() << "  "
-              << r["comment"].get<std::string>() << "  " << r["file"].get<std::string>() << "\n";
+              << printable(r["comment"].get<std::string>()) << "  " << printable(r["file"].get<std::string>()) << "\n";
   return 0;
 }
 
@@ -179,6 +201,15 @@ struct SignArgs {
   bool force = false;
 };
 
+// A secret key others can read is no longer secret; signing still works, so
+// this warns (the publisher may be on a machine of their own) instead of refusing.
+void warn_if_readable_by_others(const fs::path& secret) {
+  struct stat st{};
+  if (::stat(secret.c_str(), &st) != 0 || (st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
+  spdlog::warn("{}: the secret key is readable by {}; anyone who can read it can sign indexes as you (fix: chmod 600 {})",
+               secret.string(), (st.st_mode & S_IROTH) ? "every user" : "its group", secret.string());
+}
+
 int sign(const SignArgs& a, const CLI::App& command) {
   const std::string output = command.count("--output") ? a.output : a.index + ".sig";
   core::check_file_output(output, a.force, {{"the index", a.index, {}}, {"the secret key (--key)", a.key, {}}});
@@ -186,6 +217,7 @@ int sign(const SignArgs& a, const CLI::App& command) {
   const json doc = sdk::parse_json(text, a.index, sdk::JsonLimits::small_file());
   if (!registry::is_index(doc)) throw BadInput(a.index + ": field 'index_version': missing, not an index");
   const registry::KeyPair key = registry::read_secret_key(a.key);
+  warn_if_readable_by_others(a.key);
   core::write_file_atomic(output, core::json_text(registry::sign(text, key), 2) + "\n", a.force);
   std::cout << "signed " << a.index << " with key " << key.public_key.key_id << " -> " << output << "\n";
   return 0;

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "llm2hef/core/io/staging.hpp"
+#include "llm2hef/registry/temp_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace {
@@ -41,6 +42,11 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
   // Before any thread starts: Ctrl-C and SIGTERM remove staging outputs.
   llm2hef::core::install_interrupt_cleanup();
+  // The registry's temporary files and folders (registry install, keys add,
+  // sign...) go the same way; that library sits below core.
+  llm2hef::registry::set_interrupt_cleanup({&llm2hef::core::create_staging, &llm2hef::core::unregister_staging,
+                                            &llm2hef::core::note_created_folders,
+                                            &llm2hef::core::forget_created_folders});
   llm2hef::cli::CommandLine cli;
   // In the order of `llm2hef --help`.
   llm2hef::cli::add_adapters_command(cli);

@@ -1,6 +1,7 @@
 #include "llm2hef/registry/download.hpp"
 
 #include <curl/curl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -51,6 +52,47 @@ std::size_t on_data(char* data, std::size_t size, std::size_t count, void* user)
   return n;
 }
 
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The local path a file:// URL names, percent-decoded, as libcurl reads it:
+// "file:///p" and "file://localhost/p"; empty for another host (libcurl
+// refuses those itself).
+std::string file_url_path(const std::string& url) {
+  std::string rest = url.substr(url.find("://") + 3);
+  const auto slash = rest.find('/');
+  if (slash == std::string::npos) return {};
+  const std::string host = rest.substr(0, slash);
+  if (!host.empty() && host != "localhost" && host != "127.0.0.1") return {};
+  std::string path;
+  for (std::size_t i = slash; i < rest.size(); ++i) {
+    if (rest[i] == '%' && i + 2 < rest.size() && hex_value(rest[i + 1]) >= 0 && hex_value(rest[i + 2]) >= 0) {
+      path += static_cast<char>(hex_value(rest[i + 1]) * 16 + hex_value(rest[i + 2]));
+      i += 2;
+    } else {
+      path += rest[i];
+    }
+  }
+  return path;
+}
+
+// libcurl opens a file:// URL with a blocking open() and reads it to the end:
+// a FIFO hangs it forever, /dev/zero never ends. stat() does neither.
+void refuse_unless_regular_file(const std::string& url) {
+  const std::string path = file_url_path(url);
+  if (path.empty()) return;
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return;  // libcurl names the missing file
+  if (!S_ISREG(st.st_mode))
+    throw BadInput(url + ": " + path + " is not a regular file (" +
+                   (S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or other special file") +
+                   "); not read");
+}
+
 using EasyHandle = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
 
 void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
@@ -59,6 +101,7 @@ void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
   if (scheme != "http" && scheme != "https" && scheme != "file")
     throw BadInput(url + ": only http, https and file URLs are fetched" +
                    (scheme.empty() ? std::string() : " (this one is " + scheme + ")"));
+  if (scheme == "file") refuse_unless_regular_file(url);
   EasyHandle curl(curl_easy_init(), &curl_easy_cleanup);
   if (!curl) throw InternalError("libcurl: cannot create a transfer");
   sink.max_bytes = limits.max_bytes;

@@ -83,6 +83,10 @@ void check_index_entry(const json& entry, const std::string& origin) {
   if (file == "." || file == ".." || file.find('/') != std::string::npos)
     throw BadInput(origin + ": field 'library.file': '" + file + "' is not a plain file name");
   const std::string url = entry["library"]["url"].get<std::string>();
+  // libcurl stops at a NUL: the URL checked and the URL fetched would differ.
+  for (unsigned char c : url)
+    if (c < 0x20 || c == 0x7F)
+      throw BadInput(origin + ": field 'library.url': has a control character (" + std::to_string(c) + "); refused");
   const std::string scheme = url_scheme(url);
   if (scheme.empty())
     resolve_relative_url("file:///index.json", url, origin + ": field 'library.url'");  // checks only
@@ -133,6 +137,20 @@ SignedIndex load_signed_index(const IndexSource& source, const std::vector<Publi
   } catch (const BadInput& e) {
     throw Error(ExitCode::failure, std::string(e.what()) + " (an index without its signature is not used)");
   }
+  // The signature covers the exact bytes; a byte order mark is not JSON
+  // (RFC 8259 8.1) and would be taken for part of the index by one reader
+  // and skipped by another.
+  auto refuse_bom = [](const std::string& document, const std::string& url) {
+    if (document.starts_with("\xEF\xBB\xBF"))
+      throw BadInput(url + ": starts with a UTF-8 byte order mark; an index and its signature are JSON without one");
+  };
+  refuse_bom(signature_text, source.signature_url);
+  refuse_bom(text, source.index_url);
+  return parse_signed_index(source, text, signature_text, trusted);
+}
+
+SignedIndex parse_signed_index(const IndexSource& source, const std::string& text, const std::string& signature_text,
+                               const std::vector<PublicKey>& trusted) {
   SignedIndex index;
   index.source = source;
   // The signature first: nothing of an unverified index is interpreted.

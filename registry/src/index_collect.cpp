@@ -23,7 +23,11 @@ json collect_index(const fs::path& dir, const std::vector<std::string>& first_pa
       if (it->is_directory()) it.disable_recursion_pending();
       continue;
     }
-    if (it->path().extension() == ".json" && it->is_regular_file()) files.push_back(it->path());
+    if (it->path().extension() != ".json") continue;
+    // A FIFO or device named like an entry is a mistake to report, not skip.
+    if (!it->is_regular_file())
+      throw BadInput(it->path().string() + ": not a regular file; every entry is a <name>/<version>.json file");
+    files.push_back(it->path());
   }
   if (ec) throw BadInput(dir.string() + ": cannot list: " + ec.message());
   std::sort(files.begin(), files.end());
@@ -34,6 +38,11 @@ json collect_index(const fs::path& dir, const std::vector<std::string>& first_pa
     json entry = sdk::read_json(f, sdk::JsonLimits::small_file());
     check_index_entry(entry, f.string());
     const std::string name = entry["name"].get<std::string>();
+    // The reviewed path is what a reviewer reads; it must say what the entry is.
+    const std::string version = entry["version"].get<std::string>();
+    if (f.parent_path().filename() != name || f.filename() != version + ".json")
+      throw BadInput(f.string() + ": fields 'name' and 'version': the entry is " + name + "@" + version +
+                     ", so its file is " + name + "/" + version + ".json");
     if (std::find(first_party_names.begin(), first_party_names.end(), name) != first_party_names.end())
       throw BadInput(f.string() + ": field 'name': '" + name +
                      "' is a first-party adapter's name; a third-party adapter needs its own name");

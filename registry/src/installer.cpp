@@ -133,17 +133,9 @@ InstalledAdapter install_adapter(const IndexEntry& entry, const fs::path& dir, c
     throw BadInput(entry.origin + ": field 'library.size': " + std::to_string(size) + " bytes is over the limit of " +
                    std::to_string(kMaxLibraryBytes));
   std::error_code ec;
-  // A folder this install created goes again if the install fails (when empty).
-  struct CreatedFolder {
-    fs::path dir;
-    bool created = false, keep = false;
-    ~CreatedFolder() {
-      std::error_code ignored;
-      if (created && !keep) fs::remove(dir, ignored);
-    }
-  } folder{dir, !fs::exists(dir, ec)};
-  fs::create_directories(dir, ec);
-  if (ec) throw BadInput(dir.string() + ": cannot create the adapter folder: " + ec.message());
+  // Every folder this install created goes again if it fails (when empty),
+  // not only the last: a failed first install leaves no empty llm2hef/.
+  CreatedFolders folders(create_folders(dir, "the adapter folder"));
 
   // 3. Download; size and SHA-256 before anything loads it.
   TempFile so(dir, entry.name());
@@ -201,7 +193,7 @@ InstalledAdapter install_adapter(const IndexEntry& entry, const fs::path& dir, c
     throw;
   }
   sync_folder(dir);
-  folder.keep = true;
+  folders.keep();
   return installed;
 }
 

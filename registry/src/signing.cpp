@@ -109,8 +109,12 @@ json secret_key_json(const KeyPair& pair) {
 }
 
 PublicKey read_public_key(const fs::path& file) {
-  const json doc = sdk::read_json(file, sdk::JsonLimits::small_file());
-  const std::string origin = file.string();
+  PublicKey key = public_key_from_json(sdk::read_json(file, sdk::JsonLimits::small_file()), file.string());
+  key.file = file;
+  return key;
+}
+
+PublicKey public_key_from_json(const json& doc, const std::string& origin) {
   expect_string(doc, "format", kPublicFormat, origin);
   expect_string(doc, "algorithm", "ed25519", origin);
   PublicKey key;
@@ -119,14 +123,17 @@ PublicKey read_public_key(const fs::path& file) {
   key.key_id = key_id_of(key.bytes);
   check_key_id(doc, key.key_id, origin);
   key.comment = comment_of(doc);
-  key.file = file;
   return key;
 }
 
 KeyPair read_secret_key(const fs::path& file) {
+  KeyPair pair = secret_key_from_json(sdk::read_json(file, sdk::JsonLimits::small_file()), file.string());
+  pair.public_key.file = file;
+  return pair;
+}
+
+KeyPair secret_key_from_json(const json& doc, const std::string& origin) {
   init_sodium();
-  const json doc = sdk::read_json(file, sdk::JsonLimits::small_file());
-  const std::string origin = file.string();
   expect_string(doc, "format", kSecretFormat, origin);
   expect_string(doc, "algorithm", "ed25519", origin);
   KeyPair pair;
@@ -136,7 +143,6 @@ KeyPair read_secret_key(const fs::path& file) {
   pair.public_key.key_id = key_id_of(pair.public_key.bytes);
   check_key_id(doc, pair.public_key.key_id, origin);
   pair.public_key.comment = comment_of(doc);
-  pair.public_key.file = file;
   return pair;
 }
 

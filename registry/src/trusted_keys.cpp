@@ -1,6 +1,10 @@
 #include "llm2hef/registry/trusted_keys.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+
+#include <spdlog/spdlog.h>
 
 #include "llm2hef/registry/temp_file.hpp"
 #include "llm2hef/registry/user_dirs.hpp"
@@ -12,13 +16,28 @@ namespace llm2hef::registry {
 
 namespace {
 
+// A key anyone can write to, or a store anyone can add a key to, would let
+// any local user make `registry install` accept an index they signed: the
+// rule adapters follow (plugins/host.hpp), applied to the trust store. Even a
+// sticky world-writable folder is refused: the danger is a new file, not a
+// replaced one.
+void refuse_if_world_writable(const fs::path& path, const char* what) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & S_IWOTH) == 0) return;
+  throw BadInput(path.string() + ": " + what +
+                 " is writable by every user, so anyone could make llm2hef trust their key; not used (fix: chmod o-w " +
+                 path.string() + ")");
+}
+
 std::vector<fs::path> key_files(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
   if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+  refuse_if_world_writable(dir, "the trusted-keys folder");
   for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
     if (it->path().extension() == ".pub" && it->is_regular_file()) out.push_back(it->path());
   if (ec) throw BadInput(dir.string() + ": cannot list the trusted keys: " + ec.message());
+  for (const auto& f : out) refuse_if_world_writable(f, "the trusted key file");
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -27,8 +46,20 @@ std::vector<fs::path> key_files(const fs::path& dir) {
 
 std::vector<TrustedKey> trusted_keys() {
   std::vector<TrustedKey> out;
-  for (const auto& f : key_files(trusted_key_dir())) out.push_back({read_public_key(f), "user"});
-  for (const auto& f : key_files(shipped_key_dir())) out.push_back({read_public_key(f), "shipped"});
+  // One broken key file is not a reason to stop every registry command: it
+  // trusts nothing, and says so. (A key anyone can write is another matter:
+  // key_files refuses the whole store.)
+  auto add = [&](const fs::path& dir, const char* origin) {
+    for (const auto& f : key_files(dir)) {
+      try {
+        out.push_back({read_public_key(f), origin});
+      } catch (const BadInput& e) {
+        spdlog::warn("{} (not a public key; ignored, nothing it holds is trusted)", e.what());
+      }
+    }
+  };
+  add(trusted_key_dir(), "user");
+  add(shipped_key_dir(), "shipped");
   return out;
 }
 
@@ -44,10 +75,11 @@ PublicKey add_trusted_key(const fs::path& file) {
     if (t.key.key_id == key.key_id)
       throw UsageError("key " + key.key_id + " is already trusted (" + t.origin + " key " + t.key.file.string() + ")");
   const fs::path dir = trusted_key_dir();
-  fs::create_directories(dir);
+  CreatedFolders folders(create_folders(dir, "the trusted-keys folder"));
   const fs::path target = dir / (key.key_id + ".pub");
   // Written from the parsed key, not copied: the store holds only what was checked.
   write_new_file(target, public_key_json(key).dump(2) + "\n");
+  folders.keep();
   key.file = target;
   return key;
 }

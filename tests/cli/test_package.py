@@ -23,7 +23,9 @@ import hashlib
 import json
 import os
 import subprocess
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -453,3 +455,76 @@ def test_help_and_usage():
     assert "package" in run("--help").stdout
     assert run("package").returncode == 2
     assert run("package", "x.hef", "--model", "a").returncode == 2  # no --manifest
+
+
+# --- interrupted and concurrent runs (issue 30, items 8 and 13) --------------------------
+
+def test_a_killed_runs_leftovers_are_swept_by_the_next_run(tmp_path, gpt2):
+    """A copy or manifest a SIGKILLed run left (nobody holds its lock, older than a minute) goes;
+    a fresh one may be another run's and stays."""
+    store = tmp_path / "models"
+    (store / "blob").mkdir(parents=True)
+    stale_blob = store / "blob" / (".sha256_" + "ab" * 32 + ".llm2hef-Xy12Zq")
+    stale_manifest = store / ".manifest.json.llm2hef-Qw34Er"
+    fresh = store / "blob" / (".sha256_" + "cd" * 32 + ".llm2hef-Fr35hh")
+    for f in (stale_blob, stale_manifest, fresh):
+        f.write_bytes(b"\0" * 4096)
+    old = time.time() - 600
+    for f in (stale_blob, stale_manifest):
+        os.utime(f, (old, old))
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    r = package(hef, gpt2, store, "x:1")
+    assert r.returncode == 0, r.stderr
+    assert not stale_blob.exists() and not stale_manifest.exists() and fresh.exists()
+    assert f"{stale_blob}: removed, left by an interrupted run" in r.stderr
+
+
+def test_concurrent_runs_of_one_hef_under_different_names_all_succeed(tmp_path, gpt2):
+    """The blob another run placed meanwhile is the same bytes (its name is their hash): reused."""
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    for round_ in range(6):
+        store = tmp_path / f"models{round_}"
+        store.mkdir()
+        procs = [subprocess.Popen([str(BIN), "package", hef, "--manifest", gpt2 / "manifest.json", "--store", store,
+                                   "--model", f"m{i}:1", "--no-progress"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for i in range(6)]
+        results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+        for p in procs:
+            p.stdout.close()
+            p.stderr.close()
+        assert all(rc == 0 for rc, _ in results), [err for rc, err in results if rc != 0]
+        assert sorted(read_store(store)) == [f"m{i}:1" for i in range(6)]
+        assert [p.name for p in (store / "blob").iterdir()] == ["sha256_" + hashlib.sha256(hef.read_bytes()).hexdigest()]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_copy_leaves_nothing_in_the_store(tmp_path, gpt2, sig):
+    """Ctrl-C or SIGTERM while the HEF is copied into blob/: the hidden copy and the folders this run made go."""
+    hef = write_hef(tmp_path / "model.hef", gpt2)
+    big = tmp_path / "big.hef"
+    with open(big, "wb") as f:  # the HEF, then a long sparse tail of zeros: a copy that takes a while
+        f.write(hef.read_bytes())
+        f.truncate(hef.stat().st_size + (6 << 30))
+    store = tmp_path / "models"
+    store.mkdir()
+    proc = subprocess.Popen([str(BIN), "package", big, "--manifest", gpt2 / "manifest.json", "--store", store,
+                             "--model", "x:1", "--no-progress"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            temps = list((store / "blob").glob(".sha256_*.llm2hef-*")) if (store / "blob").exists() else []
+            if temps and temps[0].stat().st_size > 0:
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail(f"the copy never started: {proc.poll()} {proc.stderr.read() if proc.poll() is not None else ''}")
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert proc.returncode == -sig
+    assert sorted(p.name for p in store.rglob("*")) == []

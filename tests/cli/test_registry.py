@@ -122,6 +122,27 @@ def test_invalid_manifests_are_refused_by_both_validators(tmp_path, mutate, fiel
     assert f"FAIL  schema: field '{field}'" in r.stdout
 
 
+@pytest.mark.parametrize("items", [
+    ["GPT2LMHeadModel"] * 3000,                                   # every pair a duplicate
+    [f"Arch{i}" for i in range(40000)] + ["Arch7"],               # one, at the end of a long list
+])
+def test_unique_items_is_one_linear_check_naming_the_first_repeat(tmp_path, items):
+    """A 24 KB list took 3.5 GB and 22 s, one message per duplicate pair (issue 30, item 10)."""
+    _, manifest = published(tmp_path)
+    m = json.loads(manifest.read_text())
+    m["architectures"] = items
+    manifest.write_text(json.dumps(m))
+    # No wall-clock bound (CI machines are shared): the old check's cost showed as
+    # millions of messages, which the count below catches.
+    r = subprocess.run([str(BIN), "registry", "verify", manifest], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    first = items.index(items[-1]) if len(set(items)) > 1 else 0
+    repeat = len(items) - 1 if len(set(items)) > 1 else 1
+    assert r.stdout.count("items must be unique") == 1, r.stdout[:2000]
+    assert f"field 'architectures': item {repeat} repeats item {first} (\"{items[repeat]}\")" in r.stdout
+    assert len(r.stdout) < 10000
+
+
 def test_usage_and_bad_input(tmp_path):
     assert run("registry", "--help").returncode == 0
     assert "Usage: llm2hef registry" in run("registry", "--help").stdout

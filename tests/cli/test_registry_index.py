@@ -49,12 +49,14 @@ def test_versions_are_collected_in_order(host):
 
 
 def test_a_duplicate_name_at_version_is_refused(host):
+    """Each entry lives at <name>/<version>.json, so a second copy can only be at a wrong path."""
     idx = host.tmp / "idx"
     e = entry_for(host, FAKE_GOOD, "https://example.org/fake_good.so")
     put(idx, e)
     put(idx, e, "again.json")
     r = collect(host, idx)
-    assert r.returncode == 3 and "fake_good@1.0.0 is also published by" in r.stderr, r.stderr
+    assert r.returncode == 3 and "again.json: fields 'name' and 'version'" in r.stderr, r.stderr
+    assert "so its file is fake_good/1.0.0.json" in r.stderr
 
 
 def test_a_first_party_name_is_refused(host):

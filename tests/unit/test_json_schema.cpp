@@ -36,7 +36,7 @@ TEST(ManifestSchema, NamesEveryFieldAtFault) {
   m["extra"] = true;
   EXPECT_EQ(problems(m),
             "field 'license': is required; "
-            "field 'architectures': item \"AcmeForCausalLM\" is listed twice; "
+            "field 'architectures': item 1 repeats item 0 (\"AcmeForCausalLM\"); items must be unique; "
             "field 'architectures[2]': \"not valid\" does not match ^[A-Za-z_][A-Za-z0-9_]*$; "
             "field 'extra': is not a known field; "
             "field 'library.sha256': \"ABC\" does not match ^[0-9a-f]{64}$; "
@@ -63,6 +63,13 @@ TEST(JsonSchema, RefusesKeywordsItDoesNotImplement) {
   EXPECT_THROW(JsonSchema(json::parse(R"({"type": "object", "oneOf": []})")), std::invalid_argument);
   EXPECT_THROW(JsonSchema(json::parse(R"({"properties": {"a": {"format": "uri"}}})")), std::invalid_argument);
   EXPECT_THROW(JsonSchema(json::parse(R"({"additionalProperties": {"type": "string"}})")), std::invalid_argument);
+  // Keyword values of the wrong type are refused when the schema is loaded,
+  // not met as nlohmann errors during validation (found by fuzz_registry).
+  for (const char* bad : {R"({"type": 5})", R"({"type": "text"})", R"({"required": "name"})",
+                          R"({"required": [1]})", R"({"minLength": -1})", R"({"minItems": "2"})",
+                          R"({"uniqueItems": 1})", R"({"pattern": 3})", R"({"pattern": "("})",
+                          R"({"enum": {}})", R"({"minimum": "0"})", R"({"properties": []})"})
+    EXPECT_THROW(JsonSchema(json::parse(bad)), std::invalid_argument) << bad;
   EXPECT_NO_THROW(JsonSchema(json::parse(R"({"type": "string", "enum": ["a"], "maxLength": 3})")));
 }
 

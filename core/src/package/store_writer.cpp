@@ -7,10 +7,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <system_error>
 #include <vector>
 
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/core/io/staging.hpp"
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -64,21 +67,25 @@ void write_all(int fd, const char* p, size_t n, const fs::path& what) {
   }
 }
 
-// A hidden temporary file in `folder`, removed unless released.
+// A hidden temporary file in `folder`, `.<stem>.llm2hef-XXXXXX`: locked
+// while it lives, removed on scope exit and by the signal watcher on Ctrl-C or
+// SIGTERM (core/io/staging.hpp); one a killed run left is swept by the next
+// (sweep_leftovers).
+std::string temp_prefix(const std::string& stem) { return "." + stem + ".llm2hef-"; }
+
 struct TempFile {
-  fs::path path;
+  std::optional<ScratchFile> scratch;
+  fs::path path;  // empty once moved into place
   Fd fd;
   TempFile(const fs::path& folder, const std::string& stem) {
-    std::string templ = (folder / ("." + stem + ".llm2hef-XXXXXX")).string();
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    fd.fd = ::mkstemp(buf.data());
-    if (fd.fd < 0) throw BadInput(folder.string() + ": cannot create a temporary file: " + errno_text());
-    path = buf.data();
-  }
-  ~TempFile() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove(path, ec);
+    try {
+      scratch.emplace(folder, temp_prefix(stem));
+    } catch (const std::system_error& e) {
+      throw BadInput(folder.string() + ": cannot create a temporary file: " + e.code().message());
+    }
+    path = scratch->path();
+    fd.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd.fd < 0) throw BadInput(path.string() + ": cannot open the temporary file: " + errno_text());
   }
   // Flushed to disk and world-readable (the server may run as another user).
   void finish(const fs::path& target) {
@@ -128,8 +135,13 @@ StoreWriter::~StoreWriter() {
   if (committed_) return;
   std::error_code ec;
   for (auto it = created_files_.rbegin(); it != created_files_.rend(); ++it) fs::remove(*it, ec);
-  // Innermost first; fs::remove leaves a folder that is not empty.
-  for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) fs::remove(*it, ec);
+  // Innermost first, only when empty.
+  remove_created_folders(created_dirs_);
+}
+
+void StoreWriter::commit() {
+  committed_ = true;
+  forget_created_folders(created_dirs_);
 }
 
 fs::path StoreWriter::blob_path(const std::string& sha256) const { return store_ / "blob" / ("sha256_" + sha256); }
@@ -146,6 +158,7 @@ void StoreWriter::make_dirs(const fs::path& dir) {
     if (!fs::create_directory(*it, ec) && ec)
       throw BadInput(it->string() + ": cannot create the folder: " + ec.message());
     created_dirs_.push_back(*it);
+    note_created_folders({*it});  // removed by the signal watcher too, when still empty
   }
   if (!fs::is_directory(dir)) throw BadInput(dir.string() + ": exists but is not a folder");
 }
@@ -164,6 +177,7 @@ bool StoreWriter::put_blob(const fs::path& hef, const std::string& sha256, bool 
                      "); the store is damaged; nothing was replaced. Remove that file if no manifest needs it.");
     return true;
   }
+  sweep_stale_scratch(target.parent_path(), ".sha256_");  // copies a killed run left
   TempFile tmp(target.parent_path(), target.filename().string());
   registry::Sha256 h;
   stream_file(hef, "copying " + hef.filename().string(), progress, [&](const char* p, size_t n) {
@@ -174,7 +188,13 @@ bool StoreWriter::put_blob(const fs::path& hef, const std::string& sha256, bool 
   if (h.finish_hex() != sha256)
     throw BadInput(hef.string() + ": changed while it was being copied into the store; not packaged");
   tmp.finish(target);
-  if (!tmp.link_to(target)) throw BadInput(target.string() + ": appeared while copying; not replaced");
+  if (!tmp.link_to(target)) {
+    // Another run packaging the same HEF (under another name) got there
+    // first: the name is the content's hash, so a blob that hashes right is
+    // the same bytes, reused as one found before copying would be.
+    if (fs::is_regular_file(fs::symlink_status(target, ec)) && sha256_of_file(target, false) == sha256) return true;
+    throw BadInput(target.string() + ": appeared while copying with other content; not replaced");
+  }
   created_files_.push_back(target);
   return false;
 }
@@ -182,6 +202,7 @@ bool StoreWriter::put_blob(const fs::path& hef, const std::string& sha256, bool 
 void StoreWriter::put_manifest(const ModelRef& model, const std::string& text, bool replace) {
   const fs::path target = manifest_path(model);
   make_dirs(store_);
+  sweep_stale_scratch(store_, temp_prefix("manifest.json"));
   TempFile tmp(store_, "manifest.json");
   write_all(tmp.fd.fd, text.data(), text.size(), target);
   tmp.finish(target);

@@ -39,7 +39,9 @@ class StoreWriter {
   // replacing an existing one only when `replace`.
   void put_manifest(const ModelRef& model, const std::string& text, bool replace);
 
-  void commit() { committed_ = true; }
+  // Keeps what was written (and forgets the folders made, which the signal
+  // watcher would otherwise remove when empty).
+  void commit();
 
  private:
   void make_dirs(const std::filesystem::path& dir);

@@ -52,6 +52,10 @@ struct SignedIndex {
 // entry. Error(failure) for a signature that does not verify or an untrusted
 // key; BadInput for anything unreadable or malformed.
 SignedIndex load_signed_index(const IndexSource& source, const std::vector<PublicKey>& trusted);
+// The same on texts already fetched (what load_signed_index does after the
+// downloads; the fuzz target calls it directly).
+SignedIndex parse_signed_index(const IndexSource& source, const std::string& index_text,
+                               const std::string& signature_text, const std::vector<PublicKey>& trusted);
 
 // The entry checks: the manifest schema, then library.url, library.size and
 // sdk_fingerprint present (an index must say where the .so is and what it

@@ -44,6 +44,10 @@ nlohmann::json secret_key_json(const KeyPair& pair);
 // Read and check a key file; BadInput naming the file and field otherwise.
 PublicKey read_public_key(const std::filesystem::path& file);
 KeyPair read_secret_key(const std::filesystem::path& file);
+// The same checks on a parsed document; `origin` names it in messages. The
+// key's `file` is left empty.
+PublicKey public_key_from_json(const nlohmann::json& doc, const std::string& origin);
+KeyPair secret_key_from_json(const nlohmann::json& doc, const std::string& origin);
 
 // The signature document of `data`.
 nlohmann::json sign(std::string_view data, const KeyPair& key);

@@ -7,14 +7,58 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace llm2hef::registry {
+
+// How temporary files and new folders are removed when the process is
+// interrupted (SIGINT, SIGTERM, SIGHUP). The watcher lives in core
+// (core/io/staging.hpp), above this library, so the CLI plugs it in at
+// start-up; without it (unit tests, fuzzers) only scope exit cleans up.
+struct InterruptCleanup {
+  // Runs the creating function and registers the path it returns, atomically
+  // with respect to a signal.
+  std::function<std::filesystem::path(const std::function<std::filesystem::path()>&)> create_temp;
+  std::function<void(const std::filesystem::path&)> forget_temp;
+  // Folders made by this run (outermost first), removed when empty.
+  std::function<void(const std::vector<std::filesystem::path>&)> note_folders, forget_folders;
+};
+void set_interrupt_cleanup(InterruptCleanup cleanup);
+
+// The prefix of every TempFile name: what a later run sweeps when the
+// process that made it is gone (its flock is released with it).
+inline constexpr const char* kTempFilePrefix = ".llm2hef-install-";
+
+// Creates `dir` and its missing parents. Returns those it created, outermost
+// first, each registered for removal on a signal: pass them to
+// remove_created_folders() when the run fails, forget_created_folders() when
+// it succeeds. BadInput naming the folder when one cannot be made.
+std::vector<std::filesystem::path> create_folders(const std::filesystem::path& dir, const std::string& what);
+void remove_created_folders(const std::vector<std::filesystem::path>& folders);
+void forget_created_folders(const std::vector<std::filesystem::path>& folders);
+
+// Removes every folder in `folders` (innermost first, only when empty) on
+// scope exit unless keep() was called.
+class CreatedFolders {
+ public:
+  explicit CreatedFolders(std::vector<std::filesystem::path> folders) : folders_(std::move(folders)) {}
+  ~CreatedFolders();
+  CreatedFolders(const CreatedFolders&) = delete;
+  CreatedFolders& operator=(const CreatedFolders&) = delete;
+  void keep();
+
+ private:
+  std::vector<std::filesystem::path> folders_;
+  bool kept_ = false;
+};
 
 class TempFile {
  public:
   // A hidden ".llm2hef-install-<stem>-XXXXXX" in `dir`, with `mode`
-  // (0644: what the host expects of a library, not writable by others).
+  // (0644: what the host expects of a library, not writable by others),
+  // flock()ed while open and registered with the interrupt cleanup.
   TempFile(const std::filesystem::path& dir, const std::string& stem, unsigned mode = 0644);
   ~TempFile();  // removes the temporary name
   TempFile(const TempFile&) = delete;
@@ -30,6 +74,7 @@ class TempFile {
  private:
   std::filesystem::path path_;
   int fd_ = -1;
+  int lock_fd_ = -1;  // flock()ed until the destructor
 };
 
 // fsync of a folder, so that new names in it survive a power cut.
