@@ -206,7 +206,7 @@ TEST(RegistryVerify, SchemaErrorsStopEarly) {
   EXPECT_EQ(names_of(v), "schema!");
   EXPECT_EQ(detail_of(v, "schema"),
             "field 'maintainer': is required; field 'library.file': \"../elsewhere.so\" does not match "
-            "^[A-Za-z0-9_.+-]+\\.so$");
+            "^[A-Za-z0-9_+-][A-Za-z0-9_.+-]*\\.so$");  // no hidden file (issue 30, item 16)
 }
 
 TEST(RegistryVerify, IndexesAndFolders) {
