@@ -247,6 +247,7 @@ def weight_group(onnx_node):
 
 
 # ------------------------------------------------------------------ the graph
+NORM_OPS = ("LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization")
 PASS_THROUGH = ("Reshape", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Flatten")
 
 
@@ -295,13 +296,20 @@ def analyse_graph(model, embeddings_input):
             stream.add(n.output[0])
             add(n.output[0], "residual")
             residual_adds.append(dict(onnx_node=n.name, output=n.output[0]))
+        elif n.op_type in ("Mul", "Div") and n.input[0] in stream and n.input[1] in constants:
+            stream.add(n.output[0])  # a scaled embedding (Granite, Gemma) is still the stream
         elif n.op_type == "Softmax":
             add(n.input[0], "masked_scores")
             softmaxes.append(n.name)
             tensors.pop(n.output[0], None)
             add(n.output[0], "softmax")
-    # Norm outputs: leave a module whose name says norm (names are hierarchical by contract).
+    # Norm outputs: a normalization op's, or what leaves a module whose name says norm (names are
+    # hierarchical by contract: /model/layers.3/input_layernorm/Mul_1).
     for n in g.node:
+        if n.op_type in NORM_OPS:
+            add(n.output[0], "norm")
+            tensors[n.output[0]]["kind"] = "norm"
+            continue
         mod = module_of(n.name)
         if "norm" not in mod.rsplit("/", 1)[-1]:
             continue
@@ -311,8 +319,11 @@ def analyse_graph(model, embeddings_input):
                     tensors[o]["kind"] = "norm"
                 else:
                     add(o, "norm")
+    # The lm_head reads a Slice (the last position) of the final hidden states: record those.
     for c in convs:
-        c["consumer_of"] = c["input"]
+        p = producer.get(c["input"])
+        if p is not None and p.op_type == "Slice" and p.input[0] not in constants and p.input[0] not in tensors:
+            add(p.input[0], "norm")
     # The input of pass-through ops (Slice of the last position) already carries the values.
     for name, t in tensors.items():
         p = producer.get(name)
@@ -324,24 +335,51 @@ def analyse_graph(model, embeddings_input):
     return tensors, convs, residual_adds
 
 
-def lm_head(model, tensors):
-    """(final hidden tensor, [lm_head weight names] in output order) when the
-    logits come from MatMuls on a Slice of one tensor, else None."""
+FIRST_ROW_INPUT = "llm2hef_calibrate_first_row"
+
+
+def all_positions(model):
+    """A copy of the graph whose logits cover every row from a new int64
+    input FIRST_ROW_INPUT on, instead of the last position only: the
+    last-position Slices that feed the lm_head start there. The ops after the
+    lm_head (bias, soft-capping) are position-wise, so they follow. None when
+    the graph has no such Slice."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
     g = model.graph
-    producer = {o: n for n in g.node for o in n.output}
-    weights, hidden = [], None
-    for out in g.output:
-        n = producer.get(out.name)
-        if n is None or n.op_type != "MatMul":
-            return None
-        s = producer.get(n.input[0])
-        if s is None or s.op_type != "Slice":
-            return None
-        if hidden not in (None, s.input[0]):
-            return None
-        hidden = s.input[0]
-        weights.append(n.input[1])
-    return (hidden, weights) if hidden in tensors else None
+    inits = {i.name: i for i in g.initializer}
+    consumers = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    seq = next(d.dim_value for i in g.input for d in i.type.tensor_type.shape.dim[1:2]) if g.input else 0
+
+    def last_position(n):
+        if n.op_type != "Slice" or len(n.input) < 3 or n.input[1] not in inits or n.input[2] not in inits:
+            return False
+        if inits[n.input[1]].data_location == onnx.TensorProto.EXTERNAL:
+            return False
+        starts, ends = numpy_helper.to_array(inits[n.input[1]]), numpy_helper.to_array(inits[n.input[2]])
+        return starts.size == 1 and int(starts[0]) in (seq - 1, -1) and int(ends[0]) >= seq and any(
+            c.op_type == "MatMul" and c.input[0] == n.output[0] and c.input[1] in inits
+            for c in consumers.get(n.output[0], []))
+
+    slices = [n for n in g.node if last_position(n)]
+    if not slices:
+        return None
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    by_name = {n.name: n for n in m.graph.node}
+    for n in slices:
+        by_name[n.name].input[1] = FIRST_ROW_INPUT
+    m.graph.input.append(helper.make_tensor_value_info(FIRST_ROW_INPUT, TensorProto.INT64, [1]))
+    del m.graph.value_info[:]  # the stored shapes say one row; onnxruntime infers the rest
+    for o in m.graph.output:
+        shape = o.type.tensor_type.shape
+        if len(shape.dim) >= 2:
+            shape.dim[-2].ClearField("dim_value")
+            shape.dim[-2].dim_param = "rows"
+    return m
 
 
 def token_axis_of(shape, seq):
@@ -640,7 +678,7 @@ class Proxy:
     def __init__(self, model, tensors, convs, summary, residual_outputs, feed, load_weight, manifest, kinds):
         self.model, self.tensors, self.convs, self.summary = model, tensors, convs, summary
         self.residual_outputs, self.feed, self.load_weight = residual_outputs, feed, load_weight
-        self.head = lm_head(model, tensors)
+        self.per_position = all_positions(model) is not None
         self.quantizable = [n for n, t in tensors.items() if t["pass_through_of"] is None and t["kind"] in kinds]
         self.logit_names = [o["name"] for o in manifest["outputs"]]
         self.seq = manifest["cache_size"]
@@ -688,38 +726,24 @@ class Proxy:
         return act, wbits
 
     def session(self, act=None, wbits=None):
-        """A session for the fp32 graph (act None) or a fake-quantized copy;
-        either way with the final hidden states as an extra output."""
-        if act is None:
-            m, hidden = self.model, self.head[0] if self.head else None
-        else:
-            ranges = {n: (self.summary[n]["lo"], self.summary[n]["hi"], b) for n, b in act.items()}
-            m = fake_quant_model(self.model, ranges)
-            hidden = (self.head[0] + "__fq" if self.head[0] in ranges else self.head[0]) if self.head else None
+        """A session for the fp32 graph (act None) or a fake-quantized copy,
+        with logits at every real position when the graph allows it."""
+        m = self.model
+        if act is not None:
+            m = fake_quant_model(m, {n: (self.summary[n]["lo"], self.summary[n]["hi"], b) for n, b in act.items()})
+        m = all_positions(m) or m
         qweights = {w: quantize_weight(self.weight(w), b) for w, b in (wbits or {}).items()}
-        extra = [hidden] if hidden else []
-        s = session(with_outputs(m, extra).SerializeToString(), HERE, qweights)
-        s._llm2hef_hidden, s._llm2hef_qweights = hidden, qweights
-        return s
+        return session(m.SerializeToString(), HERE, qweights)
 
     def logits(self, sess, tokens):
-        """Logits at every real position: the final hidden states times the
-        lm_head weights as this configuration holds them (checked against the
-        graph's own last-position logits); the last position only when the
-        lm_head is not a MatMul on a Slice of the hidden states."""
+        """[positions, vocab]: every real position, or the last one only when
+        the lm_head does not read a last-position Slice."""
         np = _np()
-        names = self.logit_names + ([sess._llm2hef_hidden] if sess._llm2hef_hidden else [])
-        outs = sess.run(names, self.feeds(tokens))
-        last = np.concatenate([o.reshape(-1) for o in outs[:len(self.logit_names)]])
-        if not self.head:
-            return last[None]
-        h = outs[-1].reshape(self.seq, -1)[self.seq - len(tokens):]
-        w = np.concatenate([sess._llm2hef_qweights.get(n, None) if n in sess._llm2hef_qweights
-                            else self.weight(n) for n in self.head[1]], axis=1)
-        full = h @ w
-        if not np.allclose(full[-1], last, rtol=1e-3, atol=1e-3 * max(1.0, float(np.abs(last).max()))):
-            fail("internal: logits recomputed from the final hidden states differ from the graph's")
-        return full
+        feeds = dict(self.feeds(tokens))
+        if self.per_position:
+            feeds[FIRST_ROW_INPUT] = np.array([self.seq - len(tokens)], np.int64)
+        outs = sess.run(self.logit_names, feeds)
+        return np.concatenate([o.reshape(o.shape[-2] if o.ndim >= 2 else 1, -1) for o in outs], axis=-1)
 
     def judge(self, sess, prompts, references):
         np = _np()
@@ -740,8 +764,7 @@ class Proxy:
         for _ in range(steps):
             if len(tokens) >= self.seq:
                 break
-            logits = np.concatenate([o.reshape(-1) for o in sess.run(self.logit_names, self.feed(tokens))])
-            nxt = int(np.argmax(logits))
+            nxt = int(np.argmax(self.logits(sess, tokens)[-1]))
             out.append(nxt)
             tokens.append(nxt)
             if nxt in self.stop:
@@ -1024,7 +1047,7 @@ def run(args, manifest, model, tensors, convs, residual_adds, groups, calib, hel
             del sess
         doc["simulation"] = dict(
             label=PROXY_LABEL, held_out_prompts=len(held_out), positions=sum(r.shape[0] for r in refs),
-            per_position=proxy.head is not None, greedy_prompt_tokens=len(held_out[0]),
+            per_position=proxy.per_position, greedy_prompt_tokens=len(held_out[0]),
             method=("activations: per-tensor asymmetric QuantizeLinear/DequantizeLinear (uint8/uint16) with the "
                     "calibrated min/max, on the tensors of kinds " + ", ".join(sorted(args.simulate_kinds)) +
                     " (inputs_embeds at 16 bits, as optimize.alls asks for input_layer1); weights: symmetric "
