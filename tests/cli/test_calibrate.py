@@ -122,3 +122,21 @@ def test_existing_outputs_need_force_and_budget_is_honoured(gpt2, tmp_path):
     assert cut["budget"]["spent_bytes"] <= budget and cut["plan_over_budget"]
     assert len(cut["plan"]["lines"]) + len(cut["plan_over_budget"]) == len(full["plan"]["lines"])
     assert "simulation" not in cut
+
+
+def test_calib_text_is_cut_into_cache_windows(gpt2, tmp_path):
+    """--calib-text: tokenized with the export's tokenizer.json and cut into
+    windows of the cache size, as compile.py builds the DFC's set."""
+    text = tmp_path / "corpus.txt"
+    text.write_text("The quick brown fox jumps over the lazy dog. " * 12, encoding="utf-8")
+    held = tmp_path / "held.txt"
+    held.write_text("A different sentence, held out for the proxy.", encoding="utf-8")
+    out = tmp_path / "q.json"
+    llm2hef("calibrate", gpt2, "--calib-text", text, "--eval-text", held, "-o", out, "--greedy-steps", 2,
+            "--sensitivity-prompts", 1)
+    q = json.loads(out.read_text())
+    import tokenizers
+    ids = tokenizers.Tokenizer.from_file(str(gpt2 / "resources" / "tokenizer.json")).encode(
+        text.read_text(encoding="utf-8"), add_special_tokens=False).ids
+    assert q["calibration"]["prompts"] == len(ids) // CACHE and q["calibration"]["tokens"] == len(ids) // CACHE * CACHE
+    assert q["calibration"]["held_out_prompts"] == 1

@@ -614,8 +614,8 @@ def svg_picture(ranges, plan_nodes, residual_outputs, min_levels, n_layers):
             out.append('<circle cx="%.1f" cy="%.1f" r="3.5" stroke="%s" fill="%s"><title>layer %d: %.1f%s</title>'
                        '</circle>' % (xpos(i), ylog(v), c, c if planned else "white", i, v,
                                       ", 16-bit in the plan" if planned else ""))
-        y = height - bottom + 32 + 0 * k
-        x = left + k * 230
+        y = height - bottom + 32
+        x = left + k * 300
         out.append('<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d">%s (filled: 16-bit in the plan)'
                    '</text>' % (x, y, c, x + 8, y + 4, name))
     out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="black"/>'
@@ -865,12 +865,12 @@ def main():
             c["input"] = p.input[0]
     convs = [c for c in convs if c["input"] in tensors]
 
-    # Groups of outputs small enough to fetch at once; each group is one run per prompt.
-    longest = max(len(s) for s in calib)
+    # Groups of outputs small enough to fetch at once (onnxruntime returns every row, padding
+    # included); each group is one run per prompt.
     cap = args.stats_memory_mib * 2 ** 20
     groups, cur, cur_bytes = [], [], 0
     for name, t in tensors.items():
-        b = 4 * int(np.prod(t["shape"])) // seq * longest
+        b = 4 * int(np.prod(t["shape"]))
         if cur and cur_bytes + b > cap:
             groups.append(cur)
             cur, cur_bytes = [], 0
