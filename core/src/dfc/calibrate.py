@@ -685,7 +685,6 @@ class Proxy:
         self.stop = manifest_stop_tokens()
         self.decode = decoder()
         self._feeds = {}
-        self._weights = {}
 
     def feeds(self, tokens):
         """The prompt's inputs, kept while they fit in FEED_CACHE_BYTES (every
@@ -700,9 +699,9 @@ class Proxy:
         return f
 
     def weight(self, name):
-        if name not in self._weights:
-            self._weights[name] = self.load_weight(name)
-        return self._weights[name]
+        # Read again each time (from the page cache): keeping them would hold the model's fp32
+        # weights once more beside the session's.
+        return self.load_weight(name)
 
     def bits(self, plan, weights="plan", only_group=None):
         """Activation bits per quantized tensor and weight bits per weight for
