@@ -9,6 +9,7 @@
 namespace llm2hef::cli {
 
 void add_adapters_command(CommandLine& cli);
+void add_calibrate_command(CommandLine& cli);
 void add_export_command(CommandLine& cli);
 void add_inputs_command(CommandLine& cli);
 void add_lint_command(CommandLine& cli);

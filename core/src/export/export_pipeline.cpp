@@ -8,6 +8,7 @@
 #include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/dfc/calibrate_script.hpp"
 #include "llm2hef/core/dfc/compile_driver.hpp"
 #include "llm2hef/core/dfc/model_scripts.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
@@ -143,6 +144,8 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
       {"compile.py", "DFC driver: parse, HN fixups, resources, calibration, optimize, compile"},
       {kValidateScriptName, "on-device check (Hailo-10H host, HailoRT Python): generation through genai.LLM, "
                             "per-position agreement of the __prefill/__tbt groups with model.onnx in fp32"},
+      {kCalibrateScriptName, "activation ranges, precision plan and a fake-quantization proxy of the DFC, "
+                             "run by `llm2hef calibrate` with onnxruntime (docs/quantization.md)"},
       {"manifest.json", "this file"},
   };
   check_graph_contract(model_path, manifest);
@@ -171,7 +174,8 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   write_text(out.path() / "compile.alls", compile_script(scope));
   write_text(out.path() / "compile.py", compile_driver(manifest));
   write_text(out.path() / kValidateScriptName, validate_script(manifest));
-  for (const char* script : {"compile.py", kValidateScriptName})
+  write_text(out.path() / kCalibrateScriptName, calibrate_script(manifest));
+  for (const char* script : {"compile.py", kValidateScriptName, kCalibrateScriptName})
     fs::permissions(out.path() / script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                     fs::perm_options::add);
   write_text(out.path() / "manifest.json", manifest_text(manifest));

@@ -1,0 +1,209 @@
+// `llm2hef calibrate`: the C++ side checks what it can before any work (the
+// export, the prompts, the outputs, Python and its packages), then runs the
+// export's calibrate.py with python3 and onnxruntime. onnxruntime is not
+// packaged in Debian 12 and its wheel is what users have; the script asks this
+// binary for the runtime-fed inputs of every prompt (`llm2hef inputs`, the
+// same code that builds the DFC's calibration set). docs/quantization.md.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.hpp"
+#include "llm2hef/core/dfc/calibrate_script.hpp"
+#include "llm2hef/core/export/export_manifest.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/sdk/errors.hpp"
+
+extern char** environ;
+
+namespace llm2hef::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* kHelp = R"(Usage: llm2hef calibrate OUT (--calib-tokens FILE | --calib-text FILE) [-o OUT/quantization.json]
+                         [--eval-tokens FILE | --eval-text FILE] [--precision-budget SIZE] [options]
+
+Measures the activations of the exported fp32 graph, fed as the genai runtime
+feeds it, over the calibration prompts (one at a time); plans which layers
+need 16-bit activations or 8-bit weights; and runs a fake-quantization proxy
+of the DFC (the default A8W4 and the plan) on held-out prompts. Writes
+quantization.json (the plan, the ranges, the proxy's figures), a report
+(-report.md) and a picture (.svg) beside it. The proxy is not the DFC: only
+the DFC's own emulator and the chip can confirm its figures.
+
+Runs OUT/calibrate.py with python3 and the packages numpy, onnx and
+onnxruntime (pip install numpy onnx onnxruntime; tokenizers too for text).
+
+  --calib-tokens FILE   a JSON list of token-id lists (one prompt each)
+  --calib-text FILE     text, tokenized with OUT/resources/tokenizer.json and
+                        cut into windows of the cache size (as compile.py does)
+  --eval-tokens FILE    held-out prompts for the proxy (never calibrated on);
+  --eval-text FILE      without them the last quarter of the calibration
+                        prompts is held out
+  -o, --output FILE     default OUT/quantization.json
+  --calib-size N        at most N calibration prompts
+  --precision-budget S  most bytes the plan may add (512MiB, 1GB, ...): lines
+                        beyond it are listed as left out
+  --min-levels X        steps an 8-bit grid must give the 99.9th percentile
+                        of |x| (default 32)
+  --max-weight-drop X   fall of the proxy's mean logits cosine one group of
+                        4-bit weights may cause (default 0.01)
+  --no-simulate         ranges and the activation plan only
+  --greedy-steps N      length of the greedy continuations (default 16)
+  --sensitivity-prompts N  calibration prompts the weight sensitivity runs on
+                        (default 2)
+  --python PATH         the interpreter (default $LLM2HEF_PYTHON or python3)
+  --force               replace existing outputs
+)";
+
+struct Options {
+  std::string export_dir, calib_tokens, calib_text, eval_tokens, eval_text, output, budget, python;
+  int calib_size = 0, greedy_steps = 16, sensitivity_prompts = 2;
+  double min_levels = 32, max_weight_drop = 0.01;
+  bool no_simulate = false, force = false;
+};
+
+// Runs argv, inheriting stdout and stderr; returns the exit status, or -1
+// when the program could not be started (errno kept in `error`).
+int run_program(const std::vector<std::string>& argv, int& error) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  error = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (error != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw InternalError(std::string("waitpid: ") + std::strerror(errno));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::string python_of(const Options& o) {
+  if (!o.python.empty()) return o.python;
+  if (const char* env = std::getenv("LLM2HEF_PYTHON"); env && *env) return env;
+  return "python3";
+}
+
+// python3 and its packages, checked before anything runs, with the command that installs them.
+void check_python(const std::string& python, bool needs_tokenizers) {
+  std::string modules = "numpy, onnx, onnxruntime";
+  if (needs_tokenizers) modules += ", tokenizers";
+  const std::string pip = needs_tokenizers ? "pip install numpy onnx onnxruntime tokenizers"
+                                           : "pip install numpy onnx onnxruntime";
+  int error = 0;
+  const int status = run_program({python, "-c",
+                                  "import importlib.util, sys\n"
+                                  "missing = [m for m in sys.argv[1].split(',') if importlib.util.find_spec(m.strip()) is None]\n"
+                                  "sys.exit('missing Python package(s): ' + ', '.join(m.strip() for m in missing) if missing else 0)\n",
+                                  modules},
+                                 error);
+  if (status == -1)
+    throw Unsupported("cannot run '" + python + "' (" + std::strerror(error) +
+                      "): calibrate runs the export's calibrate.py with Python 3 and onnxruntime (not packaged in "
+                      "Debian 12: `" + pip + "`, in a virtual environment if you like); pass --python PATH or set "
+                      "LLM2HEF_PYTHON");
+  if (status != 0)
+    throw Unsupported("'" + python + "' lacks " + modules + " (its message is above): `" + python + " -m " + pip +
+                      "`, or pass --python PATH to an interpreter that has them");
+}
+
+fs::path self_executable() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw InternalError("cannot find this program's path (/proc/self/exe): " + ec.message());
+  return p;
+}
+
+void check_readable(const std::string& path, const char* option) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UsageError(std::string(option) + " " + path + ": no such file");
+  core::RegularFile probe(path);  // throws naming the file when it cannot be opened
+}
+}  // namespace
+
+void add_calibrate_command(CommandLine& cli) {
+  auto o = std::make_shared<Options>();
+  CLI::App* app = cli.add_command(cli.root(), "calibrate", kHelp, [o](Invocation& inv) {
+    const fs::path dir(o->export_dir);
+    const core::ExportManifest manifest = core::read_manifest(dir / "manifest.json");
+    const fs::path script = dir / core::kCalibrateScriptName;
+    if (!fs::is_regular_file(script))
+      throw BadInput(script.string() + ": missing; this export was written by an llm2hef without `calibrate`: "
+                     "re-run `llm2hef export`");
+    if (!inv.command().count("--calib-tokens") && !inv.command().count("--calib-text"))
+      throw UsageError("calibrate needs calibration prompts: --calib-tokens FILE (a JSON list of token-id lists) or "
+                       "--calib-text FILE");
+    for (const auto& [path, option] : {std::pair{o->calib_tokens, "--calib-tokens"}, {o->calib_text, "--calib-text"},
+                                       {o->eval_tokens, "--eval-tokens"}, {o->eval_text, "--eval-text"}})
+      if (!path.empty()) check_readable(path, option);
+    std::size_t calib_prompts = 0;
+    if (!o->calib_tokens.empty()) calib_prompts = core::check_token_sequences(o->calib_tokens, manifest.dims.vocab);
+    if (!o->eval_tokens.empty()) core::check_token_sequences(o->eval_tokens, manifest.dims.vocab);
+    const bool held_out = !o->eval_tokens.empty() || !o->eval_text.empty();
+    if (!o->no_simulate && !held_out && !o->calib_tokens.empty() && calib_prompts < 2)
+      throw UsageError("the proxy needs held-out prompts: --eval-tokens/--eval-text, two or more calibration "
+                       "prompts (the last quarter is held out), or --no-simulate");
+    std::string budget;
+    if (!o->budget.empty()) budget = std::to_string(core::parse_byte_size(o->budget, "--precision-budget"));
+    const fs::path output = o->output.empty() ? dir / "quantization.json" : fs::path(o->output);
+    fs::path stem = output;
+    stem.replace_extension();
+    for (const fs::path& p : {output, fs::path(stem.string() + "-report.md"), fs::path(stem.string() + ".svg")})
+      core::check_file_output(p, o->force);
+    std::error_code ec;
+    if (!fs::is_directory(output.parent_path().empty() ? fs::path(".") : output.parent_path(), ec))
+      throw UsageError("-o " + output.string() + ": its folder does not exist");
+
+    const std::string python = python_of(*o);
+    check_python(python, !o->calib_text.empty() || !o->eval_text.empty());
+    std::vector<std::string> argv{python, script.string(), "--llm2hef", self_executable().string(), "-o",
+                                  fs::absolute(output).string()};
+    auto add = [&](const char* flag, const std::string& value) {
+      if (!value.empty()) argv.insert(argv.end(), {flag, value});
+    };
+    add("--calib-tokens", o->calib_tokens);
+    add("--calib-text", o->calib_text);
+    add("--eval-tokens", o->eval_tokens);
+    add("--eval-text", o->eval_text);
+    add("--precision-budget", budget);
+    if (o->calib_size > 0) add("--calib-size", std::to_string(o->calib_size));
+    add("--min-levels", std::to_string(o->min_levels));
+    add("--max-weight-drop", std::to_string(o->max_weight_drop));
+    add("--greedy-steps", std::to_string(o->greedy_steps));
+    add("--sensitivity-prompts", std::to_string(o->sensitivity_prompts));
+    if (o->no_simulate) argv.push_back("--no-simulate");
+    std::cout.flush();
+    int error = 0;
+    const int status = run_program(argv, error);
+    if (status == -1) throw Unsupported("cannot run '" + python + "': " + std::strerror(error));
+    if (status != 0)
+      throw Error(ExitCode::failure, script.string() + " failed with status " + std::to_string(status) +
+                                         " (its message is above)");
+    return 0;
+  });
+  app->add_option("OUT", o->export_dir)->required();
+  CLI::Option* ct = app->add_option("--calib-tokens", o->calib_tokens);
+  ct->excludes(app->add_option("--calib-text", o->calib_text));
+  CLI::Option* et = app->add_option("--eval-tokens", o->eval_tokens);
+  et->excludes(app->add_option("--eval-text", o->eval_text));
+  app->add_option("-o,--output", o->output);
+  app->add_option("--calib-size", o->calib_size)->check(CLI::PositiveNumber);
+  app->add_option("--precision-budget", o->budget);
+  app->add_option("--min-levels", o->min_levels)->check(CLI::PositiveNumber);
+  app->add_option("--max-weight-drop", o->max_weight_drop)->check(CLI::NonNegativeNumber);
+  app->add_option("--greedy-steps", o->greedy_steps)->check(CLI::PositiveNumber);
+  app->add_option("--sensitivity-prompts", o->sensitivity_prompts)->check(CLI::PositiveNumber);
+  app->add_option("--python", o->python);
+  app->add_flag("--no-simulate", o->no_simulate);
+  app->add_flag("--force", o->force);
+}
+
+}  // namespace llm2hef::cli

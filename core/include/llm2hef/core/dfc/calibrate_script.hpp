@@ -1,0 +1,35 @@
+// calibrate.py: activation ranges, the precision plan and the fake-quantization
+// proxy of the DFC, run by `llm2hef calibrate` under onnxruntime
+// (docs/quantization.md). Its source is core/src/dfc/calibrate.py, compiled
+// in; like compile.py it reads manifest.json and the files beside it.
+#pragma once
+
+#include <string>
+
+#include "llm2hef/core/export/export_manifest.hpp"
+
+namespace llm2hef::core {
+
+inline constexpr const char* kCalibrateScriptName = "calibrate.py";
+
+std::string calibrate_script(const ExportManifest& manifest);
+
+}  // namespace llm2hef::core
+
+#include <cstdint>
+#include <filesystem>
+
+namespace llm2hef::core {
+
+// A byte count as users write it: "1500000", "512MiB", "1.5GB", "64 KiB"
+// (SI units are powers of 1000, IEC ones of 1024). Throws UsageError naming
+// `option` on anything else, a negative value or more than 2^62 bytes.
+int64_t parse_byte_size(const std::string& text, const std::string& option);
+
+// A --calib-tokens / --eval-tokens file: a JSON list of non-empty-or-empty
+// lists of token ids, each in [0, vocab). Returns how many sequences hold at
+// least one token. Throws BadInput naming the file and the first bad entry
+// (its sequence and position).
+std::size_t check_token_sequences(const std::filesystem::path& path, int64_t vocab);
+
+}  // namespace llm2hef::core

@@ -1,0 +1,1062 @@
+"""Activation ranges, a precision plan and a fake-quantization proxy for the
+exported graph (docs/quantization.md). `llm2hef calibrate OUT ...` runs this
+script; it is written into every export as calibrate.py and reads
+manifest.json and the files beside it.
+
+    python3 calibrate.py --calib-tokens calib.json [--eval-tokens held_out.json] [-o quantization.json]
+
+1. Ranges. The fp32 graph runs under onnxruntime, fed per prompt exactly what
+   the genai runtime feeds (`llm2hef inputs`), one prompt at a time. For every
+   activation tensor (each MatMul input, residual Add output, norm output,
+   attention scores and softmax) it keeps min, max, a log-spaced histogram of
+   |x| (for the 99.9th percentile) and where the extremes sit (prompt, token,
+   channel). Only the prompt's real rows count: padding rows are inert.
+2. Plan. A tensor an 8-bit per-tensor grid cannot carry (its 99.9th
+   percentile spans fewer than --min-levels steps of the grid) gets a 16-bit
+   activation mode on the layers that consume it; a weight whose 4-bit
+   rounding moves the layer's output by more than --max-weight-error (an
+   estimate from the calibrated input energy per channel) gets 8 bits.
+   --precision-budget bounds the extra bytes.
+3. Proxy. The same graph with fake quantization (onnxruntime's
+   QuantizeLinear/DequantizeLinear, per-tensor activations with the
+   calibrated ranges; weights rounded per output channel) for the default
+   A8W4 and for the plan, on held-out prompts: logits cosine and top-1 against
+   fp32 at every real position, and a greedy continuation side by side. It is
+   a proxy of the DFC's quantizer, not a prediction of the chip.
+
+Outputs: quantization.json, quantization-report.md, quantization.svg.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+PIP_HINT = "pip install numpy onnx onnxruntime"
+PROXY_LABEL = ("proxy of the DFC (fake quantization under onnxruntime), not a prediction of what the DFC "
+               "or the chip will do")
+DEVICE_BYTES = 8 * 10 ** 9  # the Hailo-10H's 8 GB of memory
+# The DFC's precision modes (hailo-contract.md section 7 and docs/quantization.md for the sources).
+DEFAULT_MODE = "a8_w4"
+SIMULATED_KINDS = ("embeddings", "conv_input", "norm", "residual")
+DEFAULT_MIN_LEVELS = 32.0
+FEED_CACHE_BYTES = 512 * 2 ** 20
+DEFAULT_MAX_WEIGHT_DROP = 0.01
+
+# ------------------------------------------------------------------ range statistics
+# |x| histogram: log2 bins from 2^-40 to 2^40, 32 per octave (bin width 2.2 %).
+# Bin 0 holds zeros and values below 2^-40; the last bin values above 2^40.
+LOG2_LOW, LOG2_HIGH, BINS_PER_OCTAVE = -40, 40, 32
+N_BINS = (LOG2_HIGH - LOG2_LOW) * BINS_PER_OCTAVE + 2
+BIN_RATIO = 2.0 ** (1.0 / BINS_PER_OCTAVE)
+
+
+def _np():
+    import numpy as np
+    return np
+
+
+class RangeStats:
+    """Streaming statistics of one activation tensor over many prompts.
+
+    update() takes the tensor restricted to a prompt's real tokens, with the
+    token axis named; nothing of the values is kept but min, max, the |x|
+    histogram, per-channel maxima and energy, and where the extremes were."""
+
+    def __init__(self, channels=None):
+        np = _np()
+        self.count = 0
+        self.min = math.inf
+        self.max = -math.inf
+        self.hist = np.zeros(N_BINS, np.int64)
+        self.min_at = None
+        self.max_at = None
+        self.channel_max_abs = np.zeros(channels, np.float64) if channels else None
+        self.channel_sum_sq = np.zeros(channels, np.float64) if channels else None
+        self.channel_rows = 0
+
+    def update(self, x, token_axis, where=None):
+        """x: float array; token_axis: its token axis; where: dict added to the
+        location of a new extreme (e.g. the prompt index and token ids)."""
+        np = _np()
+        if x.size == 0:
+            return
+        flat = x.reshape(-1)
+        lo_i, hi_i = int(np.argmin(flat)), int(np.argmax(flat))
+        lo, hi = float(flat[lo_i]), float(flat[hi_i])
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError("non-finite activation values")
+        if lo < self.min:
+            self.min, self.min_at = lo, _location(x.shape, lo_i, token_axis, where)
+        if hi > self.max:
+            self.max, self.max_at = hi, _location(x.shape, hi_i, token_axis, where)
+        self.hist += np.bincount(_bins(np.abs(flat)), minlength=N_BINS)
+        self.count += flat.size
+        if self.channel_max_abs is not None:
+            rows = np.abs(x.reshape(-1, x.shape[-1])).astype(np.float64)
+            self.channel_max_abs = np.maximum(self.channel_max_abs, rows.max(axis=0))
+            self.channel_sum_sq += (rows * rows).sum(axis=0)
+            self.channel_rows += rows.shape[0]
+
+    def max_abs(self):
+        return max(abs(self.min), abs(self.max)) if self.count else 0.0
+
+    def percentile_abs(self, q):
+        """The q-th percentile of |x| (0 < q <= 100), to one histogram bin: the
+        upper edge of the bin holding it (never below the true value)."""
+        if not self.count:
+            return 0.0
+        np = _np()
+        rank = math.ceil(q / 100.0 * self.count)
+        b = int(np.searchsorted(np.cumsum(self.hist), rank))
+        if b == 0:
+            return 2.0 ** LOG2_LOW
+        return min(2.0 ** (LOG2_LOW + b / BINS_PER_OCTAVE), self.max_abs())
+
+    def channel_mean_sq(self):
+        return self.channel_sum_sq / max(self.channel_rows, 1)
+
+
+def _bins(a):
+    np = _np()
+    out = np.zeros(a.shape, np.int64)
+    nz = a >= 2.0 ** LOG2_LOW
+    # bin b >= 1 holds (2^(LOW+(b-1)/k), 2^(LOW+b/k)]
+    out[nz] = np.clip(np.ceil((np.log2(a[nz].astype(np.float64)) - LOG2_LOW) * BINS_PER_OCTAVE), 1, N_BINS - 1)
+    return out
+
+
+def _location(shape, flat_index, token_axis, where):
+    np = _np()
+    idx = np.unravel_index(flat_index, shape)
+    loc = dict(where or {})
+    loc["token"] = int(idx[token_axis])
+    loc["channel"] = [int(i) for a, i in enumerate(idx) if a != token_axis and shape[a] > 1]
+    ids = loc.pop("token_ids", None)
+    if ids is not None:
+        loc["token_id"] = int(ids[loc["token"]])
+    return loc
+
+
+# ------------------------------------------------------------------ the plan rule
+def grid_levels(lo, hi, p999, bits):
+    """How many steps of a per-tensor grid over [min(lo,0), max(hi,0)] with
+    2^bits levels the 99.9th percentile of |x| spans: the resolution left to
+    ordinary values once the extremes fix the range."""
+    span = max(hi, 0.0) - min(lo, 0.0)
+    if span <= 0.0:
+        return math.inf
+    return p999 / (span / (2 ** bits - 1))
+
+
+def activation_bits_needed(lo, hi, p999, min_levels):
+    """8 when the 8-bit grid leaves the 99.9th percentile at least min_levels
+    steps, else 16 (the widest activation mode the DFC documents)."""
+    return 8 if grid_levels(lo, hi, p999, 8) >= min_levels else 16
+
+
+def quantize_weight(w, bits):
+    """Symmetric round-to-nearest per output channel (the last axis of an ONNX
+    MatMul weight [in, out]): what the proxy does for a w4/w8 layer."""
+    np = _np()
+    q = 2 ** (bits - 1) - 1
+    scale = np.abs(w).max(axis=0, keepdims=True) / q
+    scale = np.where(scale > 0, scale, 1.0)
+    return (np.clip(np.round(w / scale), -q - 1, q) * scale).astype(np.float32)
+
+
+def weight_output_error(w, input_mean_sq, bits):
+    """Relative RMS change of the layer's output when its weight is rounded to
+    `bits`, estimated from the calibrated mean square of each input channel
+    (channels taken as uncorrelated): sqrt(sum_i E[x_i^2] |dW_i|^2 / sum_i E[x_i^2] |W_i|^2)."""
+    np = _np()
+    d = w.astype(np.float64) - quantize_weight(w, bits)
+    m = np.asarray(input_mean_sq, np.float64)
+    num = float((m * (d * d).sum(axis=1)).sum())
+    den = float((m * (w.astype(np.float64) ** 2).sum(axis=1)).sum())
+    return math.sqrt(num / den) if den > 0 else 0.0
+
+
+def make_plan(tensors, convs, residual_adds, min_levels, weight_drops, max_weight_drop, budget_bytes=None):
+    """The precision plan.
+
+    tensors: {name: {"lo", "hi", "p999", "elements"}} for every activation tensor;
+    convs: [{"onnx_node", "input", "compressible", "weight_elements", "group"}];
+    residual_adds: [{"onnx_node", "output"}];
+    weight_drops: {group: how much the proxy's mean logits cosine falls when
+    that group alone has 4-bit weights} (groups not measured are left at 4 bits).
+    Returns (lines, dropped, spent): each line {"onnx_node", "op_type",
+    "precision_mode", "reason", "extra_bytes", "severity"}, most severe first;
+    the lines the budget left out; the bytes the kept lines add."""
+    wide = {}
+    for name, t in tensors.items():
+        if activation_bits_needed(t["lo"], t["hi"], t["p999"], min_levels) == 16:
+            wide[name] = grid_levels(t["lo"], t["hi"], t["p999"], 8)
+    candidates = []
+    for c in convs:
+        a16 = c["input"] in wide
+        drop = weight_drops.get(c.get("group"))
+        w8 = c["compressible"] and drop is not None and drop > max_weight_drop
+        if not (a16 or w8):
+            continue
+        reasons, extra, severity = [], 0, 0.0
+        if a16:
+            lv = wide[c["input"]]
+            reasons.append("input %s: an 8-bit grid leaves its 99.9th percentile %.2f step(s) (< %g)"
+                           % (c["input"], lv, min_levels))
+            extra += tensors[c["input"]]["elements"]  # one more byte per activation value
+            severity = max(severity, min_levels / max(lv, 1e-12))
+        if w8:
+            reasons.append("4-bit weights of %s lower the proxy's mean logits cosine by %.4f (> %g)"
+                           % (c["group"], drop, max_weight_drop))
+            extra += c["weight_elements"] // 2  # 8 instead of 4 bits per weight
+            severity = max(severity, drop / max(max_weight_drop, 1e-12))
+        bits_w = 8 if (w8 or not c["compressible"]) else 4
+        candidates.append(dict(onnx_node=c["onnx_node"], op_type="MatMul",
+                               precision_mode="a%d_w%d" % (16 if a16 else 8, bits_w),
+                               reason="; ".join(reasons), extra_bytes=int(extra), severity=severity))
+    for a in residual_adds:
+        if a["output"] in wide:
+            lv = wide[a["output"]]
+            candidates.append(dict(onnx_node=a["onnx_node"], op_type="Add", precision_mode="a16_w16",
+                                   reason="residual stream %s: an 8-bit grid leaves its 99.9th percentile %.2f "
+                                          "step(s) (< %g)" % (a["output"], lv, min_levels),
+                                   extra_bytes=int(tensors[a["output"]]["elements"]),
+                                   severity=min_levels / max(lv, 1e-12)))
+    candidates.sort(key=lambda x: (-x["severity"], x["onnx_node"]))
+    lines, dropped, spent = [], [], 0
+    for c in candidates:
+        if budget_bytes is not None and spent + c["extra_bytes"] > budget_bytes:
+            dropped.append(c)
+            continue
+        spent += c["extra_bytes"]
+        lines.append(c)
+    return lines, dropped, spent
+
+
+def weight_group(onnx_node):
+    """Layers of one role across the decoder (q_proj of every layer, ...): the
+    unit the proxy measures 4-bit sensitivity on."""
+    return re.sub(r"layers\.\d+", "layers.*", onnx_node)
+
+
+# ------------------------------------------------------------------ the graph
+NORM_OPS = ("LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization")
+PASS_THROUGH = ("Reshape", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Flatten")
+
+
+def module_of(node_name):
+    return node_name.rsplit("/", 1)[0]
+
+
+def layer_of(name):
+    m = re.search(r"layers\.(\d+)", name)
+    return int(m.group(1)) if m else None
+
+
+def analyse_graph(model, embeddings_input):
+    """Which tensors to record, what each is, and the layers that consume it."""
+    g = model.graph
+    constants = {i.name for i in g.initializer}
+    constants |= {o for n in g.node if n.op_type == "Constant" for o in n.output}
+    producer = {o: n for n in g.node for o in n.output}
+    consumers = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    tensors = {}
+
+    def add(name, kind):
+        if name in constants or not name:
+            return
+        if name not in tensors:
+            p = producer.get(name)
+            tensors[name] = dict(name=name, kind=kind, producer=p.name if p else None,
+                                 producer_op=p.op_type if p else "input", layer=layer_of(p.name if p else name))
+
+    convs, stream, residual_adds, softmaxes = [], {embeddings_input}, [], []
+    for n in g.node:
+        if n.op_type == "MatMul":
+            a, b = n.input[0], n.input[1]
+            if b in constants and a not in constants:
+                add(a, "conv_input")
+                convs.append(dict(onnx_node=n.name, input=a, output=n.output[0], weight=b))
+            elif a not in constants and b not in constants:
+                add(a, "attention")
+                add(b, "attention")
+                if any(c.op_type in ("Div", "Mul", "Add", "Softmax") for c in consumers.get(n.output[0], [])):
+                    add(n.output[0], "scores")
+        elif n.op_type == "Add" and all(i not in constants for i in n.input) and any(i in stream for i in n.input):
+            stream.add(n.output[0])
+            add(n.output[0], "residual")
+            residual_adds.append(dict(onnx_node=n.name, output=n.output[0]))
+        elif n.op_type in ("Mul", "Div") and n.input[0] in stream and n.input[1] in constants:
+            stream.add(n.output[0])  # a scaled embedding (Granite, Gemma) is still the stream
+        elif n.op_type == "Softmax":
+            add(n.input[0], "masked_scores")
+            softmaxes.append(n.name)
+            tensors.pop(n.output[0], None)
+            add(n.output[0], "softmax")
+    # Norm outputs: a normalization op's, or what leaves a module whose name says norm (names are
+    # hierarchical by contract: /model/layers.3/input_layernorm/Mul_1).
+    for n in g.node:
+        if n.op_type in NORM_OPS:
+            add(n.output[0], "norm")
+            tensors[n.output[0]]["kind"] = "norm"
+            continue
+        mod = module_of(n.name)
+        if "norm" not in mod.rsplit("/", 1)[-1]:
+            continue
+        for o in n.output:
+            if any(module_of(c.name) != mod for c in consumers.get(o, [])):
+                if o in tensors:
+                    tensors[o]["kind"] = "norm"
+                else:
+                    add(o, "norm")
+    # The lm_head reads a Slice (the last position) of the final hidden states: record those.
+    for c in convs:
+        p = producer.get(c["input"])
+        if p is not None and p.op_type == "Slice" and p.input[0] not in constants and p.input[0] not in tensors:
+            add(p.input[0], "norm")
+    # The input of pass-through ops (Slice of the last position) already carries the values.
+    for name, t in tensors.items():
+        p = producer.get(name)
+        t["pass_through_of"] = p.input[0] if (p is not None and p.op_type in PASS_THROUGH and
+                                               p.input[0] in tensors) else None
+        t["consumers"] = [c.name for c in consumers.get(name, [])]
+    if embeddings_input in tensors:
+        tensors[embeddings_input]["kind"] = "embeddings"
+    return tensors, convs, residual_adds
+
+
+FIRST_ROW_INPUT = "llm2hef_calibrate_first_row"
+
+
+def all_positions(model):
+    """A copy of the graph whose logits cover every row from a new int64
+    input FIRST_ROW_INPUT on, instead of the last position only: the
+    last-position Slices that feed the lm_head start there. The ops after the
+    lm_head (bias, soft-capping) are position-wise, so they follow. None when
+    the graph has no such Slice."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    g = model.graph
+    inits = {i.name: i for i in g.initializer}
+    consumers = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    seq = next(d.dim_value for i in g.input for d in i.type.tensor_type.shape.dim[1:2]) if g.input else 0
+
+    def last_position(n):
+        if n.op_type != "Slice" or len(n.input) < 3 or n.input[1] not in inits or n.input[2] not in inits:
+            return False
+        if inits[n.input[1]].data_location == onnx.TensorProto.EXTERNAL:
+            return False
+        starts, ends = numpy_helper.to_array(inits[n.input[1]]), numpy_helper.to_array(inits[n.input[2]])
+        return starts.size == 1 and int(starts[0]) in (seq - 1, -1) and int(ends[0]) >= seq and any(
+            c.op_type == "MatMul" and c.input[0] == n.output[0] and c.input[1] in inits
+            for c in consumers.get(n.output[0], []))
+
+    slices = [n for n in g.node if last_position(n)]
+    if not slices:
+        return None
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    by_name = {n.name: n for n in m.graph.node}
+    for n in slices:
+        by_name[n.name].input[1] = FIRST_ROW_INPUT
+    m.graph.input.append(helper.make_tensor_value_info(FIRST_ROW_INPUT, TensorProto.INT64, [1]))
+    del m.graph.value_info[:]  # the stored shapes say one row; onnxruntime infers the rest
+    for o in m.graph.output:
+        shape = o.type.tensor_type.shape
+        if len(shape.dim) >= 2:
+            shape.dim[-2].ClearField("dim_value")
+            shape.dim[-2].dim_param = "rows"
+    return m
+
+
+def token_axis_of(shape, seq):
+    for a in range(len(shape) - 2, -1, -1):
+        if shape[a] == seq:
+            return a
+    return len(shape) - 1 if shape and shape[-1] == seq else None
+
+
+# ------------------------------------------------------------------ running
+class Feeder:
+    """Runtime-equivalent inputs for a prompt, from `llm2hef inputs` (the C++
+    code that builds the DFC's calibration set too)."""
+
+    def __init__(self, exe, export_dir, input_names, workdir):
+        self.exe, self.export_dir, self.input_names = exe, export_dir, input_names
+        self.workdir, self.calls = workdir, 0
+
+    def __call__(self, tokens):
+        np = _np()
+        self.calls += 1
+        path = os.path.join(self.workdir, "inputs%d.npz" % self.calls)
+        r = subprocess.run([self.exe, "inputs", self.export_dir, "--tokens", ",".join(map(str, tokens)), "-o", path],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            fail("`llm2hef inputs` failed (status %d): %s" % (r.returncode, r.stderr.strip()[-2000:]))
+        with np.load(path) as z:
+            feeds = {k: z[k] for k in self.input_names}
+        os.remove(path)
+        return feeds
+
+
+def session(model_bytes, export_dir, initializers=None):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    # The copy of the graph is handed over in memory; its weights stay in OUT/model.onnx.data.
+    so.add_session_config_entry("session.model_external_initializers_file_folder_path", export_dir)
+    keep = []
+    for name, arr in (initializers or {}).items():
+        v = ort.OrtValue.ortvalue_from_numpy(arr)
+        keep.append(v)
+        so.add_initializer(name, v)
+    s = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+    s._llm2hef_keep = keep  # the OrtValues must outlive the session
+    return s
+
+
+def with_outputs(model, names):
+    import onnx
+    from onnx import TensorProto, helper
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    have = {o.name for o in m.graph.output}
+    for n in names:
+        if n not in have:
+            m.graph.output.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, None))
+    return m
+
+
+def shapes_of(model):
+    import onnx
+    inferred = onnx.shape_inference.infer_shapes(model)
+    out = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+        if dims and all(d is not None for d in dims):
+            out[vi.name] = dims
+    return out
+
+
+def fail(msg):
+    sys.exit("calibrate.py: " + msg)
+
+
+def say(msg):
+    print("calibrate.py: " + msg, flush=True)
+
+
+# ------------------------------------------------------------------ inputs
+def read_sequences(tokens_path, text_path, what, seq, vocab):
+    """Token-id lists from a JSON list of lists, or a text file tokenized with
+    resources/tokenizer.json and cut into windows of the cache size (as
+    compile.py builds the DFC's calibration set)."""
+    if tokens_path:
+        try:
+            seqs = json.load(open(tokens_path, encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            fail("%s %s: not readable JSON (%s)" % (what, tokens_path, e))
+        if not isinstance(seqs, list) or not all(isinstance(s, list) for s in seqs):
+            fail("%s %s: expected a JSON list of token-id lists" % (what, tokens_path))
+        for i, s in enumerate(seqs):
+            for t in s:
+                if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < vocab:
+                    fail("%s %s: sequence %d holds %r, not a token id in [0, %d)" % (what, tokens_path, i, t, vocab))
+    else:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            fail("%s needs the 'tokenizers' package (pip install tokenizers), or give token ids" % what)
+        tok = Tokenizer.from_file(os.path.join(HERE, "resources", "tokenizer.json"))
+        try:
+            ids = tok.encode(open(text_path, encoding="utf-8").read(), add_special_tokens=False).ids
+        except (OSError, UnicodeDecodeError) as e:
+            fail("%s %s: not readable UTF-8 text (%s)" % (what, text_path, e))
+        seqs = [ids[i:i + seq] for i in range(0, max(len(ids) - seq + 1, 1), seq)]
+    seqs = [s[:seq] for s in seqs if len(s) > 0]
+    if not seqs:
+        fail("%s %s: no token sequences" % (what, tokens_path or text_path))
+    return seqs
+
+
+def decoder():
+    try:
+        from tokenizers import Tokenizer
+        tok = Tokenizer.from_file(os.path.join(HERE, "resources", "tokenizer.json"))
+        return lambda ids: tok.decode(list(ids), skip_special_tokens=False)
+    except Exception:  # no tokenizers package, or a tokenizer it cannot read: ids only
+        return None
+
+
+# ------------------------------------------------------------------ the proxy
+def fake_quant_model(model, quantized):
+    """A copy of the graph where each tensor in `quantized` ({name: (lo, hi, bits)})
+    goes through QuantizeLinear/DequantizeLinear (per tensor, asymmetric, zero
+    exactly representable) before any consumer sees it."""
+    import onnx
+    from onnx import TensorProto, helper
+    np = _np()
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    renames = {}
+    new_nodes, inits = [], []
+    for i, (name, (lo, hi, bits)) in enumerate(sorted(quantized.items())):
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+        levels = 2 ** bits - 1
+        scale = (hi - lo) / levels if hi > lo else 1.0
+        zp = int(np.clip(round(-lo / scale), 0, levels))
+        dtype = TensorProto.UINT8 if bits == 8 else TensorProto.UINT16
+        s_name, z_name, q_name, d_name = ("fq%d_scale" % i, "fq%d_zp" % i, "fq%d_q" % i, name + "__fq")
+        inits += [helper.make_tensor(s_name, TensorProto.FLOAT, [], [scale]),
+                  helper.make_tensor(z_name, dtype, [], [zp])]
+        new_nodes.append((name, [helper.make_node("QuantizeLinear", [name, s_name, z_name], [q_name],
+                                                  name="fq%d/Quantize" % i, domain="com.microsoft"),
+                                 helper.make_node("DequantizeLinear", [q_name, s_name, z_name], [d_name],
+                                                  name="fq%d/Dequantize" % i, domain="com.microsoft")]))
+        renames[name] = d_name
+    graph_inputs = {i.name for i in g.input}
+    for n in g.node:
+        for k, inp in enumerate(n.input):
+            if inp in renames:
+                n.input[k] = renames[inp]
+    inserted = {}
+    for name, nodes in new_nodes:
+        inserted[name] = nodes
+    ordered = [nd for name, nodes in new_nodes if name in graph_inputs for nd in nodes]
+    for n in g.node:
+        ordered.append(n)
+        for o in n.output:
+            ordered.extend(inserted.get(o, []))
+    del g.node[:]
+    g.node.extend(ordered)
+    g.initializer.extend(inits)
+    if not any(op.domain == "com.microsoft" for op in m.opset_import):
+        m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return m
+
+
+def cosine(a, b):
+    np = _np()
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    d = np.linalg.norm(a) * np.linalg.norm(b)
+    return float(a @ b / d) if d > 0 else 0.0
+
+
+# ------------------------------------------------------------------ report
+def write_atomic(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def svg_picture(ranges, plan_nodes, residual_outputs, min_levels, n_layers):
+    """Per layer, max|x| / p99.9 of the residual stream and of each layer's
+    worst conv input (log scale), against the widest ratio 8 bits resolve at
+    --min-levels and the widest 16 bits resolve: the default A8W4 carries what
+    lies under the 8-bit line; the plan lifts the filled marks to 16 bits."""
+    width, height, left, right, top, bottom = 760, 380, 70, 190, 40, 50
+    lim8, lim16 = 255.0 / min_levels, 65535.0 / min_levels
+    series = {"residual stream": {}, "conv inputs (worst)": {}}
+    for r in ranges:
+        if r["layer"] is None or r["p999_abs"] <= 0:
+            continue
+        ratio = r["max_abs"] / r["p999_abs"]
+        key = "residual stream" if r["kind"] == "residual" else (
+            "conv inputs (worst)" if r["kind"] in ("conv_input", "norm") and r["consumer_convs"] else None)
+        if key is None:
+            continue
+        planned = residual_outputs.get(r["tensor"]) in plan_nodes or any(
+            c in plan_nodes for c in r["consumer_convs"])
+        old = series[key].get(r["layer"])
+        if old is None or ratio > old[0]:
+            series[key][r["layer"]] = (ratio, planned)
+    ymax = max([lim16 * 2] + [v[0] for s in series.values() for v in s.values()])
+    ylog = lambda v: top + (height - top - bottom) * (1 - math.log10(max(v, 1.0)) / math.log10(ymax))  # noqa: E731
+    xpos = lambda i: left + (width - left - right) * (i + 0.5) / max(n_layers, 1)  # noqa: E731
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
+           % (width, height),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="%d" y="20" font-size="13">max|x| / 99.9th percentile of |x| per layer (log scale); '
+           'proxy of the DFC, not a prediction</text>' % left]
+    for decade in range(0, int(math.log10(ymax)) + 1):
+        y = ylog(10 ** decade)
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/>' % (left, width - right, y, y))
+        out.append('<text x="%d" y="%.1f" text-anchor="end">1e%d</text>' % (left - 6, y + 4, decade))
+    for lim, label, colour in ((lim8, "8 bits resolve (A8W4 default)", "#d62728"),
+                               (lim16, "16 bits resolve (plan)", "#2ca02c")):
+        y = ylog(lim)
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="6,4"/>'
+                   % (left, width - right, y, y, colour))
+        out.append('<text x="%d" y="%.1f" fill="%s">%s</text>' % (width - right + 6, y + 4, colour, label))
+    colours = {"residual stream": "#1f77b4", "conv inputs (worst)": "#ff7f0e"}
+    for k, (name, pts) in enumerate(series.items()):
+        c = colours[name]
+        seq = sorted(pts.items())
+        if seq:
+            out.append('<polyline fill="none" stroke="%s" points="%s"/>'
+                       % (c, " ".join("%.1f,%.1f" % (xpos(i), ylog(v[0])) for i, v in seq)))
+        for i, (v, planned) in seq:
+            out.append('<circle cx="%.1f" cy="%.1f" r="3.5" stroke="%s" fill="%s"><title>layer %d: %.1f%s</title>'
+                       '</circle>' % (xpos(i), ylog(v), c, c if planned else "white", i, v,
+                                      ", 16-bit in the plan" if planned else ""))
+        y = height - bottom + 32
+        x = left + k * 300
+        out.append('<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d">%s (filled: 16-bit in the plan)'
+                   '</text>' % (x, y, c, x + 8, y + 4, name))
+    out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="black"/>'
+               % (left, width - right, height - bottom, height - bottom))
+    for i in range(0, n_layers, max(1, n_layers // 10)):
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>' % (xpos(i), height - bottom + 14, i))
+    out.append('<text x="%d" y="%d">layer</text>' % (width - right + 6, height - bottom + 14))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def markdown_report(doc, paths, worst=20):
+    lines = ["# Quantization report: %s" % doc["model"], "",
+             "Written by `llm2hef calibrate`. Everything under *simulation* is a %s." % PROXY_LABEL, "",
+             "Calibration: %d prompt(s), %d token(s); held out: %d prompt(s)."
+             % (doc["calibration"]["prompts"], doc["calibration"]["tokens"], doc["calibration"]["held_out_prompts"]),
+             "", "## Rule", "", doc["rule"]["text"], "", "## Worst tensors (fewest 8-bit steps over the 99.9th percentile)",
+             "", "| tensor | kind | layer | min | max | p99.9 abs | max/p99.9 | 8-bit steps | extreme at (token, channel) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(doc["ranges"], key=lambda r: r["levels_8bit"])[:worst]:
+        at = r["max_at"] if abs(r["max"]) >= abs(r["min"]) else r["min_at"]
+        where = "prompt %s token %s%s, channel %s" % (at.get("prompt"), at.get("token"),
+                                                      " (id %s)" % at["token_id"] if "token_id" in at else "",
+                                                      at.get("channel")) if at else ""
+        lines.append("| `%s` | %s | %s | %.4g | %.4g | %.4g | %.1f | %.2f | %s |"
+                     % (r["tensor"], r["kind"], "" if r["layer"] is None else r["layer"], r["min"], r["max"],
+                        r["p999_abs"], r["max_abs"] / r["p999_abs"] if r["p999_abs"] else 0.0, r["levels_8bit"], where))
+    plan = doc["plan"]["lines"]
+    b = doc["budget"]
+    lines += ["", "## Plan (%d line(s) beyond the default %s)" % (len(plan), doc["plan"]["default_mode"]), "",
+              "Cost: %.1f MiB more weights (8 instead of 4 bits), %.1f MiB more activations (16 bits), "
+              "beside %.1f MiB of A8W4 weights, on a %d GB device%s."
+              % (b["extra_weight_bytes"] / 2 ** 20, b["extra_activation_bytes"] / 2 ** 20,
+                 b["weight_bytes_default"] / 2 ** 20, DEVICE_BYTES // 10 ** 9,
+                 "" if b["limit_bytes"] is None else "; budget %.1f MiB, %d line(s) left out"
+                 % (b["limit_bytes"] / 2 ** 20, len(doc["plan_over_budget"]))),
+              "", "| ONNX node | mode | why |", "| --- | --- | --- |"]
+    for line in plan:
+        lines.append("| `%s` | %s | %s |" % (line["onnx_node"], line["precision_mode"], line["reason"]))
+    sim = doc.get("simulation")
+    if sim:
+        lines += ["", "## Simulation (%s)" % PROXY_LABEL, "",
+                  "%d held-out prompt(s), %d position(s)." % (sim["held_out_prompts"], sim["positions"]), "",
+                  "| configuration | mean cosine of logits vs fp32 | worst cosine | top-1 agreement | greedy continuation |",
+                  "| --- | --- | --- | --- | --- |"]
+        for name, c in sim["configurations"].items():
+            lines.append("| %s | %s | %s | %s | %s |" % (
+                name, "%.4f" % c["mean_cosine"] if "mean_cosine" in c else "1", "%.4f" % c["worst_cosine"]
+                if "worst_cosine" in c else "1", "%.3f" % c["top1_agreement"] if "top1_agreement" in c else "1",
+                json.dumps(c["greedy"].get("text", c["greedy"]["tokens"]))))
+    lines += ["", "Picture: %s" % os.path.basename(paths["svg"]), ""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the proxy runs
+class Proxy:
+    """Fake-quantized copies of the graph under onnxruntime, and what they are
+    judged by: logits at every real position against fp32."""
+
+    def __init__(self, model, tensors, convs, summary, residual_outputs, feed, load_weight, manifest, kinds):
+        self.model, self.tensors, self.convs, self.summary = model, tensors, convs, summary
+        self.residual_outputs, self.feed, self.load_weight = residual_outputs, feed, load_weight
+        self.per_position = all_positions(model) is not None
+        self.quantizable = [n for n, t in tensors.items() if t["pass_through_of"] is None and t["kind"] in kinds]
+        self.logit_names = [o["name"] for o in manifest["outputs"]]
+        self.seq = manifest["cache_size"]
+        self.stop = manifest_stop_tokens()
+        self.decode = decoder()
+        self._feeds = {}
+
+    def feeds(self, tokens):
+        """The prompt's inputs, kept while they fit in FEED_CACHE_BYTES (every
+        configuration runs the same prompts; at cache 2048 one mask is 235 MB)."""
+        key = tuple(tokens)
+        if key in self._feeds:
+            return self._feeds[key]
+        f = self.feed(tokens)
+        if sum(a.nbytes for v in self._feeds.values() for a in v.values()) + sum(a.nbytes for a in f.values()) \
+                <= FEED_CACHE_BYTES:
+            self._feeds[key] = f
+        return f
+
+    def weight(self, name):
+        # Read again each time (from the page cache): keeping them would hold the model's fp32
+        # weights once more beside the session's.
+        return self.load_weight(name)
+
+    def bits(self, plan, weights="plan", only_group=None):
+        """Activation bits per quantized tensor and weight bits per weight for
+        a plan ({onnx_node: line}); weights: "plan" (4 bits unless the plan says
+        w8), "exact" (fp32), or "group" (only_group at 4 bits, the rest fp32)."""
+        act = {n: 16 if self.tensors[n]["kind"] == "embeddings" else 8 for n in self.quantizable}
+        wbits = {}
+        for c in self.convs:
+            mode = plan[c["onnx_node"]]["precision_mode"] if c["onnx_node"] in plan else None
+            if mode and mode.startswith("a16") and c["input"] in act:
+                act[c["input"]] = 16
+            if not c["compressible"]:
+                continue
+            if weights == "plan":
+                wbits[c["weight"]] = 8 if (mode and mode.endswith("_w8")) else 4
+            elif weights == "group" and c["group"] == only_group:
+                wbits[c["weight"]] = 4
+        for out, node in self.residual_outputs.items():
+            if node in plan and out in act:
+                act[out] = 16
+        return act, wbits
+
+    def session(self, act=None, wbits=None):
+        """A session for the fp32 graph (act None) or a fake-quantized copy,
+        with logits at every real position when the graph allows it."""
+        m = self.model
+        if act is not None:
+            m = fake_quant_model(m, {n: (self.summary[n]["lo"], self.summary[n]["hi"], b) for n, b in act.items()})
+        m = all_positions(m) or m
+        qweights = {w: quantize_weight(self.weight(w), b) for w, b in (wbits or {}).items()}
+        return session(m.SerializeToString(), HERE, qweights)
+
+    def logits(self, sess, tokens):
+        """[positions, vocab]: every real position, or the last one only when
+        the lm_head does not read a last-position Slice."""
+        np = _np()
+        feeds = dict(self.feeds(tokens))
+        if self.per_position:
+            feeds[FIRST_ROW_INPUT] = np.array([self.seq - len(tokens)], np.int64)
+        outs = sess.run(self.logit_names, feeds)
+        return np.concatenate([o.reshape(o.shape[-2] if o.ndim >= 2 else 1, -1) for o in outs], axis=-1)
+
+    def judge(self, sess, prompts, references):
+        np = _np()
+        cos, agree = [], 0
+        for tokens, want in zip(prompts, references):
+            got = self.logits(sess, tokens)
+            for i in range(want.shape[0]):
+                cos.append(cosine(got[i], want[i]))
+                agree += int(np.argmax(got[i]) == np.argmax(want[i]))
+        return dict(mean_cosine=float(np.mean(cos)), worst_cosine=float(np.min(cos)),
+                    top1_agreement=agree / len(cos), positions=len(cos))
+
+    def greedy(self, sess, prompt, steps):
+        """Greedy continuation, each step a prefill of the whole sequence so far
+        (what the runtime computes for it), until a stop token or `steps`."""
+        np = _np()
+        tokens, out = list(prompt), []
+        for _ in range(steps):
+            if len(tokens) >= self.seq:
+                break
+            nxt = int(np.argmax(self.logits(sess, tokens)[-1]))
+            out.append(nxt)
+            tokens.append(nxt)
+            if nxt in self.stop:
+                break
+        g = dict(tokens=out)
+        if self.decode:
+            g["text"] = self.decode(out)
+        return g
+
+
+def manifest_stop_tokens():
+    try:
+        cfg = json.load(open(os.path.join(HERE, "resources", "hailo-config.json"), encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    stop = cfg.get("stop_token_id", [])
+    return set(stop if isinstance(stop, list) else [stop])
+
+
+# ------------------------------------------------------------------ main
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--calib-tokens", help="JSON file: a list of token-id lists")
+    src.add_argument("--calib-text", help="text file, tokenized with resources/tokenizer.json")
+    held = ap.add_mutually_exclusive_group()
+    held.add_argument("--eval-tokens", help="held-out prompts for the simulation (JSON list of token-id lists)")
+    held.add_argument("--eval-text", help="held-out text for the simulation")
+    ap.add_argument("--calib-size", type=int, default=None, help="at most this many calibration prompts")
+    ap.add_argument("-o", "--output", default=os.path.join(HERE, "quantization.json"))
+    ap.add_argument("--llm2hef", default="llm2hef")
+    ap.add_argument("--min-levels", type=float, default=DEFAULT_MIN_LEVELS,
+                    help="fewest steps of the 8-bit grid the 99.9th percentile of |x| must span (default %(default)s)")
+    ap.add_argument("--max-weight-drop", type=float, default=DEFAULT_MAX_WEIGHT_DROP,
+                    help="largest fall of the proxy's mean logits cosine one group of 4-bit weights may cause "
+                         "(default %(default)s)")
+    ap.add_argument("--precision-budget", type=int, default=None, help="bytes the plan may add")
+    ap.add_argument("--no-simulate", action="store_true",
+                    help="ranges and the activation plan only: no proxy runs (weights stay 4-bit in the plan)")
+    ap.add_argument("--greedy-steps", type=int, default=16)
+    ap.add_argument("--sensitivity-prompts", type=int, default=2,
+                    help="calibration prompts the 4-bit weight sensitivity is measured on (default %(default)s)")
+    ap.add_argument("--simulate-kinds", default=",".join(SIMULATED_KINDS),
+                    help="kinds of activation tensors the proxy quantizes (default %(default)s)")
+    ap.add_argument("--stats-memory-mib", type=int, default=1024,
+                    help="most MiB of recorded tensors fetched per run (more runs per prompt when exceeded)")
+    args = ap.parse_args()
+    args.simulate_kinds = set(args.simulate_kinds.split(","))
+    return args
+
+
+def main():
+    args = parse_args()
+    try:
+        import numpy as np
+        import onnx
+        import onnxruntime  # noqa: F401
+    except ImportError as e:
+        fail("needs numpy, onnx and onnxruntime (%s): %s" % (e, PIP_HINT))
+    t_start = time.time()
+    manifest = json.load(open(os.path.join(HERE, "manifest.json"), encoding="utf-8"))
+    seq, vocab = manifest["cache_size"], manifest["dims"]["vocab"]
+    input_names = [i["name"] for i in manifest["inputs"]]
+    embeddings_input = next(i["name"] for i in manifest["inputs"] if i["role"] == "embeddings")
+    calib = read_sequences(args.calib_tokens, args.calib_text,
+                           "--calib-tokens" if args.calib_tokens else "--calib-text", seq, vocab)
+    if args.calib_size is not None:
+        calib = calib[:args.calib_size]
+    if args.eval_tokens or args.eval_text:
+        held_out = read_sequences(args.eval_tokens, args.eval_text,
+                                  "--eval-tokens" if args.eval_tokens else "--eval-text", seq, vocab)
+    elif args.no_simulate:
+        held_out = []
+    elif len(calib) >= 2:
+        # The proxy must not judge on what it calibrated on: hold out the last quarter (at least one prompt).
+        k = max(1, len(calib) // 4)
+        calib, held_out = calib[:-k], calib[-k:]
+        say("no --eval-tokens/--eval-text: the last %d calibration prompt(s) are held out for the simulation" % k)
+    else:
+        fail("the simulation needs held-out prompts: give --eval-tokens or --eval-text, at least two calibration "
+             "prompts, or --no-simulate")
+
+    model = onnx.load(os.path.join(HERE, "model.onnx"), load_external_data=False)
+    tensors, convs, residual_adds = analyse_graph(model, embeddings_input)
+    shapes = shapes_of(model)
+    producer = {o: n for n in model.graph.node for o in n.output}
+    for name in list(tensors):
+        shape = shapes.get(name)
+        axis = token_axis_of(shape, seq) if shape else None
+        if axis is None:
+            del tensors[name]  # no token axis (the last-position slice): its source is recorded instead
+            continue
+        tensors[name]["shape"], tensors[name]["token_axis"] = shape, axis
+    for c in convs:
+        # The lm_head reads a Slice of the final hidden states: judge it by the whole tensor.
+        p = producer.get(c["input"])
+        if c["input"] not in tensors and p is not None and p.op_type == "Slice" and p.input[0] in tensors:
+            c["input"] = p.input[0]
+    convs = [c for c in convs if c["input"] in tensors]
+
+    # Groups of outputs small enough to fetch at once (onnxruntime returns every row, padding
+    # included); each group is one run per prompt.
+    cap = args.stats_memory_mib * 2 ** 20
+    groups, cur, cur_bytes = [], [], 0
+    for name, t in tensors.items():
+        b = 4 * int(np.prod(t["shape"]))
+        if cur and cur_bytes + b > cap:
+            groups.append(cur)
+            cur, cur_bytes = [], 0
+        cur.append(name)
+        cur_bytes += b
+    groups.append(cur)
+
+    out = os.path.abspath(args.output)
+    work = tempfile.mkdtemp(prefix=".calibrate-", dir=os.path.dirname(out))
+    try:
+        feed = Feeder(args.llm2hef, HERE, input_names, work)
+        doc = run(args, manifest, model, tensors, convs, residual_adds, groups, calib, held_out, feed, t_start)
+    finally:
+        for f in os.listdir(work):
+            os.remove(os.path.join(work, f))
+        os.rmdir(work)
+
+    base = os.path.splitext(out)[0]
+    paths = dict(json=out, report=base + "-report.md", svg=base + ".svg")
+    plan_nodes = {line["onnx_node"] for line in doc["plan"]["lines"]}
+    residual_outputs = {a["output"]: a["onnx_node"] for a in residual_adds}
+    write_atomic(paths["svg"], svg_picture(doc["ranges"], plan_nodes, residual_outputs, args.min_levels,
+                                           manifest["dims"].get("layers", 1)))
+    write_atomic(paths["report"], markdown_report(doc, paths))
+    write_atomic(out, json.dumps(doc, indent=1) + "\n")
+    for r in sorted(doc["ranges"], key=lambda r: r["levels_8bit"])[:3]:
+        say("worst: %s (%s): max|x| %.4g, 99.9th percentile %.4g, %.2f step(s) of an 8-bit grid"
+            % (r["tensor"], r["kind"], r["max_abs"], r["p999_abs"], r["levels_8bit"]))
+    say("plan: %d line(s) beyond %s, %.1f MiB more" % (len(doc["plan"]["lines"]), DEFAULT_MODE,
+                                                       doc["budget"]["spent_bytes"] / 2 ** 20))
+    for name, c in doc.get("simulation", {}).get("configurations", {}).items():
+        if "mean_cosine" in c:
+            say("simulation, %s: %s: mean cosine %.4f, worst %.4f, top-1 %.3f, greedy %s"
+                % ("a proxy, not the DFC", name, c["mean_cosine"], c["worst_cosine"], c["top1_agreement"],
+                   json.dumps(c["greedy"].get("text", c["greedy"]["tokens"]))))
+    say("wrote %s" % paths["json"])
+    say("wrote %s" % paths["report"])
+    say("wrote %s" % paths["svg"])
+
+
+def run(args, manifest, model, tensors, convs, residual_adds, groups, calib, held_out, feed, t_start):
+    import onnx
+    from onnx import external_data_helper, numpy_helper
+    np = _np()
+    seq = manifest["cache_size"]
+    say("ranges: %d activation tensors, %d calibration prompt(s), %d run(s) per prompt"
+        % (len(tensors), len(calib), len(groups)))
+    sess = session(with_outputs(model, list(tensors)).SerializeToString(), HERE)
+    stats = {n: RangeStats(t["shape"][-1] if t["token_axis"] == len(t["shape"]) - 2 else None)
+             for n, t in tensors.items()}
+    for p, tokens in enumerate(calib):
+        feeds = feed(tokens)
+        first = seq - len(tokens)
+        for group in groups:
+            for name, v in zip(group, sess.run(group, feeds)):
+                t = tensors[name]
+                stats[name].update(np.take(v, range(first, seq), axis=t["token_axis"]), t["token_axis"],
+                                   dict(prompt=p, token_ids=tokens))
+        del feeds
+        say("  prompt %d/%d (%d tokens)" % (p + 1, len(calib), len(tokens)))
+    del sess
+    t_ranges = time.time() - t_start
+
+    inits = {i.name: i for i in model.graph.initializer}
+    theta_len = manifest.get("theta_length", 0)
+
+    def load_weight(name):
+        t = onnx.TensorProto()
+        t.CopyFrom(inits[name])
+        if external_data_helper.uses_external_data(t):
+            external_data_helper.load_external_data_for_tensor(t, HERE)
+        return numpy_helper.to_array(t).astype(np.float32, copy=False)
+
+    weight_rows = []
+    for c in convs:
+        w = load_weight(c["weight"])
+        c["weight_elements"] = int(w.size)
+        # Constant matrices (rotate-half, GQA, pe tiling) are mostly zeros; the a8_w4 lines of
+        # `llm2hef har lines` leave them out, and so does the proxy (more than 90 % zeros).
+        constant = float(np.count_nonzero(w)) <= 0.1 * w.size
+        c["compressible"] = w.ndim == 2 and not constant and min(w.shape) > theta_len
+        c["group"] = weight_group(c["onnx_node"])
+        st = stats[c["input"]]
+        estimate = None
+        if c["compressible"] and st.channel_sum_sq is not None and st.channel_sum_sq.shape[0] == w.shape[0]:
+            estimate = weight_output_error(w, st.channel_mean_sq(), 4)
+        weight_rows.append(dict(onnx_node=c["onnx_node"], weight=c["weight"], group=c["group"], shape=list(w.shape),
+                                compressible=c["compressible"], rel_output_error_w4_estimate=estimate))
+        del w
+
+    summary = {n: dict(lo=s.min, hi=s.max, p999=s.percentile_abs(99.9), elements=int(np.prod(tensors[n]["shape"])))
+               for n, s in stats.items()}
+    residual_in = [a for a in residual_adds if a["output"] in summary]
+    residual_outputs = {a["output"]: a["onnx_node"] for a in residual_in}
+    proxy = Proxy(model, tensors, convs, summary, residual_outputs, feed, load_weight, manifest, args.simulate_kinds)
+
+    # Weight sensitivity: with the plan's activations and fp32 weights, each group of
+    # layers alone at 4 bits, on calibration prompts (never the held-out ones).
+    act_lines, _, _ = make_plan(summary, convs, residual_in, args.min_levels, {}, args.max_weight_drop)
+    act_plan = {line["onnx_node"]: line for line in act_lines}
+    drops, sensitivity = {}, None
+    if not args.no_simulate:
+        probe = calib[:max(1, args.sensitivity_prompts)]
+        fp32 = proxy.session()
+        refs = [proxy.logits(fp32, t) for t in probe]
+        del fp32
+        base = proxy.judge(proxy.session(*proxy.bits(act_plan, "exact")), probe, refs)["mean_cosine"]
+        sensitivity = dict(prompts=len(probe), baseline_mean_cosine=base, groups={})
+        for g in sorted({c["group"] for c in convs if c["compressible"]}):
+            r = proxy.judge(proxy.session(*proxy.bits(act_plan, "group", g)), probe, refs)
+            drops[g] = base - r["mean_cosine"]
+            sensitivity["groups"][g] = dict(mean_cosine=r["mean_cosine"], drop=drops[g])
+            say("  4-bit sensitivity of %s: mean cosine %.4f (%+.4f)" % (g, r["mean_cosine"], -drops[g]))
+    t_sensitivity = time.time() - t_start - t_ranges
+
+    lines, dropped, spent = make_plan(summary, convs, residual_in, args.min_levels, drops, args.max_weight_drop,
+                                      args.precision_budget)
+    plan_nodes = {line["onnx_node"]: line for line in lines}
+    conv_by_input = {}
+    for c in convs:
+        conv_by_input.setdefault(c["input"], []).append(c["onnx_node"])
+    ranges = []
+    for name, t in tensors.items():
+        s, sm = stats[name], summary[name]
+        top = []
+        if s.channel_max_abs is not None:
+            top = [dict(channel=int(i), max_abs=float(s.channel_max_abs[i])) for i in np.argsort(-s.channel_max_abs)[:4]]
+        ranges.append(dict(
+            tensor=name, kind=t["kind"], layer=t["layer"], producer=t["producer"], shape=t["shape"],
+            consumer_convs=conv_by_input.get(name, []), min=s.min, max=s.max, max_abs=s.max_abs(),
+            p999_abs=sm["p999"], values=s.count,
+            levels_8bit=min(grid_levels(s.min, s.max, sm["p999"], 8), 1e30),
+            levels_16bit=min(grid_levels(s.min, s.max, sm["p999"], 16), 1e30),
+            needs_16bit=activation_bits_needed(s.min, s.max, sm["p999"], args.min_levels) == 16,
+            min_at=s.min_at, max_at=s.max_at, top_channels=top))
+    weight_default = sum(c["weight_elements"] // 2 if c["compressible"] else c["weight_elements"] for c in convs)
+    extra_w = sum(c["weight_elements"] // 2 for c in convs if c["compressible"] and c["onnx_node"] in plan_nodes
+                  and plan_nodes[c["onnx_node"]]["precision_mode"].endswith("_w8"))
+    doc = dict(
+        version=1, model=manifest["model"]["name"], proxy_label=PROXY_LABEL,
+        calibration=dict(source=args.calib_tokens or args.calib_text, prompts=len(calib),
+                         tokens=sum(len(s) for s in calib), held_out_prompts=len(held_out), cache_size=seq),
+        rule=dict(min_levels=args.min_levels, max_weight_drop=args.max_weight_drop, text=(
+            "An activation tensor needs 16 bits when an 8-bit per-tensor grid over [min(x,0), max(x,0)] leaves its "
+            "99.9th percentile of |x| fewer than %g steps (max|x| / p99.9 beyond about %.0f): the layers that "
+            "consume it get an a16 mode, a residual Add a16_w16. A group of layers (the same projection in every "
+            "decoder layer) gets 8-bit weights when, in the proxy with the plan's activations and fp32 weights, "
+            "rounding that group alone to 4 bits per output channel lowers the mean logits cosine on calibration "
+            "prompts by more than %g." % (args.min_levels, 255.0 / args.min_levels, args.max_weight_drop))),
+        plan=dict(default_mode=DEFAULT_MODE, lines=[
+            {k: line[k] for k in ("onnx_node", "op_type", "precision_mode", "reason", "extra_bytes")} for line in lines]),
+        plan_over_budget=[{k: line[k] for k in ("onnx_node", "precision_mode", "reason", "extra_bytes")}
+                          for line in dropped],
+        budget=dict(limit_bytes=args.precision_budget, spent_bytes=spent, weight_bytes_default=weight_default,
+                    extra_weight_bytes=extra_w, extra_activation_bytes=spent - extra_w, device_bytes=DEVICE_BYTES),
+        ranges=ranges, weights=weight_rows, weight_sensitivity=sensitivity,
+        timing=dict(ranges_s=round(t_ranges, 2), sensitivity_s=round(t_sensitivity, 2)))
+
+    if not args.no_simulate:
+        t_sim = time.time()
+        fp32 = proxy.session()
+        refs = [proxy.logits(fp32, t) for t in held_out]
+        configurations = {"fp32": dict(greedy=proxy.greedy(fp32, held_out[0], args.greedy_steps))}
+        del fp32
+        for name, (act, wbits) in (("A8W4 default", proxy.bits({})), ("plan", proxy.bits(plan_nodes)),
+                                   ("plan activations, fp32 weights", proxy.bits(plan_nodes, "exact"))):
+            sess = proxy.session(act, wbits)
+            c = proxy.judge(sess, held_out, refs)
+            c["greedy"] = proxy.greedy(sess, held_out[0], args.greedy_steps)
+            c["activations_16bit"] = sum(1 for b in act.values() if b == 16)
+            c["weights_8bit"] = sum(1 for b in wbits.values() if b == 8)
+            c["weights_4bit"] = sum(1 for b in wbits.values() if b == 4)
+            configurations[name] = c
+            del sess
+        doc["simulation"] = dict(
+            label=PROXY_LABEL, held_out_prompts=len(held_out), positions=sum(r.shape[0] for r in refs),
+            per_position=proxy.per_position, greedy_prompt_tokens=len(held_out[0]),
+            method=("activations: per-tensor asymmetric QuantizeLinear/DequantizeLinear (uint8/uint16) with the "
+                    "calibrated min/max, on the tensors of kinds " + ", ".join(sorted(args.simulate_kinds)) +
+                    " (inputs_embeds at 16 bits, as optimize.alls asks for input_layer1); weights: symmetric "
+                    "round-to-nearest per output channel, 4 bits on compressible layers unless the plan says w8, "
+                    "constant matrices exact"),
+            configurations=configurations)
+        doc["timing"]["simulation_s"] = round(time.time() - t_sim, 2)
+    doc["timing"]["total_s"] = round(time.time() - t_start, 2)
+    return doc
+
+
+if __name__ == "__main__":
+    main()

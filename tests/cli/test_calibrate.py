@@ -1,0 +1,142 @@
+"""`llm2hef calibrate` on one fixture of every family (random weights, cache
+32): it must run end to end (ranges, plan, proxy) and write a
+quantization.json whose plan names nodes of the exported model.onnx, plus the
+report and the picture; and refuse bad arguments before any work, naming what
+is wrong. The real model's figures are judged in
+tests/numerics/test_smollm2_real.py."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import xml.dom.minidom
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+FIXTURES = REPO / "tests" / "fixtures"
+# One fixture per family (adapter and layout): GPT-2, Llama 3, Mistral, Granite, Qwen2, Qwen3, SmolLM3,
+# LFM2, Gemma 2 and 3, OLMo 2, OPT, Phi-2, Phi-4-mini, StableLM, GPT-NeoX.
+FAMILIES = ["gpt2-tiny", "llama3-tiny", "mistral-tiny", "granite-tiny", "qwen2-tiny", "qwen3-tiny", "smollm3-tiny",
+            "lfm2-tiny", "gemma2-tiny", "gemma3-tiny", "olmo2-tiny", "opt-tiny", "phi2-tiny", "phi4mini-tiny",
+            "stablelm-tiny", "neox-sequential"]
+CACHE = 32
+
+
+def llm2hef(*args, check=True):
+    r = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=600)
+    if check and r.returncode != 0:
+        pytest.fail(f"llm2hef {' '.join(map(str, args))} exited {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    return r
+
+
+def export(name: str, tmp: Path) -> Path:
+    out = tmp / name
+    llm2hef("export", FIXTURES / name, "-o", out, "--cache", CACHE, "--prefill", 8, "--no-progress")
+    return out
+
+
+def prompts(vocab: int, lengths, seed: int) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, vocab, size=n).tolist() for n in lengths]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_calibrate_runs_on_every_family(name, tmp_path):
+    import onnx
+    out = export(name, tmp_path)
+    vocab = json.loads((out / "manifest.json").read_text())["dims"]["vocab"]
+    calib, held = tmp_path / "calib.json", tmp_path / "held.json"
+    calib.write_text(json.dumps(prompts(vocab, (5, 17, 32), 1)))
+    held.write_text(json.dumps(prompts(vocab, (9, 20), 2)))
+    r = llm2hef("calibrate", out, "--calib-tokens", calib, "--eval-tokens", held, "--greedy-steps", 3,
+                "--sensitivity-prompts", 1)
+    q = json.loads((out / "quantization.json").read_text())
+    # Where the outputs are is printed.
+    for f in ("quantization.json", "quantization-report.md", "quantization.svg"):
+        assert str(out / f) in r.stdout, r.stdout
+    assert q["version"] == 1 and q["plan"]["default_mode"] == "a8_w4"
+    nodes = {n.name: n.op_type for n in onnx.load(str(out / "model.onnx"), load_external_data=False).graph.node}
+    for line in q["plan"]["lines"]:
+        assert nodes.get(line["onnx_node"]) == line["op_type"] and line["op_type"] in ("MatMul", "Add"), line
+        assert line["precision_mode"] in ("a8_w8", "a16_w4", "a16_w8", "a16_w16"), line
+        assert line["reason"]
+    kinds = {r["kind"] for r in q["ranges"]}
+    assert {"conv_input", "residual", "softmax", "scores"} <= kinds, kinds
+    assert all(r["values"] > 0 and r["min"] <= r["max"] and 0 < r["p999_abs"] <= r["max_abs"] * (1 + 1e-9)
+               for r in q["ranges"] if r["max_abs"] > 0)
+    sim = q["simulation"]
+    assert "not a prediction" in sim["label"]
+    assert set(sim["configurations"]) == {"fp32", "A8W4 default", "plan", "plan activations, fp32 weights"}
+    assert sim["per_position"], "the lm_head was not found: logits judged at the last position only"
+    assert sim["positions"] == 9 + 20
+    for c in sim["configurations"].values():
+        assert 1 <= len(c["greedy"]["tokens"]) <= 3
+    xml.dom.minidom.parse(str(out / "quantization.svg"))
+    assert "proxy" in (out / "quantization-report.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory) -> Path:
+    return export("gpt2-tiny", tmp_path_factory.mktemp("gpt2"))
+
+
+def test_refusals_name_what_is_wrong(gpt2, tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text("[[1, 2, 3], [4, 5]]")
+    bad = tmp_path / "bad.json"
+    bad.write_text("[[1, 2], [3, 300]]")  # vocab 300
+    one = tmp_path / "one.json"
+    one.write_text("[[1, 2, 3]]")
+    cases = [
+        (["calibrate", gpt2], 2, "--calib-tokens"),
+        (["calibrate", gpt2, "--calib-tokens", tmp_path / "none.json"], 2, "none.json: no such file"),
+        (["calibrate", gpt2, "--calib-tokens", bad], 3, "sequence 1, position 1: 300"),
+        (["calibrate", gpt2, "--calib-tokens", one], 2, "held-out prompts"),
+        (["calibrate", gpt2, "--calib-tokens", good, "--precision-budget", "lots"], 2, "--precision-budget"),
+        (["calibrate", gpt2, "--calib-tokens", good, "--python", tmp_path / "no-python"], 4, "pip install"),
+        (["calibrate", tmp_path, "--calib-tokens", good], 3, "manifest.json"),
+    ]
+    for args, code, text in cases:
+        r = llm2hef(*args, check=False)
+        assert r.returncode == code and text in r.stderr, (args, r.returncode, r.stderr)
+        assert not (gpt2 / "quantization.json").exists()
+
+
+def test_existing_outputs_need_force_and_budget_is_honoured(gpt2, tmp_path):
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps(prompts(300, (30, 32, 31), 3)))
+    out = tmp_path / "q.json"
+    llm2hef("calibrate", gpt2, "--calib-tokens", calib, "--no-simulate", "-o", out, "--min-levels", 1e6)
+    full = json.loads(out.read_text())
+    assert full["plan"]["lines"], "--min-levels 1e6 puts every activation at 16 bits"
+    r = llm2hef("calibrate", gpt2, "--calib-tokens", calib, "--no-simulate", "-o", out, check=False)
+    assert r.returncode == 2 and "--force" in r.stderr
+    budget = full["plan"]["lines"][0]["extra_bytes"]
+    llm2hef("calibrate", gpt2, "--calib-tokens", calib, "--no-simulate", "-o", out, "--min-levels", 1e6,
+            "--precision-budget", budget, "--force")
+    cut = json.loads(out.read_text())
+    assert cut["budget"]["spent_bytes"] <= budget and cut["plan_over_budget"]
+    assert len(cut["plan"]["lines"]) + len(cut["plan_over_budget"]) == len(full["plan"]["lines"])
+    assert "simulation" not in cut
+
+
+def test_calib_text_is_cut_into_cache_windows(gpt2, tmp_path):
+    """--calib-text: tokenized with the export's tokenizer.json and cut into
+    windows of the cache size, as compile.py builds the DFC's set."""
+    text = tmp_path / "corpus.txt"
+    text.write_text("The quick brown fox jumps over the lazy dog. " * 12, encoding="utf-8")
+    held = tmp_path / "held.txt"
+    held.write_text("A different sentence, held out for the proxy.", encoding="utf-8")
+    out = tmp_path / "q.json"
+    llm2hef("calibrate", gpt2, "--calib-text", text, "--eval-text", held, "-o", out, "--greedy-steps", 2,
+            "--sensitivity-prompts", 1)
+    q = json.loads(out.read_text())
+    import tokenizers
+    ids = tokenizers.Tokenizer.from_file(str(gpt2 / "resources" / "tokenizer.json")).encode(
+        text.read_text(encoding="utf-8"), add_special_tokens=False).ids
+    assert q["calibration"]["prompts"] == len(ids) // CACHE and q["calibration"]["tokens"] == len(ids) // CACHE * CACHE
+    assert q["calibration"]["held_out_prompts"] == 1
