@@ -217,7 +217,13 @@ def make_plan(tensors, convs, residual_adds, min_levels, weight_drops, max_weigh
                            % (c["group"], drop, max_weight_drop))
             extra += c["weight_elements"] // 2  # 8 instead of 4 bits per weight
             severity = max(severity, drop / max(max_weight_drop, 1e-12))
-        bits_w = 8 if (w8 or not c["compressible"]) else 4
+        # The 16-bit-activation modes public Hailo scripts use carry 8- or
+        # 16-bit weights (a16_w8, a16_w16: hailo_model_zoo .alls files), which
+        # is what `llm2hef har lines --plan` accepts: a layer whose input goes
+        # to 16 bits gets 8-bit weights as well (docs/quantization-gate.md).
+        if a16 and not w8 and c["compressible"]:
+            extra += c["weight_elements"] // 2
+        bits_w = 8 if (w8 or a16 or not c["compressible"]) else 4
         candidates.append(dict(onnx_node=c["onnx_node"], op_type="MatMul",
                                precision_mode="a%d_w%d" % (16 if a16 else 8, bits_w),
                                reason="; ".join(reasons), extra_bytes=int(extra), severity=severity))

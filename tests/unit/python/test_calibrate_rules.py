@@ -133,11 +133,12 @@ def test_plan_widens_the_consumers_of_outlier_tensors():
     lines, dropped, spent = cal.make_plan(tensors, convs, adds, 32, {}, 0.01)
     modes = {line["onnx_node"]: line["precision_mode"] for line in lines}
     assert modes == {
-        "/model/layers.0/mlp/down_proj/MatMul": "a16_w4",
+        # 16-bit activations come with 8-bit weights (the a16 modes public Hailo scripts use).
+        "/model/layers.0/mlp/down_proj/MatMul": "a16_w8",
         "/model/layers.0/attn/q/rope/rotate_half/MatMul": "a16_w8",  # not compressible: stays 8-bit weights
         "/model/layers.0/mlp_residual/Add": "a16_w16",
     }
-    assert not dropped and spent == 3000
+    assert not dropped and spent == 3000 + 32  # down_proj's weights half a byte more each
     assert all(line["reason"] for line in lines)
 
 
@@ -156,8 +157,8 @@ def test_plan_gives_8_bit_weights_to_groups_the_proxy_finds_sensitive():
 def test_budget_keeps_the_most_severe_lines():
     tensors, convs, adds = synthetic_model()
     drops = {"/model/layers.*/attn/o_proj/MatMul": 0.011}  # barely over: least severe
-    lines, dropped, spent = cal.make_plan(tensors, convs, adds, 32, drops, 0.01, budget_bytes=3000)
-    assert spent <= 3000
+    lines, dropped, spent = cal.make_plan(tensors, convs, adds, 32, drops, 0.01, budget_bytes=3032)
+    assert spent <= 3032
     assert [d["onnx_node"] for d in dropped] == ["/model/layers.0/attn/o_proj/MatMul"]
     lines, dropped, spent = cal.make_plan(tensors, convs, adds, 32, drops, 0.01, budget_bytes=0)
     assert lines == [] and spent == 0 and len(dropped) == 4
