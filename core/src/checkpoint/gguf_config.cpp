@@ -120,7 +120,12 @@ struct Builder {
     c["model_type"] = arch.model_type;
     c["torch_dtype"] = "float32";
     const int64_t hidden = meta.get_size(key("embedding_length"));
-    const int64_t layers = meta.get_size(key("block_count"));
+    // Bounded before anything is built per layer (LFM2's layer_types, the
+    // tensor names looked up for each block): published decoders have at
+    // most a few hundred blocks, and a hostile count near the 2^24 default
+    // made the fuzzer run out of memory.
+    constexpr int64_t kMaxBlocks = 4096;
+    const int64_t layers = meta.get_size(key("block_count"), kMaxBlocks);
     const int64_t heads = meta.get_size(key("attention.head_count"));
     if (hidden == 0 || layers == 0 || heads == 0)
       throw BadInput(meta.origin() + ": metadata keys '" + key("embedding_length") + "', '" + key("block_count") +
