@@ -155,6 +155,10 @@ HOSTILE = {
                                          b"\0" * 1024), "'llama.block_count' appears twice"),
     "misaligned": (lambda: gguf_bytes(llama_kvs(), [("token_embd.weight", [32, 8], 0, 8)], b"\0" * 2048),
                    "not a multiple of the alignment"),
+    # Found by fuzz_gguf_header: a count near 2^24 had LFM2's reading build a per-layer list until
+    # memory ran out; every architecture's count is bounded before anything is built per layer.
+    "huge_block_count": (lambda: gguf_bytes(llama_kvs(block_count=struct.pack("<I", 2**24)), [EMB], b"\0" * 1024),
+                         "'llama.block_count' is 16777216, expected 0..4096"),
 }
 
 
