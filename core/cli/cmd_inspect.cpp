@@ -10,6 +10,7 @@ namespace llm2hef::cli {
 
 namespace {
 constexpr const char* kHelp = R"(Usage: llm2hef inspect MODEL_DIR [--json] [--cache N] [--prefill P] [--adapter NAME]
+                      [--plan quantization.json]
 
 Says what `export` would do with a checkpoint, without writing anything:
 the adapter that claims it, parameter count, weight memory at A8W4 and
@@ -31,13 +32,16 @@ Exit status 4 when the model is refused.
   --chat-template FILE
                  judge this Jinja template instead of the checkpoint's (as
                  export --chat-template would use it)
+  --plan FILE    quantization.json from `llm2hef calibrate`: adds what the
+                 plan costs (weights at 8 instead of 4 bits, activations at
+                 16 bits) to the estimate (JSON: "precision_plan")
   --json         machine-readable report
 )";
 }  // namespace
 
 void add_inspect_command(CommandLine& cli) {
   struct Options {
-    std::string model_dir, adapter, chat_template;
+    std::string model_dir, adapter, chat_template, plan;
     int64_t cache = 0, prefill = 0;
     bool json = false;
   };
@@ -49,6 +53,7 @@ void add_inspect_command(CommandLine& cli) {
     if (inv.command().count("--prefill")) r.prefill = o->prefill;
     if (inv.command().count("--adapter")) r.adapter = o->adapter;
     if (!o->chat_template.empty()) r.chat_template_file = o->chat_template;
+    if (!o->plan.empty()) r.precision_plan = o->plan;
     nlohmann::json report = core::inspect_model(r, inv.host());
     std::cout << (o->json ? core::json_text(report, 2) + "\n" : core::inspect_text(report));
     return report["supported"].get<bool>() ? 0 : static_cast<int>(ExitCode::unsupported);
@@ -58,6 +63,7 @@ void add_inspect_command(CommandLine& cli) {
   app->add_option("--prefill", o->prefill);
   app->add_option("--adapter", o->adapter);
   app->add_option("--chat-template", o->chat_template);
+  app->add_option("--plan", o->plan);
   app->add_flag("--json", o->json);
 }
 

@@ -140,3 +140,34 @@ def test_calib_text_is_cut_into_cache_windows(gpt2, tmp_path):
         text.read_text(encoding="utf-8"), add_special_tokens=False).ids
     assert q["calibration"]["prompts"] == len(ids) // CACHE and q["calibration"]["tokens"] == len(ids) // CACHE * CACHE
     assert q["calibration"]["held_out_prompts"] == 1
+
+
+def test_inspect_adds_the_plans_cost(gpt2, tmp_path):
+    """inspect --plan: the plan's extra bytes (as calibrate counted them) are
+    added to inspect's own estimate against the 8 GiB device; a plan file
+    whose cost is missing or malformed is refused naming the field."""
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps(prompts(300, (30, 32, 31), 4)))
+    plan = tmp_path / "q.json"
+    llm2hef("calibrate", gpt2, "--calib-tokens", calib, "--no-simulate", "-o", plan, "--min-levels", 1e6)
+    q = json.loads(plan.read_text())
+    base = json.loads(llm2hef("inspect", FIXTURES / "gpt2-tiny", "--cache", CACHE, "--json").stdout)
+    r = json.loads(llm2hef("inspect", FIXTURES / "gpt2-tiny", "--cache", CACHE, "--json", "--plan", plan).stdout)
+    p = r["precision_plan"]
+    assert p["lines"] == len(q["plan"]["lines"]) > 0
+    assert p["extra_weight_bytes"] == q["budget"]["extra_weight_bytes"]
+    assert p["extra_activation_bytes"] == q["budget"]["extra_activation_bytes"] > 0
+    assert p["total_bytes"] == base["memory"]["total_bytes"] + p["extra_weight_bytes"] + p["extra_activation_bytes"]
+    assert p["fits"] is True and r["memory"] == base["memory"]
+    text = llm2hef("inspect", FIXTURES / "gpt2-tiny", "--cache", CACHE, "--plan", plan).stdout
+    assert "with plan" in text and "total w/ plan" in text and str(plan) in text
+
+    no_budget = dict(q)
+    del no_budget["budget"]
+    negative = json.loads(json.dumps(q))
+    negative["budget"]["extra_weight_bytes"] = -5
+    for doc, field in ((no_budget, "'budget'"), (negative, "'budget.extra_weight_bytes'")):
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(doc))
+        r = llm2hef("inspect", FIXTURES / "gpt2-tiny", "--plan", bad, check=False)
+        assert r.returncode == 3 and str(bad) in r.stderr and field in r.stderr, r.stderr

@@ -41,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PIP_HINT = "pip install numpy onnx onnxruntime"
 PROXY_LABEL = ("proxy of the DFC (fake quantization under onnxruntime), not a prediction of what the DFC "
                "or the chip will do")
-DEVICE_BYTES = 8 * 10 ** 9  # the Hailo-10H's 8 GB of memory
+DEVICE_BYTES = 8 * 2 ** 30  # the Hailo-10H's 8 GB of memory, counted as inspect counts it (8 GiB)
 # The DFC's precision modes (hailo-contract.md section 7 and docs/quantization.md for the sources).
 DEFAULT_MODE = "a8_w4"
 SIMULATED_KINDS = ("embeddings", "conv_input", "norm", "residual")
@@ -653,9 +653,9 @@ def markdown_report(doc, paths, worst=20):
     b = doc["budget"]
     lines += ["", "## Plan (%d line(s) beyond the default %s)" % (len(plan), doc["plan"]["default_mode"]), "",
               "Cost: %.1f MiB more weights (8 instead of 4 bits), %.1f MiB more activations (16 bits), "
-              "beside %.1f MiB of A8W4 weights, on a %d GB device%s."
+              "beside %.1f MiB of A8W4 weights, on a %d GiB device%s."
               % (b["extra_weight_bytes"] / 2 ** 20, b["extra_activation_bytes"] / 2 ** 20,
-                 b["weight_bytes_default"] / 2 ** 20, DEVICE_BYTES // 10 ** 9,
+                 b["weight_bytes_default"] / 2 ** 20, DEVICE_BYTES // 2 ** 30,
                  "" if b["limit_bytes"] is None else "; budget %.1f MiB, %d line(s) left out"
                  % (b["limit_bytes"] / 2 ** 20, len(doc["plan_over_budget"]))),
               "", "| ONNX node | mode | why |", "| --- | --- | --- |"]

@@ -1,6 +1,7 @@
 #include "llm2hef/core/har/precision_plan.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -121,6 +122,25 @@ PrecisionPlan read_precision_plan(const fs::path& path) {
       entry.reason = e["reason"].get<std::string>();
     }
     plan.entries.push_back(std::move(entry));
+  }
+  if (doc.contains("model") && doc["model"].is_string()) plan.model = doc["model"].get<std::string>();
+  if (doc.contains("budget") && !doc["budget"].is_null()) {
+    const nlohmann::json& b = doc["budget"];
+    if (!b.is_object())
+      throw BadInput(f + ": field 'budget': expected an object with extra_weight_bytes and extra_activation_bytes");
+    const auto bytes = [&](const char* key) -> int64_t {
+      const std::string where = f + ": field 'budget." + key + "'";
+      if (!b.contains(key)) throw BadInput(where + ": missing (re-run `llm2hef calibrate`)");
+      const nlohmann::json& v = b[key];
+      const bool whole = v.is_number_integer();
+      const bool in_range = v.is_number_unsigned()
+                                ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                                : whole && v.get<int64_t>() >= 0;
+      if (!whole || !in_range)
+        throw BadInput(where + ": expected a whole, non-negative byte count, got " + v.dump());
+      return v.get<int64_t>();
+    };
+    plan.cost = PlanCost{bytes("extra_weight_bytes"), bytes("extra_activation_bytes"), bytes("weight_bytes_default")};
   }
   return plan;
 }

@@ -10,6 +10,7 @@
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/export/hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
+#include "llm2hef/core/har/precision_plan.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -65,6 +66,14 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
 }  // namespace
 
 json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
+  // A bad plan file is the user's input error whatever the model: read first.
+  std::optional<har::PrecisionPlan> precision_plan;
+  if (r.precision_plan) {
+    precision_plan = har::read_precision_plan(*r.precision_plan);
+    if (!precision_plan->cost)
+      throw BadInput(r.precision_plan->string() +
+                     ": field 'budget': missing, so the plan's cost is unknown (re-run `llm2hef calibrate`)");
+  }
   const ResolvedModel model = resolve_model(r, host);
   const sdk::Checkpoint& ckpt = *model.checkpoint;
   json out;
@@ -126,6 +135,21 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
                     "weights 4 bit each (lm_head counted separately from the embedding), K/V cached at "
                     "heads x head_dim (after GQA expansion) 1 byte per value, embeddings.bin uint16; the DFC's "
                     "own allocation is authoritative"}};
+  if (precision_plan) {
+    // calibrate counted the plan's extra bytes on the export it measured;
+    // they add to this estimate as they are.
+    const har::PlanCost& c = *precision_plan->cost;
+    const double with_plan = total + static_cast<double>(c.extra_weight_bytes) +
+                             static_cast<double>(c.extra_activation_bytes);
+    out["precision_plan"] = {{"file", r.precision_plan->string()},
+                             {"model", precision_plan->model},
+                             {"default_mode", precision_plan->default_mode},
+                             {"lines", precision_plan->entries.size()},
+                             {"extra_weight_bytes", c.extra_weight_bytes},
+                             {"extra_activation_bytes", c.extra_activation_bytes},
+                             {"total_bytes", whole_bytes(with_plan)},
+                             {"fits", with_plan < kDeviceMemoryBytes}};
+  }
   out["theta_length"] = plan.theta.size();
   out["lm_head_shards"] = plan.lm_head_shards;
   out["lm_head_shard_reason"] = plan.lm_head_shard_reason;
@@ -161,6 +185,16 @@ std::string inspect_text(const json& r) {
   s += "embeddings    " + gib(m["embeddings_bin_bytes"].get<double>()) + " (uint16, in the HEF)\n";
   s += "total         " + gib(m["total_bytes"].get<double>()) + " of 8 GiB: " +
        (m["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
+  if (r.contains("precision_plan")) {
+    const auto& p = r["precision_plan"];
+    s += "with plan     " + std::to_string(p["lines"].get<size_t>()) + " line(s) beyond " +
+         p["default_mode"].get<std::string>() + " (" + p["file"].get<std::string>() +
+         (p["model"].get<std::string>().empty() ? "" : ", calibrated on " + p["model"].get<std::string>()) +
+         "): +" + gib(p["extra_weight_bytes"].get<double>()) + " weights at 8 bits, +" +
+         gib(p["extra_activation_bytes"].get<double>()) + " activations at 16 bits\n";
+    s += "total w/ plan " + gib(p["total_bytes"].get<double>()) + " of 8 GiB: " +
+         (p["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
+  }
   s += "lm_head       " + r["lm_head_shard_reason"].get<std::string>() + "\n";
   s += "rewrites:\n";
   for (const auto& w : r["rewrites"]) s += "  - " + w.get<std::string>() + "\n";

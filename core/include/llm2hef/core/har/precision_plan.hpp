@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,15 +29,28 @@ struct PlanEntry {
   std::string reason;          // free text from calibrate, may be empty
 };
 
+// What the plan adds to the default A8W4 on the device, as calibrate counted
+// it (key `budget`): weights of the layers raised to 8 bits (half a byte
+// more per weight) and activations raised to 16 bits (a byte more per value
+// of one prefill chunk).
+struct PlanCost {
+  int64_t extra_weight_bytes = 0;
+  int64_t extra_activation_bytes = 0;
+  int64_t default_weight_bytes = 0;  // the compressible convs' weights at the default mode
+};
+
 struct PrecisionPlan {
   std::string origin;                   // the file, for messages
+  std::string model;                    // `model`: the export calibrate ran on; may be empty
   std::string default_mode = "a8_w4";   // plan.default_mode: the compressible convs' mode
   std::vector<PlanEntry> entries;
+  std::optional<PlanCost> cost;         // absent when the file has no `budget`
 };
 
 // Reads and checks quantization.json (version 1): every field the plan uses
 // is validated, and a bad one is reported with the file and the field
-// (BadInput). Keys other than `version` and `plan` are ignored.
+// (BadInput). `budget`, when present, must hold whole non-negative byte
+// counts. Other keys are ignored.
 PrecisionPlan read_precision_plan(const std::filesystem::path& path);
 
 struct MappedEntry {

@@ -19,7 +19,11 @@ inline constexpr double kDeviceMemoryBytes = 8.0 * 1024 * 1024 * 1024;
 
 // Planned exactly as export plans (model_plan.hpp), with the same default
 // cache and prefill.
-struct InspectRequest : PlanRequest {};
+// --plan FILE: a quantization.json from `llm2hef calibrate`, whose cost
+// (weights raised to 8 bits, activations to 16) is added to the estimate.
+struct InspectRequest : PlanRequest {
+  std::optional<std::filesystem::path> precision_plan;
+};
 
 // The report; "supported" is false (with "refused" saying why) when the
 // adapter's plan refuses the model. Throws for unreadable input.
