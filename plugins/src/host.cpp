@@ -9,6 +9,7 @@
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
+#include "llm2hef/plugins/elf_precheck.hpp"
 #include "llm2hef/plugins/probe.hpp"
 
 namespace fs = std::filesystem;
@@ -267,6 +268,17 @@ void AdapterHost::consider(const fs::path& file, const fs::path& root, RootKind 
       considered_.push_back(std::move(rec));
       return;
     }
+  }
+
+  // What the bytes alone rule out is refused here, without forking: a
+  // folder of 10,000 non-adapters costs 10,000 short reads, not forks.
+  try {
+    precheck_elf(file);
+  } catch (const PluginLoadError& e) {
+    rec.reason = e.detail();
+    rec.error = e.reason();
+    considered_.push_back(std::move(rec));
+    return;
   }
 
   // A library that ends its process while loading would end ours: load it

@@ -10,6 +10,7 @@
 
 #include <boost/dll/shared_library.hpp>
 
+#include "llm2hef/plugins/elf_precheck.hpp"
 #include "llm2hef/sdk/abi.hpp"
 
 namespace llm2hef::plugins {
@@ -18,17 +19,6 @@ namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, PluginLoadError::Reason reason, std::string detail) {
   throw PluginLoadError(path, reason, std::move(detail));
-}
-
-// dlopen() on a text file gives "invalid ELF header" or "file too short",
-// which users misread; checking the magic first gives a plain answer.
-void check_elf_magic(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, PluginLoadError::Reason::unreadable, std::string("cannot be read: ") + std::strerror(errno));
-  char magic[4] = {};
-  in.read(magic, sizeof magic);
-  if (in.gcount() != 4 || std::memcmp(magic, "\x7f" "ELF", 4) != 0)
-    fail(path, PluginLoadError::Reason::not_elf, "not a shared library (no ELF header)");
 }
 
 }  // namespace
@@ -44,6 +34,7 @@ const char* to_string(PluginLoadError::Reason reason) {
   switch (reason) {
     case R::unreadable: return "unreadable";
     case R::not_elf: return "not_elf";
+    case R::wrong_platform: return "wrong_platform";
     case R::load_failed: return "load_failed";
     case R::unresolved_symbol: return "unresolved_symbol";
     case R::missing_entry: return "missing_entry";
@@ -91,7 +82,10 @@ LoadedAdapter& LoadedAdapter::operator=(LoadedAdapter&& other) noexcept {
 
 LoadedAdapter load_adapter(const std::filesystem::path& path) {
   using R = PluginLoadError::Reason;
-  check_elf_magic(path);
+  // dlopen() on a text file says "invalid ELF header", on another
+  // machine's library "wrong ELF class"; the precheck says it plainly, and
+  // refuses a library without the entry symbol before its constructors run.
+  precheck_elf(path);
 
   // Lives in `result` from the start, so that on any failure below the
   // adapter (if made) is destroyed before the library is unloaded.

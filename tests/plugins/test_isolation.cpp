@@ -65,6 +65,18 @@ TEST(Isolation, ConstructorCallingAbortIsSkippedByName) {
   EXPECT_EQ(host.names(), std::vector<std::string>{"fake_good"});
 }
 
+TEST(Isolation, LibraryWithoutEntryIsRefusedWithoutRunningIt) {
+  // Its constructor calls _exit(3): had it been probed in a child, the record
+  // would say "killed_process"; the precheck reads its symbol table instead.
+  AdapterHost host = discovered({LLM2HEF_TEST_NO_ENTRY_EXITS, fake_good.string()});
+  const Considered& c = record_for(host, LLM2HEF_TEST_NO_ENTRY_EXITS);
+  EXPECT_FALSE(c.loaded);
+  ASSERT_TRUE(c.error.has_value());
+  EXPECT_EQ(*c.error, PluginLoadError::Reason::missing_entry) << c.reason;
+  EXPECT_EQ(c.reason, "missing entry symbol 'llm2hef_adapter_entry' (not an llm2hef adapter; found without loading it)");
+  EXPECT_EQ(host.names(), std::vector<std::string>{"fake_good"});
+}
+
 TEST(Isolation, FolderScanSkipsEveryFatalLibrary) {
   AdapterHost host = discovered({fatal_dir.string(), fake_good.string()});
   std::vector<std::string> files;

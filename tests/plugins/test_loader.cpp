@@ -68,9 +68,18 @@ TEST(Loader, MissingFile) {
   EXPECT_EQ(e.detail().rfind("cannot be read: ", 0), 0u) << e.detail();
 }
 
-TEST(Loader, TruncatedElfCannotBeLoaded) {
+TEST(Loader, ElfHeaderCutShort) {
   TempDir dir;
-  std::ofstream(dir / "truncated.so", std::ios::binary) << "\x7f" "ELF" "garbage";
+  std::ofstream(dir / "short.so", std::ios::binary) << "\x7f" "ELF" "garbage";
+  expect_error(dir / "short.so", Reason::not_elf, "not a shared library (ELF header cut short)");
+}
+
+TEST(Loader, TruncatedElfCannotBeLoaded) {
+  // A real library's header and nothing after it: the precheck cannot
+  // follow its section table and leaves the verdict to dlopen().
+  TempDir dir;
+  fs::copy_file(LLM2HEF_TEST_FAKE_GOOD, dir / "truncated.so");
+  fs::resize_file(dir / "truncated.so", 64);
   PluginLoadError e = load_error(dir / "truncated.so");
   EXPECT_EQ(e.reason(), Reason::load_failed);
   EXPECT_EQ(e.detail().rfind("cannot be loaded: ", 0), 0u) << e.detail();
@@ -90,7 +99,54 @@ TEST(Loader, UnresolvedSymbolFailsAtLoadTime) {
 
 TEST(Loader, MissingEntry) {
   expect_error(LLM2HEF_TEST_MISSING_ENTRY, Reason::missing_entry,
-               "missing entry symbol 'llm2hef_adapter_entry' (not an llm2hef adapter)");
+               "missing entry symbol 'llm2hef_adapter_entry' (not an llm2hef adapter; found without loading it)");
+}
+
+// A copy of fake_good.so with `bytes` written at `offset` of its ELF header.
+fs::path patched_copy(const TempDir& dir, const std::string& name, std::streamoff offset, const std::string& bytes) {
+  const fs::path out = dir / name;
+  fs::copy_file(LLM2HEF_TEST_FAKE_GOOD, out);
+  std::fstream f(out, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekp(offset);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return out;
+}
+
+// Offsets in the 64-bit ELF header: e_ident[EI_CLASS] 4, e_ident[EI_DATA] 5,
+// e_type 16, e_machine 18, e_shoff 40 (little-endian fields).
+TEST(Loader, OtherMachinesLibraryIsNamed) {
+  TempDir dir;
+#if defined(__x86_64__)
+  const std::string other("\xb7\x00", 2), other_name = "arm64 (aarch64)", host = "x86-64";  // EM_AARCH64
+#else
+  const std::string other("\x3e\x00", 2), other_name = "x86-64", host = "arm64 (aarch64)";  // EM_X86_64
+#endif
+  expect_error(patched_copy(dir, "other.so", 18, other), Reason::wrong_platform,
+               "built for " + other_name + "; this llm2hef runs on " + host + " (rebuild the adapter for this machine)");
+  expect_error(patched_copy(dir, "riscv.so", 18, std::string("\xf3\x00", 2)), Reason::wrong_platform,
+               "built for RISC-V; this llm2hef runs on " + host + " (rebuild the adapter for this machine)");
+  PluginLoadError e32 = load_error(patched_copy(dir, "elf32.so", 4, "\x01"));
+  EXPECT_EQ(e32.reason(), Reason::wrong_platform);
+  EXPECT_NE(e32.detail().find("a 32-bit ELF file"), std::string::npos) << e32.detail();
+  PluginLoadError be = load_error(patched_copy(dir, "big.so", 5, "\x02"));
+  EXPECT_EQ(be.reason(), Reason::wrong_platform);
+  EXPECT_NE(be.detail().find("big-endian"), std::string::npos) << be.detail();
+}
+
+TEST(Loader, ElfThatIsNoSharedLibrary) {
+  TempDir dir;
+  expect_error(patched_copy(dir, "exe.so", 16, std::string("\x02\x00", 2)), Reason::not_elf,
+               "an ELF executable, not a shared library");
+  expect_error(patched_copy(dir, "obj.so", 16, std::string("\x01\x00", 2)), Reason::not_elf,
+               "an ELF object file (.o), not a shared library");
+}
+
+TEST(Loader, UnreadableSectionHeadersLeaveTheDecisionToTheLoader) {
+  // dlopen() never reads section headers: a library whose section table
+  // points past its end still loads, so the precheck must not refuse it.
+  TempDir dir;
+  auto a = load_adapter(patched_copy(dir, "noshdr.so", 40, std::string("\xff\xff\xff\x7f\x00\x00\x00\x00", 8)));
+  EXPECT_EQ(a.name(), "fake_good");
 }
 
 TEST(Loader, NullDescriptor) {

@@ -21,7 +21,8 @@ class PluginLoadError : public std::runtime_error {
   // Which check failed, in the order load_adapter() runs them.
   enum class Reason {
     unreadable,          // the file cannot be opened at all
-    not_elf,             // no ELF magic: not a shared library
+    not_elf,             // no ELF magic, or an ELF file that is no shared library
+    wrong_platform,      // an ELF shared library for another class, byte order or machine
     load_failed,         // dlopen refused it
     unresolved_symbol,   // dlopen refused it because of an undefined symbol
     missing_entry,       // no llm2hef_adapter_entry symbol
