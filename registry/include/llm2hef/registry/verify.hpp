@@ -51,7 +51,7 @@ struct VerifyOptions {
   bool allow_unsafe = false;  // --allow-unsafe-adapters
   // --library FILE: the library of the one manifest checked, wherever it is
   // (a manifest written with `registry manifest LIB -o elsewhere/x.json`).
-  std::filesystem::path library;
+  std::filesystem::path library{};
 };
 
 // `path` is a manifest, an index, or a folder (every *.json in it, in name
