@@ -7,11 +7,10 @@
 // text, verbatim, as the page's body), OUT_DIR/bash/llm2hef and
 // OUT_DIR/zsh/_llm2hef, and OUT_DIR/commands.txt (one command path a line).
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
