@@ -45,6 +45,6 @@ def test_the_readme_first_screen_links_getting_started():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     first_screen = readme[: readme.index("## The whole path")]
     assert "(docs/getting-started.md)" in first_screen
-    assert "docs/getting-started.svg" in first_screen
+    assert "(docs/getting-started.svg)" in first_screen
     page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
     assert "(getting-started.svg)" in page
