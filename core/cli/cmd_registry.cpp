@@ -38,7 +38,7 @@ and the client of a signed adapter index (docs/registry.md).
       Downloads, checks (signature, build, size, SHA-256, claims) and installs
       an adapter into $XDG_DATA_HOME/llm2hef/adapters.
 
-  list --installed [--json]
+  list [--installed] [--json]
   uninstall NAME[@VERSION] [--json]
       The adapters installed from an index; removing one.
 
@@ -49,9 +49,9 @@ and the client of a signed adapter index (docs/registry.md).
   collect DIR [--first-party INDEX] [-o FILE]
       Publishing: assemble an index from reviewed entries, sign it.
 
-  verify PATH [--json]
+  verify PATH [--library FILE] [--json]
       Checks a manifest, an index, or every *.json in a folder: schema, the
-      library beside it (and the host's safety rules), SHA-256 (before
+      library (beside the manifest, or FILE; and the host's safety rules), SHA-256 (before
       anything is loaded), SDK ABI and fingerprint, that it loads, and that its
       name, version, architectures and model_types equal the manifest's.
       Exit status 0 all passed, 1 a check failed, 3 unreadable PATH.
@@ -71,17 +71,22 @@ The global --allow-unsafe-adapters also applies here.
 `llm2hef registry COMMAND --help` for each.
 )";
 
-constexpr const char* kVerifyHelp = R"(Usage: llm2hef registry verify PATH [--json]
+constexpr const char* kVerifyHelp = R"(Usage: llm2hef registry verify PATH [--library FILE] [--json]
 
 Checks a published adapter: PATH is a manifest, an index, or a folder (every
 *.json in it). For each manifest: its schema
-(share/llm2hef/schema/adapter-manifest.schema.json), the library beside it
-(and the host's safety rules), its size and SHA-256 (before anything is
-loaded), the SDK ABI and fingerprint, that it loads (first in a child
-process), and that its name, version, architectures and model_types equal the
-manifest's.
+(share/llm2hef/schema/adapter-manifest.schema.json), the library (and the
+host's safety rules), its size and SHA-256 (before anything is loaded), the
+SDK ABI and fingerprint, that it loads (first in a child process), and that
+its name, version, architectures and model_types equal the manifest's.
 
-  --json    the report as JSON on stdout
+The library is, first match wins: FILE given with --library; library.file in
+the manifest's folder (an index's folder for its entries); an index entry's
+relative library.url, resolved against that folder. Never the current folder.
+
+  --library FILE  the library of the one manifest in PATH, kept elsewhere
+                  (e.g. `registry manifest LIB -o other/folder/LIB.json`)
+  --json          the report as JSON on stdout
 
 The global --allow-unsafe-adapters also applies here.
 Exit status: 0 all passed, 1 a check failed, 2 usage, 3 unreadable PATH.
@@ -160,13 +165,14 @@ void write_output(const nlohmann::json& document, const std::optional<std::strin
 }
 
 struct VerifyArgs {
-  std::string path;
+  std::string path, library;
   bool json = false;
 };
 
 int verify(const VerifyArgs& a, const Globals& g) {
   registry::VerifyOptions options;
   options.allow_unsafe = g.allow_unsafe_adapters;
+  options.library = a.library;
   const registry::VerifyReport report = registry::verify_published(a.path, options);
   if (a.json)
     std::cout << core::json_text(report.to_json(), 2) << "\n";
@@ -185,6 +191,13 @@ int manifest(const PublishArgs& a, Invocation& inv) {
   if (output) core::check_file_output(*output, a.force, {{"the adapter library", a.target, {}}});
   const plugins::LoadedAdapter adapter = load_checked(inv.globals(), a.target);
   write_output(registry::make_manifest(adapter, publisher), output, a.force);
+  // verify looks for library.file beside the manifest: say how to check one
+  // written elsewhere.
+  std::error_code ec;
+  if (output && fs::weakly_canonical(fs::absolute(*output).parent_path(), ec) !=
+                    fs::weakly_canonical(fs::absolute(a.target).parent_path(), ec))
+    std::cerr << "note: " << *output << " is not beside " << a.target << "; check it with `llm2hef registry verify "
+              << *output << " --library " << a.target << "`, or publish both in one folder\n";
   return 0;
 }
 
@@ -228,6 +241,7 @@ void add_registry_commands(CommandLine& cli) {
   CLI::App* app = cli.add_command(*group, "verify", kVerifyHelp,
                                   [verify_args](Invocation& inv) { return verify(*verify_args, inv.globals()); });
   app->add_option("PATH", verify_args->path)->required();
+  app->add_option("--library", verify_args->library);
   app->add_flag("--json", verify_args->json);
 
   auto manifest_args = std::make_shared<PublishArgs>();

@@ -72,13 +72,15 @@ load, claims), 2 usage (unknown name or version, already installed), 3 a
 download or file that cannot be read or written.
 )";
 
-constexpr const char* kListHelp = R"(Usage: llm2hef registry list --installed [--json]
+constexpr const char* kListHelp = R"(Usage: llm2hef registry list [--installed] [--json]
 
 The adapters installed with `registry install`: name, version,
 architectures, library, and whether the library is still what was installed
-(its SHA-256).
+(its SHA-256). What an index offers: `registry search`; every adapter this
+llm2hef finds, built in or installed: `llm2hef adapters`.
 
-  --installed  the installed adapters (the index: `registry search`)
+  --installed  the installed adapters (what `list` shows anyway; kept for
+               scripts that pass it)
   --json       as JSON on stdout
 
 Exit status: 0 ok, 2 usage, 3 an installed manifest that cannot be read.
@@ -244,12 +246,11 @@ int install(const InstallArgs& a, Invocation& inv) {
 }
 
 struct ListArgs {
-  bool installed = false, json = false;
+  bool installed = false;  // the default; accepted for scripts written for the flag
+  bool json = false;
 };
 
 int list(const ListArgs& a) {
-  if (!a.installed)
-    throw UsageError("registry list: say what to list: --installed (the index's adapters: `registry search`)");
   const fs::path dir = registry::installed_adapter_dir();
   json rows = json::array();
   for (const auto& ad : registry::installed_adapters(dir)) rows.push_back(installed_json(ad, true));

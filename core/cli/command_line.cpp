@@ -23,6 +23,7 @@ Commands:
   adapters   list the architecture adapters found (--json, --verbose)
   export     checkpoint folder -> ONNX + genai resources + DFC scripts
   inputs     runtime-equivalent host inputs for a prompt (.npz)
+  calibrate  activation ranges, a precision plan and a quantization proxy of an export
   lint       check any ONNX against the Hailo-10H graph contract (--json)
   inspect    what an export would do: adapter, sizes, memory on the 8 GB device, rewrites
   har        DFC HAR files: inspect, fix (HN fixups), lines (model-script lines from the HN)

@@ -19,4 +19,8 @@ void add_hef_commands(CommandLine& cli);
 void add_package_command(CommandLine& cli);
 void add_registry_commands(CommandLine& cli);
 
+// Every command above, in the order of `llm2hef --help` (the binary and
+// llm2hef_docgen, which writes the man pages and completions, share it).
+void add_all_commands(CommandLine& cli);
+
 }  // namespace llm2hef::cli

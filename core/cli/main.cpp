@@ -48,16 +48,6 @@ int main(int argc, char** argv) {
                                             &llm2hef::core::note_created_folders,
                                             &llm2hef::core::forget_created_folders});
   llm2hef::cli::CommandLine cli;
-  // In the order of `llm2hef --help`.
-  llm2hef::cli::add_adapters_command(cli);
-  llm2hef::cli::add_export_command(cli);
-  llm2hef::cli::add_inputs_command(cli);
-  llm2hef::cli::add_calibrate_command(cli);
-  llm2hef::cli::add_lint_command(cli);
-  llm2hef::cli::add_inspect_command(cli);
-  llm2hef::cli::add_har_commands(cli);
-  llm2hef::cli::add_hef_commands(cli);
-  llm2hef::cli::add_package_command(cli);
-  llm2hef::cli::add_registry_commands(cli);
+  llm2hef::cli::add_all_commands(cli);
   return finish_standard_output(cli.run(argc, argv));
 }

@@ -42,9 +42,7 @@ class Verifier {
       v_.adapter = manifest["name"].get<std::string>();
     const auto violations = manifest_schema().validate(manifest);
     if (!record("schema", violations.empty(), violations.empty() ? "valid" : describe(violations))) return;
-    v_.library = folder / manifest["library"]["file"].get<std::string>();
-
-    if (!check_library()) return;
+    if (!locate_library(manifest["library"], folder)) return;
     if (!check_checksum(manifest["library"])) return;
     if (!check_abi(manifest)) return;
 
@@ -87,10 +85,40 @@ class Verifier {
     return passed;
   }
 
-  bool check_library() {
+  // The rule of verify.hpp: --library, else library.file beside the
+  // manifest, else a relative library.url against the manifest's folder.
+  bool locate_library(const json& library, const fs::path& folder) {
+    if (!options_.library.empty()) {
+      v_.library = options_.library;
+      return check_library();
+    }
+    const fs::path beside = folder / library["file"].get<std::string>();
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(beside, ec)) || !library.contains("url")) {
+      v_.library = beside;
+      return check_library(" (library.file is looked for in the manifest's folder; pass --library FILE for a "
+                           "library kept elsewhere)");
+    }
+    const std::string url = library["url"].get<std::string>();
+    const fs::path relative(url);
+    const bool plain_relative = url.find("://") == std::string::npos && relative.is_relative() &&
+                                std::none_of(relative.begin(), relative.end(),
+                                             [](const fs::path& part) { return part == "." || part == ".."; });
+    if (!plain_relative) {
+      v_.library = beside;
+      return record("library", false,
+                    beside.string() + ": not found beside the manifest, and library.url '" + url +
+                        "' is not a path relative to it (verify reads no URL); pass --library FILE");
+    }
+    v_.library = folder / relative;
+    return check_library(" (neither library.file beside the manifest nor library.url '" + url +
+                         "' relative to it; pass --library FILE for a library kept elsewhere)");
+  }
+
+  bool check_library(const std::string& where_looked = {}) {
     std::error_code ec;
     const auto status = fs::status(v_.library, ec);
-    if (ec || !fs::exists(status)) return record("library", false, v_.library.string() + ": not found");
+    if (ec || !fs::exists(status)) return record("library", false, v_.library.string() + ": not found" + where_looked);
     if (!fs::is_regular_file(status)) return record("library", false, v_.library.string() + ": not a regular file");
     if (!options_.allow_unsafe) {
       const std::string refusal = plugins::unsafe_file_reason(v_.library);
@@ -202,6 +230,9 @@ VerifyReport verify_published(const fs::path& path, const VerifyOptions& options
   VerifyReport report;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
+    if (!options.library.empty())
+      throw UsageError("registry verify: --library names the library of one manifest, and " + path.string() +
+                       " is a folder; pass the manifest itself");
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(path, ec))
       if (entry.path().extension() == ".json" && entry.is_regular_file()) files.push_back(entry.path());
@@ -212,7 +243,12 @@ VerifyReport verify_published(const fs::path& path, const VerifyOptions& options
     return report;
   }
   if (!fs::exists(path, ec)) throw BadInput(path.string() + ": no such file or folder");
-  verify_document(sdk::read_json(path, sdk::JsonLimits::small_file()), path, options, report);
+  const json document = sdk::read_json(path, sdk::JsonLimits::small_file());
+  if (!options.library.empty() && is_index(document) && document.contains("adapters") &&
+      document["adapters"].is_array() && document["adapters"].size() != 1)
+    throw UsageError("registry verify: --library names the library of one manifest, and the index " + path.string() +
+                     " lists " + std::to_string(document["adapters"].size()) + "; pass that adapter's manifest alone");
+  verify_document(document, path, options, report);
   return report;
 }
 

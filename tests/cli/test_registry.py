@@ -179,3 +179,84 @@ def test_conflicting_claims_warn_and_are_recorded(tmp_path):
     chosen = run("--adapter-path", test_adapters, "inspect", model, "--json", "--adapter", "claim_b")
     assert "claimed by more than one adapter" not in chosen.stderr
     assert json.loads(chosen.stdout)["adapter"]["name"] == "claim_b"
+
+
+# --- where verify looks for the library (docs/registry.md, "Where `verify` looks for the library")
+
+
+def test_a_manifest_written_in_another_folder_is_verified_with_library(tmp_path):
+    """writing-an-adapter.md section 6: the manifest is written away from the
+    installed .so. Without --library the library check fails, naming the path
+    tried and the way out; with it, every check passes."""
+    lib_dir = tmp_path / "prefix" / "lib"
+    lib_dir.mkdir(parents=True)
+    lib = lib_dir / "llm2hef_adapter_gpt2.so"
+    shutil.copy(ADAPTER_DIR / lib.name, lib)
+    elsewhere = tmp_path / "work"
+    elsewhere.mkdir()
+    manifest = elsewhere / "hello.json"
+    r = run("registry", "manifest", lib, "--license", "MIT", "--maintainer", "M <m@example.org>", "-o", manifest)
+    assert r.returncode == 0, r.stderr
+    assert "--library" in r.stderr and str(lib) in r.stderr, r.stderr  # manifest says how to check it
+
+    r = run("registry", "verify", manifest, "--json")
+    assert r.returncode == 1, r.stdout
+    (m,) = json.loads(r.stdout)["manifests"]
+    assert [c["check"] for c in m["checks"]] == ["schema", "library"]
+    assert str(elsewhere / lib.name) in m["checks"][-1]["detail"] and "--library" in m["checks"][-1]["detail"]
+
+    r = run("registry", "verify", manifest, "--library", lib, "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (m,) = json.loads(r.stdout)["manifests"]
+    assert m["ok"] and m["library"] == str(lib)
+
+
+def test_library_is_for_one_manifest_only(tmp_path):
+    lib, manifest = published(tmp_path)
+    r = run("registry", "verify", tmp_path, "--library", lib)
+    assert r.returncode == 2 and "--library" in r.stderr and "folder" in r.stderr, r.stderr
+    two = tmp_path / "two.json"
+    m = json.loads(manifest.read_text())
+    two.write_text(json.dumps({"index_version": 1, "adapters": [m, m]}))
+    r = run("registry", "verify", two, "--library", lib)
+    assert r.returncode == 2 and "lists 2" in r.stderr, r.stderr
+    # An index of one entry is one manifest.
+    one = tmp_path / "sub" / "one.json"
+    one.parent.mkdir()
+    one.write_text(json.dumps({"index_version": 1, "adapters": [m]}))
+    assert run("registry", "verify", one, "--library", lib).returncode == 0
+
+
+def test_the_library_given_is_checked_like_any_other(tmp_path):
+    lib, manifest = published(tmp_path)
+    other = tmp_path / "other.so"
+    shutil.copy(ADAPTER_DIR / "llm2hef_adapter_llama.so", other)
+    r = run("registry", "verify", manifest, "--library", other, "--json")
+    assert r.returncode == 1
+    (m,) = json.loads(r.stdout)["manifests"]
+    assert m["checks"][-1]["check"] == "sha256" and not m["checks"][-1]["ok"]
+
+
+def test_an_index_entry_finds_its_library_by_a_relative_url(tmp_path):
+    lib, manifest = published(tmp_path)
+    m = json.loads(manifest.read_text())
+    index_dir = tmp_path / "index"
+    (index_dir / "lib").mkdir(parents=True)
+    shutil.move(lib, index_dir / "lib" / lib.name)
+    m["library"]["url"] = f"lib/{lib.name}"
+    index = index_dir / "index.json"
+    index.write_text(json.dumps({"index_version": 1, "adapters": [m]}))
+    r = run("registry", "verify", index, "--json")
+    assert r.returncode == 0, r.stdout
+    assert json.loads(r.stdout)["manifests"][0]["library"] == str(index_dir / "lib" / lib.name)
+    # Not beside, and a URL that is not a relative path: named, never fetched.
+    m["library"]["url"] = f"https://example.org/{lib.name}"
+    index.write_text(json.dumps({"index_version": 1, "adapters": [m]}))
+    r = run("registry", "verify", index, "--json")
+    assert r.returncode == 1
+    detail = json.loads(r.stdout)["manifests"][0]["checks"][-1]["detail"]
+    assert "https://example.org" in detail and "--library" in detail
+    # A relative URL climbing out of the folder is not followed.
+    m["library"]["url"] = f"../index/lib/{lib.name}"
+    index.write_text(json.dumps({"index_version": 1, "adapters": [m]}))
+    assert run("registry", "verify", index).returncode == 1

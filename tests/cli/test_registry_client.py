@@ -389,9 +389,9 @@ def test_no_index_given_is_a_usage_error(host):
     assert json.loads(r.stdout)["adapters"][0]["name"] == "fake_good"
 
 
-def test_list_requires_installed_and_every_command_has_help(host):
-    r = host.run("registry", "list")
-    assert r.returncode == 2 and "--installed" in r.stderr
+def test_every_registry_command_has_help(host):
+    # `registry list` alone lists the installed adapters (issue 28; it used to
+    # demand --installed): test_list_without_installed_lists_the_installed_adapters.
     for cmd in (["search"], ["install"], ["list"], ["uninstall"], ["keys"], ["keys", "list"], ["keys", "add"],
                 ["keys", "remove"], ["keys", "generate"], ["sign"], ["collect"]):
         r = host.run("registry", *cmd, "--help")
@@ -408,3 +408,13 @@ def test_the_user_folder_follows_xdg_rules(host):
     assert json.loads(r.stdout)["library"] == str(expected) and expected.is_file()
     report = json.loads(host.run("adapters", "--json", "--verbose", env=env).stdout)
     assert [a["file"] for a in report["adapters"] if a["name"] == "fake_good"] == [str(expected)]
+
+
+def test_list_without_installed_lists_the_installed_adapters(host):
+    folder, _ = published(host)
+    assert "none" in host.ok("registry", "list").stdout
+    host.ok("registry", "install", "fake_good", "--index", folder)
+    plain = host.ok("registry", "list")
+    assert "fake_good 1.0.0" in plain.stdout, plain.stdout
+    assert host.ok("registry", "list", "--installed").stdout == plain.stdout
+    assert json.loads(host.ok("registry", "list", "--json").stdout)["adapters"][0]["name"] == "fake_good"

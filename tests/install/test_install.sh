@@ -43,6 +43,18 @@ for d in "$SRC"/docs/*.md; do
 done
 [ -f "$P/$DOCDIR/hailo-contract.md" ] || fail "not installed: $P/$DOCDIR/hailo-contract.md"
 grep -q '^## 9\. ' "$P/$DOCDIR/hailo-contract.md" || fail "installed hailo-contract.md has no section 9"
+for d in "$SRC"/docs/*.svg; do
+  cmp -s "$d" "$P/$DOCDIR/$(basename "$d")" || fail "picture not installed (or differs): $P/$DOCDIR/$(basename "$d")"
+done
+
+step "a man page per command, and the bash and zsh completions"
+while IFS= read -r cmd; do
+  page="$P/share/man/man1/llm2hef${cmd:+-${cmd// /-}}.1"
+  [ -f "$page" ] || fail "no man page for 'llm2hef $cmd': $page"
+done < "$BUILD/cli-docs/commands.txt"
+[ "$(wc -l < "$BUILD/cli-docs/commands.txt")" -gt 20 ] || fail "$BUILD/cli-docs/commands.txt lists too few commands"
+[ -f "$P/share/bash-completion/completions/llm2hef" ] || fail "bash completion not installed"
+[ -f "$P/share/zsh/vendor-completions/_llm2hef" ] || fail "zsh completion not installed"
 
 step "findings cite the installed hailo-contract.md by its path"
 # A HEF with one finding (an hw_arch the Hailo-10H does not run), written from

@@ -194,7 +194,28 @@ TEST(RegistryVerify, MissingOrUnsafeLibrary) {
   EXPECT_TRUE(verify_one(p.manifest, {.allow_unsafe = true}).passed());
 
   fs::remove(p.library);
-  EXPECT_EQ(detail_of(verify_one(p.manifest), "library"), p.library.string() + ": not found");
+  EXPECT_EQ(detail_of(verify_one(p.manifest), "library"),
+            p.library.string() +
+                ": not found (library.file is looked for in the manifest's folder; pass --library FILE for a "
+                "library kept elsewhere)");
+}
+
+TEST(RegistryVerify, TheLibraryGivenIsCheckedInsteadOfTheOneBeside) {
+  Published p(adapter_dir / "fake_good.so");
+  const fs::path elsewhere = p.library.parent_path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  const fs::path moved = elsewhere / "kept.so";
+  fs::rename(p.library, moved);
+  EXPECT_EQ(names_of(verify_one(p.manifest)), "schema,library!");
+  const ManifestVerdict given = verify_one(p.manifest, {.library = moved});
+  EXPECT_TRUE(given.passed()) << names_of(given);
+  EXPECT_EQ(given.library, moved);
+  // Given, it wins over a library beside the manifest.
+  fs::copy_file(adapter_dir / "claim_a.so", p.library);  // another library: its checksum fails
+  EXPECT_TRUE(verify_one(p.manifest, {.library = moved}).passed());
+  EXPECT_FALSE(verify_one(p.manifest).passed());
+  // A folder or an index of several manifests has no one library.
+  EXPECT_THROW(llm2hef::registry::verify_published(p.library.parent_path(), {.library = moved}), llm2hef::UsageError);
 }
 
 TEST(RegistryVerify, SchemaErrorsStopEarly) {

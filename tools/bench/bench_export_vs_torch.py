@@ -22,8 +22,8 @@ each command that reads it and outputs are deleted once measured, so that the
 checkpoint stays in the page cache even when it and the outputs exceed it;
 before cat, the checkpoint is evicted (cat does not read it), so that cat has
 the memory llm2hef had: its input cached and room for what it writes. Reported: min
-and median wall time, peak RSS of the largest process, and the ratios the
-README quotes. Needs several GB of free disk in --work (GPT-2 XL: 6.2 GB of
+and median wall time, peak RSS of the largest process, and the ratios
+docs/benchmarks.md quotes. Needs several GB of free disk in --work (GPT-2 XL: 6.2 GB of
 checkpoint, 6.6 GB per output). Not part of the test suite.
 """
 from __future__ import annotations

@@ -2,8 +2,13 @@
 //
 // For each manifest, in this order (a failed gate stops the ones after it):
 //   schema     the manifest passes the manifest schema
-//   library    the named .so exists beside it and passes the host's safety
-//              rules (not world-writable, owned by you or root)
+//   library    the .so exists and passes the host's safety rules (not
+//              world-writable, owned by you or root). Where it is looked
+//              for, first match wins: VerifyOptions::library when given;
+//              library.file in the manifest's folder (an index's folder for
+//              its entries); a relative library.url (an index entry's)
+//              resolved against that folder. Nothing else: a manifest never
+//              names a library by an absolute path or by the current folder.
 //   sha256     the file's SHA-256 (and size, when given) match — checked
 //              before anything is loaded: a tampered library is never run
 //   abi        sdk_abi equals the host's ABI version; sdk_fingerprint, when
@@ -44,11 +49,15 @@ struct VerifyReport {
 
 struct VerifyOptions {
   bool allow_unsafe = false;  // --allow-unsafe-adapters
+  // --library FILE: the library of the one manifest checked, wherever it is
+  // (a manifest written with `registry manifest LIB -o elsewhere/x.json`).
+  std::filesystem::path library{};
 };
 
 // `path` is a manifest, an index, or a folder (every *.json in it, in name
 // order). Throws BadInput when the path cannot be read or holds no manifest;
 // everything wrong *with* a manifest is a failed check in the report.
+// With options.library, `path` must hold exactly one manifest (UsageError).
 VerifyReport verify_published(const std::filesystem::path& path, const VerifyOptions& options = {});
 
 }  // namespace llm2hef::registry
