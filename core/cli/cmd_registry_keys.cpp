@@ -214,6 +214,11 @@ int sign(const SignArgs& a, const CLI::App& command) {
   const std::string output = command.count("--output") ? a.output : a.index + ".sig";
   core::check_file_output(output, a.force, {{"the index", a.index, {}}, {"the secret key (--key)", a.key, {}}});
   const std::string text = core::RegularFile(a.index).read_all(sdk::JsonLimits::kSmallFileBytes);
+  // The client refuses an index that starts with a byte order mark
+  // (index_client.cpp): signing one would publish an index nobody can use.
+  if (text.starts_with("\xEF\xBB\xBF"))
+    throw BadInput(a.index + ": starts with a UTF-8 byte order mark, which `registry install` refuses in an index; "
+                   "remove the first three bytes and sign again");
   const json doc = sdk::parse_json(text, a.index, sdk::JsonLimits::small_file());
   if (!registry::is_index(doc)) throw BadInput(a.index + ": field 'index_version': missing, not an index");
   const registry::KeyPair key = registry::read_secret_key(a.key);

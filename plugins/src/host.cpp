@@ -85,33 +85,36 @@ std::vector<fs::path> folders_on_path(const fs::path& file) {
   return out;
 }
 
-// Why a folder on the path lets someone else swap the library, or empty.
-std::string unsafe_folder_reason(const fs::path& dir) {
+// Why a folder on the path lets someone else swap the file, or empty.
+std::string unsafe_folder_fact(const fs::path& dir, const std::string& what) {
   struct stat st{};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
   // A sticky world-writable folder (/tmp) is safe to pass through: nobody
   // else may rename or delete the entries we own in it.
   if ((st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0)
-    return "folder " + dir.string() + " on the path to the library is world-writable; refusing to load it" +
-           kOverrideHint;
+    return "folder " + dir.string() + " on the path to the " + what + " is world-writable";
   if (st.st_uid != ::geteuid() && st.st_uid != 0)
-    return "folder " + dir.string() + " on the path to the library is owned by uid " + std::to_string(st.st_uid) +
-           ", not by you or root; refusing to load it" + kOverrideHint;
+    return "folder " + dir.string() + " on the path to the " + what + " is owned by uid " +
+           std::to_string(st.st_uid) + ", not by you or root";
   return {};
 }
 
 }  // namespace
 
-std::string unsafe_file_reason(const fs::path& file) {
+std::string replaceable_by_others(const fs::path& file, const std::string& what) {
   const auto st = canonical_stat(file);
   if (!st) return {};
-  if ((st->st_mode & S_IWOTH) != 0) return std::string("file is world-writable; refusing to load it") + kOverrideHint;
+  if ((st->st_mode & S_IWOTH) != 0) return "file is world-writable";
   if (st->st_uid != ::geteuid() && st->st_uid != 0)
-    return "file is owned by uid " + std::to_string(st->st_uid) + ", not by you or root; refusing to load it" +
-           kOverrideHint;
+    return "file is owned by uid " + std::to_string(st->st_uid) + ", not by you or root";
   for (const fs::path& dir : folders_on_path(file))
-    if (std::string reason = unsafe_folder_reason(dir); !reason.empty()) return reason;
+    if (std::string fact = unsafe_folder_fact(dir, what); !fact.empty()) return fact;
   return {};
+}
+
+std::string unsafe_file_reason(const fs::path& file) {
+  const std::string fact = replaceable_by_others(file, "library");
+  return fact.empty() ? fact : fact + "; refusing to load it" + kOverrideHint;
 }
 
 const char* to_string(RootKind kind) {

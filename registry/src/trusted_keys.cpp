@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "llm2hef/plugins/host.hpp"
 #include "llm2hef/registry/temp_file.hpp"
 #include "llm2hef/registry/user_dirs.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -37,7 +38,15 @@ std::vector<fs::path> key_files(const fs::path& dir) {
   for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
     if (it->path().extension() == ".pub" && it->is_regular_file()) out.push_back(it->path());
   if (ec) throw BadInput(dir.string() + ": cannot list the trusted keys: " + ec.message());
-  for (const auto& f : out) refuse_if_world_writable(f, "the trusted key file");
+  for (const auto& f : out) {
+    refuse_if_world_writable(f, "the trusted key file");
+    // Owned by another user, or reached through a folder someone else may
+    // write to: the rule adapters follow (plugins::replaceable_by_others).
+    if (std::string fact = plugins::replaceable_by_others(f, "trusted key"); !fact.empty())
+      throw BadInput(f.string() + ": " + fact +
+                     ", so someone else could make llm2hef trust their key; not used (fix: give it and its folders "
+                     "to yourself or root, writable by their owner only)");
+  }
   std::sort(out.begin(), out.end());
   return out;
 }

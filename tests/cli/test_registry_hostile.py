@@ -206,15 +206,47 @@ def test_keys_add_when_the_store_path_is_a_file(host):
 def test_a_byte_order_mark_is_refused(host, which):
     folder, _ = published(host)
     path = folder / which
-    if which == "index.json":
-        # Signed with the mark, so only the mark can be what is refused.
-        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-        host.ok("registry", "sign", path, "--key", host.tmp / "index-key.key", "--force")
-    else:
-        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    # The mark is refused before the signature is checked, so it is what the
+    # message names even though the signature no longer matches.
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     r = host.run("registry", "search", "--index", folder)
     assert r.returncode == 3, r.stderr
     assert f"{which}: starts with a UTF-8 byte order mark" in r.stderr
+
+
+def test_sign_refuses_an_index_with_a_byte_order_mark(host):
+    """An index signed with the mark could never be installed from: the
+    client refuses it (above). sign says so before writing a signature."""
+    folder, _ = published(host)
+    index = folder / "index.json"
+    index.write_bytes(b"\xef\xbb\xbf" + index.read_bytes())
+    before = (folder / "index.json.sig").read_bytes()
+    r = host.run("registry", "sign", index, "--key", host.tmp / "index-key.key", "--force")
+    assert r.returncode == 3, r.stderr
+    assert f"{index}: starts with a UTF-8 byte order mark" in r.stderr and "remove" in r.stderr
+    assert (folder / "index.json.sig").read_bytes() == before
+
+
+def test_a_trusted_key_owned_by_another_user_is_refused(host):
+    folder, _ = published(host)
+    key = next(trusted_store(host).glob("*.pub"))
+    os.chown(key, 12345, 12345)
+    for args in (["registry", "install", "fake_good", "--index", folder], ["registry", "keys", "list"]):
+        r = host.run(*args)
+        assert r.returncode == 3, f"{args}: exit {r.returncode}\n{r.stderr}"
+        assert f"{key}: file is owned by uid 12345, not by you or root" in r.stderr, r.stderr
+    assert not host.adapter_dir.exists()
+
+
+def test_a_trusted_key_behind_a_folder_others_may_write_is_refused(host):
+    folder, _ = published(host)
+    parent = trusted_store(host).parent  # .../llm2hef, above trusted-keys
+    parent.chmod(0o777)
+    r = host.run("registry", "install", "fake_good", "--index", folder)
+    assert r.returncode == 3, r.stderr
+    assert f"folder {parent} on the path to the trusted key is world-writable" in r.stderr, r.stderr
+    parent.chmod(0o755)
+    host.ok("registry", "install", "fake_good", "--index", folder)
 
 
 @pytest.mark.parametrize("file", [".hidden.so", "..so"])

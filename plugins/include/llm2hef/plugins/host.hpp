@@ -67,9 +67,15 @@ std::filesystem::path install_adapter_dir(const std::filesystem::path& executabl
 // empty when neither variable gives an absolute path.
 std::filesystem::path user_adapter_dir();
 
-// Why the safety rules above refuse to load `file` (it or a folder on its path
-// world-writable, or owned by neither the effective user nor root), or empty
-// when it may be loaded. A file
+// Why someone other than the effective user and root could replace `file`:
+// it, or a folder on its path, is world-writable (a sticky folder such as
+// /tmp excepted) or owned by another user; empty when nobody else could.
+// `what` names the file in the folder message ("library", "trusted key").
+// The rule behind adapters' safety and the registry's trust store.
+std::string replaceable_by_others(const std::filesystem::path& file, const std::string& what);
+
+// Why the safety rules above refuse to load `file` (replaceable_by_others,
+// then "; refusing to load it"), or empty when it may be loaded. A file
 // that cannot be stat-ed is left for load_adapter() to report.
 std::string unsafe_file_reason(const std::filesystem::path& file);
 
