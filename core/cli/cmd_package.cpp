@@ -70,10 +70,11 @@ int run_package(const PackageArgs& o, Invocation& inv) {
   po.store = inv.command().count("--store") ? std::filesystem::path(o.store) : core::package::default_store();
   if (inv.command().count("--hailort")) po.hailort = core::hef::parse_hailort_version(o.hailort);
   po.force = o.force;
-  po.progress = !o.no_progress && core::Progress::stderr_is_terminal();
+  po.progress = !o.no_progress && !inv.globals().quiet && core::Progress::stderr_is_terminal();
 
   const core::package::PackageResult r = core::package::package_model(po);
-  for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
+  if (!inv.globals().quiet)
+    for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
   for (const auto& warning : r.warnings) std::cerr << "warning: " << warning << "\n";
   if (o.json) {
     nlohmann::ordered_json out;
