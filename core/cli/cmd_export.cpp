@@ -118,7 +118,7 @@ void add_export_command(CommandLine& cli) {
                     << ")\n";
           for (const std::string& rw : manifest.rewrites) std::cout << "  - " << rw << "\n";
           std::cout << "next: python " << (r.output / "compile.py").string()
-                    << " --calib-tokens FILE   (on the machine with Hailo's DFC)\n";
+                    << " --calib-text FILE   (on the machine with Hailo's DFC; FILE: plain text, see compile.py --help)\n";
         }
         return 0;
       },
