@@ -432,3 +432,17 @@ def test_published_adapters_get_an_origin_only_rpath():
     # The install RPATH list: only $ORIGIN-relative entries are appended.
     appended = [l.strip() for l in cmake.splitlines() if l.strip().startswith("list(APPEND rpath")]
     assert appended and all('"$ORIGIN/' in l for l in appended), appended
+
+
+def test_inspect_sizes_calibration_as_compile_py_does(small_export):
+    """inspect's sample size and DFC RAM are compile.py's own (its memory check)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("generated_compile", small_export / "compile.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m = json.loads((small_export / "manifest.json").read_text())
+    rep = json.loads(run("inspect", FIXTURES / "qwen2-tiny", "--cache", m["cache_size"], "--prefill", m["prefill"],
+                         "--json").stdout)
+    cal = rep["calibration"]
+    assert cal["sample_bytes"] == mod.calibration_sample_bytes()
+    assert cal["ram_bytes"] == mod.DFC_MINIMUM_RAM + (cal["samples"] + 1) * mod.calibration_sample_bytes()

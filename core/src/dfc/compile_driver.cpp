@@ -3,6 +3,7 @@
 // files beside it, and every C++ step it needs is a call to `llm2hef`.
 #include "llm2hef/core/dfc/compile_driver.hpp"
 #include "llm2hef/core/dfc/python_contract.hpp"
+#include "llm2hef/core/export/host_inputs.hpp"
 
 namespace llm2hef::core {
 
@@ -87,7 +88,8 @@ INSTALL_HINT = ("llm2hef must be installed on this DFC machine too: compile.py r
 # The RAM the DFC's user guide asks of the machine for the DFC itself
 # ("16+ GB RAM (32+ GB recommended)", its installation requirements); the
 # calibration set compile.py builds comes on top (hailo-contract.md section 7).
-DFC_MINIMUM_RAM = 16 * 10 ** 9
+# The figure `llm2hef inspect` and `export` size the calibration RAM with.
+DFC_MINIMUM_RAM = @DFC_MINIMUM_RAM@
 # Held-out samples run through the emulator together: each holds a
 # SEQ x NHEAD*SEQ mask (about 230 MB at cache 2048 and 14 heads).
 GATE_BATCH = 4
@@ -1007,7 +1009,10 @@ std::string generated_script_header(const ExportManifest& manifest) {
 }
 
 std::string compile_driver(const ExportManifest& manifest) {
-  return generated_script_header(manifest) + with_python_runtime_contract(kDriver);
+  std::string script = with_python_runtime_contract(kDriver);
+  const std::string ram = "@DFC_MINIMUM_RAM@";
+  script.replace(script.find(ram), ram.size(), std::to_string(kDfcMinimumRamBytes));
+  return generated_script_header(manifest) + script;
 }
 
 }  // namespace llm2hef::core
