@@ -142,8 +142,19 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
   if (adapter_override) {
     // The user's explicit choice bypasses matching: it is how conflicts are
     // settled and how an adapter is tried on a lookalike architecture.
-    if (const LoadedAdapter* a = host.find(*adapter_override))
+    if (const LoadedAdapter* a = host.find(*adapter_override)) {
+      // Not for a kind no adapter builds: the adapter would fail later on a
+      // tensor it expects (an expert's MLP is not a dense one).
+      const auto architectures = read_architectures(config);
+      const bool claimed = std::any_of(architectures.begin(), architectures.end(), [&](const std::string& arch) {
+        return contains(a->info().architectures, arch);
+      });
+      if (!claimed)
+        if (auto why = kind_refusal(config, architectures, config.find_string("model_type")))
+          throw Unsupported(origin_of(config) + ": --adapter " + *adapter_override + " cannot export this model: " +
+                            *why);
       return {a, MatchKind::override_name, *adapter_override, {}, {}};
+    }
     throw UsageError("unknown adapter " + in_quotes(*adapter_override) + " (--adapter); " + available_hint(host));
   }
 

@@ -113,6 +113,15 @@ def test_unsupported_kinds_are_told_why(tmp_path, edit, why):
         assert "pass --adapter" not in r.stderr and "force" not in r.stderr
 
 
+def test_forcing_an_adapter_on_a_mixture_of_experts_is_refused_with_the_reason(tmp_path):
+    model = copy_fixture(tmp_path, edit=lambda c: c.update(architectures=["MixtralForCausalLM"], model_type="mixtral",
+                                                            num_local_experts=8))
+    r = run("export", model, "-o", tmp_path / "out", "--cache", 32, "--adapter", "qwen2")
+    assert r.returncode == 4
+    assert "--adapter qwen2 cannot export this model: mixture of experts: not supported" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_unknown_dense_architecture_still_gets_the_adapter_hint(tmp_path):
     model = copy_fixture(tmp_path, edit=lambda c: c.update(architectures=["FooForCausalLM"], model_type="foo"))
     r = run("inspect", model)
