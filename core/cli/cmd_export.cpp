@@ -110,6 +110,7 @@ void add_export_command(CommandLine& cli) {
                                       manifest.theta_length, manifest.pe_q_tiles, manifest.pe_k_tiles};
         if (auto why = core::calibration_limit_warning(sizes, manifest.dfc.calib_size))
           spdlog::warn("{}", *why);
+        for (const auto& [file, what] : manifest.files) spdlog::info("wrote {}: {}", (r.output / file).string(), what);
         if (o->json) {
           std::cout << core::json_text(core::manifest_json(manifest), 2) << "\n";
         } else {

@@ -158,6 +158,8 @@ plugins::AdapterHost make_host(const Globals& g) {
   o.allow_unsafe = g.allow_unsafe_adapters;
   plugins::AdapterHost host(std::move(o));
   host.discover();
+  spdlog::info("{} adapter(s) loaded, {} file(s) considered (`llm2hef adapters -v` lists them)",
+               host.adapters().size(), host.considered().size());
   // Other broken files wait for `adapters --verbose`; one that ended the
   // process loading it is worth a word whatever the command.
   for (const auto& c : host.considered())

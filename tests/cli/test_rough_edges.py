@@ -182,6 +182,16 @@ def test_quiet_and_verbose_run(tmp_path):
         assert run(flag, "adapters").returncode == 0
 
 
+def test_verbose_tells_what_is_done(tmp_path):
+    out = tmp_path / "o"
+    r = run("export", FIXTURES / "qwen2-tiny", "-o", out, "--cache", 32, "--no-sync", "-v")
+    assert r.returncode == 0, r.stderr
+    assert "info: " in r.stderr and "adapter qwen2" in r.stderr and "matched by architectures" in r.stderr
+    assert "info: wrote %s" % (out / "model.onnx") in r.stderr
+    quiet = run("export", FIXTURES / "qwen2-tiny", "-o", tmp_path / "p", "--cache", 32, "--no-sync")
+    assert "info:" not in quiet.stderr
+
+
 def test_quiet_silences_warnings(tmp_path):
     r = run("export", FIXTURES / "qwen2-tiny", "-o", tmp_path / "o", "--cache", 32768, "--no-sync", "-q")
     assert r.returncode == 0, r.stderr
