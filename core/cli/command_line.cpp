@@ -11,6 +11,7 @@
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/io/staging.hpp"
+#include "llm2hef_commit.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
