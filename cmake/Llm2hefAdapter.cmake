@@ -46,16 +46,14 @@ function(llm2hef_add_adapter name)
   endif()
 
   # Installed next to libllm2hef_sdk.so: <libdir>/llm2hef/adapters -> <libdir>.
-  # Out of tree, the SDK's own libdir is added in case the adapter is
-  # installed under another prefix. (Loaded by the host, the SDK is already
-  # in the process; the RPATH matters for ldd and for loading it elsewhere.)
+  # Only $ORIGIN-relative: the installed .so is what gets published, and an
+  # absolute path of the machine that built it (the SDK's libdir) means
+  # nothing on a user's machine. Loaded by the host, the SDK is already in
+  # the process; the build tree keeps CMake's own build RPATH.
   set(rpath "")
   if(NOT IS_ABSOLUTE "${A_INSTALL_DESTINATION}")
     file(RELATIVE_PATH up "/_/${A_INSTALL_DESTINATION}" "/_/${CMAKE_INSTALL_LIBDIR}")
     list(APPEND rpath "$ORIGIN/${up}")
-  endif()
-  if(DEFINED LLM2HEF_SDK_LIBRARY_DIR)
-    list(APPEND rpath "${LLM2HEF_SDK_LIBRARY_DIR}")
   endif()
 
   add_library(${name} MODULE ${A_SOURCES})

@@ -7,7 +7,7 @@
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef adapters [--json] [--verbose]
+constexpr const char* kHelp = R"(Usage: llm2hef adapters [--json] [-v|--verbose]
 
 Lists the architecture adapters found: name, version, Hugging Face
 architectures claimed, options and file. An architecture claimed by two
@@ -15,17 +15,18 @@ adapters is listed with the one that wins (found first in the search order;
 export warns and --adapter NAME chooses another).
 
   --json      machine-readable output
-  --verbose   also list every file considered and why it was skipped
+  -v, --verbose
+              also list every file considered and why it was skipped
 )";
 }  // namespace
 
 void add_adapters_command(CommandLine& cli) {
   struct Options {
-    bool json = false, verbose = false;
+    bool json = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = cli.add_command(cli.root(), "adapters", kHelp, [o](Invocation& inv) {
-    nlohmann::json report = registry::adapters_report(inv.host(), o->verbose);
+    nlohmann::json report = registry::adapters_report(inv.host(), inv.globals().verbose);
     if (o->json)
       std::cout << core::json_text(report, 2) << "\n";
     else
@@ -33,7 +34,6 @@ void add_adapters_command(CommandLine& cli) {
     return 0;
   });
   app->add_flag("--json", o->json);
-  app->add_flag("--verbose", o->verbose);
 }
 
 }  // namespace llm2hef::cli

@@ -1,15 +1,18 @@
 #include <iostream>
 
+#include <spdlog/spdlog.h>
+
 #include "commands.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
+#include "llm2hef/core/export/host_inputs.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef export MODEL_DIR -o OUT --cache N --prefill P [options]
+constexpr const char* kHelp = R"(Usage: llm2hef export MODEL_DIR -o OUT [--cache N] [--prefill P] [options]
 
 Reads a Hugging Face checkpoint folder (config.json, safetensors, tokenizer)
 and writes OUT/ atomically (nothing is left behind on failure):
@@ -93,7 +96,7 @@ void add_export_command(CommandLine& cli) {
         r.force = o->force;
         r.refuse_nonfinite = o->refuse_nonfinite;
         r.durable = !o->no_sync;
-        r.progress = !o->no_progress && core::Progress::stderr_is_terminal();
+        r.progress = !o->no_progress && !inv.globals().quiet && core::Progress::stderr_is_terminal();
         const core::ExportManifest manifest = core::export_model(r, inv.host());
         // On stderr whatever the output form, so that a changed or substituted chat
         // template is never silent (--json keeps stdout parsable).
@@ -101,6 +104,13 @@ void add_export_command(CommandLine& cli) {
           std::cerr << "resource changes (also in manifest.json, resource_changes):\n";
           for (const std::string& c : manifest.resource_changes) std::cerr << "  - " << c << "\n";
         }
+        // compile.py calibrates with `llm2hef inputs`, whose tensors have a
+        // limit: said now rather than hours later on the DFC machine.
+        const sdk::RuntimeSizes sizes{manifest.cache_size, manifest.dims.hidden, manifest.dims.heads,
+                                      manifest.theta_length, manifest.pe_q_tiles, manifest.pe_k_tiles};
+        if (auto why = core::calibration_limit_warning(sizes, manifest.dfc.calib_size))
+          spdlog::warn("{}", *why);
+        for (const auto& [file, what] : manifest.files) spdlog::info("wrote {}: {}", (r.output / file).string(), what);
         if (o->json) {
           std::cout << core::json_text(core::manifest_json(manifest), 2) << "\n";
         } else {
@@ -109,7 +119,7 @@ void add_export_command(CommandLine& cli) {
                     << ")\n";
           for (const std::string& rw : manifest.rewrites) std::cout << "  - " << rw << "\n";
           std::cout << "next: python " << (r.output / "compile.py").string()
-                    << " --calib-tokens FILE   (on the machine with Hailo's DFC)\n";
+                    << " --calib-text FILE   (on the machine with Hailo's DFC; FILE: plain text, see compile.py --help)\n";
         }
         return 0;
       },

@@ -71,7 +71,9 @@ constexpr const char* kCheckHelp = R"(Usage: llm2hef hef check FILE [--manifest 
 
 Judges a HEF by hailort v5.2.0's own rules (Hef::create, configure, the
 genai server; hailo-contract.md sections 6, 8, 9, 10; docs/hef.md gives the
-hailort file and line of each). Each finding names its rule and section:
+hailort file and line of each). Each finding names its rule and section
+(a manifest finding that no section is about names its rule only). When it
+passes, the next command is printed: `llm2hef package`.
 
   hef-version     header version 3 (genai hashes and splits only v3)
   proto-hash      v3 proto_xxh3_64bits set (genai loads from the first chunk)
@@ -129,6 +131,7 @@ Exit status: 0 ok (warnings allowed), 1 errors found, 2 usage,
 constexpr const char* kSetConfigHelp = R"(Usage: llm2hef hef set-config FILE NEW_CONFIG.json -o OUT [--force] [--json] [--no-progress]
 
 Writes OUT: FILE with its hailo-config.json replaced, without recompiling.
+Package OUT with `llm2hef package OUT ... --config NEW_CONFIG.json`.
 Refused, with nothing written, when NEW_CONFIG.json has a key of a JSON type
 the genai server cannot read (or misreads), lacks eos_token_id or
 prefill_input_tokens_count, or contradicts FILE (heads, cache size, input
@@ -208,10 +211,16 @@ int check(const CheckArgs& a, Invocation& inv) {
   opt.optimize_memory_on_device = a.optimize_memory_on_device;
   Opened h = open_hef(a.hef);
   const hef::ContractReport rep = hef::check_hef_contract(*h.src, h.info, opt);
-  if (a.json)
+  if (a.json) {
     std::cout << core::json_text(hef::contract_json(rep), 2) << "\n";
-  else
+  } else {
     std::cout << hef::contract_text(rep);
+    // What comes after a passed check: the store hailo-ollama serves from.
+    if (rep.errors() == 0)
+      std::cout << "next: llm2hef package " << a.hef << " --manifest "
+                << (opt.manifest_path.empty() ? std::string("OUT/manifest.json") : opt.manifest_path)
+                << " --model NAME[:TAG]   (on the device running hailo-ollama; docs/package.md)\n";
+  }
   return rep.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;
 }
 
@@ -235,14 +244,14 @@ int set_config(const SetConfigArgs& a) {
                                                        });
   progress.finish();
   for (const auto& f : r.findings)
-    std::cerr << (f.severity == hef::Severity::warning ? "warning" : "info") << " [" << f.rule << ", section "
-              << f.section << "] " << f.message << "\n";
+    std::cerr << (f.severity == hef::Severity::warning ? "warning" : "info") << " " << hef::finding_tag(f) << " "
+              << f.message << "\n";
   if (!r.findings.empty()) std::cerr << "sections cited refer to " << core::contract_doc_path().string() << "\n";
   if (a.json) {
     json findings = json::array();
     for (const auto& f : r.findings)
       findings.push_back({{"rule", f.rule},
-                          {"section", f.section},
+                          {"section", hef::finding_section_json(f)},
                           {"severity", f.severity == hef::Severity::warning ? "warning" : "info"},
                           {"message", f.message}});
     const json doc{{"input", a.hef},

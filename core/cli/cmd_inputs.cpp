@@ -1,4 +1,12 @@
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "commands.hpp"
@@ -11,7 +19,7 @@
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef inputs OUT (--tokens IDS | --tokens-file FILE) -o inputs.npz [--layout onnx|device] [--force]
+constexpr const char* kHelp = R"(Usage: llm2hef inputs OUT (--tokens IDS | --tokens-file FILE | --text TEXT) -o inputs.npz [--layout onnx|device] [--force]
 
 Writes exactly what the Hailo genai runtime feeds the exported graph for a
 prompt (token ids), computed from OUT's resources: embedding rows, the
@@ -22,6 +30,10 @@ Keys: the six ONNX input names, plus `positions`.
                      or "15496 11 995"
   --tokens-file FILE the ids in a text file, separated by commas, spaces or
                      newlines (e.g. a tokenizer's output saved to a file)
+  --text TEXT        the prompt as text, tokenized with OUT/resources/tokenizer.json
+                     (no special tokens added; apply the chat template yourself).
+                     Runs Python's `tokenizers` package (pip install tokenizers):
+                     --python PATH or $LLM2HEF_PYTHON, else python3
   -o, --output FILE  the .npz to write
   --layout onnx      pe tables as the ONNX graph takes them [1, N, T] (default)
   --layout device    pe tables tiled per head, as the runtime writes them
@@ -66,6 +78,65 @@ std::vector<int64_t> parse_tokens(const std::string& text, const std::string& or
   return out;
 }
 
+extern "C" char** environ;
+
+// The ids of `text` under the export's tokenizer.json, from Python's
+// `tokenizers` (the library that wrote and reads tokenizer.json; llm2hef has
+// no encoder of its own). Its stdout comes back through a pipe.
+std::vector<int64_t> tokenize_text(const std::string& python, const std::filesystem::path& tokenizer,
+                                   const std::string& text) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(tokenizer, ec))
+    throw BadInput(tokenizer.string() + ": missing; --text needs the export's tokenizer.json (or pass --tokens)");
+  const char* script =
+      "import sys\n"
+      "try:\n"
+      "    from tokenizers import Tokenizer\n"
+      "except ImportError:\n"
+      "    sys.exit('llm2hef inputs --text: this Python (%s) lacks the tokenizers package: '\n"
+      "             '%s -m pip install tokenizers, or pass --python PATH, or give --tokens' % (sys.executable, sys.executable))\n"
+      "ids = Tokenizer.from_file(sys.argv[1]).encode(sys.argv[2], add_special_tokens=False).ids\n"
+      "print(' '.join(map(str, ids)))\n";
+  std::vector<std::string> argv{python, "-c", script, tokenizer.string(), text};
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw InternalError(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  pid_t pid = 0;
+  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (error != 0) {
+    ::close(fds[0]);
+    throw Unsupported("cannot run '" + python + "' (" + std::strerror(error) +
+                      "): --text tokenizes with Python's tokenizers package; pass --python PATH, set "
+                      "LLM2HEF_PYTHON, or give the ids with --tokens");
+  }
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      if (out.size() < (16u << 20)) out.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw InternalError(std::string("waitpid: ") + std::strerror(errno));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Unsupported("tokenizing --text with " + tokenizer.string() + " failed (its message is above)");
+  if (out.find_first_not_of(" \n") == std::string::npos)
+    throw UsageError("--text: the text tokenizes to nothing with " + tokenizer.string() + "; give some text");
+  return parse_tokens(out, "--text (tokenized)");
+}
+
 // --tokens-file: a regular file of at most 16 MiB (a prompt, not a corpus).
 std::string read_tokens_file(const std::string& path) {
   const core::RegularFile file(path);
@@ -75,13 +146,13 @@ std::string read_tokens_file(const std::string& path) {
 
 void add_inputs_command(CommandLine& cli) {
   struct Options {
-    std::string export_dir, tokens, tokens_file, output, layout = "onnx";
+    std::string export_dir, tokens, tokens_file, text, python, output, layout = "onnx";
     bool force = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = cli.add_command(cli.root(), "inputs", kHelp, [o](Invocation& inv) {
-    if (!inv.command().count("--tokens") && !inv.command().count("--tokens-file"))
-      throw UsageError("inputs needs the prompt's ids: --tokens IDS or --tokens-file FILE");
+    if (!inv.command().count("--tokens") && !inv.command().count("--tokens-file") && !inv.command().count("--text"))
+      throw UsageError("inputs needs the prompt: --tokens IDS, --tokens-file FILE or --text TEXT");
     // What runtime_inputs reads of the export: manifest.json and resources/.
     auto reads_export_file = [](const std::filesystem::path& relative) {
       return relative == "manifest.json" || (!relative.empty() && *relative.begin() == "resources");
@@ -89,17 +160,31 @@ void add_inputs_command(CommandLine& cli) {
     std::vector<core::CommandInput> inputs{{"the export folder", o->export_dir, reads_export_file}};
     if (!o->tokens_file.empty()) inputs.push_back({"the token file (--tokens-file)", o->tokens_file, {}});
     core::check_file_output(o->output, o->force, inputs);  // before the work, not after
-    const std::vector<int64_t> tokens = o->tokens_file.empty()
-                                            ? parse_tokens(o->tokens, "--tokens")
-                                            : parse_tokens(read_tokens_file(o->tokens_file), o->tokens_file);
+    std::string python = o->python;
+    if (python.empty()) {
+      const char* env = std::getenv("LLM2HEF_PYTHON");
+      python = env && *env ? env : "python3";
+    }
+    const std::vector<int64_t> tokens =
+        inv.command().count("--text")
+            ? tokenize_text(python, std::filesystem::path(o->export_dir) / "resources" / "tokenizer.json", o->text)
+        : o->tokens_file.empty() ? parse_tokens(o->tokens, "--tokens")
+                                 : parse_tokens(read_tokens_file(o->tokens_file), o->tokens_file);
     auto members = core::runtime_inputs(o->export_dir, tokens,
                                         o->layout == "device" ? core::InputLayout::device : core::InputLayout::onnx);
     core::write_npz(o->output, members, o->force);
+    if (!inv.globals().quiet)
+      std::cout << "wrote " << o->output << ": the runtime inputs for " << tokens.size() << " token(s) ("
+                << (o->layout == "device" ? "device" : "onnx") << " layout)\n";
     return 0;
   });
   app->add_option("OUT", o->export_dir)->required();
   CLI::Option* ids = app->add_option("--tokens", o->tokens);
-  ids->excludes(app->add_option("--tokens-file", o->tokens_file));
+  CLI::Option* ids_file = app->add_option("--tokens-file", o->tokens_file);
+  CLI::Option* text = app->add_option("--text", o->text);
+  ids->excludes(ids_file)->excludes(text);
+  ids_file->excludes(text);
+  app->add_option("--python", o->python);
   app->add_option("-o,--output", o->output)->required();
   app->add_option("--layout", o->layout)->check(CLI::IsMember({"onnx", "device"}));
   app->add_flag("--force", o->force);

@@ -10,7 +10,7 @@ namespace llm2hef::cli {
 
 namespace {
 constexpr const char* kHelp = R"(Usage: llm2hef inspect MODEL_DIR [--json] [--cache N] [--prefill P] [--adapter NAME]
-                      [--plan quantization.json]
+                      [--chat-template FILE] [--plan quantization.json]
 
 Says what `export` would do with a checkpoint, without writing anything:
 the adapter that claims it, parameter count, weight memory at A8W4 and
@@ -21,14 +21,19 @@ comes from (chat_template.jinja before tokenizer_config.json, as transformers
 reads them) and every change to the tokenizer and the template, including the
 guards made inert for hailort's load probe (JSON:
 "resources": {"chat_template_source", "changes"}). A resource problem that
-would stop the export is reported there ("resources": {"error"}) and does not
-change the exit status.
-Exit status 4 when the model is refused.
+would stop the export is reported there ("resources": {"error",
+"exit_status"}). It also says what compile.py needs to calibrate the export:
+the RAM of its optimize step and the largest cache its calibration inputs
+allow, with a warning past it ("calibration").
+Exit status: what `export` would end with: 4 when the model is refused, 3 or
+4 when a resource problem would stop the export, else 0.
 
   --cache N      KV-cache size to size the cache for (default: the model's
                  max_position_embeddings, or its sliding window, capped at 2048;
                  the same rule as export)
   --prefill P    prefill chunk (default 96, or the cache size if smaller)
+  --adapter NAME use this adapter instead of resolving config.json (as
+                 export --adapter)
   --chat-template FILE
                  judge this Jinja template instead of the checkpoint's (as
                  export --chat-template would use it)
@@ -56,7 +61,7 @@ void add_inspect_command(CommandLine& cli) {
     if (!o->plan.empty()) r.precision_plan = o->plan;
     nlohmann::json report = core::inspect_model(r, inv.host());
     std::cout << (o->json ? core::json_text(report, 2) + "\n" : core::inspect_text(report));
-    return report["supported"].get<bool>() ? 0 : static_cast<int>(ExitCode::unsupported);
+    return core::inspect_exit_status(report);
   });
   app->add_option("MODEL_DIR", o->model_dir)->required();
   app->add_option("--cache", o->cache);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/lint/lint.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -11,12 +12,16 @@
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef lint MODEL.onnx [--json]
+constexpr const char* kHelp = R"(Usage: llm2hef lint MODEL.onnx [--json] [--no-manifest]
 
 Checks any ONNX graph (llm2hef's or your own export) against the Hailo-10H
 graph contract (docs/lint.md; hailo-contract.md sections 2-3). Only the
 protobuf is read: external weight data is never opened, so large models
 lint in seconds. onnx shape inference fills in missing value shapes.
+Beside it, an llm2hef export's manifest.json that lists the file is read
+too, as export reads it: the rules marked [on export's output only] run,
+and an input whose net_input_format the manifest gives (compile.py passes
+it to the DFC) is not warned about. --no-manifest: the graph alone.
 
 @RULES@
   --json    {"file", "ok", "findings": [{"rule", "severity", "node", "op",
@@ -55,16 +60,34 @@ const char* help_text() {
   return help.c_str();
 }
 
+// With export's manifest.json beside the file (one that lists it), the
+// graph is linted as export lints it; a manifest that cannot be read is
+// named and the graph linted alone.
+core::LintReport lint_with_manifest_beside(const std::filesystem::path& model, bool use_manifest) {
+  const std::filesystem::path manifest_path = model.parent_path() / "manifest.json";
+  std::error_code ec;
+  if (use_manifest && std::filesystem::is_regular_file(manifest_path, ec)) {
+    try {
+      const core::ExportManifest manifest = core::read_manifest(manifest_path);
+      if (manifest.files.count(model.filename().string()))
+        return core::lint_exported_onnx(model, core::manifest_json(manifest));
+    } catch (const BadInput& e) {
+      std::cerr << "note: " << manifest_path.string() << " not used (" << e.what() << "); the graph is linted alone\n";
+    }
+  }
+  return core::lint_onnx_file(model);
+}
+
 }  // namespace
 
 void add_lint_command(CommandLine& cli) {
   struct Options {
     std::string model;
-    bool json = false;
+    bool json = false, no_manifest = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = cli.add_command(cli.root(), "lint", help_text(), [o](Invocation&) {
-    const core::LintReport report = core::lint_onnx_file(o->model);
+    const core::LintReport report = lint_with_manifest_beside(o->model, !o->no_manifest);
     if (o->json) {
       std::cout << core::json_text(core::lint_json(report), 2) << "\n";
     } else {
@@ -74,6 +97,7 @@ void add_lint_command(CommandLine& cli) {
   });
   app->add_option("MODEL.onnx", o->model)->required();
   app->add_flag("--json", o->json);
+  app->add_flag("--no-manifest", o->no_manifest);
 }
 
 }  // namespace llm2hef::cli

@@ -11,7 +11,7 @@ namespace llm2hef::cli {
 
 namespace {
 
-constexpr const char* kHelp = R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--store DIR] [--hailort X.Y] [--force] [--json]
+constexpr const char* kHelp = R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--config NEW.json] [--store DIR] [--hailort X.Y] [--force] [--json]
 
 Puts a compiled HEF into the model store hailo-ollama (Hailo's Ollama-compatible
 server) reads at startup:
@@ -33,6 +33,9 @@ Options:
   --manifest FILE   the manifest.json `llm2hef export` wrote (required)
   --model NAME[:TAG]  the name clients ask for; TAG defaults to "latest"
                     (hailo-ollama matches NAME:TAG exactly: ask for NAME:latest)
+  --config NEW.json the hailo-config.json given to `hef set-config` for this HEF,
+                    in place of the export's resources/hailo-config.json (the
+                    HEF must carry it unchanged)
   --store DIR       the server's models folder (default: the one hailo-ollama
                     uses, $XDG_DATA_HOME or ~/.local/share, then $XDG_DATA_DIRS
                     or /usr/share:/usr/local/share, each + /hailo-ollama/models,
@@ -58,7 +61,7 @@ damaged store).
 )";
 
 struct PackageArgs {
-  std::string hef, manifest, model, store, hailort;
+  std::string hef, manifest, model, store, hailort, config;
   bool json = false, force = false, no_progress = false;
 };
 
@@ -67,13 +70,15 @@ int run_package(const PackageArgs& o, Invocation& inv) {
   po.hef = o.hef;
   po.export_manifest = o.manifest;
   po.model = core::package::parse_model_ref(o.model);
+  if (inv.command().count("--config")) po.config = std::filesystem::path(o.config);
   po.store = inv.command().count("--store") ? std::filesystem::path(o.store) : core::package::default_store();
   if (inv.command().count("--hailort")) po.hailort = core::hef::parse_hailort_version(o.hailort);
   po.force = o.force;
-  po.progress = !o.no_progress && core::Progress::stderr_is_terminal();
+  po.progress = !o.no_progress && !inv.globals().quiet && core::Progress::stderr_is_terminal();
 
   const core::package::PackageResult r = core::package::package_model(po);
-  for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
+  if (!inv.globals().quiet)
+    for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
   for (const auto& warning : r.warnings) std::cerr << "warning: " << warning << "\n";
   if (o.json) {
     nlohmann::ordered_json out;
@@ -113,6 +118,7 @@ void add_package_command(CommandLine& cli) {
   app->add_option("--manifest", o->manifest)->required();
   app->add_option("--model", o->model)->required();
   app->add_option("--store", o->store);
+  app->add_option("--config", o->config);
   app->add_option("--hailort", o->hailort);
   app->add_flag("--json", o->json);
   app->add_flag("--force", o->force);

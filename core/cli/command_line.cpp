@@ -4,10 +4,15 @@
 #include <iostream>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "did_you_mean.hpp"
+#include "llm2hef/core/export/model_plan.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/io/staging.hpp"
+#include "llm2hef_commit.hpp"
+#include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -37,8 +42,13 @@ Global options:
   --allow-unsafe-adapters
                        load adapters even from world-writable folders or files,
                        or files owned by another user (refused by default)
+  -q, --quiet          print errors only (no warnings, no progress bar)
+  -v, --verbose        also print what is done, step by step
   -h, --help           this text; `llm2hef COMMAND --help` for a command
-  --version            print the version
+  --version            print the version, the commit and the adapter SDK's
+                       ABI and build fingerprint
+
+-q and -v are taken by every command too (`llm2hef export -q ...`).
 
 Adapters are searched in: --adapter-path, $LLM2HEF_ADAPTER_PATH, the install's
 lib/llm2hef/adapters, the build tree, then the user's folder
@@ -105,19 +115,32 @@ std::string unknown_option_message(const std::string& spelling, const std::vecto
 // Why the arguments CLI11 left over at one level are refused, or nullopt.
 // Unknown options come first: a misspelt option taking a value leaves that
 // value behind as a stray positional.
+std::string unknown_command_message(CLI::App& app, const std::string& arg) {
+  const auto near = closest_name(arg, subcommand_names(app));
+  const std::string what = app.get_parent() ? "unknown " + app.get_name() + " command" : "unknown command";
+  return what + " '" + arg + "'" + (near ? " (did you mean " + *near + "? " : " (") + see_help(app) + ")";
+}
+
 std::optional<std::string> refuse(CLI::App& app, const std::vector<std::string>& leftovers, bool options_only) {
+  // A misspelt command comes first: the options after it (`exprot MODEL -o x`)
+  // are the command's, and unknown only because the command was not found.
+  if (!subcommands_of(app).empty() && !leftovers.empty() && !looks_like_option(leftovers.front()))
+    return unknown_command_message(app, leftovers.front());
   for (const auto& arg : leftovers)
     if (looks_like_option(arg)) return unknown_option_message(option_spelling(arg), option_names(app), app);
   if (options_only) return std::nullopt;
   for (const auto& arg : leftovers) {
-    if (!subcommands_of(app).empty()) {
-      const auto near = closest_name(arg, subcommand_names(app));
-      const std::string what = app.get_parent() ? "unknown " + app.get_name() + " command" : "unknown command";
-      return what + " '" + arg + "'" + (near ? " (did you mean " + *near + "? " : " (") + see_help(app) + ")";
-    }
+    if (!subcommands_of(app).empty()) return unknown_command_message(app, arg);
     return "unexpected argument '" + arg + "' (" + see_help(app) + ")";
   }
   return std::nullopt;
+}
+
+// "llm2hef 0.1.0 (commit 1a2b3c4)" and the adapter ABI and build
+// fingerprint an adapter must match (docs/plugin-abi.md).
+std::string version_text() {
+  return std::string("llm2hef ") + LLM2HEF_SDK_VERSION + " (commit " + LLM2HEF_COMMIT + ")\nadapter SDK: abi " +
+         std::to_string(LLM2HEF_ADAPTER_ABI_VERSION) + ", build fingerprint " + LLM2HEF_BUILD_FINGERPRINT;
 }
 
 }  // namespace
@@ -137,6 +160,8 @@ plugins::AdapterHost make_host(const Globals& g) {
   o.allow_unsafe = g.allow_unsafe_adapters;
   plugins::AdapterHost host(std::move(o));
   host.discover();
+  spdlog::info("{} adapter(s) loaded, {} file(s) considered (`llm2hef adapters -v` lists them)",
+               host.adapters().size(), host.considered().size());
   // Other broken files wait for `adapters --verbose`; one that ended the
   // process loading it is worth a word whatever the command.
   for (const auto& c : host.considered())
@@ -159,20 +184,28 @@ CommandLine::CommandLine() : root_(std::make_unique<CLI::App>("", "llm2hef")) {
   // A repeated option: the last one wins.
   root.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   set_help_text(root, kUsage);
-  root.set_version_flag("--version", std::string("llm2hef ") + LLM2HEF_SDK_VERSION);
+  root.set_version_flag("--version", version_text());
   root.add_option("--adapter-path", globals_.adapter_paths)
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   root.add_flag("--allow-unsafe-adapters", globals_.allow_unsafe_adapters);
+  add_output_level_flags(root);
   CLI::App* help = root.add_subcommand("help", "");
   set_help_text(*help, kHelpHelp);
   help->add_option("TOPIC", help_topic_);
+  add_output_level_flags(*help);
   entries_[help] = {[this](Invocation&) { return run_help(); }, false};
+}
+
+void CommandLine::add_output_level_flags(CLI::App& app) {
+  app.add_flag("-q,--quiet", globals_.quiet);
+  app.add_flag("-v,--verbose", globals_.verbose);
 }
 
 CLI::App* CommandLine::add_group(CLI::App& parent, const std::string& name, const char* help_text) {
   CLI::App* app = parent.add_subcommand(name, "");
   set_help_text(*app, help_text);
+  add_output_level_flags(*app);
   return app;
 }
 
@@ -180,6 +213,7 @@ CLI::App* CommandLine::add_command(CLI::App& parent, const std::string& name, co
                                    bool takes_adapter_options) {
   CLI::App* app = parent.add_subcommand(name, "");
   set_help_text(*app, help_text);
+  add_output_level_flags(*app);
   entries_[app] = {std::move(run), takes_adapter_options};
   return app;
 }
@@ -223,6 +257,12 @@ int CommandLine::run_help() {
 
 int CommandLine::dispatch() {
   if (auto why = leftover_error(false)) throw UsageError(*why);
+  if (globals_.quiet && globals_.verbose) throw UsageError("-q (--quiet) and -v (--verbose) contradict: give one");
+  if (globals_.quiet) {
+    spdlog::set_level(spdlog::level::err);
+    core::Progress::disable_all();
+  }
+  if (globals_.verbose) spdlog::set_level(spdlog::level::info);
   CLI::App* app = chosen(*root_);
   const auto it = entries_.find(app);
   if (it == entries_.end()) {  // no command, or a group without its subcommand
@@ -262,6 +302,25 @@ void report_error(bool json, ExitCode code, const std::string& raw_message, cons
               << "\n";
 }
 
+// CLI11's "Could not convert: --cache = abc" in the tool's words: the
+// option, the value given, what it takes, where to look.
+std::string conversion_message(const CLI::App& app, const std::string& raw) {
+  const std::string prefix = "Could not convert: ";
+  const size_t eq = raw.find(" = ");
+  if (raw.rfind(prefix, 0) != 0 || eq == std::string::npos) return raw + " (" + see_help(app) + ")";
+  const std::string name = raw.substr(prefix.size(), eq - prefix.size());
+  const std::string value = raw.substr(eq + 3);
+  std::string expected = "a value of another kind";
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_name() != name && opt->get_name(false, true) != name) continue;
+    const std::string type = opt->get_type_name();
+    if (type == "INT" || type == "UINT") expected = "a whole number";
+    else if (type == "FLOAT") expected = "a number";
+    else if (!type.empty()) expected = "a value of type " + type;
+  }
+  return name + ": '" + value + "' is not " + expected + " (" + see_help(app) + ")";
+}
+
 }  // namespace
 
 int CommandLine::run(int argc, char** argv) {
@@ -273,6 +332,9 @@ int CommandLine::run(int argc, char** argv) {
       return root_->exit(e);  // the chosen command's help, on stdout
     } catch (const CLI::CallForVersion& e) {
       return root_->exit(e);
+    } catch (const CLI::ConversionError& e) {
+      if (auto why = leftover_error(true)) throw UsageError(*why);
+      throw UsageError(conversion_message(*chosen(*root_), e.what()));
     } catch (const CLI::ParseError& e) {
       if (auto why = leftover_error(true)) throw UsageError(*why);
       throw UsageError(std::string(e.what()) + " (" + see_help(*chosen(*root_)) + ")");
@@ -309,12 +371,34 @@ AdapterArguments split_adapter_arguments(const std::vector<std::string>& leftove
 std::map<std::string, std::string> adapter_options(const CLI::App& command, const AdapterArguments& args,
                                                    const plugins::AdapterHost& host) {
   std::vector<std::string> declared;  // "--gelu", by any installed adapter
-  std::string listing;                // "--gelu (gpt2)"
   for (const auto& adapter : host.adapters())
-    for (const auto& spec : adapter.info().options) {
-      declared.push_back("--" + spec.name);
-      listing += (listing.empty() ? "" : ", ") + ("--" + spec.name) + " (" + adapter.info().name + ")";
+    for (const auto& spec : adapter.info().options) declared.push_back("--" + spec.name);
+  // The options to list when one is refused: those of the adapter that
+  // handles MODEL when it can be told, else every adapter's.
+  const auto listing = [&]() -> std::string {
+    if (args.positionals.size() == 1) {
+      try {
+        core::PlanRequest probe;
+        probe.model_dir = args.positionals[0];
+        probe.cache_size = 2;  // only the adapter is wanted: no cache rule may refuse
+        probe.prefill = 1;
+        const CLI::Option* forced = command.get_option_no_throw("--adapter");
+        if (forced && forced->count() > 0) probe.adapter = forced->as<std::string>();
+        const core::ResolvedModel model = core::resolve_model(probe, host);
+        std::string own;
+        for (const auto& spec : model.info().options) own += (own.empty() ? "--" : ", --") + spec.name;
+        return "options of adapter " + model.info().name + ", which handles " + args.positionals[0] + ": " +
+               (own.empty() ? "none" : own);
+      } catch (const std::exception&) {
+        // Not a model an adapter takes: the export itself will say why.
+      }
     }
+    std::string all;  // "--gelu (gpt2)"
+    for (const auto& adapter : host.adapters())
+      for (const auto& spec : adapter.info().options)
+        all += (all.empty() ? "" : ", ") + ("--" + spec.name) + " (" + adapter.info().name + ")";
+    return "adapter options: " + (all.empty() ? std::string("none installed") : all);
+  };
   std::map<std::string, std::string> out;
   for (const auto& [spelling, value] : args.options) {
     const bool is_declared = spelling.rfind("--", 0) == 0 &&
@@ -325,8 +409,7 @@ std::map<std::string, std::string> adapter_options(const CLI::App& command, cons
       const auto near = closest_name(spelling, candidates);
       throw UsageError("unknown option " + spelling +
                        (near ? " (did you mean " + *near + "?)"
-                             : " (" + see_help(command) + "; adapter options: " +
-                                   (listing.empty() ? "none installed" : listing) + ")"));
+                             : " (" + see_help(command) + "; " + listing() + ")"));
     }
     if (!value) throw UsageError("option " + spelling + " needs a value");
     out[spelling.substr(2)] = *value;

@@ -21,6 +21,9 @@ namespace llm2hef::cli {
 struct Globals {
   std::vector<std::string> adapter_paths;  // --adapter-path, repeatable
   bool allow_unsafe_adapters = false;      // --allow-unsafe-adapters
+  // -q/--quiet (errors only) and -v/--verbose (also what is done, step by
+  // step), taken by every command and before it.
+  bool quiet = false, verbose = false;
 };
 
 // The adapter host with the documented search order, already discovered.
@@ -78,6 +81,7 @@ class CommandLine {
     bool takes_adapter_options = false;
   };
   int dispatch();
+  void add_output_level_flags(CLI::App& app);
   int run_help();
   std::optional<std::string> leftover_error(bool after_parse_error);
 

@@ -1,6 +1,7 @@
 #include "llm2hef/registry/registry.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "llm2hef/sdk/errors.hpp"
@@ -73,6 +74,51 @@ Resolution choose(const sdk::JsonFile& config, MatchKind how, const std::vector<
   return r;
 }
 
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Why no adapter can take a whole kind of model, whatever --adapter says:
+// mixtures of experts (a router choosing among expert MLPs in each layer) and
+// state-space models (no attention, no KV cache) are not transformer decoders
+// with one dense MLP per layer, the only graph llm2hef writes.
+std::optional<std::string> kind_refusal(const sdk::JsonFile& config, const std::vector<std::string>& architectures,
+                                        const std::optional<std::string>& model_type) {
+  std::vector<std::string> names;
+  for (const auto& a : architectures) names.push_back(lower(a));
+  if (model_type) names.push_back(lower(*model_type));
+  const auto named = [&](std::initializer_list<const char*> words) -> std::optional<std::string> {
+    for (const auto& n : names)
+      for (const char* w : words)
+        if (n.find(w) != std::string::npos) return n;
+    return std::nullopt;
+  };
+  const auto key_over_one = [&](std::initializer_list<const char*> keys) -> std::optional<std::string> {
+    for (const char* k : keys) {
+      if (!config.has(k)) continue;
+      const auto& v = config.raw().at(k);
+      if (v.is_number_integer() && v.get<int64_t>() > 1) return std::string(k) + " = " + v.dump();
+    }
+    return std::nullopt;
+  };
+  const char* no_force = "; no --adapter can export it";
+  if (auto key = key_over_one({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}))
+    return "mixture of experts: not supported (" + *key + "): each layer routes tokens among expert MLPs, and "
+           "llm2hef writes one dense MLP per layer" + no_force;
+  if (auto name = named({"moe", "mixtral"}))
+    return "mixture of experts: not supported ('" + *name + "'): each layer routes tokens among expert MLPs, "
+           "and llm2hef writes one dense MLP per layer" + no_force;
+  std::optional<std::string> ssm = named({"mamba", "rwkv", "ssm", "hyena"});
+  if (!ssm)
+    for (const char* k : {"ssm_cfg", "ssm_state_size", "d_state", "state_size"})
+      if (config.has(k)) ssm = std::string(k);
+  if (ssm)
+    return "state-space model, not a transformer decoder ('" + *ssm + "'): it has no attention and no KV cache, "
+           "which is what the Hailo genai runtime runs" + no_force;
+  return std::nullopt;
+}
+
 std::string available_hint(const plugins::AdapterHost& host) {
   if (host.adapters().empty())
     return "no adapters were found (run 'llm2hef adapters --verbose' to see where llm2hef looked, "
@@ -96,8 +142,19 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
   if (adapter_override) {
     // The user's explicit choice bypasses matching: it is how conflicts are
     // settled and how an adapter is tried on a lookalike architecture.
-    if (const LoadedAdapter* a = host.find(*adapter_override))
+    if (const LoadedAdapter* a = host.find(*adapter_override)) {
+      // Not for a kind no adapter builds: the adapter would fail later on a
+      // tensor it expects (an expert's MLP is not a dense one).
+      const auto architectures = read_architectures(config);
+      const bool claimed = std::any_of(architectures.begin(), architectures.end(), [&](const std::string& arch) {
+        return contains(a->info().architectures, arch);
+      });
+      if (!claimed)
+        if (auto why = kind_refusal(config, architectures, config.find_string("model_type")))
+          throw Unsupported(origin_of(config) + ": --adapter " + *adapter_override + " cannot export this model: " +
+                            *why);
       return {a, MatchKind::override_name, *adapter_override, {}, {}};
+    }
     throw UsageError("unknown adapter " + in_quotes(*adapter_override) + " (--adapter); " + available_hint(host));
   }
 
@@ -116,6 +173,9 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
   for (const auto& a : architectures) found_arch.push_back(in_quotes(a));
   std::string found = "architectures [" + join(found_arch, ", ") + "], model_type " +
                       (model_type ? in_quotes(*model_type) : std::string("(none)"));
+
+  if (auto why = kind_refusal(config, architectures, model_type))
+    throw Unsupported(origin_of(config) + ": no adapter supports this model (" + found + "): " + *why);
 
   std::vector<std::string> supported;
   for (const auto& a : host.adapters())

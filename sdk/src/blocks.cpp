@@ -270,10 +270,19 @@ Value last_position(GraphBuilder& g, const Value& x) {
 }
 
 std::vector<int64_t> choose_lm_head_shards(int64_t vocab, int64_t requested, std::string& reason, int64_t max_width) {
+  // Beyond this many outputs an "equal split" is a degenerate one (a prime
+  // vocabulary would give width-1 shards); refuse rather than export that.
+  constexpr int64_t kMaxShards = 64;
   if (requested > 0) {
-    if (vocab % requested != 0)
-      throw Unsupported("--lm-head-shards " + std::to_string(requested) + " does not divide the vocabulary of " +
-                        std::to_string(vocab) + " into equal widths (the runtime requires equal output frame sizes)");
+    if (vocab % requested != 0) {
+      // A wrong number given by the user (exit 2), with the right ones.
+      std::string valid;
+      for (int64_t k = 1; k <= kMaxShards; ++k)
+        if (vocab % k == 0) valid += (valid.empty() ? "" : ", ") + std::to_string(k);
+      throw UsageError("--lm-head-shards " + std::to_string(requested) + " does not divide the vocabulary of " +
+                       std::to_string(vocab) + " into equal widths (the runtime requires equal output frame sizes); " +
+                       "valid values up to " + std::to_string(kMaxShards) + ": " + valid);
+    }
     reason = "requested: " + std::to_string(requested) + " x " + std::to_string(vocab / requested);
     return std::vector<int64_t>(static_cast<size_t>(requested), vocab / requested);
   }
@@ -281,9 +290,6 @@ std::vector<int64_t> choose_lm_head_shards(int64_t vocab, int64_t requested, std
     reason = "vocabulary of " + std::to_string(vocab) + " fits one output (<= " + std::to_string(max_width) + ")";
     return {vocab};
   }
-  // Beyond this many outputs an "equal split" is a degenerate one (a prime
-  // vocabulary would give width-1 shards); refuse rather than export that.
-  constexpr int64_t kMaxShards = 64;
   for (int64_t n = 2; n <= kMaxShards; ++n) {
     if (vocab % n != 0 || vocab / n > max_width) continue;
     reason = std::to_string(n) + " x " + std::to_string(vocab / n) + ": the fewest equal shards no wider than " +

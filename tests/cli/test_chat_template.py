@@ -261,7 +261,7 @@ def test_inspect_reports_what_would_stop_export(tmp_path):
     ckpt = copy_fixture("qwen2-tf5", tmp_path / "ckpt")
     (ckpt / "chat_template.jinja").unlink()
     r = run("inspect", ckpt, "--cache", 16, "--prefill", 4, "--json")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 3, r.stderr  # what export would exit with (issue 28)
     assert "'default'" in json.loads(r.stdout)["resources"]["error"]
     text = run("inspect", ckpt, "--cache", 16, "--prefill", 4).stdout
     assert "EXPORT WOULD STOP" in text and "additional_chat_templates" in text

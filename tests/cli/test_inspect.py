@@ -91,8 +91,9 @@ def test_lfm2_released_shapes(tmp_path, name, ffn, params, conv_layers):
     import make_lfm2_shape_checkpoints as shapes
     shapes.write(tmp_path, name)
     r = inspect(tmp_path / name, "--cache", 2048, "--json")
-    assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
+    # Shape-only: no tokenizer, so export would stop at the resources (exit 3).
+    assert r.returncode == (3 if "error" in rep["resources"] else 0), r.stderr
     assert rep["dims"]["intermediate"] == ffn and rep["parameters"] == params
     h = rep["dims"]["hidden"]
     assert f"{conv_layers} conv layers x {h} (B*x)" in rep["memory"]["kv_cache_layout"]

@@ -148,6 +148,20 @@ found=$(sed -n 's/^llm2hef_sdk_DIR:PATH=//p' "$HB/CMakeCache.txt")
 "$CMAKE" --build "$HB" >"$TMP/hello-build.log" 2>&1 || { cat "$TMP/hello-build.log"; fail "building the example"; }
 [ -f "$HB/hello_adapter.so" ] || fail "the example did not produce $HB/hello_adapter.so"
 
+step "the installed (published) example has an \$ORIGIN-only RPATH"
+"$CMAKE" --install "$HB" --prefix "$TMP/hello-rpath-prefix" >"$TMP/hello-install.log" 2>&1 \
+  || { cat "$TMP/hello-install.log"; fail "installing the example into its own prefix"; }
+published=$(find "$TMP/hello-rpath-prefix" -name hello_adapter.so | head -1)
+[ -n "$published" ] || fail "no hello_adapter.so under $TMP/hello-rpath-prefix"
+runpath=$(readelf -d "$published" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\2/p')
+echo "RPATH: $runpath"
+for entry in ${runpath//:/ }; do
+  case "$entry" in
+    '$ORIGIN'*) ;;
+    *) fail "$published: RPATH entry '$entry' is not \$ORIGIN-relative (a path of the build machine)";;
+  esac
+done
+
 mkdir "$TMP/adapters"
 cp "$HB/hello_adapter.so" "$TMP/adapters/"
 

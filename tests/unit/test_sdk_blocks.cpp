@@ -111,7 +111,17 @@ TEST(LmHeadShards, SmallVocabularyIsOneOutput) {
 TEST(LmHeadShards, RequestedCountMustDivide) {
   std::string why;
   EXPECT_EQ(choose_lm_head_shards(300, 3, why), (std::vector<int64_t>{100, 100, 100}));
-  EXPECT_THROW(choose_lm_head_shards(50257, 2, why), Unsupported);
+  // A number the user gave that does not divide: a usage error (exit 2)
+  // listing the values that do (issue 28).
+  try {
+    choose_lm_head_shards(300, 7, why);
+    ADD_FAILURE() << "7 does not divide 300";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("valid values up to 64: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 25, 30, 50, 60"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(choose_lm_head_shards(50257, 2, why), UsageError);
 }
 
 TEST(LmHeadShards, NoReasonableEqualSplitIsRefused) {

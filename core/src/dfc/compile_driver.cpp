@@ -3,6 +3,7 @@
 // files beside it, and every C++ step it needs is a call to `llm2hef`.
 #include "llm2hef/core/dfc/compile_driver.hpp"
 #include "llm2hef/core/dfc/python_contract.hpp"
+#include "llm2hef/core/export/host_inputs.hpp"
 
 namespace llm2hef::core {
 
@@ -13,7 +14,7 @@ constexpr const char* kDriver = R"PY(
 Dataflow Compiler (hailo_sdk_client) is installed, with llm2hef installed there
 too (compile.py calls it between the DFC steps):
 
-    python compile.py --calib-tokens calib.json      # or --calib-text corpus.txt
+    python compile.py --calib-text corpus.txt      # or --calib-tokens calib.json
 
 Steps (hailo-contract.md sections 3-8), each saving a HAR in --work:
 
@@ -42,12 +43,16 @@ optimize runs them on the CPU, which is slow.
 """
 import os
 import sys
+import warnings
 
 # Set before numpy or the DFC is imported (hailo-contract.md section 3):
 # numpy >= 2 promotion breaks the DFC's quantization unless legacy; keep
 # transformers (imported by the DFC) away from TensorFlow.
 os.environ.setdefault("NPY_PROMOTION_STATE", "legacy")
 os.environ.setdefault("TRANSFORMERS_NO_TF", "1")
+# NumPy 2.2 and later ignore the variable and warn about it on import, the
+# first line anyone saw; that NumPy is named once, among the checks, instead.
+warnings.filterwarnings("ignore", message="NPY_PROMOTION_STATE", category=UserWarning)
 
 import argparse  # noqa: E402
 import importlib  # noqa: E402
@@ -83,7 +88,8 @@ INSTALL_HINT = ("llm2hef must be installed on this DFC machine too: compile.py r
 # The RAM the DFC's user guide asks of the machine for the DFC itself
 # ("16+ GB RAM (32+ GB recommended)", its installation requirements); the
 # calibration set compile.py builds comes on top (hailo-contract.md section 7).
-DFC_MINIMUM_RAM = 16 * 10 ** 9
+# The figure `llm2hef inspect` and `export` size the calibration RAM with.
+DFC_MINIMUM_RAM = @DFC_MINIMUM_RAM@
 # Held-out samples run through the emulator together: each holds a
 # SEQ x NHEAD*SEQ mask (about 230 MB at cache 2048 and 14 heads).
 GATE_BATCH = 4
@@ -421,7 +427,15 @@ def preflight(args):
     """Everything that can fail before hours of DFC work, checked up front."""
     steps = STEPS[STEPS.index(args.from_step):]
     if importlib.util.find_spec("hailo_sdk_client") is None:
-        fail("hailo_sdk_client (Hailo Dataflow Compiler) is not installed in this Python (%s)" % sys.executable)
+        fail("hailo_sdk_client (Hailo Dataflow Compiler) is not installed in this Python (%s). The DFC is a "
+             "wheel from Hailo's Developer Zone (https://hailo.ai/developer-zone/software-downloads/, free "
+             "account; x86_64 Linux): pip install hailo_dataflow_compiler-X.Y.Z-py3-none-linux_x86_64.whl in "
+             "this Python, its major.minor matching the device's HailoRT, then run compile.py again "
+             "(docs/compile.md)" % sys.executable)
+    if tuple(int(x) for x in re.findall(r"\d+", np.__version__)[:2]) >= (2, 2):
+        say("note: numpy %s ignores NPY_PROMOTION_STATE=legacy, which the DFC's quantization was run with "
+            "(hailo-contract.md section 3); if optimize fails on dtypes, install the numpy the DFC's wheel "
+            "asks for" % np.__version__)
     args.llm2hef = check_llm2hef(args.llm2hef)
     check_writable_folder(args.work, "work (--work)")
     check_writable_folder(os.path.dirname(os.path.abspath(args.output)) or ".", "output (-o)")
@@ -571,7 +585,7 @@ def calibration_set(exe, seqs, onnx_feeds=None):
         for i, seq in enumerate(seqs):
             # A new name per sample: `llm2hef inputs` never replaces a file without --force.
             path = os.path.join(tmp, "sample%d.npz" % i)
-            run_llm2hef(exe, "inputs", HERE, "--tokens", ",".join(map(str, seq)), "-o", path)
+            run_llm2hef(exe, "inputs", "-q", HERE, "--tokens", ",".join(map(str, seq)), "-o", path)
             with np.load(path) as data:
                 positions[i] = data["positions"]
                 if onnx_feeds is not None:  # the same sample as model.onnx takes it (the gate's reference)
@@ -894,11 +908,18 @@ def closing_hint(exe, hef_path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--llm2hef", default="llm2hef", help="the llm2hef binary (default: llm2hef on PATH)")
-    ap.add_argument("--calib-tokens", help="JSON file: a list of token-id lists")
-    ap.add_argument("--calib-text", help="text file tokenized with resources/tokenizer.json")
-    ap.add_argument("--calib-size", type=int, default=MANIFEST["dfc"]["calib_size"],
+    calib, held = MANIFEST["dfc"]["calib_size"], 4
+    ap.add_argument("--calib-text", metavar="FILE",
+                    help="calibration data: a plain text file, tokenized with resources/tokenizer.json and cut "
+                         "into windows of %d tokens (the cache). %d samples and %d held out for the gate need "
+                         "%d tokens, about %d KB of English text (some 4 characters a token); less text gives "
+                         "fewer samples" % (SEQ, calib, held, (calib + held) * SEQ, (calib + held) * SEQ * 4 // 1000))
+    ap.add_argument("--calib-tokens", metavar="FILE",
+                    help="calibration data as token ids instead: a JSON list of token-id lists, one sample each "
+                         "(cut to %d tokens)" % SEQ)
+    ap.add_argument("--calib-size", type=int, default=calib,
                     help="at most this many calibration samples (default %(default)s)")
+    ap.add_argument("--llm2hef", default="llm2hef", help="the llm2hef binary (default: llm2hef on PATH)")
     ap.add_argument("--work", default=os.path.join(HERE, "work"), help="folder for the HARs of every step")
     ap.add_argument("--from", dest="from_step", choices=STEPS, default="parse",
                     help="start at this step, from the HAR a previous run saved in --work")
@@ -909,10 +930,14 @@ def main():
                     help="run calibration and bias correction on the GPU (default: yes when nvidia-smi lists one)")
     ap.add_argument("--cuda-devices", default=os.environ.get("CUDA_VISIBLE_DEVICES") or "0",
                     help="CUDA_VISIBLE_DEVICES for the DFC when the GPU is used (default %(default)s)")
-    ap.add_argument("--hw-arch", default="hailo10h")
+    ap.add_argument("--hw-arch", default="hailo10h",
+                    help="the DFC's target (ClientRunner hw_arch; default %(default)s, the chip of the Raspberry "
+                         "Pi AI HAT+ 2 and the runtime this export is for)")
     ap.add_argument("--skip-har-fix", action="store_true",
                     help="skip `llm2hef har fix` (the HEF will not match the runtime; for experiments only)")
-    ap.add_argument("-o", "--output", default=os.path.join(HERE, "model.hef"))
+    ap.add_argument("-o", "--output", default=os.path.join(HERE, "model.hef"),
+                    help="the compiled HEF to write (default: model.hef next to this script); then "
+                         "`llm2hef hef check` it")
     ap.add_argument("--skip-template-check", action="store_true",
                     help="do not render the chat template as hailort will before the parse (needs jinja2)")
     ap.add_argument("--plan", help="quantization.json whose precision plan optimize applies (default: "
@@ -920,7 +945,7 @@ def main():
     ap.add_argument("--no-plan", action="store_true", help="optimize with the default a8_w4 lines only")
     ap.add_argument("--gate-tokens", help="JSON list of token-id lists: the gate's held-out prompts (default: the "
                                           "last --gate-size sequences of the calibration input, then not calibrated on)")
-    ap.add_argument("--gate-size", type=int, default=4,
+    ap.add_argument("--gate-size", type=int, default=held,
                     help="prompts held out of the calibration input for the gate (default %(default)s)")
     ap.add_argument("--gate-positions", type=int, default=4,
                     help="positions compared per held-out prompt (default %(default)s)")
@@ -984,7 +1009,10 @@ std::string generated_script_header(const ExportManifest& manifest) {
 }
 
 std::string compile_driver(const ExportManifest& manifest) {
-  return generated_script_header(manifest) + with_python_runtime_contract(kDriver);
+  std::string script = with_python_runtime_contract(kDriver);
+  const std::string ram = "@DFC_MINIMUM_RAM@";
+  script.replace(script.find(ram), ram.size(), std::to_string(kDfcMinimumRamBytes));
+  return generated_script_header(manifest) + script;
 }
 
 }  // namespace llm2hef::core

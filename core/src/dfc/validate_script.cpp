@@ -409,7 +409,7 @@ def compare(rt, export, hef, prompt_tokens, max_tokens):
     """(b): per-position agreement of the two groups with the fp32 graph."""
     n = export.n
     if not prompt_tokens:
-        raise BadInput("the prompt tokenizes to nothing")
+        raise BadInput("the prompt tokenizes to nothing: pass a prompt with some text in it (--prompt \"...\")")
     if len(prompt_tokens) >= n:
         raise BadInput("the prompt has %d tokens; the cache holds %d" % (len(prompt_tokens), n))
     steps = max(0, min(max_tokens, n - len(prompt_tokens)))

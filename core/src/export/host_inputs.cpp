@@ -1,6 +1,7 @@
 #include "llm2hef/core/export/host_inputs.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 
 #include "llm2hef/sdk/errors.hpp"
@@ -10,6 +11,61 @@
 namespace llm2hef::core {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Whether the inputs of a cache of n positions stay within kMaxInputElements.
+bool inputs_fit(const sdk::RuntimeSizes& s, int64_t n) {
+  const int64_t tiles = std::max<int64_t>({s.q_tiles, s.k_tiles, 1});
+  const int64_t m = kMaxInputElements;
+  return n <= m / std::max<int64_t>(s.heads, 1) / n && n <= m / std::max<int64_t>(s.hidden, 1) &&
+         n <= m / std::max<int64_t>(s.theta, 1) / tiles;
+}
+
+}  // namespace
+
+int64_t largest_calibration_cache(const sdk::RuntimeSizes& sizes) {
+  int64_t lo = 0, hi = kMaxInputElements;  // inputs_fit(lo), !inputs_fit(hi + 1) for any sizes >= 1
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (inputs_fit(sizes, mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+int64_t calibration_sample_bytes(const sdk::RuntimeSizes& sizes) {
+  int64_t total = sizes.cache * 4;
+  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) {
+    if (input.tiling != sdk::PeTiling::none) continue;
+    const std::vector<int64_t> shape = sdk::graph_shape(input, sizes);
+    int64_t values = 1;
+    for (size_t i = shape.size() >= 2 ? shape.size() - 2 : 0; i < shape.size(); ++i) values *= shape[i];
+    total += 4 * values;
+  }
+  return total;
+}
+
+double calibration_ram_bytes(const sdk::RuntimeSizes& sizes, int64_t samples) {
+  return static_cast<double>(kDfcMinimumRamBytes) +
+         static_cast<double>(samples + 1) * static_cast<double>(calibration_sample_bytes(sizes));
+}
+
+std::optional<std::string> calibration_limit_warning(const sdk::RuntimeSizes& sizes, int64_t samples) {
+  const int64_t largest = largest_calibration_cache(sizes);
+  if (sizes.cache <= largest) return std::nullopt;
+  sdk::RuntimeSizes at_largest = sizes;
+  at_largest.cache = largest;
+  char ram[32];
+  std::snprintf(ram, sizeof ram, "%.1f GiB", calibration_ram_bytes(at_largest, samples) / (1024.0 * 1024 * 1024));
+  return "compile.py cannot calibrate cache " + std::to_string(sizes.cache) + ": its calibration inputs (built by " +
+         "`llm2hef inputs`) would exceed " + std::to_string(kMaxInputElements) + " values in one tensor (the " +
+         "attention mask is cache x " + std::to_string(sizes.heads) + " heads x cache); the largest cache it can " +
+         "calibrate is " + std::to_string(largest) + " (--cache " + std::to_string(largest) + "), where optimize " +
+         "needs about " + ram + " of RAM for " + std::to_string(samples) + " calibration samples beside the DFC";
+}
 
 std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int64_t>& tokens, InputLayout layout) {
   const fs::path manifest_path = dir / "manifest.json";
@@ -31,13 +87,15 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
   const int64_t q_tiles = bounded(manifest.pe_q_tiles, "pe_tiles.q", 4096);
   const int64_t k_tiles = bounded(manifest.pe_k_tiles, "pe_tiles.k", 4096);
   // The largest tensors: the mask [N, heads*N] and the embeddings [N, hidden].
-  constexpr int64_t kMaxElements = int64_t{1} << 31;  // 8 GiB of float32
+  constexpr int64_t kMaxElements = kMaxInputElements;
   const std::string mask_name(sdk::runtime_input(sdk::InputRole::attention_mask).name);
   const std::string embeds_name(sdk::runtime_input(sdk::InputRole::embeddings).name);
   for (const auto& [what, a, b, c] : {std::tuple{mask_name, n, heads, n}, std::tuple{embeds_name, n, hidden, int64_t{1}}})
     if (a > kMaxElements / b / c)
       throw BadInput(manifest_path.string() + ": " + what + " would need " + std::to_string(a) + " x " + std::to_string(b) +
-                     " x " + std::to_string(c) + " values, more than the limit of " + std::to_string(kMaxElements));
+                     " x " + std::to_string(c) + " values, more than the limit of " + std::to_string(kMaxElements) + " (the largest cache whose inputs fit is " +
+                     std::to_string(largest_calibration_cache({n, hidden, heads, manifest.theta_length, q_tiles, k_tiles})) +
+                     ": export again with --cache at most that)");
 
   const int64_t count = static_cast<int64_t>(tokens.size());
   if (count == 0) throw UsageError("--tokens: the prompt is empty");

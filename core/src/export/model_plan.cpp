@@ -94,6 +94,10 @@ ResolvedModel resolve_model(const PlanRequest& r, const plugins::AdapterHost& ho
   check_cache_and_prefill(m.cache_size, m.prefill);
   m.resolution = registry::resolve(m.checkpoint->config(), host, r.adapter);
   if (!m.resolution.warning.empty()) spdlog::warn("{}", m.resolution.warning);
+  spdlog::info("{}: adapter {} {} ({}, matched by {} '{}'); cache {}{}, prefill {}{}", r.model_dir.string(),
+               m.info().name, m.info().version, m.resolution.adapter->path().string(),
+               registry::to_string(m.resolution.how), m.resolution.matched, m.cache_size,
+               r.cache_size ? "" : " (default)", m.prefill, r.prefill ? "" : " (default)");
   return m;
 }
 

@@ -558,7 +558,7 @@ const std::vector<Rule<HefFacts>> kContentRules = {
     {"token-ids", "6", Severity::error, check_token_ids, nullptr, kGatesSetConfig},
     {"outputs", "9", Severity::error, check_output_frames},
     {"outputs", "6, 9", Severity::error, check_output_total},
-    // "-": agreement with our own export, not a Hailo rule.
+    // "-": agreement with our own export, not a Hailo rule (printed without a section).
     {"manifest", "-", Severity::error, check_manifest_numbers, has_manifest},
     {"manifest", "5", Severity::error, check_manifest_shards, has_manifest},
     {"manifest", "8", Severity::error, check_manifest_groups, has_manifest},
@@ -658,18 +658,27 @@ const char* severity_name(Severity s) {
 }
 }  // namespace
 
+namespace {
+bool has_section(const ContractFinding& f) { return !f.section.empty() && f.section != "-"; }
+}  // namespace
+
+std::string finding_tag(const ContractFinding& f) {
+  return "[" + f.rule + (has_section(f) ? ", section " + f.section : std::string()) + "]";
+}
+
+json finding_section_json(const ContractFinding& f) { return has_section(f) ? json(f.section) : json(nullptr); }
+
 std::string contract_text(const ContractReport& r) {
   std::ostringstream o;
   o << r.file << "\n";
   for (const auto& f : r.findings)
-    o << "  " << severity_name(f.severity) << " [" << f.rule << ", section " << f.section << "] " << f.message
-      << "\n";
+    o << "  " << severity_name(f.severity) << " " << finding_tag(f) << " " << f.message << "\n";
   if (!r.passed.empty()) {
     o << "  passed:";
     for (const auto& p : r.passed) o << " " << p;
     o << "\n";
   }
-  if (!r.findings.empty()) o << "sections cited refer to " << contract_doc_path().string() << "\n";
+  if (std::any_of(r.findings.begin(), r.findings.end(), has_section)) o << "sections cited refer to " << contract_doc_path().string() << "\n";
   o << (r.errors() == 0 ? "PASS" : "FAIL") << ": " << r.errors() << " error(s), " << r.warnings() << " warning(s)\n";
   return o.str();
 }
@@ -678,7 +687,7 @@ json contract_json(const ContractReport& r) {
   json findings = json::array();
   for (const auto& f : r.findings)
     findings.push_back({{"rule", f.rule},
-                        {"section", f.section},
+                        {"section", finding_section_json(f)},
                         {"severity", severity_name(f.severity)},
                         {"message", f.message}});
   return {{"file", r.file},         {"ok", r.errors() == 0}, {"errors", r.errors()},

@@ -9,6 +9,7 @@
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/host_inputs.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/har/precision_plan.hpp"
 #include "llm2hef/registry/registry.hpp"
@@ -57,8 +58,10 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
     r["changes"] = changes;
   } catch (const BadInput& e) {
     r["error"] = e.what();
+    r["exit_status"] = static_cast<int>(e.code());
   } catch (const Unsupported& e) {  // a chat template hailort's minja cannot parse
     r["error"] = e.what();
+    r["exit_status"] = static_cast<int>(e.code());
   }
   return r;
 }
@@ -135,6 +138,23 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
                     "weights 4 bit each (lm_head counted separately from the embedding), K/V cached at "
                     "heads x head_dim (after GQA expansion) 1 byte per value, embeddings.bin uint16; the DFC's "
                     "own allocation is authoritative"}};
+  // Within a few percent of the device, the estimate cannot say it fits.
+  if (total < kDeviceMemoryBytes && total >= kDeviceMemoryBytes * (1.0 - kNearDeviceFraction))
+    out["memory"]["warning"] = "the estimate is within " + std::to_string(static_cast<int>(kNearDeviceFraction * 100)) +
+                               "% of the device's 8 GiB: the DFC's own allocation may not fit (a smaller --cache "
+                               "leaves room)";
+  // compile.py builds its calibration set with `llm2hef inputs`: past the
+  // largest cache those inputs allow, its optimize step refuses.
+  {
+    const sdk::RuntimeSizes sizes = sdk::runtime_sizes(plan);
+    const int64_t samples = kDefaultCalibSamples;
+    out["calibration"] = {{"largest_cache", largest_calibration_cache(sizes)},
+                          {"samples", samples},
+                          {"sample_bytes", calibration_sample_bytes(sizes)},
+                          {"ram_bytes", whole_bytes(calibration_ram_bytes(sizes, samples))},
+                          {"fits", sizes.cache <= largest_calibration_cache(sizes)}};
+    if (auto why = calibration_limit_warning(sizes, samples)) out["calibration"]["warning"] = *why;
+  }
   if (precision_plan) {
     // calibrate counted the plan's extra bytes on the export it measured;
     // they add to this estimate as they are.
@@ -162,6 +182,13 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   return out;
 }
 
+int inspect_exit_status(const json& r) {
+  if (!r.value("supported", false)) return static_cast<int>(ExitCode::unsupported);
+  if (r.contains("resources") && r["resources"].contains("error"))
+    return r["resources"].value("exit_status", static_cast<int>(ExitCode::bad_input));
+  return 0;
+}
+
 std::string inspect_text(const json& r) {
   std::string s;
   s += "model         " + r["model"].get<std::string>() + "\n";
@@ -185,6 +212,15 @@ std::string inspect_text(const json& r) {
   s += "embeddings    " + gib(m["embeddings_bin_bytes"].get<double>()) + " (uint16, in the HEF)\n";
   s += "total         " + gib(m["total_bytes"].get<double>()) + " of 8 GiB: " +
        (m["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
+  if (m.contains("warning")) s += "warning: " + m["warning"].get<std::string>() + "\n";
+  if (r.contains("calibration")) {
+    const auto& c = r["calibration"];
+    s += "calibration   " + gib(c["ram_bytes"].get<double>()) + " of RAM for compile.py's optimize (" +
+         std::to_string(c["samples"].get<int64_t>()) + " samples of " + gib(c["sample_bytes"].get<double>()) +
+         " beside the DFC's 16 GB); largest cache it can calibrate: " +
+         std::to_string(c["largest_cache"].get<int64_t>()) + "\n";
+    if (c.contains("warning")) s += "warning: " + c["warning"].get<std::string>() + "\n";
+  }
   if (r.contains("precision_plan")) {
     const auto& p = r["precision_plan"];
     s += "with plan     " + std::to_string(p["lines"].get<size_t>()) + " line(s) beyond " +

@@ -81,7 +81,8 @@ const std::vector<Row> kRules = {
     {Scope::input, {"dynamic-shape", I, E, kS3, "an input with a symbolic/unknown dimension or unknown rank"},
      lint::input_static},
     {Scope::input, {"batch", I, E, kS2, "an input with batch > 1"}, lint::input_batch},
-    {Scope::input, {"input-format", I, W, kS3, "a rank-4 (or rank other than 3) input needs net_input_format"},
+    {Scope::input, {"input-format", I, W, kS3, "a rank-4 (or rank other than 3) input needs net_input_format (given by compile.py "
+                                           "when export's manifest.json names it)"},
      lint::input_format},
     {Scope::input, {"unconsumed-input", I, E, kS2, "a graph input no node consumes"}, lint::input_consumed},
     {Scope::node, {"dynamic-shape", N, E, kS2, "a node whose inputs are static but an output is not"},

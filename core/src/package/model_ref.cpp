@@ -71,8 +71,11 @@ fs::path default_store() {
     if (fs::is_directory(c / "hailo-ollama", ec)) return c / "hailo-ollama" / "models";
     looked += (looked.empty() ? "" : ", ") + (c / "hailo-ollama").string();
   }
+  // The first candidate is the user's own data folder, where hailo-ollama
+  // looks first: named as searched ($XDG_DATA_HOME when set).
   throw UsageError("no hailo-ollama folder found (looked for " + looked +
-                   "); pass --store DIR (the server's models folder), or create ~/.local/share/hailo-ollama");
+                   "); pass --store DIR (the server's models folder), or create " +
+                   (candidates.front() / "hailo-ollama").string());
 }
 
 }  // namespace llm2hef::core::package

@@ -86,7 +86,9 @@ ordered_json generation_params(const json& cfg, const std::vector<std::string>& 
 }  // namespace
 
 ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& sha256, std::vector<std::string>& notes) {
-  const std::string cfg_file = "resources/hailo-config.json (beside " + facts.manifest_path + ")";
+  const std::string cfg_file = facts.hailo_config_path.empty()
+                                   ? "resources/hailo-config.json (beside " + facts.manifest_path + ")"
+                                   : facts.hailo_config_path;
   const json& cfg = facts.hailo_config;
   if (!cfg.is_object()) throw BadInput(cfg_file + ": not a JSON object");
   for (const char* key : {"chat_template", "eos_token_id"})

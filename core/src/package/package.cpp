@@ -28,12 +28,14 @@ namespace {
 // corrupt size field.
 constexpr uint64_t kMaxComparedResource = 512ull << 20;
 
-ExportFacts load_export(const fs::path& manifest) {
+ExportFacts load_export(const fs::path& manifest, const std::optional<fs::path>& config) {
   ExportFacts f;
   f.manifest_path = manifest.string();
   f.manifest = read_manifest(manifest);
   const fs::path resources = manifest.parent_path() / "resources";
-  f.hailo_config = sdk::JsonFile::load(resources / "hailo-config.json").raw();
+  const fs::path config_path = config ? *config : resources / "hailo-config.json";
+  f.hailo_config = sdk::JsonFile::load(config_path).raw();
+  f.hailo_config_path = config ? config_path.string() : "resources/hailo-config.json (beside " + f.manifest_path + ")";
   f.tokenizer = sdk::JsonFile::load(resources / "tokenizer.json", sdk::JsonLimits::tokenizer()).raw();
   return f;
 }
@@ -60,7 +62,7 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, con
         << version << "` (" << report.errors() << " error(s)); not packaged:";
     for (const auto& f : report.findings)
       if (f.severity == hef::Severity::error)
-        msg << "\n  [" << f.rule << ", hailo-contract.md section " << f.section << "] " << f.message;
+        msg << "\n  " << hef::finding_tag(f) << " " << f.message;
     msg << "\nsections cited refer to " << contract_doc_path().string();
     throw Error(ExitCode::failure, msg.str());
   }
@@ -79,10 +81,16 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, con
     const json embedded = sdk::parse_json(bytes, hef_path.string() + ": resource " + name,
                                           std::string(name) == "tokenizer.json" ? sdk::JsonLimits::tokenizer()
                                                                                 : sdk::JsonLimits::small_file());
-    if (embedded != *exported)
-      throw BadInput(hef_path.string() + ": its " + name + " differs from resources/" + name + " beside " +
-                     facts.manifest_path + "; the HEF was not compiled from this export (or its config was"
-                     " replaced with `hef set-config`: then copy that file into the export's resources/)");
+    if (embedded != *exported) {
+      const bool config = std::string(name) == "hailo-config.json";
+      throw BadInput(hef_path.string() + ": its " + name + " differs from " +
+                     (config ? facts.hailo_config_path : "resources/" + std::string(name) + " beside " +
+                                                             facts.manifest_path) +
+                     "; the HEF was not compiled from this export" +
+                     (config ? " (or its config was replaced with `hef set-config`: pass that file with "
+                               "--config NEW.json)"
+                             : std::string()));
+    }
   }
   return hef::contract_json(report);
 }
@@ -179,7 +187,7 @@ PackageResult package_model(const PackageOptions& o) {
                          : std::string();
   }
 
-  const ExportFacts facts = load_export(o.export_manifest);
+  const ExportFacts facts = load_export(o.export_manifest, o.config);
   r.hef_check = require_checked_hef(o.hef, facts, o.hailort, r.notes);
 
   // Built before hashing so that a missing field is reported at once.

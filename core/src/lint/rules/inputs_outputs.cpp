@@ -18,8 +18,22 @@ void input_batch(const LintContext&, const LintItem& item, LintOut& out) {
     out.fail("batch " + std::to_string(s.dims[0]) + " in " + shape_text(s) + "; the contract is batch 1");
 }
 
-void input_format(const LintContext&, const LintItem& item, LintOut& out) {
+// Whether export's manifest gives the input a net_input_format of its rank:
+// compile.py passes the manifest's dfc_format to the DFC's parse, so the
+// format is handled for llm2hef's own export.
+bool manifest_gives_format(const LintContext& c, const std::string& name, size_t rank) {
+  const nlohmann::json* m = c.manifest();
+  if (!m || !m->contains("inputs") || !(*m)["inputs"].is_array()) return false;
+  for (const auto& input : (*m)["inputs"])
+    if (input.is_object() && input.value("name", std::string()) == name && input.contains("dfc_format") &&
+        input["dfc_format"].is_array())
+      return input["dfc_format"].size() == rank;
+  return false;
+}
+
+void input_format(const LintContext& c, const LintItem& item, LintOut& out) {
   const Shape s = shape_of(item.value->type());
+  if (s.known && manifest_gives_format(c, item.value->name(), static_cast<size_t>(s.rank()))) return;
   if (s.known && s.rank() == 4)
     out.fail("rank-4 input " + shape_text(s) + ": give net_input_format {'" + item.value->name() +
              "': [Dims.BATCH, Dims.HEIGHT, Dims.WIDTH, Dims.CHANNELS]} or the DFC reads it as NCHW and both "

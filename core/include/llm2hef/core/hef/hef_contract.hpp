@@ -31,6 +31,12 @@ struct ContractFinding {
   std::string message;
 };
 
+// "[rule, section N]", or "[rule]" for a finding no section of
+// hailo-contract.md is about (agreement with llm2hef's own manifest).
+std::string finding_tag(const ContractFinding& f);
+// The section for JSON: null when there is none.
+nlohmann::json finding_section_json(const ContractFinding& f);
+
 struct ContractReport {
   std::string file;
   std::vector<ContractFinding> findings;

@@ -49,6 +49,9 @@ struct PackageOptions {
   std::filesystem::path hef;              // the compiled HEF
   std::filesystem::path export_manifest;  // OUT/manifest.json written by `llm2hef export`
   std::filesystem::path store;            // the `models` folder
+  // --config NEW.json: the hailo-config.json a HEF patched with `hef
+  // set-config` carries, in place of the export's resources/hailo-config.json.
+  std::optional<std::filesystem::path> config;
   ModelRef model;
   bool force = false;     // replace an existing NAME:TAG manifest
   bool progress = false;  // progress bars while hashing and copying
@@ -82,6 +85,9 @@ struct ExportFacts {
   nlohmann::json hailo_config;   // OUT/resources/hailo-config.json
   nlohmann::json tokenizer;      // OUT/resources/tokenizer.json
   std::string manifest_path;     // for messages
+  // Where hailo_config was read from, for messages: resources/hailo-config.json
+  // beside the manifest, or package --config.
+  std::string hailo_config_path;
 };
 
 // The manifest.json hailo-ollama reads, for a HEF whose SHA-256 is `sha256`.
