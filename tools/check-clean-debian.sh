@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the README's two commands in a clean Debian 12 (bookworm) chroot made
+# with debootstrap from Debian's own packages: no Python packages, no npm, no
+# compiler, nothing of this machine's. Prints the wall time of each command.
+# Not part of .ci/run (the build from scratch alone takes longer than CI's
+# budget allows); run it by hand, as root, on a Debian or Ubuntu machine:
+#
+#   bash tools/check-clean-debian.sh [CHROOT_DIR] [-- CTEST_ARGS...]
+#
+# CHROOT_DIR (default /var/tmp/llm2hef-clean-debian) is created with
+# `debootstrap --variant=minbase bookworm` when it does not exist yet; this
+# repository's tracked and untracked (not ignored) files are copied to /src
+# in it. CTEST_ARGS go to tools/test.sh (e.g. -R install); none: every test.
+# Network: the Debian mirror, PyPI and the npm registry (what the scripts fetch).
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+CHROOT=${1:-/var/tmp/llm2hef-clean-debian}
+[ $# -gt 0 ] && shift
+[ "${1:-}" = "--" ] && shift
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+[ "$(id -u)" -eq 0 ] || { echo "check-clean-debian: run as root (debootstrap, chroot, mounts)" >&2; exit 1; }
+command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
+
+if [ ! -x "$CHROOT/bin/bash" ]; then
+  start=$SECONDS
+  debootstrap --variant=minbase bookworm "$CHROOT" "$MIRROR" >"$CHROOT.debootstrap.log" 2>&1 ||
+    { tail -20 "$CHROOT.debootstrap.log"; echo "debootstrap into $CHROOT failed" >&2; exit 1; }
+  echo "debootstrap: $((SECONDS - start)) s"
+fi
+# What a Debian 12 install's sources.list has: main, updates, security.
+cat >"$CHROOT/etc/apt/sources.list" <<SOURCES
+deb $MIRROR bookworm main
+deb $MIRROR bookworm-updates main
+deb http://security.debian.org/debian-security bookworm-security main
+SOURCES
+cp /etc/resolv.conf "$CHROOT/etc/resolv.conf"
+
+mounted=()
+cleanup() { for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount "${mounted[i]}" || true; done; }
+trap cleanup EXIT
+for m in proc sys dev dev/pts; do
+  mountpoint -q "$CHROOT/$m" && continue
+  case $m in proc) mount -t proc proc "$CHROOT/proc" ;; sys) mount -t sysfs sys "$CHROOT/sys" ;;
+    *) mount --bind "/$m" "$CHROOT/$m" ;; esac
+  mounted+=("$CHROOT/$m")
+done
+
+# The checkout as a fresh clone would have it (plus uncommitted changes), no build outputs.
+rm -rf "$CHROOT/src" && mkdir -p "$CHROOT/src"
+(cd "$SRC" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$CHROOT/src")
+
+in_chroot() {
+  chroot "$CHROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$1"
+}
+echo "clean: python3 $(in_chroot 'command -v python3 || echo absent'), npm $(in_chroot 'command -v npm || echo absent'), g++ $(in_chroot 'command -v g++ || echo absent')"
+
+start=$SECONDS
+in_chroot "cd /src && bash tools/quickstart.sh"
+quick=$((SECONDS - start))
+echo "bash tools/quickstart.sh: $quick s"
+start=$SECONDS
+in_chroot "cd /src && bash tools/test.sh $(printf '%q ' "$@")"
+echo "bash tools/quickstart.sh: $quick s"
+echo "bash tools/test.sh $*: $((SECONDS - start)) s"
