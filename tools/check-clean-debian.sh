@@ -12,6 +12,9 @@
 # repository's tracked and untracked (not ignored) files are copied to /src
 # in it. CTEST_ARGS go to tools/test.sh (e.g. -R install); none: every test.
 # Network: the Debian mirror, PyPI and the npm registry (what the scripts fetch).
+# CCACHE_DIR=DIR (optional): compile through ccache with that cache, mounted
+# in the chroot, to shorten a repeated run; the compile times are then not a
+# fresh machine's (the script says so).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 CHROOT=${1:-/var/tmp/llm2hef-clean-debian}
@@ -39,6 +42,12 @@ cp /etc/resolv.conf "$CHROOT/etc/resolv.conf"
 mounted=()
 cleanup() { for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount "${mounted[i]}" || true; done; }
 trap cleanup EXIT
+CCACHE_ENV=""
+if [ -n "${CCACHE_DIR:-}" ]; then
+  mkdir -p "$CHROOT/ccache"
+  mountpoint -q "$CHROOT/ccache" || { mount --bind "$CCACHE_DIR" "$CHROOT/ccache" && mounted+=("$CHROOT/ccache"); }
+  CCACHE_ENV="CCACHE_DIR=/ccache CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=1 CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache"
+fi
 for m in proc sys dev dev/pts; do
   mountpoint -q "$CHROOT/$m" && continue
   case $m in proc) mount -t proc proc "$CHROOT/proc" ;; sys) mount -t sysfs sys "$CHROOT/sys" ;;
@@ -51,16 +60,18 @@ rm -rf "$CHROOT/src" && mkdir -p "$CHROOT/src"
 (cd "$SRC" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$CHROOT/src")
 
 in_chroot() {
-  chroot "$CHROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+  # shellcheck disable=SC2086  # CCACHE_ENV is a list of NAME=VALUE words
+  chroot "$CHROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $CCACHE_ENV \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$1"
 }
 echo "clean: python3 $(in_chroot 'command -v python3 || echo absent'), npm $(in_chroot 'command -v npm || echo absent'), g++ $(in_chroot 'command -v g++ || echo absent')"
+if [ -n "$CCACHE_ENV" ]; then
+  echo "compiling through ccache ($CCACHE_DIR): build times below are not a fresh machine's"
+  in_chroot "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ccache >/dev/null"
+fi
 
-start=$SECONDS
-in_chroot "cd /src && bash tools/quickstart.sh"
-quick=$((SECONDS - start))
-echo "bash tools/quickstart.sh: $quick s"
-start=$SECONDS
-in_chroot "cd /src && bash tools/test.sh $(printf '%q ' "$@")"
-echo "bash tools/quickstart.sh: $quick s"
-echo "bash tools/test.sh $*: $((SECONDS - start)) s"
+TIMEFORMAT="%R s wall, %U s user, %S s system"
+echo "== bash tools/quickstart.sh"
+time in_chroot "cd /src && bash tools/quickstart.sh"
+echo "== bash tools/test.sh $*"
+time in_chroot "cd /src && bash tools/test.sh $(printf '%q ' "$@")"
