@@ -15,6 +15,8 @@
 # CCACHE_DIR=DIR (optional): compile through ccache with that cache, mounted
 # in the chroot, to shorten a repeated run; the compile times are then not a
 # fresh machine's (the script says so).
+# EXTRA_CA_CERTS="FILE.crt ..." (optional): behind a TLS-intercepting proxy,
+# the proxy's CA certificates, trusted in the chroot (system store and pip).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 CHROOT=${1:-/var/tmp/llm2hef-clean-debian}
@@ -38,6 +40,13 @@ deb $MIRROR bookworm-updates main
 deb http://security.debian.org/debian-security bookworm-security main
 SOURCES
 cp /etc/resolv.conf "$CHROOT/etc/resolv.conf"
+if [ -n "${EXTRA_CA_CERTS:-}" ]; then
+  # ca-certificates (installed by tools/install-test-deps.sh) adds these to
+  # the system store; pip is told to use that store.
+  mkdir -p "$CHROOT/usr/local/share/ca-certificates"
+  for crt in $EXTRA_CA_CERTS; do cp "$crt" "$CHROOT/usr/local/share/ca-certificates/"; done
+  printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"$CHROOT/etc/pip.conf"
+fi
 
 mounted=()
 cleanup() { for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount "${mounted[i]}" || true; done; }
