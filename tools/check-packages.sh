@@ -19,8 +19,8 @@ BUILD=$(cd "${1:-build}" && pwd)
 step() { echo "== $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# dpkg-shlibdeps (cpack's dependency list) is in dpkg-dev.
-bash tools/apt-install.sh dpkg-dev
+# cpack's dependency list: dpkg-shlibdeps (dpkg-dev) on the files `file` finds to be ELF.
+bash tools/apt-install.sh dpkg-dev file
 
 for p in llm2hef llm2hef-dev; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ] ||
