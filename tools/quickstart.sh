@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One command from a fresh Debian 12 machine to a DFC-ready export:
-# installs the dependencies, builds llm2hef, lists the adapters and exports the
-# bundled tiny GPT-2 checkpoint to out/gpt2-tiny.
+# installs the build dependencies (Debian packages only: no Python, no npm),
+# builds llm2hef without its test suite, lists the adapters and exports the
+# bundled tiny GPT-2 checkpoint to out/gpt2-tiny. tools/test.sh adds the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tools/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLM2HEF_BUILD_TESTS=OFF >/dev/null
 cmake --build build
 ./build/llm2hef adapters
 rm -rf out/gpt2-tiny

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# The test command: builds (if needed) and runs every test — GoogleTest units,
-# the broken-plugin suite, CLI tests on the real binary and the numerics
-# against Hugging Face references (pytest + onnxruntime).
+# The test command: installs the test stack (tools/install-deps.sh, then
+# tools/install-test-deps.sh: GoogleTest, a Python venv in build/venv, the real
+# tokenizers and model), builds with the tests and runs every test: GoogleTest
+# units, the broken-plugin suite, CLI tests on the real binary and the
+# numerics against Hugging Face references (pytest + onnxruntime), all Python
+# in the venv. Extra arguments go to ctest (e.g. -R install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+VENV=${LLM2HEF_VENV:-$PWD/build/venv}
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+bash tools/install-deps.sh
+LLM2HEF_VENV=$VENV bash tools/install-test-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLM2HEF_BUILD_TESTS=ON \
+  "-DPython3_EXECUTABLE=$VENV/bin/python" >/dev/null
 cmake --build build
-ctest --test-dir build --output-on-failure -j2
+ctest --test-dir build --output-on-failure -j2 "$@"

@@ -1,7 +1,9 @@
 #include "command_line.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -154,8 +156,13 @@ std::string command_path(const CLI::App& app) {
 plugins::AdapterHost make_host(const Globals& g) {
   plugins::SearchOptions o;
   o.explicit_paths = g.adapter_paths;
-  o.install_dir = plugins::install_adapter_dir(plugins::executable_path(), LLM2HEF_INSTALL_ADAPTER_SUBDIR);
-  o.build_dir = std::filesystem::path(LLM2HEF_BUILD_ADAPTER_DIR);
+  const std::filesystem::path exe = plugins::executable_path();
+  o.install_dir = plugins::install_adapter_dir(exe, LLM2HEF_INSTALL_ADAPTER_SUBDIR);
+  // The build tree's adapters are for the binary built there: an installed or
+  // packaged llm2hef never loads adapters from where it happened to be built.
+  std::error_code ec;
+  if (!exe.empty() && std::filesystem::equivalent(exe.parent_path(), LLM2HEF_BUILD_BINARY_DIR, ec))
+    o.build_dir = std::filesystem::path(LLM2HEF_BUILD_ADAPTER_DIR);
   o.user_dir = plugins::user_adapter_dir();
   o.allow_unsafe = g.allow_unsafe_adapters;
   plugins::AdapterHost host(std::move(o));

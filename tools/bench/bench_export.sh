@@ -50,7 +50,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-[[ -x /usr/bin/time ]] || { echo "bench_export.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
+bash "$(cd "$(dirname "$0")/.." && pwd)/apt-install.sh" time   # /usr/bin/time
 for bin in "$llm2hef" "$maker"; do
   [[ -x $bin ]] || { echo "bench_export.sh: $bin is not built" >&2; exit 2; }
 done

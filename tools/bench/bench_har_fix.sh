@@ -28,6 +28,8 @@ if [[ ! -f $scratch/parsed.har || ! -f $scratch/quantized.har ]]; then
   python3 tools/bench/make_synthetic_har.py "$scratch" --gb "$gb"
 fi
 
+bash tools/apt-install.sh time   # /usr/bin/time
+
 measure() {  # label, command...
   local label=$1; shift
   local log; log=$(mktemp)

@@ -32,7 +32,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "bench_hef.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
-[[ -x /usr/bin/time ]] || { echo "bench_hef.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
+bash "$here/../apt-install.sh" time   # /usr/bin/time
 [[ -x $llm2hef ]] || { echo "bench_hef.sh: $llm2hef is not built" >&2; exit 2; }
 
 mkdir -p "$scratch"

@@ -42,7 +42,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "bench_parse.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
-[[ -x /usr/bin/time ]] || { echo "bench_parse.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
+bash "$here/../apt-install.sh" time   # /usr/bin/time
 [[ -x $llm2hef ]] || { echo "bench_parse.sh: $llm2hef is not built" >&2; exit 2; }
 llm2hef=$(cd "$(dirname "$llm2hef")" && pwd)/$(basename "$llm2hef")
 gen="python3 $here/make_parse_inputs.py"
