@@ -132,7 +132,8 @@ def test_tokenizer_over_limit_is_refused_by_export_and_inspect(tmp_path):
     assert_refused(r, ckpt / "tokenizer.json", 128 * MiB, "tokenizer.json")
     assert not (tmp_path / "out").exists()
     r = run("inspect", ckpt, "--json", "--cache", 64, "--prefill", 16)
-    assert r.returncode == 0, r.stderr  # inspect reports resource problems instead of stopping
+    # inspect reports the resource problem in full, with the status export would have (issue 28 item 2)
+    assert r.returncode == 3, r.stderr
     assert "limit of %d bytes" % (128 * MiB) in json.loads(r.stdout)["resources"]["error"]
 
 
