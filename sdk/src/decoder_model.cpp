@@ -7,6 +7,8 @@
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/head_norm.hpp"
+#include "llm2hef/sdk/rope_bases.hpp"
+#include "llm2hef/sdk/sliding_window_band.hpp"
 
 namespace llm2hef::sdk {
 
@@ -106,6 +108,12 @@ LmHead describe_lm_head(TensorTable& table, const Checkpoint& ckpt, const std::s
   return head;
 }
 
+OptionSpec sliding_window_option() {
+  return {kSlidingWindowOption, {"refuse", "band"}, "refuse",
+          "when --cache exceeds sliding_window: refuse (the largest exact cache is the window), or band = a constant "
+          "band in the sliding layers (exact in fp32, unproven on the DFC)"};
+}
+
 DecoderModel description_applying(const JsonFile& config, std::vector<std::string> applied_keys) {
   refuse_unapplied_forward_keys(config, applied_keys);
   DecoderModel m;
@@ -143,6 +151,8 @@ void declare_branch(TensorTable& t, const BranchDescription& b, const ModelDims&
     if (c->out_proj_bias) t.add(*c->out_proj_bias, {c->hidden});
   } else if (const auto* s = std::get_if<SwigluSpec>(&b.body)) {
     t.swiglu(*s, d.hidden, d.intermediate);
+  } else if (const auto* geglu = std::get_if<GegluMlp>(&b.body)) {
+    t.swiglu(geglu->spec, d.hidden, d.intermediate);
   } else if (const auto* g = std::get_if<GeluMlpSpec>(&b.body)) {
     t.gelu_mlp(*g, d.hidden, d.intermediate);
   } else if (const auto* r = std::get_if<ReluMlpSpec>(&b.body)) {
@@ -171,10 +181,11 @@ TensorTable described_tensors(const DecoderModel& m) {
 
 namespace {
 
-Block body_block(const DecoderContext& ctx, const BranchBody& body) {
+Block body_block(const DecoderContext& ctx, const BranchBody& body, bool sliding) {
   if (const auto* a = std::get_if<AttentionMixer>(&body)) {
     AttentionBlockSpec spec = a->spec;
     spec.shape = ctx.attention;
+    if (sliding) spec.shape.window_band = ctx.window_band;
     if (a->head_layer_norms) {
       const auto& n = *a->head_layer_norms;
       const int64_t d = spec.shape.head_dim;
@@ -187,18 +198,49 @@ Block body_block(const DecoderContext& ctx, const BranchBody& body) {
       };
       return fused_qkv_attention_mixer(ctx.ckpt, ctx.io, std::move(spec), std::move(project));
     }
-    return attention_mixer(ctx.ckpt, ctx.io, std::move(spec));
+    const PeTables& tables = ctx.pe_by_base.at(static_cast<size_t>(a->rope_base));
+    return [&ckpt = ctx.ckpt, &mask = ctx.io.runtime.mask, &tables, spec = std::move(spec)](GraphBuilder& g,
+                                                                                          const Value& x) {
+      return attention_block(g, ckpt, x, mask, tables, spec);
+    };
   }
   if (const auto* c = std::get_if<ShortConvSpec>(&body)) return short_conv_mixer(ctx.ckpt, ctx.shifts, *c);
   if (const auto* s = std::get_if<SwigluSpec>(&body)) return swiglu_ffn(ctx.ckpt, *s);
+  if (const auto* geglu = std::get_if<GegluMlp>(&body))
+    return [&ckpt = ctx.ckpt, spec = geglu->spec](GraphBuilder& g, const Value& x) {
+      return geglu_mlp(g, ckpt, x, spec);
+    };
   if (const auto* m = std::get_if<GeluMlpSpec>(&body)) return gelu_ffn(ctx.ckpt, *m);
   if (const auto* r = std::get_if<ReluMlpSpec>(&body)) return relu_ffn(ctx.ckpt, *r);
   const CustomBody& custom = std::get<CustomBody>(body);
   return [&ctx, custom](GraphBuilder& g, const Value& x) { return custom(g, ctx, x); };
 }
 
-Branch branch(const DecoderContext& ctx, const BranchDescription& b) {
-  return Branch{b.norm, b.scope, body_block(ctx, b.body), b.residual, b.residual_norm, b.post_norm, b.pre_norm};
+Branch branch(const DecoderContext& ctx, const BranchDescription& b, bool sliding) {
+  return Branch{b.norm, b.scope, body_block(ctx, b.body, sliding), b.residual, b.residual_norm, b.post_norm, b.pre_norm};
+}
+
+// The SDK's window policy (exact at --cache <= window, else refused), unless
+// the description offers the band and the user asks for it (exact in fp32,
+// unproven on the DFC).
+void settle_sliding_window(Plan& p, const ExportOptions& opt, const DecoderModel& m) {
+  const SlidingWindow& window = m.sliding_window;
+  const auto chosen = opt.adapter_options.find(kSlidingWindowOption);
+  const bool band = m.sliding_window_band && chosen != opt.adapter_options.end() && chosen->second == "band";
+  if (!band || opt.cache_size <= window.window) {
+    apply_sliding_window(p, opt, window,
+                         m.sliding_window_band ? "--sliding-window band: exact in fp32 but unproven on the DFC" : "");
+    return;
+  }
+  if (!window.any()) return;
+  const std::string w = std::to_string(window.window), n = std::to_string(opt.cache_size);
+  p.options[kSlidingWindowOption] = "band";
+  p.rewrites.push_back("sliding-window layers (" + window.layer_list() + "): a constant band blocks keys " + w +
+                       " or more positions back, added after the shared mask (--sliding-window band)");
+  p.notes.push_back("--cache " + n + " > sliding_window " + w +
+                    ": the window is a constant [SEQ, SEQ] band added to the scores of the sliding layers; exact "
+                    "in fp32 on the exported graph, UNPROVEN on the DFC (that it keeps the band aligned with the "
+                    "rows of its prefill and token-by-token groups); --cache " + w + " or less needs no band");
 }
 
 }  // namespace
@@ -217,7 +259,7 @@ Plan DecoderAdapter::plan(const Checkpoint& ckpt, const ExportOptions& options) 
   note_cache_beyond_positions(p, options, model->max_positions);
   p.options = model->options;
   p.cache_cost = model->cache_cost;
-  apply_sliding_window(p, options, model->sliding_window);
+  settle_sliding_window(p, options, *model);
   if (model->settle_plan) model->settle_plan(p, options);
   p.adapter_state = std::move(model);
   return p;
@@ -241,11 +283,22 @@ void DecoderAdapter::build_graph(const Checkpoint& ckpt, const Plan& plan, Graph
       shifts = causal_shifts(g, io.runtime.mask, plan.cache_size, conv->kernel);
       break;
     }
-  const DecoderContext ctx{ckpt, io, {plan.cache_size, d.heads, d.kv_heads, d.head_dim, divisor}, std::move(shifts)};
+  std::vector<PeTables> pe_by_base = select_rope_bases(g, io.pe, model->rope_bases, d.heads, d.kv_heads, d.head_dim);
+  std::optional<Value> band;
+  if (plan.options.value(kSlidingWindowOption, "") == "band")
+    band = sliding_window_band(g, plan.cache_size, model->sliding_window.window);
+  const DecoderContext ctx{ckpt,
+                           io,
+                           {plan.cache_size, d.heads, d.kv_heads, d.head_dim, divisor, model->attention_softcap},
+                           std::move(shifts),
+                           std::move(pe_by_base),
+                           band};
   const Value embeds = model->embed ? model->embed(g, ctx, io.runtime.embeds) : io.runtime.embeds;
   const Value hidden = decoder_layers(g, ckpt, embeds, d.layers, [&](int64_t i) {
     const LayerDescription& l = model->layers[static_cast<size_t>(i)];
-    return DecoderLayer{branch(ctx, l.mixer), branch(ctx, l.ffn), l.parallel, l.sum};
+    const auto layer = static_cast<size_t>(i);
+    const bool sliding = layer < model->sliding_window.layers.size() && model->sliding_window.layers[layer];
+    return DecoderLayer{branch(ctx, l.mixer, sliding), branch(ctx, l.ffn, sliding), l.parallel, l.sum};
   });
   decoder_tail(g, ckpt, hidden, model->tail);
 }

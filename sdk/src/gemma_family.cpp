@@ -76,7 +76,8 @@ std::vector<float> gemma3_inv_freq(const JsonFile& c, const std::string& type, i
 
 void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGeneration gen) {
   const JsonFile& c = ckpt.config();
-  refuse_unapplied_forward_keys(c, gemma_family_applied_keys());
+  m.applied_keys = gemma_family_applied_keys();
+  refuse_unapplied_forward_keys(c, m.applied_keys);
   read_activation(c, "hidden_activation", {"gelu_pytorch_tanh"}, "GeGLU with gelu_pytorch_tanh only");
   if (c.find_bool("use_bidirectional_attention").value_or(false))
     throw Unsupported(c.where("use_bidirectional_attention") +

@@ -96,7 +96,9 @@ struct DecoderContext {
   const Checkpoint& ckpt;
   const DecoderInputs& io;
   AttentionShape attention;
-  CausalShifts shifts;  // built once when a layer's mixer is a short conv (short_conv.hpp)
+  CausalShifts shifts;                // built once when a layer's mixer is a short conv (short_conv.hpp)
+  std::vector<PeTables> pe_by_base;   // the pe tables of each RoPE base (rope_bases.hpp); one base: io.pe
+  std::optional<Value> window_band;   // --sliding-window band beyond the window (sliding_window_band.hpp)
 };
 
 // Attention through attention_block(); `spec.shape` is left empty by the
@@ -114,11 +116,17 @@ struct AttentionMixer {
     std::vector<std::string> q_weights, q_biases, k_weights, k_biases;
   };
   std::optional<HeadLayerNorms> head_layer_norms = std::nullopt;
+  int64_t rope_base = 0;  // which of the model's RoPE bases this layer reads (Gemma 3)
+};
+// GeGLU: down(gelu_tanh(gate) * up), the weights and scopes of a SwigluSpec (Gemma).
+struct GegluMlp {
+  SwigluSpec spec;
 };
 // A body with no ready-made description (GPT-2's split c_attn): builds from
 // the context and the normed input.
 using CustomBody = std::function<Value(GraphBuilder&, const DecoderContext&, const Value&)>;
-using BranchBody = std::variant<AttentionMixer, ShortConvSpec, SwigluSpec, GeluMlpSpec, ReluMlpSpec, CustomBody>;
+using BranchBody =
+    std::variant<AttentionMixer, ShortConvSpec, SwigluSpec, GegluMlp, GeluMlpSpec, ReluMlpSpec, CustomBody>;
 
 // Branch (decoder.hpp) with its body described instead of built.
 struct BranchDescription {
@@ -153,12 +161,17 @@ struct DecoderModel {
   std::string embedding;       // the tensor behind embeddings.bin
   std::vector<float> theta;    // rope_theta_data.bin
   float score_divisor = 0;     // divides q k^T in every layer; 0 = sqrt(head_dim)
+  float attention_softcap = 0; // > 0: attention logits capped as tanh(s / c) * c (Gemma 2)
+  int64_t rope_bases = 1;      // RoPE bases side by side in theta (rope_bases.hpp); layers pick theirs
   TensorTable tensors;
   std::vector<LayerDescription> layers;  // one per layer, dims.layers of them
   TailSpec tail;
   // Read whatever the member, so forcing another adapter cannot skip it; the
   // plan applies the SDK's window policy (exact at --cache <= window).
   SlidingWindow sliding_window;
+  // Offers --sliding-window band (the adapter declares sliding_window_option()):
+  // beyond the window, a constant band in the sliding layers instead of a refusal.
+  bool sliding_window_band = false;
   // Between the runtime's inputs_embeds and layer 0 (Granite's embedding
   // multiplier, GPT-2's learned positions); empty = none.
   std::function<Value(GraphBuilder&, const DecoderContext&, const Value&)> embed = {};
@@ -170,6 +183,11 @@ struct DecoderModel {
   // A last word on the plan (the sliding-window policy); empty = none.
   std::function<void(Plan&, const ExportOptions&)> settle_plan = {};
 };
+
+// The adapter option that lets sliding-window layers go beyond their window:
+// "refuse" (default) or "band" (sliding_window_band.hpp).
+inline constexpr const char* kSlidingWindowOption = "sliding-window";
+OptionSpec sliding_window_option();
 
 // An empty description that applies `applied_keys`: every other forward key
 // (forward_keys.hpp) is refused here, before the rest of config.json is read,

@@ -18,11 +18,4 @@ enum class GemmaGeneration { gemma2, gemma3 };
 // what has no exact formulation here, naming the key and value.
 void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGeneration generation);
 
-// Base class of the gemma2 and gemma3 adapters: they supply info() only.
-template <GemmaGeneration generation>
-class GemmaFamilyAdapter : public PostNormDecoderAdapter {
- protected:
-  void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override { read_gemma_family(ckpt, m, generation); }
-};
-
 }  // namespace llm2hef::sdk

@@ -3,8 +3,10 @@
 // after both the attention and the MLP ("sandwich" norms: input_layernorm,
 // post_attention_layernorm, pre_feedforward_layernorm,
 // post_feedforward_layernorm); OLMo 2 keeps only the two after
-// (h = h + norm(attn(h))). One table-driven builder serves the three
-// families: each adapter reads its config quirks into a PostNormDecoder.
+// (h = h + norm(attn(h))). One reading serves the three families: each
+// adapter reads its config quirks into a PostNormDecoder, which
+// describe_post_norm_decoder() turns into the decoder description
+// (decoder_model.hpp) its DecoderAdapter checks, plans and builds.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,7 @@
 #include "llm2hef/sdk/adapter.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
 #include "llm2hef/sdk/decoder.hpp"
-#include "llm2hef/sdk/graph_builder.hpp"
+#include "llm2hef/sdk/decoder_model.hpp"
 
 namespace llm2hef::sdk {
 
@@ -40,6 +42,8 @@ struct PostNormDecoder : DecoderDims {  // hidden, layers, heads, kv_heads, head
   int64_t sliding_window = 0;     // > 0: the window of the layers marked sliding
   std::vector<bool> sliding_layers;
   LmHead lm_head;
+  TensorTable tensors;  // the embedding and the lm_head; the layers' rows come from their specs
+  std::vector<std::string> applied_keys;  // forward keys the member applies (refused early by the member)
   std::vector<std::string> rewrites;
   std::vector<std::string> notes;
 
@@ -53,45 +57,9 @@ struct PostNormDecoder : DecoderDims {  // hidden, layers, heads, kv_heads, head
 // and no fixture checks them) and mlp_bias.
 PostNormDecoder read_post_norm_decoder(const Checkpoint& ckpt);
 
-// Checks every layer tensor against the shapes the fields imply.
-void check_post_norm_decoder_tensors(const Checkpoint& ckpt, const PostNormDecoder& m);
-
-// The adapter option that lets sliding-window layers go beyond their window:
-// "refuse" (default) or "band" (sliding_window_band.hpp).
-inline constexpr const char* kSlidingWindowOption = "sliding-window";
-OptionSpec sliding_window_option();
-
-// The plan: the theta of all RoPE bases (rope_bases.hpp), the notes. With
-// sliding-window layers, a --cache above the window is refused (Unsupported,
-// naming the largest exact cache: the runtime's one shared mask cannot hold
-// a per-layer window) unless --sliding-window band asks for the constant
-// band; at or below it every layer is global and exact.
-Plan post_norm_decoder_plan(const PostNormDecoder& m, const ExportOptions& options);
-
-void build_post_norm_decoder_graph(const Checkpoint& ckpt, const Plan& plan, const PostNormDecoder& m,
-                                   GraphBuilder& g);
-
-// Base class of the adapters: plan and graph are shared; an adapter supplies
-// info() and customize(), which reads its family's keys into `m`.
-class PostNormDecoderAdapter : public Adapter {
- public:
-  Plan plan(const Checkpoint& ckpt, const ExportOptions& options) const override {
-    return post_norm_decoder_plan(model(ckpt), options);
-  }
-  void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& graph) const override {
-    build_post_norm_decoder_graph(ckpt, plan, model(ckpt), graph);
-  }
-
- protected:
-  virtual void customize(const Checkpoint& ckpt, PostNormDecoder& m) const = 0;
-
- private:
-  PostNormDecoder model(const Checkpoint& ckpt) const {
-    PostNormDecoder m = read_post_norm_decoder(ckpt);
-    customize(ckpt, m);
-    check_post_norm_decoder_tensors(ckpt, m);
-    return m;
-  }
-};
+// The description of a reading: every layer (sandwich or post-only norms,
+// attention with its QK-Norm and RoPE base, SwiGLU or GeGLU), the tail, the
+// sliding-window layers with the --sliding-window band option, theta.
+DecoderModel describe_post_norm_decoder(const PostNormDecoder& m);
 
 }  // namespace llm2hef::sdk
