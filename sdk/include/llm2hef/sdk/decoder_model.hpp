@@ -83,7 +83,7 @@ class TensorTable {
 
 // The lm_head (choose_lm_head's rule) declared in `table`: the embedding
 // [vocab, hidden], lm_head.weight when the checkpoint has it; reported in
-// `rewrites` as read_lm_head does.
+// `rewrites` (tied or not, after a last-position slice).
 LmHead describe_lm_head(TensorTable& table, const Checkpoint& ckpt, const std::string& embedding, int64_t vocab,
                         int64_t hidden, std::vector<std::string>& rewrites);
 
