@@ -18,9 +18,7 @@ class Gemma3Adapter final : public DecoderAdapter {
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
-    PostNormDecoder m = read_post_norm_decoder(ckpt);
-    read_gemma_family(ckpt, m, GemmaGeneration::gemma3);
-    return describe_post_norm_decoder(m);
+    return describe_gemma_family(ckpt, GemmaGeneration::gemma3);
   }
 };
 
