@@ -112,8 +112,8 @@ class Phi3Adapter final : public DecoderAdapter {
         return linear(g, ckpt, x, {qkv, std::nullopt, WeightLayout::out_in, begin, end});
       };
       // gate_up_proj rows: gate first, then up (HF's chunk(2)).
-      SwigluSpec mlp{p + "mlp.gate_up_proj.weight", p + "mlp.gate_up_proj.weight", p + "mlp.down_proj.weight",
-                     "gate_proj", "up_proj", "down_proj"};
+      const std::string gate_up = p + "mlp.gate_up_proj.weight";
+      SwigluSpec mlp{gate_up, gate_up, p + "mlp.down_proj.weight", "gate_proj", "up_proj", "down_proj"};
       mlp.gate_end = mlp.up_begin = intermediate;
       mlp.up_end = 2 * intermediate;
       m.layers.push_back({{norm("input_layernorm"), "self_attn", attn, "attn_residual"},
