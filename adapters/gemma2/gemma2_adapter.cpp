@@ -1,6 +1,7 @@
 // Gemma 2 (Gemma2ForCausalLM): architectures.md section 8. The Gemma
-// skeleton (sdk/gemma_family.hpp) without QK-Norm, with attention-logit and
-// final-logit soft-capping and one RoPE base.
+// reading (sdk/gemma_family.hpp) without QK-Norm, with attention-logit and
+// final-logit soft-capping and one RoPE base, described on the post-norm
+// decoder.
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/gemma_family.hpp"
 
@@ -8,11 +9,16 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class Gemma2Adapter final : public GemmaFamilyAdapter<GemmaGeneration::gemma2> {
+class Gemma2Adapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"gemma2", "0.1.0", "Gemma 2 (sandwich (1 + w) norms, GeGLU, attention and final soft-capping)",
             {"Gemma2ForCausalLM"}, {"gemma2"}, {sliding_window_option()}};
+  }
+
+ protected:
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+    return describe_gemma_family(ckpt, GemmaGeneration::gemma2);
   }
 };
 

@@ -1,5 +1,5 @@
 // Gemma 3 text (Gemma3ForCausalLM: 270M, 1B): architectures.md section 8.
-// The Gemma skeleton (sdk/gemma_family.hpp) with per-head QK-Norm and two
+// The Gemma reading (sdk/gemma_family.hpp) with per-head QK-Norm and two
 // RoPE bases, a local one for the sliding-window layers and a global one for
 // the full-attention layers, side by side in one theta vector.
 #include "llm2hef/sdk/abi.hpp"
@@ -9,11 +9,16 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class Gemma3Adapter final : public GemmaFamilyAdapter<GemmaGeneration::gemma3> {
+class Gemma3Adapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"gemma3", "0.1.0", "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
             {"Gemma3ForCausalLM"}, {"gemma3_text"}, {sliding_window_option()}};
+  }
+
+ protected:
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+    return describe_gemma_family(ckpt, GemmaGeneration::gemma3);
   }
 };
 

@@ -1,7 +1,7 @@
 // Granite 3.x dense (GraniteForCausalLM): architectures.md section 3 plus
-// four scalars. The Llama-family graph with Granite's multipliers placed by
-// the SDK (sdk/scalar_multipliers.hpp): embedding_multiplier as a Mul on
-// inputs_embeds, attention_multiplier as the score scale (instead of
+// four scalars. The Llama-family description with Granite's multipliers
+// placed by the SDK (sdk/scalar_multipliers.hpp): embedding_multiplier as a
+// Mul on inputs_embeds, attention_multiplier as the score scale (instead of
 // 1/sqrt(head_dim)), residual_multiplier folded into o_proj and down_proj,
 // 1/logits_scaling folded into the lm_head.
 #include "llm2hef/sdk/abi.hpp"
@@ -11,7 +11,7 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class GraniteAdapter final : public LlamaFamilyAdapter {
+class GraniteAdapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"granite", "0.1.0", "Granite 3.x dense (embedding, attention, residual and logit multipliers)",
@@ -19,8 +19,10 @@ class GraniteAdapter final : public LlamaFamilyAdapter {
   }
 
  protected:
-  void customize(const Checkpoint& ckpt, LlamaFamily& m) const override {
-    m.multipliers = read_granite_multipliers(ckpt.config());
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+    DecoderModel m = describe_llama_family(ckpt);
+    apply_scalar_multipliers(m, read_granite_multipliers(ckpt.config()));
+    return m;
   }
 };
 

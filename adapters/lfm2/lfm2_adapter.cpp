@@ -8,15 +8,13 @@
 // conv state and nothing but the six runtime inputs feeds the graph.
 // `embedding_norm` is the FINAL norm (applied after the last layer).
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "llm2hef/sdk/config_number.hpp"
-#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/decoder.hpp"
+#include "llm2hef/sdk/config_number.hpp"
+#include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/short_conv.hpp"
@@ -25,20 +23,6 @@ namespace {
 
 using namespace llm2hef;
 using namespace llm2hef::sdk;
-
-struct Lfm2Config : DecoderDims {  // hidden, layers, heads, kv_heads, head_dim, vocab, max_positions
-  int64_t ffn = 0, kernel = 0;
-  float eps = 1e-5f;
-  bool conv_bias = false;
-  std::vector<bool> attention;  // per layer: true = full_attention, false = conv
-  std::vector<float> inv_freq;
-  LmHead lm_head;
-  std::vector<std::string> rewrites;
-
-  int64_t attention_layers() const { return static_cast<int64_t>(std::count(attention.begin(), attention.end(), true)); }
-  int64_t conv_layers() const { return layers - attention_layers(); }
-  static std::string layer(int64_t i) { return "model.layers." + std::to_string(i) + "."; }
-};
 
 const std::string kEmbed = "model.embed_tokens.weight";
 const std::string kFinalNorm = "model.embedding_norm.weight";
@@ -105,76 +89,20 @@ std::vector<float> lfm2_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
   return rope_inv_freq(JsonFile(c.origin(), doc), head_dim, rewrites);
 }
 
-Lfm2Config read_config(const Checkpoint& ckpt) {
-  const JsonFile& c = ckpt.config();
-  refuse_unapplied_forward_keys(c, {"conv_bias", "conv_L_cache", "layer_types"});
-  Lfm2Config m;
-  static_cast<DecoderDims&>(m) = read_decoder_dims(c);
-  m.eps = static_cast<float>(checked_number_or(c, "norm_eps", 1e-5, kNormEpsilon));
-  m.kernel = c.find_size("conv_L_cache", 3, 64);
-  m.conv_bias = c.find_bool("conv_bias").value_or(false);
-  m.attention = layer_kinds(c, m.layers);
-  if (m.attention_layers() == 0)
-    throw Unsupported(c.where("layer_types") +
-                      ": no attention layer; the runtime's position tables would feed nothing (not supported)");
-  m.inv_freq = lfm2_inv_freq(c, m.head_dim, m.rewrites);
-
-  ckpt.expect(kEmbed, {m.vocab, m.hidden});
-  ckpt.expect(kFinalNorm, {m.hidden});
-  // The real width is the w1 rows; the config formula must agree (a repackaged
-  // config with a pre-adjusted intermediate_size would otherwise go unnoticed).
-  const std::string w1 = Lfm2Config::layer(0) + "feed_forward.w1.weight";
-  const TensorInfo& w1i = ckpt.info(w1);
-  if (w1i.shape.size() != 2 || w1i.shape[1] != m.hidden)
-    throw BadInput(w1i.file.string() + ": tensor '" + w1 + "' has shape " + shape_string(w1i.shape) +
-                   ", expected [FFN, " + std::to_string(m.hidden) + "]");
-  m.ffn = w1i.shape[0];
-  const int64_t want = configured_ffn(c);
-  if (want != m.ffn)
-    throw BadInput(c.where("block_ff_dim") + ": the config gives a feed-forward width of " + std::to_string(want) +
-                   " (HF's auto-adjust arithmetic), but " + w1i.file.string() + " has '" + w1 + "' with " +
-                   std::to_string(m.ffn) + " rows");
-  for (int64_t i = 0; i < m.layers; ++i) {
-    const std::string p = Lfm2Config::layer(i);
-    ckpt.expect(p + "feed_forward.w1.weight", {m.ffn, m.hidden});
-    ckpt.expect(p + "feed_forward.w3.weight", {m.ffn, m.hidden});
-    ckpt.expect(p + "feed_forward.w2.weight", {m.hidden, m.ffn});
-    if (m.attention[static_cast<size_t>(i)]) {
-      ckpt.expect(p + "self_attn.q_proj.weight", {m.heads * m.head_dim, m.hidden});
-      ckpt.expect(p + "self_attn.k_proj.weight", {m.kv_heads * m.head_dim, m.hidden});
-      ckpt.expect(p + "self_attn.v_proj.weight", {m.kv_heads * m.head_dim, m.hidden});
-      ckpt.expect(p + "self_attn.out_proj.weight", {m.hidden, m.heads * m.head_dim});
-    } else {
-      ckpt.expect(p + "conv.in_proj.weight", {3 * m.hidden, m.hidden});
-      ckpt.expect(p + "conv.conv.weight", {m.hidden, 1, m.kernel});
-      ckpt.expect(p + "conv.out_proj.weight", {m.hidden, m.hidden});
-      if (m.conv_bias) {
-        ckpt.expect(p + "conv.in_proj.bias", {3 * m.hidden});
-        ckpt.expect(p + "conv.conv.bias", {m.hidden});
-        ckpt.expect(p + "conv.out_proj.bias", {m.hidden});
-      }
-    }
-  }
-
-  // HF reads the original key `tie_embedding` first.
-  m.lm_head = choose_lm_head(ckpt, kEmbed, m.vocab, m.hidden, {"tie_embedding", "tie_word_embeddings"});
-  return m;
-}
-
 std::string mib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
   return buf;
 }
 
-std::string layer_list(const Lfm2Config& m, bool attention) {
+std::string layer_list(const std::vector<bool>& attention_layers, bool attention) {
   std::string s;
-  for (int64_t i = 0; i < m.layers; ++i)
-    if (m.attention[static_cast<size_t>(i)] == attention) s += (s.empty() ? "" : ",") + std::to_string(i);
+  for (size_t i = 0; i < attention_layers.size(); ++i)
+    if (attention_layers[i] == attention) s += (s.empty() ? "" : ",") + std::to_string(i);
   return "[" + s + "]";
 }
 
-class Lfm2Adapter final : public Adapter {
+class Lfm2Adapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"lfm2",
@@ -185,42 +113,101 @@ class Lfm2Adapter final : public Adapter {
             {}};
   }
 
-  Plan plan(const Checkpoint& ckpt, const ExportOptions& opt) const override {
-    const Lfm2Config m = read_config(ckpt);
-    const int64_t n = opt.cache_size;
-    Plan p = decoder_plan({m.hidden, m.layers, m.vocab, m.heads, m.kv_heads, m.head_dim, m.ffn}, kEmbed, opt);
+ protected:
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
+    const JsonFile& c = ckpt.config();
+    DecoderModel m = description_applying(c, {"conv_bias", "conv_L_cache", "layer_types"});
+    const DecoderDims d = read_decoder_dims(c);
+    m.max_positions = d.max_positions;
+    const float eps = static_cast<float>(checked_number_or(c, "norm_eps", 1e-5, kNormEpsilon));
+    const int64_t kernel = c.find_size("conv_L_cache", 3, 64);
+    const bool conv_bias = c.find_bool("conv_bias").value_or(false);
+    const std::vector<bool> attention = layer_kinds(c, d.layers);
+    const auto attention_layers = static_cast<int64_t>(std::count(attention.begin(), attention.end(), true));
+    const int64_t conv_layers = d.layers - attention_layers;
+    if (attention_layers == 0)
+      throw Unsupported(c.where("layer_types") +
+                        ": no attention layer; the runtime's position tables would feed nothing (not supported)");
     // Only the attention layers use positions; the conv layers take theirs
     // from the mask, so theta is RoPE's alone and the pe widths stay head_dim.
-    p.theta = rope_theta_resource(m.inv_freq);
-    p.rewrites = m.rewrites;
-    p.rewrites.push_back("attention layers " + layer_list(m, true) + ": QK-Norm (q/k_layernorm) through constant " +
-                         "segment matrices, RoPE, GQA " + std::to_string(m.heads) + "/" + std::to_string(m.kv_heads) +
-                         " through a constant repeat-interleave MatMul");
-    p.rewrites.push_back("conv layers " + layer_list(m, false) + ": causal depthwise conv (kernel " +
-                         std::to_string(m.kernel) + (m.conv_bias ? ", with biases" : "") +
-                         ") as shift matrices from the mask times B*x, B*x the cached operand (exact)");
-    p.rewrites.push_back("embedding_norm applied as the final norm; " +
-                         std::string(m.lm_head.tied ? "tied lm_head written as its own tensor" : "lm_head from lm_head.weight") +
-                         " after a last-position slice");
+    m.theta = rope_theta_resource(lfm2_inv_freq(c, d.head_dim, m.rewrites));
 
-    // Cost of the conv formulation, also shown by inspect (memory) and the docs.
-    const ShortConvCost c = short_conv_cost(n, m.hidden, m.kernel);
-    const int64_t conv = m.conv_layers(), attn = m.attention_layers();
-    const int64_t kv_per_pos = attn * 2 * m.heads * m.head_dim;  // after the GQA expansion, as inspect counts
-    const int64_t conv_per_pos = conv * m.hidden;
-    p.cache_cost.values_per_position = kv_per_pos + conv_per_pos;
-    p.cache_cost.layout = std::to_string(attn) + " attention layers x 2 x " + std::to_string(m.heads) + " x " +
-                          std::to_string(m.head_dim) + " (K, V) + " + std::to_string(conv) + " conv layers x " +
-                          std::to_string(m.hidden) + " (B*x)";
-    p.cache_cost.figures = {{"conv_layers", conv},
-                            {"conv_kernel", m.kernel},
+    m.embedding = m.tensors.add(kEmbed, {d.vocab, d.hidden});
+    // The real width is the w1 rows; the config formula must agree (a repackaged
+    // config with a pre-adjusted intermediate_size would otherwise go unnoticed).
+    const std::string w1 = "model.layers.0.feed_forward.w1.weight";
+    const TensorInfo& w1i = ckpt.info(w1);
+    if (w1i.shape.size() != 2 || w1i.shape[1] != d.hidden)
+      throw BadInput(w1i.file.string() + ": tensor '" + w1 + "' has shape " + shape_string(w1i.shape) +
+                     ", expected [FFN, " + std::to_string(d.hidden) + "]");
+    const int64_t ffn = w1i.shape[0];
+    const int64_t want = configured_ffn(c);
+    if (want != ffn)
+      throw BadInput(c.where("block_ff_dim") + ": the config gives a feed-forward width of " + std::to_string(want) +
+                     " (HF's auto-adjust arithmetic), but " + w1i.file.string() + " has '" + w1 + "' with " +
+                     std::to_string(ffn) + " rows");
+    m.dims = {d.hidden, d.layers, d.vocab, d.heads, d.kv_heads, d.head_dim, ffn};
+    // HF reads the original key `tie_embedding` first.
+    m.tensors.add_optional("lm_head.weight", {d.vocab, d.hidden});
+    const LmHead head = choose_lm_head(ckpt, kEmbed, d.vocab, d.hidden, {"tie_embedding", "tie_word_embeddings"});
+
+    for (int64_t i = 0; i < d.layers; ++i) {
+      const std::string p = "model.layers." + std::to_string(i) + ".";
+      auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
+      BranchDescription mixer{norm("operator_norm"), "self_attn", CustomBody{}, "operator_residual"};
+      if (attention[static_cast<size_t>(i)]) {
+        mixer.body = AttentionMixer{{.prefix = p + "self_attn.",
+                                     .q_norm = "q_layernorm",
+                                     .k_norm = "k_layernorm",
+                                     .out_proj = "out_proj",
+                                     .norm_eps = eps}};
+      } else {
+        const std::string conv = p + "conv.";
+        auto bias = [&](const std::string& t) { return conv_bias ? std::optional(conv + t) : std::nullopt; };
+        mixer.scope = "conv";
+        mixer.body = ShortConvSpec{conv + "in_proj.weight", conv + "conv.weight", conv + "out_proj.weight",
+                                   bias("in_proj.bias"), bias("conv.bias"), bias("out_proj.bias"), d.hidden, kernel};
+      }
+      const SwigluSpec ffn_spec{p + "feed_forward.w1.weight", p + "feed_forward.w3.weight", p + "feed_forward.w2.weight",
+                                "w1", "w3", "w2"};
+      m.layers.push_back({mixer, {norm("ffn_norm"), "feed_forward", ffn_spec, "ffn_residual"}});
+    }
+    // `embedding_norm` is the final norm, despite its name.
+    m.tail = TailSpec{NormSpec{"embedding_norm", kFinalNorm, std::nullopt, eps}, head.tensor};
+
+    m.rewrites.push_back("attention layers " + layer_list(attention, true) + ": QK-Norm (q/k_layernorm) through constant " +
+                         "segment matrices, RoPE, GQA " + std::to_string(d.heads) + "/" + std::to_string(d.kv_heads) +
+                         " through a constant repeat-interleave MatMul");
+    m.rewrites.push_back("conv layers " + layer_list(attention, false) + ": causal depthwise conv (kernel " +
+                         std::to_string(kernel) + (conv_bias ? ", with biases" : "") +
+                         ") as shift matrices from the mask times B*x, B*x the cached operand (exact)");
+    m.rewrites.push_back("embedding_norm applied as the final norm; " +
+                         std::string(head.tied ? "tied lm_head written as its own tensor" : "lm_head from lm_head.weight") +
+                         " after a last-position slice");
+    describe_conv_cost(m, options.cache_size, attention_layers, conv_layers, kernel);
+    return m;
+  }
+
+ private:
+  // Cost of the conv formulation, also shown by inspect (memory) and the docs.
+  static void describe_conv_cost(DecoderModel& m, int64_t n, int64_t attn, int64_t conv, int64_t kernel) {
+    const ModelDims& d = m.dims;
+    const ShortConvCost c = short_conv_cost(n, d.hidden, kernel);
+    const int64_t kv_per_pos = attn * 2 * d.heads * d.head_dim;  // after the GQA expansion, as inspect counts
+    const int64_t conv_per_pos = conv * d.hidden;
+    m.cache_cost.values_per_position = kv_per_pos + conv_per_pos;
+    m.cache_cost.layout = std::to_string(attn) + " attention layers x 2 x " + std::to_string(d.heads) + " x " +
+                          std::to_string(d.head_dim) + " (K, V) + " + std::to_string(conv) + " conv layers x " +
+                          std::to_string(d.hidden) + " (B*x)";
+    m.cache_cost.figures = {{"conv_layers", conv},
+                            {"conv_kernel", kernel},
                             {"conv_shift_constant_values", c.shift_constant_values},
                             {"conv_mask_macs_per_row", c.mask_macs_per_row},
                             {"conv_shift_matmuls_per_layer", c.per_layer_matmuls},
                             {"conv_shift_macs_per_layer_per_row", c.per_layer_macs_per_row},
                             {"conv_cached_values_per_layer", c.per_layer_cached_values}};
     // The conv layer's own projections, for scale: in_proj 3H x H + out_proj H x H.
-    const double own = 4.0 * static_cast<double>(m.hidden * m.hidden);
+    const double own = 4.0 * static_cast<double>(d.hidden * d.hidden);
     char buf[640];
     std::snprintf(buf, sizeof buf,
                   "conv cost at cache %lld: no extra inputs (pe width %zu and mask [%lld, %lld] as for any model); "
@@ -228,61 +215,22 @@ class Lfm2Adapter final : public Adapter {
                   "graph); per conv layer %lld matmul(s) [rows, %lld] x [%lld, %lld] (%.1f M MAC per row, %.0f%% of "
                   "the layer's own projections) and a B*x cache of %lld x %lld (%s at 1 byte per value; %lld conv "
                   "layers: %s)",
-                  static_cast<long long>(n), p.theta.size(), static_cast<long long>(n),
-                  static_cast<long long>(m.heads * n), static_cast<long long>(n), static_cast<long long>(n),
-                  static_cast<long long>(m.kernel), static_cast<double>(c.mask_macs_per_row) / 1e6,
+                  static_cast<long long>(n), m.theta.size(), static_cast<long long>(n),
+                  static_cast<long long>(d.heads * n), static_cast<long long>(n), static_cast<long long>(n),
+                  static_cast<long long>(kernel), static_cast<double>(c.mask_macs_per_row) / 1e6,
                   static_cast<long long>(c.per_layer_matmuls), static_cast<long long>(n), static_cast<long long>(n),
-                  static_cast<long long>(m.hidden), static_cast<double>(c.per_layer_macs_per_row) / 1e6,
+                  static_cast<long long>(d.hidden), static_cast<double>(c.per_layer_macs_per_row) / 1e6,
                   100.0 * static_cast<double>(c.per_layer_macs_per_row) / own, static_cast<long long>(n),
-                  static_cast<long long>(m.hidden), mib(static_cast<double>(c.per_layer_cached_values)).c_str(),
+                  static_cast<long long>(d.hidden), mib(static_cast<double>(c.per_layer_cached_values)).c_str(),
                   static_cast<long long>(conv), mib(static_cast<double>(c.per_layer_cached_values * conv)).c_str());
-    p.notes.push_back(buf);
-    if (m.kernel > 2)
-      p.notes.push_back("unproven on the DFC: whether it keeps one B*x cache per conv layer or one per shift matmul (" +
+    m.notes.push_back(buf);
+    if (kernel > 2)
+      m.notes.push_back("unproven on the DFC: whether it keeps one B*x cache per conv layer or one per shift matmul (" +
                         std::to_string(c.per_layer_matmuls) + "); the second would multiply the conv cache by " +
                         std::to_string(c.per_layer_matmuls));
-    p.notes.push_back("the conv shifts rely on the runtime's mask rows allowing one contiguous run of key columns that "
+    m.notes.push_back("the conv shifts rely on the runtime's mask rows allowing one contiguous run of key columns that "
                       "ends at the query's own column (hailo-contract.md section 9); only the chip can confirm it in the "
                       "token-by-token scope");
-    note_cache_beyond_positions(p, opt, m.max_positions);
-    return p;
-  }
-
-  void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& g) const override {
-    const Lfm2Config m = read_config(ckpt);
-    const int64_t n = plan.cache_size;
-    const float score_divisor = static_cast<float>(std::sqrt(static_cast<double>(m.head_dim)));
-    auto model = g.scope("model");
-    const DecoderInputs io = decoder_inputs(g, plan);
-    const CausalShifts shifts = m.conv_layers() > 0 ? causal_shifts(g, io.runtime.mask, n, m.kernel) : CausalShifts{};
-
-    const Value hidden = decoder_layers(g, ckpt, io.runtime.embeds, m.layers, [&](int64_t i) {
-      const std::string p = Lfm2Config::layer(i);
-      auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, m.eps}; };
-      Branch mixer{norm("operator_norm"), "", nullptr, "operator_residual"};
-      if (m.attention[static_cast<size_t>(i)]) {
-        mixer.scope = "self_attn";
-        mixer.body = attention_mixer(ckpt, io,
-                                     {.prefix = p + "self_attn.",
-                                      .q_norm = "q_layernorm",
-                                      .k_norm = "k_layernorm",
-                                      .out_proj = "out_proj",
-                                      .shape = {n, m.heads, m.kv_heads, m.head_dim, score_divisor},
-                                      .norm_eps = m.eps});
-      } else {
-        const std::string c = p + "conv.";
-        auto bias = [&](const std::string& t) { return m.conv_bias ? std::optional(c + t) : std::nullopt; };
-        mixer.scope = "conv";
-        mixer.body = short_conv_mixer(ckpt, shifts,
-                                      {c + "in_proj.weight", c + "conv.weight", c + "out_proj.weight", bias("in_proj.bias"),
-                                       bias("conv.bias"), bias("out_proj.bias"), m.hidden, m.kernel});
-      }
-      const SwigluSpec ffn{p + "feed_forward.w1.weight", p + "feed_forward.w3.weight", p + "feed_forward.w2.weight", "w1",
-                           "w3", "w2"};
-      return DecoderLayer{mixer, {norm("ffn_norm"), "feed_forward", swiglu_ffn(ckpt, ffn), "ffn_residual"}};
-    });
-    // `embedding_norm` is the final norm, despite its name.
-    decoder_tail(g, ckpt, hidden, {"embedding_norm", kFinalNorm, std::nullopt, m.eps}, m.lm_head.tensor);
   }
 };
 

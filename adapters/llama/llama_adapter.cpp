@@ -1,5 +1,5 @@
 // Llama (Llama 2/3/3.1/3.2, SmolLM2, TinyLlama): architectures.md section 3.
-// The shared Llama-family graph as is: Llama 3's rope_scaling is folded into
+// The Llama-family description as is: Llama 3's rope_scaling is folded into
 // theta and attention_bias read by the SDK.
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/llama_family.hpp"
@@ -8,10 +8,15 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class LlamaAdapter final : public LlamaFamilyAdapter {
+class LlamaAdapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"llama", "0.1.0", "Llama family (Llama 2/3 with llama3 RoPE scaling, SmolLM2)", {"LlamaForCausalLM"}, {"llama"}, {}};
+  }
+
+ protected:
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+    return describe_llama_family(ckpt);
   }
 };
 

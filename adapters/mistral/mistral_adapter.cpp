@@ -1,6 +1,6 @@
 // Mistral / Ministral-style (MistralForCausalLM): architectures.md section 3.
-// The Llama-family graph; what is Mistral's own is `sliding_window` (every
-// layer), which the shared reading turns into the SDK's policy
+// The Llama-family description; what is Mistral's own is `sliding_window`
+// (every layer), which the shared reading turns into the SDK's policy
 // (sdk/sliding_window.hpp): exact when --cache <= window, refused beyond.
 // head_dim may be explicit (Mistral-Nemo-style configs); the shared reading
 // takes it from config.json when present.
@@ -11,7 +11,7 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class MistralAdapter final : public LlamaFamilyAdapter {
+class MistralAdapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"mistral", "0.1.0", "Mistral (Llama with a sliding window: exact for --cache <= sliding_window)",
@@ -19,9 +19,11 @@ class MistralAdapter final : public LlamaFamilyAdapter {
   }
 
  protected:
-  void customize(const Checkpoint& /*ckpt*/, LlamaFamily& m) const override {
-    if (!m.sliding.any())
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+    DecoderModel m = describe_llama_family(ckpt);
+    if (!m.sliding_window.any())
       m.rewrites.push_back("sliding_window null: every layer attends to the whole cache (exact)");
+    return m;
   }
 };
 

@@ -1,37 +1,40 @@
 // OLMo 2 (Olmo2ForCausalLM): architectures.md section 8. The post-norm
-// decoder with norms only after attention and MLP (h = h + norm(attn(h))),
+// decoder description with norms only after attention and MLP (h = h + norm(attn(h))),
 // SwiGLU, one RoPE base, and QK-Norm over the full q and k width (one
 // RMSNorm over heads*head_dim, before the head split).
-#include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/post_norm_decoder.hpp"
 #include "llm2hef/sdk/rope.hpp"
+#include "llm2hef/sdk/rope_bases.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
-using llm2hef::Unsupported;
 
-class Olmo2Adapter final : public PostNormDecoderAdapter {
+class Olmo2Adapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"olmo2", "0.1.0", "OLMo 2 (post-norms, full-width QK-Norm)", {"Olmo2ForCausalLM"}, {"olmo2"}, {}};
   }
 
  protected:
-  void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
+    DecoderModel m = describe_post_norm_decoder(ckpt, 1e-5);  // Olmo2Config's default rms_norm_eps
     refuse_unapplied_forward_keys(c, {});  // OLMo 2 reads none of the table's keys (attention_bias: refused)
-    m.rms_eps = static_cast<float>(checked_number_or(c, "rms_norm_eps", 1e-5, kNormEpsilon));  // Olmo2Config's default
     read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
-    m.pre_norms = false;
-    m.qk_norm = QkNorm::full_width;
-    m.rope_bases = {rope_inv_freq(c, m.head_dim, m.rewrites)};
-    m.layer_base.assign(static_cast<size_t>(m.layers), 0);
+    for (LayerDescription& l : m.layers) {
+      l.mixer.pre_norm = l.ffn.pre_norm = false;
+      AttentionBlockSpec& attention = attention_spec(l);
+      attention.q_norm = "q_norm";
+      attention.k_norm = "k_norm";
+      attention.qk_norm_full_width = true;
+    }
+    m.theta = rope_bases_theta({rope_inv_freq(c, m.dims.head_dim, m.rewrites)});
     m.rewrites.push_back("norms after attention and MLP, before each residual Add (no pre-norms)");
     m.rewrites.push_back("QK-Norm over the full q and k width, before the head split");
+    return m;
   }
 };
 

@@ -1,5 +1,5 @@
-// Qwen2 / Qwen2.5: architectures.md section 4. The Llama-family graph with
-// biases on q/k/v (always present in Qwen2Attention), none on o_proj.
+// Qwen2 / Qwen2.5: architectures.md section 4. The Llama-family description
+// with biases on q/k/v (always present in Qwen2Attention), none on o_proj.
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/llama_family.hpp"
 
@@ -7,18 +7,22 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class Qwen2Adapter final : public LlamaFamilyAdapter {
+class Qwen2Adapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"qwen2", "0.1.0", "Qwen2 / Qwen2.5 (q/k/v biases)", {"Qwen2ForCausalLM"}, {"qwen2"}, {}};
   }
 
  protected:
-  void customize(const Checkpoint& /*ckpt*/, LlamaFamily& m) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+    DecoderModel m = describe_llama_family(ckpt);
     // Qwen2Attention hard-codes q/k/v biases and none on o_proj, whatever attention_bias says.
-    m.qkv_bias = true;
-    m.o_bias = false;
+    for (LayerDescription& layer : m.layers) {
+      attention_spec(layer).qkv_bias = true;
+      attention_spec(layer).out_bias = false;
+    }
     m.rewrites.push_back("q/k/v projection biases");
+    return m;
   }
 };
 

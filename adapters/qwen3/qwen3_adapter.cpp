@@ -1,5 +1,5 @@
-// Qwen3 (dense): architectures.md section 5. The Llama-family graph with
-// QK-Norm (per-head RMSNorm on q and k, before RoPE) done with constant
+// Qwen3 (dense): architectures.md section 5. The Llama-family description
+// with QK-Norm (per-head RMSNorm on q and k, before RoPE) done with constant
 // segment matrices, so nothing sits between a head Reshape and its Transpose.
 // head_dim comes from config.json and may differ from hidden/heads.
 #include "llm2hef/sdk/abi.hpp"
@@ -9,16 +9,21 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class Qwen3Adapter final : public LlamaFamilyAdapter {
+class Qwen3Adapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"qwen3", "0.1.0", "Qwen3 dense (QK-Norm, explicit head_dim)", {"Qwen3ForCausalLM"}, {"qwen3"}, {}};
   }
 
  protected:
-  void customize(const Checkpoint& /*ckpt*/, LlamaFamily& m) const override {
-    m.qk_norm = true;
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+    DecoderModel m = describe_llama_family(ckpt);
+    for (LayerDescription& layer : m.layers) {
+      attention_spec(layer).q_norm = "q_norm";
+      attention_spec(layer).k_norm = "k_norm";
+    }
     m.rewrites.push_back("QK-Norm through constant segment matrices, before RoPE");
+    return m;
   }
 };
 

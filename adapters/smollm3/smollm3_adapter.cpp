@@ -1,7 +1,7 @@
-// SmolLM3: architectures.md section 6. The Llama-family graph where some
-// layers skip RoPE (NoPE). config.json's `no_rope_layers` holds 1 for layers
-// that USE RoPE; without it, layer i uses RoPE unless (i+1) is a multiple of
-// `no_rope_layer_interval` (default 4), as HF's config does.
+// SmolLM3: architectures.md section 6. The Llama-family description where
+// some layers skip RoPE (NoPE). config.json's `no_rope_layers` holds 1 for
+// layers that USE RoPE; without it, layer i uses RoPE unless (i+1) is a
+// multiple of `no_rope_layer_interval` (default 4), as HF's config does.
 #include <string>
 
 #include "llm2hef/sdk/abi.hpp"
@@ -12,34 +12,40 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class SmolLM3Adapter final : public LlamaFamilyAdapter {
+class SmolLM3Adapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     return {"smollm3", "0.1.0", "SmolLM3 (NoPE layers)", {"SmolLM3ForCausalLM"}, {"smollm3"}, {}};
   }
 
  protected:
-  void customize(const Checkpoint& ckpt, LlamaFamily& m) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
+    DecoderModel m = describe_llama_family(ckpt);
+    const int64_t layers = m.dims.layers;
+    std::vector<bool> rope(static_cast<size_t>(layers));
     if (auto flags = c.find_int_list("no_rope_layers")) {
-      if (static_cast<int64_t>(flags->size()) != m.layers)
+      if (static_cast<int64_t>(flags->size()) != layers)
         throw llm2hef::BadInput(c.where("no_rope_layers") + ": " + std::to_string(flags->size()) + " entries for " +
-                                std::to_string(m.layers) + " layers");
-      for (int64_t i = 0; i < m.layers; ++i) m.rope_layers[static_cast<size_t>(i)] = (*flags)[static_cast<size_t>(i)] != 0;
+                                std::to_string(layers) + " layers");
+      for (size_t i = 0; i < rope.size(); ++i) rope[i] = (*flags)[i] != 0;
     } else {
       const int64_t interval = c.find_int("no_rope_layer_interval").value_or(4);
       if (interval <= 0) throw llm2hef::BadInput(c.where("no_rope_layer_interval") + ": must be positive");
-      for (int64_t i = 0; i < m.layers; ++i) m.rope_layers[static_cast<size_t>(i)] = (i + 1) % interval != 0;
+      for (size_t i = 0; i < rope.size(); ++i) rope[i] = static_cast<int64_t>(i + 1) % interval != 0;
     }
-    m.nope_read = true;
+    m.applied_keys.insert(m.applied_keys.end(), {"no_rope_layers", "no_rope_layer_interval"});
     // HF's SmolLM3 rule: without layer_types, the NoPE layers are the ones
     // that slide (use_sliding_window and sliding_window set).
-    if (m.sliding.window > 0 && !c.has("layer_types"))
-      for (int64_t i = 0; i < m.layers; ++i) m.sliding.layers[static_cast<size_t>(i)] = !m.rope_layers[static_cast<size_t>(i)];
+    const bool nope_layers_slide = m.sliding_window.window > 0 && !c.has("layer_types");
     std::string nope;
-    for (int64_t i = 0; i < m.layers; ++i)
-      if (!m.rope_layers[static_cast<size_t>(i)]) nope += (nope.empty() ? "" : ",") + std::to_string(i);
+    for (size_t i = 0; i < rope.size(); ++i) {
+      attention_spec(m.layers[i]).rope = rope[i];
+      if (nope_layers_slide) m.sliding_window.layers[i] = !rope[i];
+      if (!rope[i]) nope += (nope.empty() ? "" : ",") + std::to_string(i);
+    }
     m.rewrites.push_back("NoPE layers (no rotation): " + (nope.empty() ? std::string("none") : nope));
+    return m;
   }
 };
 

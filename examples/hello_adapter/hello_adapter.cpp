@@ -1,8 +1,9 @@
 // A complete out-of-tree adapter. It claims a made-up architecture,
 // "HelloLlamaForCausalLM", for checkpoints laid out like Llama
 // (model.layers.N.self_attn.q_proj ...). Everything else -- reading
-// config.json, RoPE (with its scaling), the plan and the graph -- is the SDK's
-// shared Llama-family code, exactly what the first-party llama adapter uses.
+// config.json, RoPE (with its scaling), the tensor checks, the plan and the
+// graph -- is the SDK's Llama-family description and its DecoderAdapter,
+// exactly what the first-party llama adapter uses.
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/llama_family.hpp"
 
@@ -10,7 +11,7 @@ namespace {
 
 using namespace llm2hef::sdk;
 
-class HelloAdapter final : public LlamaFamilyAdapter {
+class HelloAdapter final : public DecoderAdapter {
  public:
   AdapterInfo info() const override {
     // name, version, description, HF architectures claimed, model_types claimed, options
@@ -19,9 +20,13 @@ class HelloAdapter final : public LlamaFamilyAdapter {
   }
 
  protected:
-  // Architecture quirks go here, e.g. biases on the q/k/v projections:
-  //   m.qkv_bias = true; m.rewrites.push_back("q/k/v projection biases");
-  void customize(const Checkpoint& /*ckpt*/, LlamaFamily& /*m*/) const override {}
+  // Architecture quirks are edits of the description, e.g. biases on q/k/v:
+  //   for (LayerDescription& layer : m.layers) attention_spec(layer).qkv_bias = true;
+  //   m.rewrites.push_back("q/k/v projection biases");
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+    DecoderModel m = describe_llama_family(ckpt);
+    return m;
+  }
 };
 
 }  // namespace

@@ -57,15 +57,6 @@ Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const Exp
   return p;
 }
 
-LmHead read_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
-                    std::vector<std::string>& rewrites) {
-  ckpt.expect(embedding, {vocab, hidden});
-  LmHead head = choose_lm_head(ckpt, embedding, vocab, hidden);
-  rewrites.push_back(head.tied ? "tied lm_head written as its own tensor after a last-position slice"
-                               : "lm_head after a last-position slice");
-  return head;
-}
-
 void note_gqa_and_rope_rewrite(std::vector<std::string>& rewrites, int64_t heads, int64_t kv_heads) {
   rewrites.push_back("GQA " + std::to_string(heads) + "/" + std::to_string(kv_heads) +
                      " through a constant repeat-interleave MatMul; RoPE through a constant rotate-half MatMul");
@@ -77,15 +68,6 @@ std::string read_activation(const JsonFile& c, const std::string& key, std::init
   for (const char* a : allowed)
     if (act == a) return act;
   throw Unsupported(c.where(key) + ": '" + act + "' is not supported (" + supported + ")");
-}
-
-Plan rope_decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& opt,
-                       std::vector<float> theta, std::vector<std::string> rewrites, int64_t max_positions) {
-  Plan p = decoder_plan(dims, embedding, opt);
-  p.theta = std::move(theta);
-  p.rewrites = std::move(rewrites);
-  note_cache_beyond_positions(p, opt, max_positions);
-  return p;
 }
 
 void note_cache_beyond_positions(Plan& p, const ExportOptions& opt, int64_t max_positions) {
@@ -168,11 +150,6 @@ Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int6
   return hidden;
 }
 
-void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
-                  const std::string& lm_head, float logit_softcap) {
-  decoder_tail(g, ckpt, hidden, TailSpec{final_norm, lm_head, 1.0f, {}, logit_softcap});
-}
-
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const TailSpec& t) {
   Value x = t.final_norm ? apply_norm(g, ckpt, hidden, *t.final_norm) : hidden;
   if (!t.project_out.empty()) {
@@ -199,12 +176,6 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
   const Value scaled = g.div(logits, cap);
   const Value capped = g.tanh(scaled);
   g.output(g.mul(capped, cap), "logits");
-}
-
-Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec) {
-  return [&ckpt, &io, spec = std::move(spec)](GraphBuilder& g, const Value& x) {
-    return attention_block(g, ckpt, x, io.runtime.mask, io.pe, spec);
-  };
 }
 
 Block fused_qkv_attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec,

@@ -8,6 +8,7 @@
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/rope.hpp"
+#include "llm2hef/sdk/rope_bases.hpp"
 
 namespace llm2hef::sdk {
 
@@ -74,81 +75,95 @@ std::vector<float> gemma3_inv_freq(const JsonFile& c, const std::string& type, i
 
 }  // namespace
 
-void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGeneration gen) {
+DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration gen) {
   const JsonFile& c = ckpt.config();
-  refuse_unapplied_forward_keys(c, gemma_family_applied_keys());
+  DecoderModel m = describe_post_norm_decoder(ckpt, 1e-6);
+  const ModelDims& d = m.dims;
+  m.applied_keys = gemma_family_applied_keys();
+  refuse_unapplied_forward_keys(c, m.applied_keys);
   read_activation(c, "hidden_activation", {"gelu_pytorch_tanh"}, "GeGLU with gelu_pytorch_tanh only");
   if (c.find_bool("use_bidirectional_attention").value_or(false))
     throw Unsupported(c.where("use_bidirectional_attention") +
                       ": true is not supported (the runtime's mask is causal)");
-  m.pre_norms = true;
-  m.norm_weight_offset = 1.0f;
-  m.geglu = true;
-  m.embed_scale = static_cast<float>(std::sqrt(static_cast<double>(m.hidden)));
+  set_norm_weight_offset(m, 1.0f);
+  for (LayerDescription& l : m.layers) l.ffn.body = GegluMlp{std::get<SwigluSpec>(l.ffn.body)};
+  // HF multiplies the looked-up rows (Gemma's scaled embedding); the runtime
+  // feeds them raw from embeddings.bin, so the graph does it.
+  const float embed_scale = static_cast<float>(std::sqrt(static_cast<double>(d.hidden)));
+  m.embed = [embed_scale](GraphBuilder& g, const DecoderContext&, const Value& embeds) {
+    auto s = g.scope("embed_tokens");
+    const Value factor = g.scalar("embed_scale", embed_scale);
+    return g.mul(embeds, factor);
+  };
   // modeling_gemma2/3 take query_pre_attn_scalar**-0.5: null fails there, it is not the default.
   if (c.raw().contains("query_pre_attn_scalar") && c.raw()["query_pre_attn_scalar"].is_null())
     throw BadInput(c.where("query_pre_attn_scalar") + ": null is not a score scale (transformers raises it to "
                    "the power -0.5); give a number, or leave the key out for the default 256");
   const double qpas = checked_number_or(c, "query_pre_attn_scalar", 256, kScaleFactor);
   m.score_divisor = static_cast<float>(std::sqrt(qpas));
-  m.final_softcap = softcap(c, "final_logit_softcapping", gen == GemmaGeneration::gemma2 ? 30.0 : 0.0);
+  const float final_cap = softcap(c, "final_logit_softcapping", gen == GemmaGeneration::gemma2 ? 30.0 : 0.0);
+  m.tail.logit_softcap = final_cap;
   const float attn_cap = softcap(c, "attn_logit_softcapping", gen == GemmaGeneration::gemma2 ? 50.0 : 0.0);
 
-  m.sliding_layers = sliding_layers(c, m.layers, gen);
+  m.sliding_window.layers = sliding_layers(c, d.layers, gen);
   bool any_sliding = false, any_full = false;
-  for (bool s : m.sliding_layers) (s ? any_sliding : any_full) = true;
+  for (bool s : m.sliding_window.layers) (s ? any_sliding : any_full) = true;
   if (any_sliding) {
     if (c.has("sliding_window") && c.raw()["sliding_window"].is_null())
       throw Unsupported(c.where("sliding_window") + ": null while layer_types has sliding_attention layers");
-    m.sliding_window = c.find_size("sliding_window", 4096);
+    m.sliding_window.window = c.find_size("sliding_window", 4096);
   }
 
   char buf[160];
   std::snprintf(buf, sizeof buf, "embeddings scaled by sqrt(hidden_size) = %.9g in the graph (one Mul)",
-                static_cast<double>(m.embed_scale));
+                static_cast<double>(embed_scale));
   m.rewrites.emplace_back(buf);
   m.rewrites.push_back("RMSNorms scale by (1 + w), added in float32 into one constant per norm");
   m.rewrites.push_back("GeGLU with the tanh GELU (gelu_pytorch_tanh written out: exact, no approximation)");
   std::snprintf(buf, sizeof buf, "attention scores divided by sqrt(query_pre_attn_scalar %g)", qpas);
   m.rewrites.emplace_back(buf);
-  if (m.final_softcap > 0) {
-    std::snprintf(buf, sizeof buf, "final logits soft-capped: tanh(x / %g) * %g", static_cast<double>(m.final_softcap),
-                  static_cast<double>(m.final_softcap));
+  if (final_cap > 0) {
+    std::snprintf(buf, sizeof buf, "final logits soft-capped: tanh(x / %g) * %g", static_cast<double>(final_cap),
+                  static_cast<double>(final_cap));
     m.rewrites.emplace_back(buf);
   }
 
   if (gen == GemmaGeneration::gemma2) {
-    m.attn_softcap = attn_cap;
+    m.attention_softcap = attn_cap;
     if (attn_cap > 0) {
       std::snprintf(buf, sizeof buf, "attention logits soft-capped before the mask: tanh(s / %g) * %g",
                     static_cast<double>(attn_cap), static_cast<double>(attn_cap));
       m.rewrites.emplace_back(buf);
     }
-    m.rope_bases = {rope_inv_freq(c, m.head_dim, m.rewrites)};
-    m.layer_base.assign(static_cast<size_t>(m.layers), 0);
-    return;
+    m.theta = rope_bases_theta({rope_inv_freq(c, d.head_dim, m.rewrites)});
+    return m;
   }
 
   // Gemma 3.
   if (attn_cap > 0)
     m.notes.push_back(c.where("attn_logit_softcapping") +
                       " is set, but transformers' Gemma 3 attention never applies it; neither does the export");
-  m.qk_norm = QkNorm::per_head;
+  for (LayerDescription& l : m.layers) {
+    attention_spec(l).q_norm = "q_norm";
+    attention_spec(l).k_norm = "k_norm";
+  }
   m.rewrites.push_back("QK-Norm (1 + w) through constant segment matrices, before RoPE");
   std::vector<float> local, global;
-  if (any_sliding) local = gemma3_inv_freq(c, "sliding_attention", m.head_dim, m.rewrites);
-  if (any_full) global = gemma3_inv_freq(c, "full_attention", m.head_dim, m.rewrites);
+  if (any_sliding) local = gemma3_inv_freq(c, "sliding_attention", d.head_dim, m.rewrites);
+  if (any_full) global = gemma3_inv_freq(c, "full_attention", d.head_dim, m.rewrites);
   if (!any_full || !any_sliding || local == global) {
-    m.rope_bases = {any_sliding ? local : global};
-    m.layer_base.assign(static_cast<size_t>(m.layers), 0);
-    return;
+    m.theta = rope_bases_theta({any_sliding ? local : global});
+    return m;
   }
-  m.rope_bases = {local, global};
-  m.layer_base.clear();
-  for (bool s : m.sliding_layers) m.layer_base.push_back(s ? 0 : 1);
-  m.rewrites.push_back("two RoPE bases side by side in theta (sliding layers: entries 0.." + std::to_string(m.head_dim - 1) +
-                       ", full-attention layers: " + std::to_string(m.head_dim) + ".." +
-                       std::to_string(2 * m.head_dim - 1) + "), each layer's tables picked by a constant MatMul");
+  // The sliding layers read base 0 (local), the full-attention layers base 1 (global).
+  m.theta = rope_bases_theta({local, global});
+  m.rope_bases = 2;
+  for (size_t i = 0; i < m.layers.size(); ++i)
+    std::get<AttentionMixer>(m.layers[i].mixer.body).rope_base = m.sliding_window.layers[i] ? 0 : 1;
+  m.rewrites.push_back("two RoPE bases side by side in theta (sliding layers: entries 0.." + std::to_string(d.head_dim - 1) +
+                       ", full-attention layers: " + std::to_string(d.head_dim) + ".." +
+                       std::to_string(2 * d.head_dim - 1) + "), each layer's tables picked by a constant MatMul");
+  return m;
 }
 
 }  // namespace llm2hef::sdk

@@ -85,6 +85,17 @@ sdk::JsonFile optional_json(std::string_view text, const std::string& name) {
   return text.empty() ? sdk::JsonFile() : json_file(text, name);
 }
 
+// The Llama family's description on the SDK's one adapter, as the llama adapter has it.
+class LlamaFamily final : public sdk::DecoderAdapter {
+ public:
+  sdk::AdapterInfo info() const override { return {"fuzz_llama_family", "0.0.0", "", {}, {}, {}}; }
+
+ protected:
+  sdk::DecoderModel describe(const sdk::Checkpoint& ckpt, const sdk::ExportOptions&) const override {
+    return sdk::describe_llama_family(ckpt);
+  }
+};
+
 // The plan the export would use: the Llama family's when the config passes
 // its checks, otherwise a small stand-in, so the tokenizer and hailo-config
 // code still runs on inputs whose config is refused.
@@ -93,7 +104,7 @@ sdk::Plan plan_for(const sdk::Checkpoint& ckpt) {
   options.cache_size = 64;
   options.prefill = 16;
   try {
-    return sdk::llama_family_plan(sdk::read_llama_family(ckpt), options);
+    return LlamaFamily().plan(ckpt, options);
   } catch (const BadInput&) {
   } catch (const Unsupported&) {
   }

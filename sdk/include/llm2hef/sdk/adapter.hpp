@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,12 @@ struct Plan {
   nlohmann::json options = nlohmann::json::object();  // resolved options, recorded in manifest.json
   CacheCost cache_cost;
   nlohmann::json hailo_config_overrides = nlohmann::json::object();  // merged last into hailo-config.json
+
+  // The adapter's own reading, handed from its plan() to its build_graph()
+  // so that config.json is read once per export (DecoderAdapter keeps its
+  // DecoderModel here). The host only carries it, and drops it before the
+  // adapter is unloaded: it may hold the adapter's code.
+  std::shared_ptr<const void> adapter_state;
 };
 
 class Adapter {

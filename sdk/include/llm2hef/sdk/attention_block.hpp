@@ -25,7 +25,7 @@ struct AttentionBlockSpec {
   bool qkv_bias = false;
   bool out_bias = false;
   bool rope = true;          // false on NoPE layers
-  AttentionShape shape;      // seq, heads, kv_heads, head_dim, score_divisor
+  AttentionShape shape = {}; // seq, heads, kv_heads, head_dim, score_divisor (DecoderAdapter fills it)
   float norm_eps = 1e-6f;    // of the QK-Norm
   float out_scale = 1.0f;    // folded into the output projection (Granite's residual_multiplier)
   bool qk_norm_full_width = false;  // OLMo 2: one RMSNorm over all of q (heads*D) and all of k (kv_heads*D)

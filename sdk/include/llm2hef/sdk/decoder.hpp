@@ -1,18 +1,17 @@
-// The decoder skeleton every adapter configures (architectures.md 1.7, 1.8):
-// the runtime inputs, a loop of residual layers whose token mixer and
-// feed-forward are pluggable, and the model tail (final norm, last position,
-// lm_head). An adapter says what is specific to its family — module names,
-// which mixer a layer uses, how it reads config.json — and nothing else.
+// The decoder skeleton (architectures.md 1.7, 1.8): the runtime inputs, a
+// loop of residual layers whose token mixer and feed-forward are pluggable,
+// and the model tail (final norm, last position, lm_head). Adapters reach it
+// through a description (decoder_model.hpp), which says what is specific to
+// a family — module names, which mixer a layer uses, how it reads
+// config.json — and nothing else.
 //
-// A layer is two residual branches, each `h = h + body(norm(h))`: the token
-// mixer (attention, short conv, ...) and then the feed-forward. That pre-norm,
-// sequential placement is what all six families here use (GPT-2, Llama,
-// Qwen2, Qwen3, SmolLM3, LFM2). GPT-NeoX, Phi and StableLM's parallel
-// residual is the `parallel` flag of DecoderLayer. One placement the coming
-// families need is designed as one flag but NOT implemented, because no
-// fixture here could check it numerically against Hugging Face:
-// - Gemma-style pre+post norms: an optional `post_norm` in Branch, applied to
-//   the body's output before the residual Add.
+// A layer is two residual branches, each `h = h + body(norm(h))` by default:
+// the token mixer (attention, short conv, ...) and then the feed-forward.
+// Branch and DecoderLayer carry the other placements the families use: a
+// `post_norm` on the body's output before the Add (Gemma 2/3's sandwich
+// norms; OLMo 2 with `pre_norm` false), a `residual_norm` after the Add
+// (OPT-350m's post-LN), and `parallel` branches reading the same input
+// (GPT-NeoX, Phi, StableLM).
 #pragma once
 
 #include <cstdint>
@@ -56,12 +55,6 @@ struct LmHead {
 LmHead choose_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
                       const std::vector<std::string>& tie_keys = {"tie_word_embeddings"});
 
-// Checks the embedding is [vocab, hidden], chooses the lm_head
-// (choose_lm_head) and reports it in `rewrites`: written after a
-// last-position slice, as its own tensor when tied.
-LmHead read_lm_head(const Checkpoint& ckpt, const std::string& embedding, int64_t vocab, int64_t hidden,
-                    std::vector<std::string>& rewrites);
-
 // The rewrite every decoder with Llama-style attention reports: GQA and RoPE
 // as constant MatMuls.
 void note_gqa_and_rope_rewrite(std::vector<std::string>& rewrites, int64_t heads, int64_t kv_heads);
@@ -80,11 +73,6 @@ Plan decoder_plan(const ModelDims& dims, const std::string& embedding, const Exp
 
 // A note when --cache exceeds max_position_embeddings (0 = unknown: no note).
 void note_cache_beyond_positions(Plan& plan, const ExportOptions& options, int64_t max_positions);
-
-// The plan of a decoder whose pe tables are RoPE's: decoder_plan, the theta
-// resource, the adapter's rewrites, and the max_position_embeddings note.
-Plan rope_decoder_plan(const ModelDims& dims, const std::string& embedding, const ExportOptions& options,
-                       std::vector<float> theta, std::vector<std::string> rewrites, int64_t max_positions);
 
 // ---- the graph ----
 
@@ -153,18 +141,13 @@ struct DecoderLayer {
 Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int64_t count,
                      const std::function<DecoderLayer(int64_t)>& layer);
 
-// The model tail: final norm, the last position, then the lm_head (the head
-// tensor transposed, in scope "lm_head") as the graph output "logits". The
+// The model tail: the final norm (optional: OPT-350m has none), an optional
+// projection (OPT's project_out, [out, in]), the last position, then the
+// lm_head (the head tensor transposed, in scope "lm_head", a logit scale
+// folded in: Granite's 1/logits_scaling) as the graph output "logits". The
 // logits stay one output here; the HAR fixup splits them into the plan's
-// lm_head_shards.
-// A `logit_softcap` > 0 caps the logits as tanh(logits / c) * c (Gemma's
-// final_logit_softcapping).
-void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const NormSpec& final_norm,
-                  const std::string& lm_head, float logit_softcap = 0.0f);
-// The same with an optional final norm (OPT-350m has none), a logit scale
-// folded into the head (Granite's 1/logits_scaling), an optional
-// projection (OPT's project_out, [out, in]) between the norm and the slice,
-// and the soft-cap.
+// lm_head_shards. A `logit_softcap` > 0 caps the logits as
+// tanh(logits / c) * c (Gemma's final_logit_softcapping).
 struct TailSpec {
   std::optional<NormSpec> final_norm = std::nullopt;
   std::string lm_head = {};
@@ -178,7 +161,6 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
 // ---- ready-made mixers and feed-forwards ----
 // Each captures `ckpt` and the tables by reference: use them while those live.
 
-Block attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec);
 // Attention whose q, k and v come from `project(g, x, part)` (part 0 q, 1 k,
 // 2 v), each built in scope q_proj / k_proj / v_proj: a fused projection
 // split at export (Phi-3's qkv_proj, GPT-NeoX's query_key_value).

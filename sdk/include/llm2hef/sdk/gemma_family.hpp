@@ -14,15 +14,9 @@ namespace llm2hef::sdk {
 
 enum class GemmaGeneration { gemma2, gemma3 };
 
-// Reads every Gemma key into `m` (read_post_norm_decoder has run); refuses
-// what has no exact formulation here, naming the key and value.
-void read_gemma_family(const Checkpoint& ckpt, PostNormDecoder& m, GemmaGeneration generation);
-
-// Base class of the gemma2 and gemma3 adapters: they supply info() only.
-template <GemmaGeneration generation>
-class GemmaFamilyAdapter : public PostNormDecoderAdapter {
- protected:
-  void customize(const Checkpoint& ckpt, PostNormDecoder& m) const override { read_gemma_family(ckpt, m, generation); }
-};
+// The Gemma description: describe_post_norm_decoder() edited with every
+// Gemma key; refuses what has no exact formulation here, naming the key and
+// value.
+DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration generation);
 
 }  // namespace llm2hef::sdk
