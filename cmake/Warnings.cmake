@@ -1,6 +1,9 @@
 # Warnings on and clean for our own targets.
 function(llm2hef_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+  if(LLM2HEF_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
 endfunction()
 
 # Adapters: hidden visibility, nothing left unresolved at link time.

@@ -11,7 +11,8 @@ VENV=${LLM2HEF_VENV:-$PWD/build/venv}
 
 bash tools/install-deps.sh
 LLM2HEF_VENV=$VENV bash tools/install-test-deps.sh
+# LLM2HEF_WERROR=ON (set by .ci/run): a warning fails the build.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLM2HEF_BUILD_TESTS=ON \
-  "-DPython3_EXECUTABLE=$VENV/bin/python" >/dev/null
+  "-DLLM2HEF_WERROR=${LLM2HEF_WERROR:-OFF}" "-DPython3_EXECUTABLE=$VENV/bin/python" >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j2 "$@"
