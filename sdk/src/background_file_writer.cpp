@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -213,17 +214,45 @@ void BackgroundFileWriter::write_jobs(std::vector<Job>& jobs) {
   const std::vector<Piece>& order = overlap ? all : sorted;
   write_pieces(order.data(), order.size());
   if (writeback_ == Writeback::as_written && flush_fd_ >= 0) {
-    uint64_t first = UINT64_MAX, end = 0, bytes = 0;
-    for (const Piece& p : all) {
-      first = std::min(first, p.offset);
-      end = std::max(end, p.offset + p.length);
-      bytes += p.length;
+    for (const Piece& p : sorted) note_written(p.offset, p.offset + p.length);
+    // Whole pages only: the one the complete part ends in is still being filled.
+    const uint64_t end = complete_ / 4096 * 4096;
+    if (end >= requested_ + kWritebackBytes) {
+      {
+        std::lock_guard lock(flush_mutex_);
+        pending_begin_ = std::min(pending_begin_, requested_);
+        pending_end_ = std::max(pending_end_, end);
+        pending_bytes_ += end - requested_;
+      }
+      requested_ = end;
+      flush_changed_.notify_all();
     }
-    std::lock_guard lock(flush_mutex_);
-    pending_begin_ = std::min(pending_begin_, first);
-    pending_end_ = std::max(pending_end_, end);
-    pending_bytes_ += bytes;
-    if (pending_bytes_ >= kWritebackBytes) flush_changed_.notify_all();
+  }
+}
+
+void BackgroundFileWriter::note_written(uint64_t begin, uint64_t end) {
+  if (end <= complete_) return;
+  if (begin <= complete_) {
+    complete_ = end;
+  } else {
+    auto it = written_.lower_bound(begin);
+    if (it != written_.begin()) {
+      const auto prev = std::prev(it);
+      if (prev->second >= begin) {
+        begin = prev->first;
+        end = std::max(end, prev->second);
+        written_.erase(prev);
+      }
+    }
+    while (it != written_.end() && it->first <= end) {
+      end = std::max(end, it->second);
+      it = written_.erase(it);
+    }
+    written_.emplace(begin, end);
+  }
+  while (!written_.empty() && written_.begin()->first <= complete_) {
+    complete_ = std::max(complete_, written_.begin()->second);
+    written_.erase(written_.begin());
   }
 }
 
@@ -343,6 +372,10 @@ void BackgroundFileWriter::close() {
     // The flusher requests the writeback of what is left and exits; it is
     // joined by the destructor, so close() does not wait for the disk.
     std::lock_guard lock(flush_mutex_);
+    if (size_ > requested_) {
+      pending_begin_ = std::min(pending_begin_, requested_);
+      pending_end_ = std::max(pending_end_, size_);
+    }
     flush_now_ = true;
   }
   flush_changed_.notify_all();

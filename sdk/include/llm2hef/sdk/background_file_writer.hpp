@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -119,7 +120,7 @@ class LLM2HEF_SDK_API BackgroundFileWriter {
   void write_jobs(std::vector<Job>& jobs);  // on the writer thread
   void write_pieces(const Piece* pieces, size_t count);
   void flusher_loop();
-  void request_writeback(uint64_t begin, uint64_t end);  // as_written: to the flusher
+  void note_written(uint64_t begin, uint64_t end);  // writer thread: advances complete_
   void stop_threads();
   void throw_if_failed();  // caller side, under no lock
 
@@ -141,8 +142,16 @@ class LLM2HEF_SDK_API BackgroundFileWriter {
   std::string failure_;               // first write error, empty when none
   std::thread writer_;
 
-  // as_written: [pending_begin_, pending_end_) written and not yet handed
-  // to the kernel's writeback.
+  // as_written, writer thread only: every byte below complete_ is written;
+  // written_ holds the written ranges beyond it (begin -> end, disjoint).
+  // Writeback is requested only below complete_: a page still to be
+  // completed (a transposed weight fills its region in bands, a few KB per
+  // row at a time) would otherwise go to the disk, be dirtied again by the
+  // next band and go a second time.
+  std::map<uint64_t, uint64_t> written_;
+  uint64_t complete_ = 0, requested_ = 0;
+  // [pending_begin_, pending_end_) complete and not yet handed to the
+  // kernel's writeback.
   std::mutex flush_mutex_;
   std::condition_variable flush_changed_;
   uint64_t pending_begin_ = UINT64_MAX, pending_end_ = 0, pending_bytes_ = 0;
