@@ -1,6 +1,7 @@
 #include "llm2hef/sdk/background_file_writer.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "llm2hef/sdk/errors.hpp"
 
@@ -25,6 +27,17 @@ constexpr size_t kMaxIov = 16;
 #endif
 
 }  // namespace
+
+void BackgroundFileWriter::PagesDeleter::operator()(char* p) const {
+  if (p) ::munmap(p, bytes);
+}
+
+std::unique_ptr<char[], BackgroundFileWriter::PagesDeleter> BackgroundFileWriter::allocate_pages(size_t bytes) {
+  const size_t n = std::max<size_t>(bytes, 1);
+  void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return std::unique_ptr<char[], PagesDeleter>(static_cast<char*>(p), PagesDeleter{n});
+}
 
 BackgroundFileWriter::BackgroundFileWriter(std::filesystem::path path, Writeback writeback)
     : path_(std::move(path)), writeback_(writeback) {}
@@ -56,7 +69,7 @@ void BackgroundFileWriter::write_at(uint64_t offset, std::span<const char> bytes
   while (!bytes.empty()) {
     Buffer& b = current_.buffer;
     if (!b.bytes) {
-      b.bytes.reset(new char[kBatchBytes]);  // untouched until written: costs no memory before
+      b.bytes = allocate_pages(kBatchBytes);  // untouched until written: costs no memory before
       b.capacity = kBatchBytes;
     }
     if (b.used == b.capacity) {
@@ -112,7 +125,7 @@ std::span<char> BackgroundFileWriter::acquire_block(size_t bytes) {
   }
   if (acquired_.capacity < bytes) {
     acquired_.bytes.reset();  // the old block goes before the new one is faulted in
-    acquired_.bytes.reset(new char[bytes]);
+    acquired_.bytes = allocate_pages(bytes);
     acquired_.capacity = bytes;
   }
   acquired_.used = bytes;

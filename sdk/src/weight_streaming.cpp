@@ -1,6 +1,9 @@
 #include "weight_streaming.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <new>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -12,6 +15,21 @@
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
+
+StreamScratch::~StreamScratch() {
+  if (buffer_) ::munmap(buffer_, size_ * sizeof(float));
+}
+
+std::span<float> StreamScratch::source(size_t n) {
+  if (n > size_) {
+    if (buffer_) ::munmap(buffer_, size_ * sizeof(float));  // the old block goes before the new one is faulted in
+    buffer_ = nullptr, size_ = 0;
+    void* p = ::mmap(nullptr, n * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    buffer_ = static_cast<float*>(p), size_ = n;
+  }
+  return {buffer_, n};
+}
 
 WeightPlan plan_weight(const TensorInfo& t, const WeightView& view) {
   WeightPlan p;

@@ -25,8 +25,8 @@ namespace llm2hef::sdk {
 // block (each converts a slice of its source rows), so memory does not grow
 // with the number of threads: BackgroundFileWriter::kBlocks blocks, plus the
 // source rows being transposed (one block's worth, split among the threads).
-// 12 MB: peak RSS stays under 150 MiB on GPT-2 XL (issue 31).
-inline constexpr int64_t kStreamBlockBytes = 12ll << 20;
+// 8 MB: peak RSS stays under 150 MiB on GPT-2 XL (issue 31; 12 MB gave 165-186 MiB).
+inline constexpr int64_t kStreamBlockBytes = 8ll << 20;
 
 struct WeightPlan {
   int64_t src_rows = 0, src_cols = 0;  // the tensor as a 2-D matrix
@@ -42,19 +42,19 @@ WeightPlan plan_weight(const TensorInfo& tensor, const WeightView& view);
 // per page each time (glibc returns blocks that large to the kernel on
 // free): a fifth of an export's time on Qwen2.5-0.5B shapes. Values are not
 // initialised.
+// Pages of their own (mmap), like the writer's blocks: freed scratch goes
+// back to the system rather than staying in a thread's malloc arena.
 class StreamScratch {
  public:
-  std::span<float> source(size_t n) {
-    if (n > size_) {
-      buffer_.reset();  // the old block goes before the new one is faulted in
-      buffer_.reset(new float[n]);
-      size_ = n;
-    }
-    return {buffer_.get(), n};
-  }
+  StreamScratch() = default;
+  StreamScratch(StreamScratch&& o) noexcept : buffer_(o.buffer_), size_(o.size_) { o.buffer_ = nullptr, o.size_ = 0; }
+  StreamScratch& operator=(StreamScratch&&) = delete;
+  StreamScratch(const StreamScratch&) = delete;
+  ~StreamScratch();
+  std::span<float> source(size_t n);
 
  private:
-  std::unique_ptr<float[]> buffer_;
+  float* buffer_ = nullptr;
   size_t size_ = 0;
 };
 

@@ -88,10 +88,10 @@ void split_rows(unsigned threads, int64_t begin, int64_t end, const std::functio
 void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs::path& path, Progress& progress,
                        uint64_t done_before, sdk::Writeback writeback, unsigned threads) {
   NpyWriter w(path, {p.dims.vocab, p.dims.hidden}, writeback);
-  // Blocks of 12 MB converted by `threads` threads into a block the writer
+  // Blocks of 8 MB converted by `threads` threads into a block the writer
   // owns (no copy on the way to the kernel); the bytes do not depend on
   // `threads`, nor does the memory used.
-  const int64_t block = std::max<int64_t>(1, (12 << 20) / 4 / p.dims.hidden);
+  const int64_t block = std::max<int64_t>(1, (8 << 20) / 4 / p.dims.hidden);
   for (int64_t r = 0; r < p.dims.vocab; r += block) {
     const int64_t e = std::min(p.dims.vocab, r + block);
     w.append_block(static_cast<size_t>((e - r) * p.dims.hidden), [&](std::span<float> rows) {

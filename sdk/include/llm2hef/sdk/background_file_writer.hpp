@@ -40,7 +40,7 @@ enum class Writeback {
 
 class LLM2HEF_SDK_API BackgroundFileWriter {
  public:
-  static constexpr size_t kBatchBytes = 4u << 20;
+  static constexpr size_t kBatchBytes = 1u << 20;  // small constants only: weights go as blocks
   static constexpr size_t kBatchesInFlight = 3;  // filling + queued + being written
   // Blocks handed over whole (acquire_block): one being filled, one queued,
   // one being written.
@@ -102,10 +102,20 @@ class LLM2HEF_SDK_API BackgroundFileWriter {
     const char* data;
     size_t length;
   };
+  // Pages of their own (mmap), returned to the system when freed: blocks of
+  // several MB from the heap were kept by malloc once freed, and peak RSS
+  // grew with the number of distinct block sizes (issue 31).
+  struct PagesDeleter {
+    PagesDeleter() : bytes(0) {}
+    explicit PagesDeleter(size_t n) : bytes(n) {}
+    size_t bytes;
+    void operator()(char* p) const;
+  };
   struct Buffer {
-    std::unique_ptr<char[]> bytes;
+    std::unique_ptr<char[], PagesDeleter> bytes;
     size_t capacity = 0, used = 0;
   };
+  static std::unique_ptr<char[], PagesDeleter> allocate_pages(size_t bytes);
   // One entry of the writer's queue: a batch of copied pieces or a block.
   struct Job {
     Buffer buffer;
