@@ -25,7 +25,8 @@ namespace llm2hef::sdk {
 // block (each converts a slice of its source rows), so memory does not grow
 // with the number of threads: BackgroundFileWriter::kBlocks blocks, plus the
 // source rows being transposed (one block's worth, split among the threads).
-// 8 MB: peak RSS stays under 150 MiB on GPT-2 XL (issue 31; 12 MB gave 165-186 MiB).
+// 8 MB: peak RSS stays under 150 MiB on GPT-2 XL (issue 31; with 12 MB blocks
+// and 4 MB copy batches it was 165-186 MiB).
 inline constexpr int64_t kStreamBlockBytes = 8ll << 20;
 
 struct WeightPlan {

@@ -66,7 +66,7 @@ json report_nonfinite(const std::vector<NonFiniteWeight>& bad) {
 // run on each by a thread of its own (the caller takes the first); the
 // exception of the lowest slice that threw is rethrown, so the error
 // reported does not depend on timing. Threads are started per call: a call
-// converts a 12 MB block, which takes far longer than starting a thread.
+// converts an 8 MB block, which takes far longer than starting a thread.
 void split_rows(unsigned threads, int64_t begin, int64_t end, const std::function<void(int64_t, int64_t)>& fn) {
   const int64_t n = end - begin, parts = std::max<int64_t>(1, std::min<int64_t>(threads, n));
   std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
