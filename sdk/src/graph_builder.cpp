@@ -75,7 +75,8 @@ struct GraphBuilder::Impl {
   std::map<std::string, int> used_names;
   std::filesystem::path data_path;
   std::unique_ptr<BackgroundFileWriter> data;  // created with the path
-  StreamScratch scratch;
+  std::unique_ptr<TaskPool> pool;              // the threads that convert weights
+  std::vector<StreamScratch> scratch;          // one per pool thread
   std::function<void(uint64_t)> on_bytes;
   std::vector<std::pair<std::string, std::string>> annotations;
 
@@ -93,7 +94,7 @@ struct GraphBuilder::Impl {
   }
 
   // Starts an external tensor; the caller writes its bytes with write_floats
-  // (in order) or write_floats_at (anywhere in the tensor's region).
+  // (in order) or stream_weight (blocks anywhere in the tensor's region).
   onnx::TensorProto* begin_external(const std::string& name, const std::vector<int64_t>& shape) {
     pad_to_alignment();
     auto* t = graph->add_initializer();
@@ -123,15 +124,6 @@ struct GraphBuilder::Impl {
     if (on_bytes) on_bytes(data->size());
   }
 
-  // `values` as elements `element`.. of the tensor whose region starts at
-  // byte `base`; `done` counts the tensor's bytes written so far (they may
-  // come out of order), for the progress.
-  void write_floats_at(uint64_t base, uint64_t element, std::span<const float> values, uint64_t& done) {
-    data->write_at(base + element * sizeof(float), bytes_of(values));
-    done += values.size_bytes();
-    if (on_bytes) on_bytes(base + done);
-  }
-
   onnx::NodeProto* add_node(const std::string& op, const std::string& name, std::initializer_list<std::string> inputs,
                             const std::string& output) {
     auto* n = graph->add_node();
@@ -158,7 +150,7 @@ struct GraphBuilder::Impl {
 };
 
 GraphBuilder::GraphBuilder(std::string graph_name, std::filesystem::path data_path,
-                           std::function<void(uint64_t)> on_bytes, Writeback writeback)
+                           std::function<void(uint64_t)> on_bytes, Writeback writeback, unsigned threads)
     : impl_(std::make_unique<Impl>()) {
   impl_->model.set_ir_version(kIrVersion);
   impl_->model.set_producer_name("llm2hef");
@@ -169,6 +161,7 @@ GraphBuilder::GraphBuilder(std::string graph_name, std::filesystem::path data_pa
   impl_->graph = impl_->model.mutable_graph();
   impl_->graph->set_name(graph_name);
   impl_->data = std::make_unique<BackgroundFileWriter>(data_path, writeback);
+  impl_->pool = std::make_unique<TaskPool>(threads);
   impl_->data_path = std::move(data_path);
   impl_->on_bytes = std::move(on_bytes);
 }
@@ -236,21 +229,11 @@ Value GraphBuilder::scaled_weight(const std::string& leaf, const Checkpoint& ckp
   impl_->begin_external(name, plan.out_shape);
   const uint64_t base = impl_->data->size();
   uint64_t done = 0;
-  std::vector<float> scaled;
-  stream_weight(ckpt, ti, plan, impl_->scratch, [&](uint64_t element, std::span<const float> values) {
-    if (scale != 1.0f) {
-      scaled.assign(values.begin(), values.end());
-      for (float& v : scaled) {
-        const float product = v * scale;
-        if (std::isfinite(v) && !std::isfinite(product))
-          throw InternalError("weight '" + tensor + "' times " + std::to_string(scale) + " overflows float32 in '" +
-                              name + "': the scale a reading derived from the config is out of range");
-        v = product;
-      }
-      values = scaled;
-    }
-    impl_->write_floats_at(base, element, values, done);
-  });
+  WeightTarget target{*impl_->data, base, scale, name, [&](uint64_t bytes) {
+                        done = bytes;
+                        if (impl_->on_bytes) impl_->on_bytes(base + bytes);
+                      }};
+  stream_weight(ckpt, ti, plan, *impl_->pool, impl_->scratch, target);
   if (done != static_cast<uint64_t>(numel(plan.out_shape)) * sizeof(float))
     throw InternalError("weight '" + tensor + "': " + std::to_string(done) + " bytes streamed for shape " +
                         shape_string(plan.out_shape));

@@ -1,6 +1,12 @@
 #include "weight_streaming.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <new>
+#include <cmath>
+#include <string>
+#include <utility>
 
 #if defined(__SSE__)
 #include <xmmintrin.h>
@@ -9,6 +15,21 @@
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
+
+StreamScratch::~StreamScratch() {
+  if (buffer_) ::munmap(buffer_, size_ * sizeof(float));
+}
+
+std::span<float> StreamScratch::source(size_t n) {
+  if (n > size_) {
+    if (buffer_) ::munmap(buffer_, size_ * sizeof(float));  // the old block goes before the new one is faulted in
+    buffer_ = nullptr, size_ = 0;
+    void* p = ::mmap(nullptr, n * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    buffer_ = static_cast<float*>(p), size_ = n;
+  }
+  return {buffer_, n};
+}
 
 WeightPlan plan_weight(const TensorInfo& t, const WeightView& view) {
   WeightPlan p;
@@ -68,57 +89,138 @@ void transpose_block(const float* src, int64_t stride, int64_t c, int64_t cols, 
 
 }  // namespace
 
-void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, StreamScratch& scratch,
-                   const WeightSink& sink) {
+namespace {
+
+// Part k of `parts` nearly equal slices of [begin, end).
+std::pair<int64_t, int64_t> slice_of(int64_t begin, int64_t end, size_t parts, size_t k) {
+  const int64_t n = end - begin, p = static_cast<int64_t>(parts), i = static_cast<int64_t>(k);
+  return {begin + n * i / p, begin + n * (i + 1) / p};
+}
+
+void scale_values(std::span<float> values, const TensorInfo& t, const WeightTarget& target) {
+  if (target.scale == 1.0f) return;
+  for (float& v : values) {
+    const float product = v * target.scale;
+    if (std::isfinite(v) && !std::isfinite(product))
+      throw InternalError("weight '" + t.name + "' times " + std::to_string(target.scale) + " overflows float32 in '" +
+                          target.name + "': the scale a reading derived from the config is out of range");
+    v = product;
+  }
+}
+
+// One block of `floats` values: its `parts` are filled by the pool's threads
+// (fill(block, part, thread)), then it goes to the writer as extents(block).
+template <typename Fill, typename Extents>
+void hand_block(const WeightTarget& target, TaskPool& pool, size_t floats, size_t parts, const Fill& fill,
+                const Extents& extents) {
+  const std::span<char> bytes = target.out.acquire_block(floats * sizeof(float));
+  float* block = reinterpret_cast<float*>(bytes.data());
+  try {
+    pool.run(parts, [&](size_t part, unsigned thread) { fill(block, part, thread); });
+  } catch (...) {
+    target.out.abandon_block();
+    throw;
+  }
+  target.out.submit_block(extents(bytes.data()));
+}
+
+}  // namespace
+
+void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, TaskPool& pool,
+                   std::vector<StreamScratch>& scratch, const WeightTarget& target) {
+  using Extent = BackgroundFileWriter::Extent;
   const int64_t width = p.col_end - p.col_begin;
+  const auto count = [](int64_t n) { return static_cast<size_t>(n); };
+  const auto at = [&](int64_t element) { return target.base + static_cast<uint64_t>(element) * sizeof(float); };
+  uint64_t done = 0;
+  const auto handed = [&](int64_t values) {
+    done += static_cast<uint64_t>(values) * sizeof(float);
+    if (target.progress) target.progress(done);
+  };
   if (t.shape.size() == 1) {  // vectors are small: read whole, emit the column range
-    const std::vector<float> v = ckpt.read(t.name);
-    sink(0, std::span<const float>(v).subspan(static_cast<size_t>(p.col_begin), static_cast<size_t>(width)));
+    std::vector<float> v = ckpt.read(t.name);
+    const std::span<float> s = std::span<float>(v).subspan(count(p.col_begin), count(width));
+    scale_values(s, t, target);
+    target.out.write_at(target.base, {reinterpret_cast<const char*>(s.data()), s.size_bytes()});
+    handed(width);
     return;
   }
-  // Source rows per read, bounded by the block budget.
-  const int64_t src_chunk = std::max<int64_t>(1, kStreamBlockBytes / 4 / std::max<int64_t>(1, p.src_cols));
-  const auto count = [](int64_t n) { return static_cast<size_t>(n); };
+  const int64_t block_floats = std::max<int64_t>(1, target.block_bytes / 4);
+  const size_t threads = pool.threads();
+  if (scratch.size() < threads) scratch.resize(threads);
 
   if (!p.transpose) {
-    for (int64_t r = 0; r < p.src_rows; r += src_chunk) {
-      const int64_t e = std::min(p.src_rows, r + src_chunk);
-      const std::span<float> src = scratch.source(count((e - r) * p.src_cols));
-      ckpt.read_rows(t.name, r, e, src);
-      const uint64_t at = static_cast<uint64_t>(r * width);
-      if (width == p.src_cols) {
-        sink(at, src);
-        continue;
-      }
-      const std::span<float> out = scratch.staging(count((e - r) * width));
-      for (int64_t i = 0; i < e - r; ++i)
-        std::copy_n(src.begin() + i * p.src_cols + p.col_begin, width, out.begin() + i * width);
-      sink(at, out);
+    // Runs of source rows, converted straight into the block; a column
+    // range is written from the block row by row (the writer joins rows
+    // that continue each other into one call).
+    const int64_t rows_per_block = std::max<int64_t>(1, block_floats / std::max<int64_t>(1, p.src_cols));
+    for (int64_t r = 0; r < p.src_rows; r += rows_per_block) {
+      const int64_t e = std::min(p.src_rows, r + rows_per_block), n = e - r;
+      const size_t parts = std::min(threads, count(n));
+      hand_block(
+          target, pool, count(n * p.src_cols), parts,
+          [&](float* block, size_t part, unsigned) {
+            const auto [a, b] = slice_of(r, e, parts, part);
+            const std::span<float> rows(block + (a - r) * p.src_cols, count((b - a) * p.src_cols));
+            ckpt.read_rows(t.name, a, b, rows);
+            if (width == p.src_cols) {
+              scale_values(rows, t, target);
+            } else {
+              for (int64_t i = 0; i < b - a; ++i)
+                scale_values(rows.subspan(count(i * p.src_cols + p.col_begin), count(width)), t, target);
+            }
+          },
+          [&](const char* block) {
+            std::vector<Extent> x;
+            if (width == p.src_cols) {
+              x.push_back({at(r * width), block, count(n * width) * sizeof(float)});
+            } else {
+              x.reserve(count(n));
+              for (int64_t i = 0; i < n; ++i)
+                x.push_back({at((r + i) * width), block + count(i * p.src_cols + p.col_begin) * sizeof(float),
+                             count(width) * sizeof(float)});
+            }
+            return x;
+          });
+      handed(n * width);
     }
     return;
   }
 
   // Output row j is source column j; output columns are source rows
-  // [col_begin, col_end). Each chunk of source rows is read once and
-  // transposed: it holds columns [r - col_begin, e - col_begin) of every
-  // output row.
+  // [col_begin, col_end). Each band of source rows is read once and
+  // transposed into a block holding the band's columns of every output row
+  // (the whole output when it fits one block); each thread reads and
+  // transposes a slice of the band's rows into its own columns of the block.
   const int64_t out_rows = p.src_cols;
-  const bool whole = out_rows * width <= kStreamBlockBytes / 4;  // gathered whole, emitted as one piece
-  const std::span<float> out = whole ? scratch.staging(count(out_rows * width)) : std::span<float>();
-  for (int64_t r = p.col_begin; r < p.col_end; r += src_chunk) {
-    const int64_t e = std::min(p.col_end, r + src_chunk), c = e - r;
-    const std::span<float> src = scratch.source(count(c * p.src_cols));
-    ckpt.read_rows(t.name, r, e, src);
-    if (whole) {  // straight into place: columns [r - col_begin, e - col_begin) of every row
-      transpose_block(src.data(), p.src_cols, c, out_rows, out.data() + (r - p.col_begin), width);
-      continue;
-    }
-    const std::span<float> tile = scratch.staging(count(c * out_rows));
-    transpose_block(src.data(), p.src_cols, c, out_rows, tile.data(), c);
-    for (int64_t j = 0; j < out_rows; ++j)
-      sink(static_cast<uint64_t>(j * width + (r - p.col_begin)), std::span<const float>(tile.data() + j * c, count(c)));
+  const bool whole = out_rows * width <= block_floats;
+  const int64_t band_rows = whole ? width : std::max<int64_t>(1, block_floats / out_rows);
+  for (int64_t r = p.col_begin; r < p.col_end; r += band_rows) {
+    const int64_t e = std::min(p.col_end, r + band_rows), c = e - r;
+    const size_t parts = std::min(threads, count(c));
+    hand_block(
+        target, pool, count(out_rows * c), parts,
+        [&](float* block, size_t part, unsigned thread) {
+          const auto [a, b] = slice_of(r, e, parts, part);
+          const std::span<float> src = scratch[thread].source(count((b - a) * p.src_cols));
+          ckpt.read_rows(t.name, a, b, src);
+          scale_values(src, t, target);
+          transpose_block(src.data(), p.src_cols, b - a, out_rows, block + (a - r), c);
+        },
+        [&](const char* block) {
+          std::vector<Extent> x;
+          if (c == width) {  // the whole output
+            x.push_back({target.base, block, count(out_rows * c) * sizeof(float)});
+          } else {
+            x.reserve(count(out_rows));
+            for (int64_t j = 0; j < out_rows; ++j)
+              x.push_back({at(j * width + (r - p.col_begin)), block + count(j * c) * sizeof(float),
+                           count(c) * sizeof(float)});
+          }
+          return x;
+        });
+    handed(out_rows * c);
   }
-  if (whole) sink(0, out);
 }
 
 }  // namespace llm2hef::sdk

@@ -7,6 +7,8 @@ folders; the file lists and every file's bytes must match.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -58,3 +60,85 @@ def test_no_sync_changes_nothing_but_the_flush(tmp_path):
     export("llama3-tiny", quick, ["--no-sync"])
     assert files(durable) == files(quick)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a staging folder was left behind"
+
+
+# --- issue 31: threads and durability ---
+
+THREAD_CASES = [name for name in MODEL_FIXTURES]
+
+
+@pytest.mark.parametrize("fixture", THREAD_CASES)
+def test_any_thread_count_writes_the_bytes_one_thread_writes(tmp_path, fixture):
+    """--threads N converts slices of each block on N threads; every file must
+    be what --threads 1 writes (3 and 8: more threads than this machine's
+    cores, and more than some tensors have rows)."""
+    one = tmp_path / "one"
+    export(fixture, one, ["--threads", "1"])
+    reference = files(one)
+    for n in ("3", "8"):
+        other = tmp_path / f"t{n}"
+        export(fixture, other, ["--threads", n])
+        got = files(other)
+        assert sorted(got) == sorted(reference)
+        differing = [name for name in reference if reference[name] != got[name]]
+        assert differing == [], f"{fixture}: --threads {n} wrote other bytes in {differing}"
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "257", "many", "1.5"])
+def test_threads_outside_1_to_256_is_a_usage_error(tmp_path, value):
+    r = subprocess.run(
+        [str(BIN), "export", str(FIXTURES / "llama3-tiny"), "-o", str(tmp_path / "out"), "--cache", "32",
+         "--prefill", "8", "--no-progress", "--threads", value],
+        capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "--threads" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_durable_export_is_flushed_before_it_is_renamed_into_place(tmp_path):
+    """What makes a power cut leave the old output or the whole new one: every
+    file and folder of the staging folder is fsynced before the rename that
+    puts it in place (so the new name never points at unflushed data), and
+    the parent folder is fsynced after it (so the rename itself is kept).
+    Watched with strace (-y names each descriptor's file); --no-sync does
+    none of it."""
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("strace is not installed")
+    probe = subprocess.run([strace, "-o", "/dev/null", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("strace cannot trace here (ptrace refused)")
+    out = tmp_path / "out"
+    log = tmp_path / "trace"
+    r = subprocess.run(
+        [strace, "-f", "-y", "-o", str(log), "-e", "trace=fsync,fdatasync,syncfs,rename,renameat,renameat2",
+         str(BIN), "export", str(FIXTURES / "llama3-tiny"), "-o", str(out), "--cache", "32", "--prefill", "8",
+         "--name", "fx", "--no-progress"],
+        capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = log.read_text().splitlines()
+    into_place = [i for i, l in enumerate(lines) if "rename" in l and f'"{out}"' in l and "= 0" in l]
+    assert len(into_place) == 1, "\n".join(l for l in lines if "rename" in l)
+    rename = lines[into_place[0]]
+    staging = re.search(r'rename\w*\((?:AT_FDCWD(?:<[^>]*>)?, )?"([^"]+)"', rename).group(1)
+    synced_before = set()
+    for line in lines[:into_place[0]]:
+        m = re.search(r"\b(?:fsync|fdatasync)\(\d+<([^>]+)>\)\s+= 0", line)
+        if m:
+            synced_before.add(m.group(1))
+    staging_abs = str((Path(staging) if Path(staging).is_absolute() else Path.cwd() / staging).resolve())
+    expected = {staging_abs} | {staging_abs + "/" + str(p.relative_to(out)) for p in out.rglob("*")}
+    missing = sorted(expected - synced_before)
+    assert missing == [], f"not flushed before the rename: {missing}"
+    parent_synced_after = any(re.search(rf"\bfsync\(\d+<{re.escape(str(tmp_path.resolve()))}>\)\s+= 0", l)
+                              for l in lines[into_place[0] + 1:])
+    assert parent_synced_after, "the parent folder was not fsynced after the rename"
+
+    quick_log = tmp_path / "trace-quick"
+    r = subprocess.run(
+        [strace, "-f", "-y", "-o", str(quick_log), "-e", "trace=fsync,fdatasync,syncfs", str(BIN), "export",
+         str(FIXTURES / "llama3-tiny"), "-o", str(tmp_path / "quick"), "--cache", "32", "--prefill", "8",
+         "--name", "fx", "--no-progress", "--no-sync"],
+        capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert not [l for l in quick_log.read_text().splitlines() if re.search(r"\b(fsync|fdatasync|syncfs)\(", l)]

@@ -4,6 +4,7 @@
 
     python3 tools/bench/bench_export_vs_torch.py --work /var/tmp/llm2hef-bench --rounds 3
     python3 tools/bench/bench_export_vs_torch.py --vocab-sweep
+    python3 tools/bench/bench_export_vs_torch.py --shapes llama-3.2-1b-l1 --rounds 5 --no-torch --threads-sweep 1,2
 
 For each shape (GPT-2 XL in F32, Qwen2.5-0.5B and Llama-3.2-1B in BF16) the
 checkpoint is made once by build/tools/bench/make_random_checkpoint and read
@@ -13,6 +14,7 @@ round then runs, in this order:
   llm2hef          `llm2hef export CKPT -o OUT` with the defaults (durable: flushed before the rename)
   llm2hef-nosync   the same with --no-sync
   cat              `cat` of every file llm2hef wrote into one file (the bytes, read and written once)
+  cat+fsync        the same, then `sync FILE` (fsync of the copy): the floor of a durable export
   torch            tools/bench/torch_onnx_export.py with --torch-python (skipped when that
                    interpreter lacks torch, transformers or onnxscript)
 
@@ -22,8 +24,16 @@ each command that reads it and outputs are deleted once measured, so that the
 checkpoint stays in the page cache even when it and the outputs exceed it;
 before cat, the checkpoint is evicted (cat does not read it), so that cat has
 the memory llm2hef had: its input cached and room for what it writes. Reported: min
-and median wall time, peak RSS of the largest process, and the ratios
-docs/benchmarks.md quotes. Needs several GB of free disk in --work (GPT-2 XL: 6.2 GB of
+and median wall time, peak RSS of the largest process, and the ratios the
+docs/benchmarks.md quotes (durable / --no-sync, durable / cat+fsync).
+
+--threads-sweep 1,2,4 adds `llm2hef-tN` rows (--no-sync --threads N) to the
+same interleaved rounds, and checks once, untimed, that every thread count
+writes the same bytes as --threads 1 (cmp of every file).
+
+llama-3.2-1b-l1 is Llama-3.2-1B's width and full 128,256 vocabulary with one
+layer (2.3 GB written): the shape issue 31 measured durability on.
+--delete-checkpoints removes each checkpoint once its shape is measured. Needs several GB of free disk in --work (GPT-2 XL: 6.2 GB of
 checkpoint, 6.6 GB per output). Not part of the test suite.
 """
 from __future__ import annotations
@@ -40,11 +50,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_rounds import run_once  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-SHAPES = {  # preset: dtype
-    "gpt2-xl": "F32",
-    "qwen2.5-0.5b": "BF16",
-    "llama-3.2-1b": "BF16",
+SHAPES = {  # name: (make_random_checkpoint preset, dtype, extra arguments)
+    "gpt2-xl": ("gpt2-xl", "F32", []),
+    "qwen2.5-0.5b": ("qwen2.5-0.5b", "BF16", []),
+    "llama-3.2-1b": ("llama-3.2-1b", "BF16", []),
+    "llama-3.2-1b-l1": ("llama-3.2-1b", "BF16", ["--n-layer", "1"]),
 }
+DEFAULT_SHAPES = "gpt2-xl,qwen2.5-0.5b,llama-3.2-1b"
 SWEEP_VOCABS = [16384, 32768, 65536, 131072]
 
 
@@ -117,7 +129,8 @@ def bench_shapes(args, work: Path, use_torch: bool) -> None:
         if preset not in SHAPES:
             raise SystemExit(f"unknown shape {preset!r} (one of {', '.join(SHAPES)})")
         ckpt = work / f"ckpt-{preset}"
-        make_checkpoint(args.maker, ckpt, preset, SHAPES[preset], [])
+        maker_preset, dtype, extra = SHAPES[preset]
+        make_checkpoint(args.maker, ckpt, maker_preset, dtype, extra)
         if args.drop_caches:  # start each shape from an empty page cache, not one the last shape filled
             sh("sync && echo 3 > /proc/sys/vm/drop_caches")
         sh(f"cat '{ckpt}'/* > /dev/null")  # into the page cache
@@ -135,14 +148,23 @@ def bench_shapes(args, work: Path, use_torch: bool) -> None:
             # cat gets the page cache llm2hef had: its input cached, the
             # checkpoint (which it does not read) evicted.
             ("cat", f"'{sys.executable}' '{Path(__file__).resolve()}' --evict '{ckpt}'",
-             f"find '{out_fast}' -type f -exec cat {{}} + > '{copy}'", f"rm -rf '{copy}' '{out_fast}'"),
+             f"find '{out_fast}' -type f -exec cat {{}} + > '{copy}'", f"rm -rf '{copy}'"),
+            ("cat+fsync", f"'{sys.executable}' '{Path(__file__).resolve()}' --evict '{ckpt}'",
+             f"find '{out_fast}' -type f -exec cat {{}} + > '{copy}' && sync '{copy}'", f"rm -rf '{copy}' '{out_fast}'"),
         ]
+        threads = [int(t) for t in args.threads_sweep.split(",")] if args.threads_sweep else []
+        for t in threads:
+            out_t = work / f"out-t{t}"
+            runs.append((f"llm2hef-t{t}", f"{warm} && rm -rf '{out_t}'",
+                         f"{export} '{out_t}' --no-sync --threads {t} {quiet}", f"rm -rf '{out_t}'"))
         if use_torch:
             script = REPO / "tools" / "bench" / "torch_onnx_export.py"
             runs.append(("torch", warm, f"'{args.torch_python}' '{script}' '{ckpt}' '{out_torch}' {quiet}",
                          f"rm -rf '{out_torch}'"))
         for path in (out, out_fast, out_torch, copy):
             sh(f"rm -rf '{path}'")
+        if threads:
+            check_threads_identical(args, ckpt, work, threads)
         print(f"{preset}: {args.rounds} rounds", flush=True)
         results = time_rounds(runs, args.rounds)
         sh(f"{export} '{out_fast}' --no-sync {quiet}")  # once more, for its size
@@ -150,12 +172,37 @@ def bench_shapes(args, work: Path, use_torch: bool) -> None:
         shutil.rmtree(out_fast)
         medians = report(preset, results, out_bytes)
         summary.append((preset, medians))
+        if args.delete_checkpoints:
+            shutil.rmtree(ckpt)
     print("\nsummary (medians, s)")
-    print(f"{'shape':<14}{'llm2hef':>9}{'--no-sync':>11}{'cat':>7}{'torch':>8}{'vs cat':>8}{'torch/llm2hef':>15}")
+    print(f"{'shape':<16}{'llm2hef':>9}{'--no-sync':>11}{'cat':>7}{'cat+fsync':>11}{'torch':>8}{'vs cat':>8}"
+          f"{'durable/nosync':>16}{'durable/cat+fsync':>19}{'torch/llm2hef':>15}")
     for preset, m in summary:
         torch = m.get("torch", float("nan"))
-        print(f"{preset:<14}{m['llm2hef']:>9.2f}{m['llm2hef-nosync']:>11.2f}{m['cat']:>7.2f}{torch:>8.2f}"
-              f"{m['llm2hef-nosync'] / m['cat']:>8.2f}{torch / m['llm2hef']:>15.1f}")
+        print(f"{preset:<16}{m['llm2hef']:>9.2f}{m['llm2hef-nosync']:>11.2f}{m['cat']:>7.2f}{m['cat+fsync']:>11.2f}"
+              f"{torch:>8.2f}{m['llm2hef-nosync'] / m['cat']:>8.2f}{m['llm2hef'] / m['llm2hef-nosync']:>16.2f}"
+              f"{m['llm2hef'] / m['cat+fsync']:>19.2f}{torch / m['llm2hef']:>15.1f}")
+        sweep = [(k, v) for k, v in m.items() if k.startswith("llm2hef-t")]
+        if sweep:
+            base = m.get("llm2hef-t1", sweep[0][1])
+            print("  threads: " + ", ".join(f"{k[len('llm2hef-t'):]}: {v:.2f} s ({base / v:.2f}x)" for k, v in sweep))
+
+
+def check_threads_identical(args, ckpt: Path, work: Path, threads: list[int]) -> None:
+    """Untimed: every --threads N writes the bytes --threads 1 writes."""
+    ref = work / "out-identical-ref"
+    sh(f"rm -rf '{ref}' && '{args.bin}' export '{ckpt}' --no-progress --no-sync --threads 1 -o '{ref}' >/dev/null 2>&1")
+    for t in threads:
+        other = work / f"out-identical-t{t}"
+        sh(f"rm -rf '{other}' && '{args.bin}' export '{ckpt}' --no-progress --no-sync --threads {t} -o '{other}'"
+           " >/dev/null 2>&1")
+        # manifest.json records the checkpoint's path only, never the thread count: all files must match
+        diff = subprocess.run(["diff", "-rq", str(ref), str(other)], capture_output=True, text=True)
+        if diff.returncode != 0:
+            raise SystemExit(f"--threads {t} wrote other bytes than --threads 1:\n{diff.stdout}")
+        shutil.rmtree(other)
+        print(f"  --threads {t}: byte-identical to --threads 1", flush=True)
+    shutil.rmtree(ref)
 
 
 def bench_vocab_sweep(args, work: Path) -> None:
@@ -185,7 +232,11 @@ def main(argv: list[str]) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--work", type=Path, default=Path("/var/tmp/llm2hef-bench"),
                     help="folder for checkpoints and outputs (default /var/tmp/llm2hef-bench)")
-    ap.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated (default {','.join(SHAPES)})")
+    ap.add_argument("--shapes", default=DEFAULT_SHAPES,
+                    help=f"comma-separated, of {', '.join(SHAPES)} (default {DEFAULT_SHAPES})")
+    ap.add_argument("--threads-sweep", default="", metavar="N,N,...",
+                    help="also time --no-sync --threads N for each N (and check the outputs are identical)")
+    ap.add_argument("--delete-checkpoints", action="store_true", help="remove each checkpoint once measured")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bin", type=Path, default=REPO / "build" / "llm2hef")
     ap.add_argument("--maker", type=Path, default=REPO / "build" / "tools" / "bench" / "make_random_checkpoint")

@@ -224,12 +224,14 @@ void NonFiniteLog::record(const sdk::TensorInfo& info, int64_t row_begin, size_t
     throw BadInput(w.file + ": tensor '" + w.tensor + "' holds " + describe(w.value) + " at " + where +
                    "] (refused by --refuse-nonfinite)");
   }
+  std::lock_guard lock(mutex_);
   auto [it, inserted] = first_.try_emplace(w.tensor, w);
   if (!inserted && w.index < it->second.index) it->second = w;
 }
 
 std::vector<NonFiniteWeight> NonFiniteLog::all() const {
   std::vector<NonFiniteWeight> out;
+  std::lock_guard lock(mutex_);
   for (const auto& [name, w] : first_) out.push_back(w);
   return out;
 }

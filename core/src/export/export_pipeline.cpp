@@ -1,5 +1,8 @@
 #include <cmath>
+#include <exception>
 #include <fstream>
+#include <functional>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -59,16 +62,44 @@ json report_nonfinite(const std::vector<NonFiniteWeight>& bad) {
   return entries;
 }
 
+// Rows [begin, end) split into `threads` slices, fn(slice_begin, slice_end)
+// run on each by a thread of its own (the caller takes the first); the
+// exception of the lowest slice that threw is rethrown, so the error
+// reported does not depend on timing. Threads are started per call: a call
+// converts an 8 MB block, which takes far longer than starting a thread.
+void split_rows(unsigned threads, int64_t begin, int64_t end, const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t n = end - begin, parts = std::max<int64_t>(1, std::min<int64_t>(threads, n));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
+  const auto run = [&](int64_t k) {
+    try {
+      fn(begin + n * k / parts, begin + n * (k + 1) / parts);
+    } catch (...) {
+      errors[static_cast<size_t>(k)] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> others;
+  for (int64_t k = 1; k < parts; ++k) others.emplace_back(run, k);
+  run(0);
+  for (std::thread& t : others) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
 void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs::path& path, Progress& progress,
-                       uint64_t done_before, sdk::Writeback writeback) {
+                       uint64_t done_before, sdk::Writeback writeback, unsigned threads) {
   NpyWriter w(path, {p.dims.vocab, p.dims.hidden}, writeback);
-  const int64_t block = std::max<int64_t>(1, (16 << 20) / 4 / p.dims.hidden);
-  std::vector<float> rows;
+  // Blocks of 8 MB converted by `threads` threads into a block the writer
+  // owns (no copy on the way to the kernel); the bytes do not depend on
+  // `threads`, nor does the memory used.
+  const int64_t block = std::max<int64_t>(1, (8 << 20) / 4 / p.dims.hidden);
   for (int64_t r = 0; r < p.dims.vocab; r += block) {
     const int64_t e = std::min(p.dims.vocab, r + block);
-    rows.resize(static_cast<size_t>((e - r) * p.dims.hidden));
-    ckpt.read_rows(p.embedding_tensor, r, e, rows);
-    w.append(rows);
+    w.append_block(static_cast<size_t>((e - r) * p.dims.hidden), [&](std::span<float> rows) {
+      split_rows(threads, r, e, [&](int64_t a, int64_t b) {
+        ckpt.read_rows(p.embedding_tensor, a, b,
+                       rows.subspan(static_cast<size_t>((a - r) * p.dims.hidden), static_cast<size_t>((b - a) * p.dims.hidden)));
+      });
+    });
     progress.update(done_before + static_cast<uint64_t>(e * p.dims.hidden) * 4);
   }
   w.finish();
@@ -117,7 +148,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   // the bytes come, so the disk works while the export computes.
   const sdk::Writeback writeback = r.durable ? sdk::Writeback::as_written : sdk::Writeback::deferred;
   sdk::GraphBuilder graph(scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); },
-                          writeback);
+                          writeback, std::max(1u, r.threads));
   model.adapter().build_graph(ckpt, plan, graph);
   graph.save(model_path, {{"llm2hef.adapter", info.name + " " + info.version},
                           {"llm2hef.cache_size", std::to_string(plan.cache_size)}});
@@ -154,7 +185,8 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   const fs::path res_dir = out.path() / "resources";
   fs::create_directory(res_dir);
   progress.set_label("writing resources");
-  stream_embeddings(ckpt, plan, res_dir / "embeddings.npy", progress, graph.external_bytes(), writeback);
+  stream_embeddings(ckpt, plan, res_dir / "embeddings.npy", progress, graph.external_bytes(), writeback,
+                    std::max(1u, r.threads));
   write_npy(res_dir / "theta.npy", {static_cast<int64_t>(plan.theta.size())}, plan.theta);
   // Every weight has been read by now (graph and embeddings).
   if (const std::vector<NonFiniteWeight> bad = nonfinite_weights(ckpt); !bad.empty())

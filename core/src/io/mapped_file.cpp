@@ -60,4 +60,10 @@ void MappedFile::release(uint64_t begin, uint64_t end) const {
   if (map_ && lo < hi) ::madvise(const_cast<uint8_t*>(map_) + lo, hi - lo, MADV_DONTNEED);
 }
 
+void MappedFile::release_covering(uint64_t begin, uint64_t end) const {
+  const uint64_t lo = begin / kPage * kPage;
+  const uint64_t hi = std::min((std::min(end, size_) + kPage - 1) / kPage * kPage, (size_ + kPage - 1) / kPage * kPage);
+  if (map_ && lo < hi) ::madvise(const_cast<uint8_t*>(map_) + lo, hi - lo, MADV_DONTNEED);
+}
+
 }  // namespace llm2hef::core

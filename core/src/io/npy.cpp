@@ -56,6 +56,19 @@ void NpyWriter::append(std::span<const float> values) {
   written_ += static_cast<int64_t>(values.size());
 }
 
+void NpyWriter::append_block(size_t values, const std::function<void(std::span<float>)>& fill) {
+  const uint64_t at = out_.size();
+  const std::span<char> bytes = out_.acquire_block(values * sizeof(float));
+  try {
+    fill({reinterpret_cast<float*>(bytes.data()), values});
+  } catch (...) {
+    out_.abandon_block();
+    throw;
+  }
+  out_.submit_block({{at, bytes.data(), bytes.size()}});
+  written_ += static_cast<int64_t>(values);
+}
+
 void NpyWriter::finish() {
   out_.close();
   if (written_ != expected_)

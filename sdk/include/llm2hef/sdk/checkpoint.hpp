@@ -57,7 +57,9 @@ class Checkpoint {
   // Copies rows [row_begin, row_end) of `tensor`, converted to float32, into
   // `out` (size (row_end-row_begin)*row_size). Pages of the mapping that were
   // read are released afterwards so that streaming a large tensor does not
-  // grow the resident set.
+  // grow the resident set. Called from several threads at once (the graph
+  // builder converts slices of a block of rows in parallel): an
+  // implementation must be safe for that.
   virtual void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
                          std::span<float> out) const = 0;
 

@@ -47,9 +47,12 @@ class GraphBuilder {
   // Weights larger than `inline_limit_bytes` go to `data_path` (external data);
   // `on_bytes` is told how many weight bytes were written so far (progress);
   // `writeback` says when the data file's bytes go to the disk (as_written
-  // when the output will be fsynced).
+  // when the output will be fsynced); `threads` (>= 1, counting the caller)
+  // convert the weights, each block shared among them: the bytes written
+  // are the same whatever their number, and so is the memory used.
   GraphBuilder(std::string graph_name, std::filesystem::path data_path,
-               std::function<void(uint64_t)> on_bytes = {}, Writeback writeback = Writeback::deferred);
+               std::function<void(uint64_t)> on_bytes = {}, Writeback writeback = Writeback::deferred,
+               unsigned threads = 1);
   ~GraphBuilder();
   GraphBuilder(const GraphBuilder&) = delete;
   GraphBuilder& operator=(const GraphBuilder&) = delete;

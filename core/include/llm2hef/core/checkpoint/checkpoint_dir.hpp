@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,7 +33,9 @@ struct NonFiniteWeight {
 
 // The first non-finite value of each tensor met by reads of a checkpoint, or
 // a refusal at the first one: what every checkpoint kind does with the index
-// its reader reports.
+// its reader reports. Safe to use from several threads at once (export
+// converts a tensor's rows on several): the first value kept for a tensor is
+// the one with the lowest index, whichever thread met it first.
 class NonFiniteLog {
  public:
   explicit NonFiniteLog(NonFinitePolicy policy) : policy_(policy) {}
@@ -44,6 +47,7 @@ class NonFiniteLog {
 
  private:
   NonFinitePolicy policy_;
+  mutable std::mutex mutex_;
   mutable std::map<std::string, NonFiniteWeight, std::less<>> first_;
 };
 

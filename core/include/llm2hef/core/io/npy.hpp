@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ class NpyWriter {
   NpyWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape,
             sdk::Writeback writeback = sdk::Writeback::deferred);
   void append(std::span<const float> values);
+  // `values` more values, put by fill() straight into a block the writer
+  // then writes from (no copy in between).
+  void append_block(size_t values, const std::function<void(std::span<float>)>& fill);
   void finish();  // checks the element count
 
  private:
