@@ -153,6 +153,27 @@ void BackgroundFileWriter::submit_block(std::vector<Extent> extents) {
   enqueue(std::move(job));
 }
 
+void BackgroundFileWriter::submit_borrowed(std::vector<Extent> extents, std::function<void()> written) {
+  if (block_acquired_) throw InternalError(path_.string() + ": borrowed bytes submitted while a block is acquired");
+  if (fd_ < 0) open();
+  Job job;
+  job.block = true;
+  job.written = std::move(written);
+  job.pieces.reserve(extents.size());
+  for (const Extent& e : extents) {
+    if (e.length == 0) continue;
+    job.pieces.push_back({e.offset, e.data, e.length});
+    size_ = std::max(size_, e.offset + e.length);
+  }
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return blocks_out_ < kBlocks || !failure_.empty(); });
+    if (!failure_.empty()) throw BadInput(failure_);  // `written` is not called: nothing was handed over
+    ++blocks_out_;
+  }
+  enqueue(std::move(job));
+}
+
 void BackgroundFileWriter::abandon_block() {
   if (!block_acquired_) return;
   block_acquired_ = false;
@@ -191,13 +212,21 @@ void BackgroundFileWriter::writer_loop() {
     } catch (const std::exception& e) {
       error = e.what();
     }
+    for (Job& job : jobs) {
+      if (!job.written) continue;
+      try {
+        job.written();  // borrowed bytes may go (their pages are released)
+      } catch (...) {
+        // Releasing pages is advisory: a failure costs memory, not the output.
+      }
+    }
     {
       std::lock_guard lock(mutex_);
       if (!error.empty() && failure_.empty()) failure_ = error;
       for (Job& job : jobs) {
         if (job.block) {
           --blocks_out_;
-          spare_blocks_.push_back(std::move(job.buffer));
+          if (job.buffer.bytes) spare_blocks_.push_back(std::move(job.buffer));
         } else {
           --batches_in_flight_;
           spare_batches_.push_back(std::move(job.buffer));

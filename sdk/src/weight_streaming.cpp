@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <new>
 #include <cmath>
 #include <string>
@@ -124,6 +125,46 @@ void hand_block(const WeightTarget& target, TaskPool& pool, size_t floats, size_
   target.out.submit_block(extents(bytes.data()));
 }
 
+// Rows [r, e) written straight from the checkpoint's mapping, each of
+// `parts` slices checked for NaN and infinity on a pool thread; false (and
+// nothing written) when the checkpoint does not store them as float32.
+bool write_stored_rows(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, TaskPool& pool,
+                       const WeightTarget& target, int64_t r, int64_t e, size_t parts) {
+  std::vector<std::span<const char>> slices(parts);
+  std::vector<int64_t> first_row(parts);
+  pool.run(parts, [&](size_t part, unsigned) {
+    const auto [a, b] = slice_of(r, e, parts, part);
+    first_row[part] = a;
+    slices[part] = ckpt.stored_f32_rows(t.name, a, b);
+  });
+  for (const auto& s : slices)
+    if (s.empty()) return false;
+  const int64_t width = p.col_end - p.col_begin;
+  const auto at = [&](int64_t element) { return target.base + static_cast<uint64_t>(element) * sizeof(float); };
+  std::vector<BackgroundFileWriter::Extent> x;
+  for (size_t part = 0; part < parts; ++part) {
+    const char* rows = slices[part].data();
+    const int64_t a = first_row[part], n = static_cast<int64_t>(slices[part].size() / sizeof(float)) / p.src_cols;
+    if (width == p.src_cols) {
+      x.push_back({at(a * width), rows, slices[part].size()});
+      continue;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      x.push_back({at((a + i) * width), rows + static_cast<size_t>(i * p.src_cols + p.col_begin) * sizeof(float),
+                   static_cast<size_t>(width) * sizeof(float)});
+  }
+  const auto release = [&ckpt, slices] {
+    for (const auto& s : slices) ckpt.release_stored(s);
+  };
+  try {
+    target.out.submit_borrowed(std::move(x), release);
+  } catch (...) {
+    release();  // not handed over (the file is lost already)
+    throw;
+  }
+  return true;
+}
+
 }  // namespace
 
 void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, TaskPool& pool,
@@ -150,13 +191,20 @@ void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan
   if (scratch.size() < threads) scratch.resize(threads);
 
   if (!p.transpose) {
-    // Runs of source rows, converted straight into the block; a column
-    // range is written from the block row by row (the writer joins rows
-    // that continue each other into one call).
+    // Runs of source rows. Float32 rows stored in the checkpoint's mapping
+    // (safetensors F32, unscaled) are written from there, checked but not
+    // copied; others are converted straight into a block. A column range is
+    // written row by row (the writer joins rows that continue each other
+    // into one call).
     const int64_t rows_per_block = std::max<int64_t>(1, block_floats / std::max<int64_t>(1, p.src_cols));
+    const bool may_borrow = target.scale == 1.0f && t.dtype == DType::f32;
     for (int64_t r = 0; r < p.src_rows; r += rows_per_block) {
       const int64_t e = std::min(p.src_rows, r + rows_per_block), n = e - r;
       const size_t parts = std::min(threads, count(n));
+      if (may_borrow && write_stored_rows(ckpt, t, p, pool, target, r, e, parts)) {
+        handed(n * width);
+        continue;
+      }
       hand_block(
           target, pool, count(n * p.src_cols), parts,
           [&](float* block, size_t part, unsigned) {
@@ -202,6 +250,19 @@ void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan
         target, pool, count(out_rows * c), parts,
         [&](float* block, size_t part, unsigned thread) {
           const auto [a, b] = slice_of(r, e, parts, part);
+          // Float32 stored aligned in the mapping is transposed from there
+          // (no copy into scratch first); its pages go once transposed.
+          if (target.scale == 1.0f && t.dtype == DType::f32) {
+            const std::span<const char> stored = ckpt.stored_f32_rows(t.name, a, b);
+            if (!stored.empty() && reinterpret_cast<uintptr_t>(stored.data()) % alignof(float) == 0) {
+              transpose_block(reinterpret_cast<const float*>(stored.data()), p.src_cols, b - a, out_rows,
+                              block + (a - r), c);
+              ckpt.release_stored(stored);
+              return;
+            }
+            // Unaligned (a header of odd length): copied below instead.
+            if (!stored.empty()) ckpt.release_stored(stored);
+          }
           const std::span<float> src = scratch[thread].source(count((b - a) * p.src_cols));
           ckpt.read_rows(t.name, a, b, src);
           scale_values(src, t, target);

@@ -425,6 +425,7 @@ def _poison(ckpt: Path, tensor: str, flat_index: int, kind: str) -> tuple[str, l
     ("llama3-tiny", "model.layers.1.mlp.down_proj.weight", "nan"),          # F32, read transposed
     ("gpt2-sharded-bf16", "transformer.h.0.attn.c_attn.weight", "-inf"),   # BF16, column slices
     ("gpt2-sharded-bf16", "transformer.wte.weight", "nan"),                 # embeddings.npy and tied head
+    ("gpt2-tiny", "transformer.h.1.mlp.c_fc.weight", "-inf"),              # F32, written from the mapping
 ])
 def test_nonfinite_weights_are_warned_and_recorded_or_refused(tmp_path, fixture, tensor, kind):
     import json

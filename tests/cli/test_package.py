@@ -512,7 +512,10 @@ def test_an_interrupted_copy_leaves_nothing_in_the_store(tmp_path, gpt2, sig):
                              "--model", "x:1", "--no-progress"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
+        # The 6 GB are hashed before the copy starts: seconds on an idle machine,
+        # over a minute on a loaded one (CI with other builds running). The loop
+        # ends as soon as the copy starts, so a generous deadline costs nothing.
+        deadline = time.monotonic() + 600
         while time.monotonic() < deadline and proc.poll() is None:
             temps = list((store / "blob").glob(".sha256_*.llm2hef-*")) if (store / "blob").exists() else []
             if temps and temps[0].stat().st_size > 0:

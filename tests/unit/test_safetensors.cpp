@@ -356,6 +356,43 @@ TEST(safetensors, ReadRowsReportsTheFirstNonFiniteAcrossSlices) {
   EXPECT_EQ(g.read_rows(*g.find("w"), 0, 10, head), head.size());  // none in rows 0-9
 }
 
+// Issue 31: F32 rows are lent from the mapping as stored, with the first
+// NaN or infinity found as read_rows finds it; other dtypes are not lent.
+TEST(safetensors, F32RowsAreLentAsStoredWithTheirFirstNonFinite) {
+  TempDir tmp;
+  const int64_t rows = 300, cols = 40;  // 12000 values: three of the check's 4096-value blocks
+  std::vector<float> v(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) * 0.25f - 7.0f;
+  v[9001] = std::numeric_limits<float>::infinity();
+  v[11000] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<uint16_t> half(8, 0x3f80);
+  write_file(tmp / "m.safetensors",
+             make_safetensors({{"w", "F32", {rows, cols}, to_bytes(v)}, {"h", "BF16", {2, 4}, to_bytes(half)}}));
+  SafetensorsFile f(tmp / "m.safetensors");
+  size_t bad = 99;
+  const std::span<const char> all = f.f32_rows(*f.find("w"), 0, rows, bad);
+  ASSERT_EQ(all.size(), v.size() * 4);
+  EXPECT_EQ(std::memcmp(all.data(), v.data(), all.size()), 0);
+  EXPECT_EQ(bad, 9001u);
+  EXPECT_TRUE(f.maps(all));
+  const std::span<const char> tail = f.f32_rows(*f.find("w"), 226, rows, bad);  // from value 9040
+  EXPECT_EQ(tail.size(), size_t{74} * cols * 4);
+  EXPECT_EQ(bad, 11000u - 9040u);
+  EXPECT_EQ(f.f32_rows(*f.find("w"), 0, 200, bad).size(), size_t{200} * cols * 4);
+  EXPECT_EQ(bad, size_t{200} * cols);  // none in rows 0-199
+  f.release_covering(all);
+  EXPECT_EQ(std::memcmp(all.data(), v.data(), 4 * 9001), 0);  // released pages read back from the file
+  EXPECT_TRUE(f.f32_rows(*f.find("h"), 0, 2, bad).empty());
+  const std::vector<float> other(4);
+  EXPECT_FALSE(f.maps({reinterpret_cast<const char*>(other.data()), 16}));
+  EXPECT_THROW(f.f32_rows(*f.find("w"), 10, rows + 1, bad), llm2hef::InternalError);
+  for (uint32_t bits : {0x7f800000u, 0xff800000u, 0x7fc00001u, 0x7f7fffffu, 0x00000001u}) {
+    uint8_t b[8] = {};
+    std::memcpy(b + 1, &bits, 4);  // unaligned
+    EXPECT_EQ(llm2hef::core::first_nonfinite_f32(b + 1, 1), (bits & 0x7f800000u) == 0x7f800000u ? 0u : 1u) << bits;
+  }
+}
+
 TEST(safetensors, StreamingReleasesPages) {
   TempDir tmp;
   const int64_t rows = 4096, cols = 4096;  // 64 MiB of F32

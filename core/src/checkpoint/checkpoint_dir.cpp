@@ -2,6 +2,7 @@
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <system_error>
@@ -58,6 +59,8 @@ class CheckpointDir final : public sdk::Checkpoint {
   std::vector<std::string> tensor_names() const override;
   void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
                  std::span<float> out) const override;
+  std::span<const char> stored_f32_rows(std::string_view tensor, int64_t row_begin, int64_t row_end) const override;
+  void release_stored(std::span<const char> rows) const override;
 
  private:
   struct Slot {
@@ -207,6 +210,25 @@ void CheckpointDir::read_rows(std::string_view tensor, int64_t row_begin, int64_
   const Slot& s = slot(tensor);
   const size_t bad = s.file->read_rows(*s.entry, row_begin, row_end, out);
   if (bad != out.size()) nonfinite_.record(s.info, row_begin, bad, out[bad]);
+}
+
+std::span<const char> CheckpointDir::stored_f32_rows(std::string_view tensor, int64_t row_begin,
+                                                     int64_t row_end) const {
+  const Slot& s = slot(tensor);
+  size_t bad = 0;
+  const std::span<const char> rows = s.file->f32_rows(*s.entry, row_begin, row_end, bad);
+  if (rows.empty()) return rows;
+  if (bad != rows.size() / 4) {
+    float value;
+    std::memcpy(&value, rows.data() + 4 * bad, 4);
+    nonfinite_.record(s.info, row_begin, bad, value);
+  }
+  return rows;
+}
+
+void CheckpointDir::release_stored(std::span<const char> rows) const {
+  for (const auto& f : files_)
+    if (f->maps(rows)) return f->release_covering(rows);
 }
 
 std::vector<NonFiniteWeight> CheckpointDir::nonfinite() const { return nonfinite_.all(); }

@@ -65,6 +65,26 @@ size_t first_nonfinite_in(std::span<const float> v) {
 
 }  // namespace
 
+size_t first_nonfinite_f32(const uint8_t* src, size_t n) {
+  // In blocks, like the conversion: one OR over the exponent tests per block
+  // (vectorised), and a second walk only of the block that has one.
+  constexpr size_t kBlock = 4096;
+  const auto special = [src](size_t i) {
+    uint32_t v;
+    std::memcpy(&v, src + 4 * i, 4);
+    return (v & 0x7f800000u) == 0x7f800000u;
+  };
+  for (size_t b = 0; b < n; b += kBlock) {
+    const size_t e = std::min(n, b + kBlock);
+    uint32_t any = 0;
+    for (size_t i = b; i < e; ++i) any |= static_cast<uint32_t>(special(i));
+    if (any)
+      for (size_t i = b; i < e; ++i)
+        if (special(i)) return i;
+  }
+  return n;
+}
+
 float f16_to_f32(uint16_t h) {
   float out;
   (void)f16_block_to_f32(reinterpret_cast<const uint8_t*>(&h), &out, 1);

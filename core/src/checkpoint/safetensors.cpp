@@ -210,6 +210,32 @@ std::span<const uint8_t> SafetensorsFile::raw(const SafetensorsEntry& e) const {
 
 void SafetensorsFile::release(uint64_t begin, uint64_t end) const { file_.release(begin, end); }
 
+std::span<const char> SafetensorsFile::f32_rows(const SafetensorsEntry& e, int64_t row_begin, int64_t row_end,
+                                                size_t& first_bad) const {
+  first_bad = 0;
+  if (e.dtype != sdk::DType::f32) return {};
+  const int64_t rows = e.shape.empty() ? 1 : e.shape[0];
+  if (row_begin < 0 || row_begin > row_end || row_end > rows)
+    throw InternalError(path_.string() + ": tensor '" + e.name + "': rows [" + std::to_string(row_begin) + ", " +
+                        std::to_string(row_end) + ") requested of " + std::to_string(rows));
+  uint64_t row_size = 1;
+  for (size_t i = 1; i < e.shape.size(); ++i) row_size *= static_cast<uint64_t>(e.shape[i]);
+  const uint64_t count = static_cast<uint64_t>(row_end - row_begin) * row_size;
+  const uint64_t first = e.begin + static_cast<uint64_t>(row_begin) * row_size * 4;
+  first_bad = first_nonfinite_f32(file_.data() + first, count);
+  return {reinterpret_cast<const char*>(file_.data() + first), static_cast<size_t>(count * 4)};
+}
+
+bool SafetensorsFile::maps(std::span<const char> bytes) const {
+  const char* base = reinterpret_cast<const char*>(file_.data());
+  return base && bytes.data() >= base && bytes.data() + bytes.size() <= base + file_.size();
+}
+
+void SafetensorsFile::release_covering(std::span<const char> bytes) const {
+  const uint64_t begin = static_cast<uint64_t>(bytes.data() - reinterpret_cast<const char*>(file_.data()));
+  file_.release_covering(begin, begin + bytes.size());
+}
+
 size_t SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, int64_t row_end,
                                   std::span<float> out) const {
   if (e.dtype == sdk::DType::other)

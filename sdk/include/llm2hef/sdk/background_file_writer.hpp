@@ -9,6 +9,8 @@
 //  - acquire_block/submit_block hand a whole converted block to the writer:
 //    the caller fills a block the writer owns and the writer pwrites from it,
 //    so converted weights are not copied again in user space.
+//  - submit_borrowed hands over bytes the caller keeps (float32 weights in
+//    the checkpoint's mapping, written as stored): not copied at all.
 // At most kBatchesInFlight batches of kBatchBytes and kBlocks blocks exist,
 // so memory stays bounded whatever the model (the caller waits when the
 // writer falls behind).
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -86,6 +89,11 @@ class LLM2HEF_SDK_API BackgroundFileWriter {
   void submit_block(std::vector<Extent> extents);
   // Returns the acquired block unwritten (its filling failed).
   void abandon_block();
+  // Writes extents whose data the caller keeps valid until `written` has
+  // been called (on the writer thread, once they are written or the file is
+  // lost); counts as one of the kBlocks blocks, so the caller waits while
+  // all are out. Not while a block is acquired.
+  void submit_borrowed(std::vector<Extent> extents, std::function<void()> written);
 
   uint64_t size() const { return size_; }
   bool is_open() const { return fd_ >= 0; }
@@ -120,7 +128,8 @@ class LLM2HEF_SDK_API BackgroundFileWriter {
   struct Job {
     Buffer buffer;
     std::vector<Piece> pieces;
-    bool block = false;
+    bool block = false;            // counts among the kBlocks
+    std::function<void()> written;  // borrowed bytes: told when they are written
   };
 
   void open();

@@ -63,6 +63,21 @@ class Checkpoint {
   virtual void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
                          std::span<float> out) const = 0;
 
+  // Rows [row_begin, row_end) of `tensor` as the file stores them, when it
+  // stores them as little-endian float32 in a mapping that lives as long as
+  // the checkpoint: the export then writes them to model.onnx.data straight
+  // from the mapping instead of copying them into a block first (issue 31:
+  // GPT-2's F32 weights went mapping -> block -> kernel). The rows are
+  // checked for NaN and infinity as read_rows checks them. Empty when the
+  // tensor is stored otherwise (read_rows is then the way); the default.
+  // Safe to call from several threads at once.
+  virtual std::span<const char> stored_f32_rows(std::string_view tensor, int64_t row_begin, int64_t row_end) const;
+  // Drops the mapped pages of `rows` (a span stored_f32_rows returned) once
+  // they have been written, as read_rows drops the pages it read, so that
+  // streaming a large tensor does not grow the resident set. Called from
+  // the writer thread; the default does nothing.
+  virtual void release_stored(std::span<const char> rows) const;
+
   // Whole tensor as float32 (for small tensors: norms, biases).
   std::vector<float> read(std::string_view tensor) const;
   // Throws BadInput unless `tensor` exists with exactly `shape`.

@@ -63,6 +63,11 @@ float bf16_to_f32(uint16_t bits);
 // (found in the same pass, from the source bits).
 size_t convert_to_f32(sdk::DType dtype, const uint8_t* src, std::span<float> out);
 
+// The index of the first NaN or infinity among `n` little-endian float32
+// values at `src` (no alignment needed), or n when all are finite: the check
+// convert_to_f32 makes, for values written without being copied.
+size_t first_nonfinite_f32(const uint8_t* src, size_t n);
+
 // A safetensors file opened read-only and mapped whole. Reading rows copies
 // them out of the mapping and then drops the pages it touched, so streaming
 // a multi-GB file keeps the resident set at about one block.
@@ -87,6 +92,17 @@ class SafetensorsFile {
   // `out` of the first NaN or infinity, or out.size() when there is none.
   size_t read_rows(const SafetensorsEntry& entry, int64_t row_begin, int64_t row_end,
                    std::span<float> out) const;
+
+  // Rows [row_begin, row_end) of an F32 tensor as stored (empty for another
+  // dtype), with `first_bad` set to the index of the first NaN or infinity
+  // among their values, or to their count when there is none. The pages
+  // stay mapped until release_covering() or destruction.
+  std::span<const char> f32_rows(const SafetensorsEntry& entry, int64_t row_begin, int64_t row_end,
+                                 size_t& first_bad) const;
+  // True when `bytes` lie in this file's mapping.
+  bool maps(std::span<const char> bytes) const;
+  // Drops every mapped page that holds a byte of `bytes` (which maps()).
+  void release_covering(std::span<const char> bytes) const;
 
   // The raw bytes of a tensor, for callers that copy data unconverted. The
   // pages stay mapped until release() or destruction.
