@@ -1,4 +1,4 @@
-// The decoder skeleton (architectures.md 1.7, 1.8): the runtime inputs, a
+// The decoder skeleton (docs/architectures.md 1.7, 1.8): the runtime inputs, a
 // loop of residual layers whose token mixer and feed-forward are pluggable,
 // and the model tail (final norm, last position, lm_head). Adapters reach it
 // through a description (decoder_model.hpp), which says what is specific to
