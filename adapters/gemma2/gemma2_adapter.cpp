@@ -1,4 +1,4 @@
-// Gemma 2 (Gemma2ForCausalLM): architectures.md section 8. The Gemma
+// Gemma 2 (Gemma2ForCausalLM): docs/architectures.md section 8.2. The Gemma
 // reading (sdk/gemma_family.hpp) without QK-Norm, with attention-logit and
 // final-logit soft-capping and one RoPE base, described on the post-norm
 // decoder.

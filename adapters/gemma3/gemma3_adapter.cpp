@@ -1,4 +1,4 @@
-// Gemma 3 text (Gemma3ForCausalLM: 270M, 1B): architectures.md section 8.
+// Gemma 3 text (Gemma3ForCausalLM: 270M, 1B): docs/architectures.md section 8.1.
 // The Gemma reading (sdk/gemma_family.hpp) with per-head QK-Norm and two
 // RoPE bases, a local one for the sliding-window layers and a global one for
 // the full-attention layers, side by side in one theta vector.

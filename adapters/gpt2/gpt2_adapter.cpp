@@ -1,4 +1,4 @@
-// GPT-2 (gpt2, distilgpt2, gpt2-medium/large/xl): architectures.md section 2.
+// GPT-2 (gpt2, distilgpt2, gpt2-medium/large/xl): docs/architectures.md section 2.
 //
 // What differs from Hugging Face, all exact except the default GELU:
 // - c_attn (fused q|k|v, Conv1D [in, out]) becomes three projections;

@@ -1,4 +1,4 @@
-// Granite 3.x dense (GraniteForCausalLM): architectures.md section 3 plus
+// Granite 3.x dense (GraniteForCausalLM): docs/architectures.md section 3 plus
 // four scalars. The Llama-family description with Granite's multipliers
 // placed by the SDK (sdk/scalar_multipliers.hpp): embedding_multiplier as a
 // Mul on inputs_embeds, attention_multiplier as the score scale (instead of

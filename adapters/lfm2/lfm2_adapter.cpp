@@ -1,4 +1,4 @@
-// LFM2 / LFM2.5 (Lfm2ForCausalLM): architectures.md section 7.
+// LFM2 / LFM2.5 (Lfm2ForCausalLM): docs/architectures.md section 7.
 //
 // Attention layers are Llama-style with per-head q/k layernorm (QK-Norm
 // through constant segment matrices) and an `out_proj`. Conv layers
@@ -27,7 +27,7 @@ using namespace llm2hef::sdk;
 const std::string kEmbed = "model.embed_tokens.weight";
 const std::string kFinalNorm = "model.embedding_norm.weight";
 
-// HF's feed-forward width (configuration_lfm2.py; architectures.md 7.2):
+// HF's feed-forward width (configuration_lfm2.py; docs/architectures.md 7.2):
 // block_ff_dim wins over intermediate_size; with auto-adjust, 2/3 of it, then
 // (only when a multiplier is set) scaled and rounded up to block_multiple_of.
 int64_t configured_ffn(const JsonFile& c) {

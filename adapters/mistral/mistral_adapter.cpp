@@ -1,4 +1,4 @@
-// Mistral / Ministral-style (MistralForCausalLM): architectures.md section 3.
+// Mistral / Ministral-style (MistralForCausalLM): docs/architectures.md section 3.
 // The Llama-family description; what is Mistral's own is `sliding_window`
 // (every layer), which the shared reading turns into the SDK's policy
 // (sdk/sliding_window.hpp): exact when --cache <= window, refused beyond.

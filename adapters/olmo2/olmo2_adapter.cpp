@@ -1,4 +1,4 @@
-// OLMo 2 (Olmo2ForCausalLM): architectures.md section 8. The post-norm
+// OLMo 2 (Olmo2ForCausalLM): docs/architectures.md section 8.3. The post-norm
 // decoder description with norms only after attention and MLP (h = h + norm(attn(h))),
 // SwiGLU, one RoPE base, and QK-Norm over the full q and k width (one
 // RMSNorm over heads*head_dim, before the head split).

@@ -1,5 +1,5 @@
-// OPT (OPTForCausalLM, facebook/opt-125m .. 1.3b): architectures.md has no
-// section yet; modeling_opt.py is the reference.
+// OPT (OPTForCausalLM, facebook/opt-125m .. 1.3b): docs/opt.md; modeling_opt.py
+// is the reference (docs/architectures.md has no section on it, see its section 12).
 //
 // What differs from Hugging Face, all exact:
 // - embed_positions (learned, offset 2: position p reads row p + 2) moves

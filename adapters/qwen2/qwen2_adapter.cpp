@@ -1,4 +1,4 @@
-// Qwen2 / Qwen2.5: architectures.md section 4. The Llama-family description
+// Qwen2 / Qwen2.5: docs/architectures.md section 4. The Llama-family description
 // with biases on q/k/v (always present in Qwen2Attention), none on o_proj.
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/llama_family.hpp"

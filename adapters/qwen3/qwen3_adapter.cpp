@@ -1,4 +1,4 @@
-// Qwen3 (dense): architectures.md section 5. The Llama-family description
+// Qwen3 (dense): docs/architectures.md section 5. The Llama-family description
 // with QK-Norm (per-head RMSNorm on q and k, before RoPE) done with constant
 // segment matrices, so nothing sits between a head Reshape and its Transpose.
 // head_dim comes from config.json and may differ from hidden/heads.

@@ -1,4 +1,4 @@
-// SmolLM3: architectures.md section 6. The Llama-family description where
+// SmolLM3: docs/architectures.md section 6. The Llama-family description where
 // some layers skip RoPE (NoPE). config.json's `no_rope_layers` holds 1 for
 // layers that USE RoPE; without it, layer i uses RoPE unless (i+1) is a
 // multiple of `no_rope_layer_interval` (default 4), as HF's config does.

@@ -67,7 +67,8 @@ std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::
     }
 
   // Step by step in float32, as transformers computes its inv_freq buffer
-  // (architectures.md 1.3-1.4), so theta.npy equals HF's buffer bit for bit.
+  // (docs/architectures.md 1.3-1.4), so theta.npy matches HF's buffer (the
+  // numerics contract tests allow at most 1 ulp).
   const int64_t half = head_dim / 2;
   std::vector<float> inv(static_cast<size_t>(half));
   const float base_f = static_cast<float>(base);

@@ -330,12 +330,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                    kind("lfm2_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
     _consistency_section(tr, "LFM2 cache consistency (max |diff| of the hidden rows that must not move)",
                          kind("lfm2_consistency"), 18, gelu=False)
-    llamalike_terminal_summary(tr)
+    mistral_granite_opt_terminal_summary(tr)
     _logit_section(tr, "Gemma 2/3 and OLMo 2 logit match (onnxruntime vs Hugging Face, last position)",
-                   kind("gemma_olmo_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
+                   kind("post_norm_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
     _consistency_section(tr, "Gemma 2/3 and OLMo 2 cache consistency "
                          "(max |diff| of the hidden rows that must not move)",
-                         kind("gemma_olmo_consistency"), 18, gelu=False)
+                         kind("post_norm_consistency"), 18, gelu=False)
     _logit_section(tr, "SmolLM2-135M-Instruct Q4_1 GGUF, a real model (onnxruntime vs transformers, last position)",
                    kind("smollm2_logits"), [("fixture", "<10"), ("cache", ">5")], 8)
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
@@ -423,37 +423,37 @@ def lfm2_combos(names=None):
 
 
 # =========================================================================== Mistral, Granite, OPT
-# Fixtures of tools/fixtures/make_llamalike_fixtures.py, exported like the Llama
+# Fixtures of tools/fixtures/make_mistral_granite_opt_fixtures.py, exported like the Llama
 # family (no flag). mistral-window has sliding_window 64: exact at both caches,
-# refused above (tests/cli/test_llamalike_refusals.py).
-LLAMALIKE_CACHES = {"mistral-tiny": [64, 32], "mistral-window": [64, 32], "granite-tiny": [64, 32],
+# refused above (tests/cli/test_mistral_granite_opt_refusals.py).
+MISTRAL_GRANITE_OPT_CACHES = {"mistral-tiny": [64, 32], "mistral-window": [64, 32], "granite-tiny": [64, 32],
                     "opt-tiny": [64, 32], "opt-postln": [64, 32], "opt-plain": [64, 32]}
-LLAMALIKE_OPT = ["opt-tiny", "opt-postln", "opt-plain"]
+OPT_FIXTURES = ["opt-tiny", "opt-postln", "opt-plain"]
 
 
-def llamalike_combos(names=None):
+def mistral_granite_opt_combos(names=None):
     """(fixture, cache, "default") for every Mistral / Granite / OPT export the suite makes."""
-    return [(f, c, LLAMA_GELU) for f in (names or LLAMALIKE_CACHES) for c in LLAMALIKE_CACHES[f]]
+    return [(f, c, LLAMA_GELU) for f in (names or MISTRAL_GRANITE_OPT_CACHES) for c in MISTRAL_GRANITE_OPT_CACHES[f]]
 
 
-def llamalike_terminal_summary(tr) -> None:
-    rows = [r for r in _REPORT if r.get("kind") == "llamalike_logits"]
+def mistral_granite_opt_terminal_summary(tr) -> None:
+    rows = [r for r in _REPORT if r.get("kind") == "mistral_granite_opt_logits"]
     _logit_section(tr, "Mistral / Granite / OPT logit match (onnxruntime vs Hugging Face, last position)",
                    rows, [("fixture", "<18"), ("cache", ">5")], 34)
     _consistency_section(tr, "Mistral / Granite / OPT cache consistency "
                          "(max |diff| of the hidden rows that must not move)",
-                         [r for r in _REPORT if r.get("kind") == "llamalike_consistency"], 18, gelu=False)
+                         [r for r in _REPORT if r.get("kind") == "mistral_granite_opt_consistency"], 18, gelu=False)
 # =========================================================================== Gemma 2/3, OLMo 2
-# tools/fixtures/make_gemma_olmo_fixtures.py. Each fixture lists the caches its
+# tools/fixtures/make_post_norm_fixtures.py. Each fixture lists the caches its
 # export is exact at (at most its sliding_window); the others are refused
-# (tests/cli/test_gemma_olmo_refusals.py). Exported like the Llama family (no flag).
-GEMMA_OLMO = ["gemma3-tiny", "gemma3-window", "gemma2-tiny", "olmo2-tiny"]
+# (tests/cli/test_post_norm_refusals.py). Exported like the Llama family (no flag).
+POST_NORM = ["gemma3-tiny", "gemma3-window", "gemma2-tiny", "olmo2-tiny"]
 
 
-def gemma_olmo_combos(names=None):
+def post_norm_combos(names=None):
     """(fixture, cache, "default") for every exact Gemma/OLMo 2 export the suite makes."""
-    return [(f, c, LLAMA_GELU) for f in (names or GEMMA_OLMO) for c in fixture_info(f)["exact_caches"]]
-# =========================================================================== Phi-3 / Phi / StableLM / GPT-NeoX (wip-phi)
+    return [(f, c, LLAMA_GELU) for f in (names or POST_NORM) for c in fixture_info(f)["exact_caches"]]
+# =========================================================================== Phi-3 / Phi / StableLM / GPT-NeoX
 # Fixtures of tools/fixtures/make_phi_family_fixtures.py. Phi exports run with
 # `--gelu tanh` (gelu_new exactly); the default sigmoid form is measured apart.
 PHI_FAMILY = ["neox-parallel", "neox-sequential", "phi2-tiny", "phi-qkln", "stablelm-tiny", "stablelm-qkln",

@@ -41,7 +41,7 @@ TEST(Rope, Llama3KeepsHighDividesLowAndSmoothsTheBand) {
   cfg["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0},
                          {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
   auto plain = inv_for(base, 64), scaled = inv_for(cfg, 64);
-  // architectures.md 1.4, Llama-3.2-1B: j=0..14 unchanged, 15..17 smoothed, 18..31 divided by 32.
+  // docs/architectures.md 1.4, Llama-3.2-1B: j=0..14 unchanged, 15..17 smoothed, 18..31 divided by 32.
   for (int j = 0; j <= 14; ++j) EXPECT_EQ(scaled[static_cast<size_t>(j)], plain[static_cast<size_t>(j)]) << j;
   EXPECT_NEAR(scaled[15], 1.290548e-3, 1e-8);
   EXPECT_NEAR(scaled[16], 4.295568e-4, 1e-9);

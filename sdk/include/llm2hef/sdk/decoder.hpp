@@ -1,4 +1,4 @@
-// The decoder skeleton (architectures.md 1.7, 1.8): the runtime inputs, a
+// The decoder skeleton (docs/architectures.md 1.7, 1.8): the runtime inputs, a
 // loop of residual layers whose token mixer and feed-forward are pluggable,
 // and the model tail (final norm, last position, lm_head). Adapters reach it
 // through a description (decoder_model.hpp), which says what is specific to
@@ -11,7 +11,9 @@
 // `post_norm` on the body's output before the Add (Gemma 2/3's sandwich
 // norms; OLMo 2 with `pre_norm` false), a `residual_norm` after the Add
 // (OPT-350m's post-LN), and `parallel` branches reading the same input
-// (GPT-NeoX, Phi, StableLM).
+// (GPT-NeoX, Phi, StableLM). The placements do not combine: a branch with a
+// `residual_norm` ignores `pre_norm` and `post_norm`, and a parallel layer
+// applies only each branch's `norm` (see Branch and DecoderLayer).
 #pragma once
 
 #include <cstdint>
@@ -100,21 +102,21 @@ Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
 // [1, N, hidden]: a token mixer or a feed-forward.
 using Block = std::function<Value(GraphBuilder& g, const Value& x)>;
 
-// One residual branch: h + post_norm(body(norm(h))). Without `pre_norm` the
-// body reads h itself (OLMo 2); `post_norm`, when set, normalizes the body's
-// output before the residual Add (Gemma 2/3's sandwich norms, OLMo 2).
+// One residual branch: h + body(norm(h)) by default. `post_norm`, when set,
+// normalizes the body's output before the residual Add (Gemma 2/3's sandwich
+// norms, OLMo 2); without `pre_norm` the body reads h itself (OLMo 2).
 struct Branch {
   NormSpec norm;
   std::string scope;     // the body's scope, named after the HF module ("self_attn", "mlp")
   Block body;
   std::string residual;  // scope of the residual Add ("attn_residual")
   // Post-LN placement (OPT-350m): when set, the branch is
-  // residual_norm(h + body(h)) and `norm` is not applied.
+  // residual_norm(h + body(h)); `norm`, `pre_norm` and `post_norm` are not read.
   std::optional<NormSpec> residual_norm = std::nullopt;
   // Gemma: h + post_norm(body(norm(h))); with pre_norm false (OLMo 2),
-  // h + post_norm(body(h)).
+  // h + post_norm(body(h)). Not read in a parallel layer.
   std::optional<NormSpec> post_norm = std::nullopt;
-  bool pre_norm = true;  // false: `norm` is not applied
+  bool pre_norm = true;  // false: `norm` is not applied (not read in a parallel layer)
 };
 
 // How a parallel layer sums its two branches. Float addition is commutative
@@ -131,7 +133,8 @@ struct DecoderLayer {
   // h = h + mixer(norm_1(h)) + ffn(norm_2(h)), both branches reading the
   // layer's input. An ffn norm with an empty scope reuses the mixer's normed
   // input (one shared norm, as Phi-2's input_layernorm). The Adds are named
-  // after mixer.residual and ffn.residual.
+  // after mixer.residual and ffn.residual. Only each branch's `norm` is
+  // applied: `pre_norm`, `post_norm` and `residual_norm` are not read.
   bool parallel = false;
   ParallelSum sum = ParallelSum::branches_first;
 };

@@ -1,5 +1,5 @@
 // What Gemma 2 and Gemma 3 (text) share on top of the post-norm decoder
-// (architectures.md section 8): sandwich norms scaling by (1 + w), embeddings
+// (docs/architectures.md section 8): sandwich norms scaling by (1 + w), embeddings
 // scaled by sqrt(hidden), GeGLU with the tanh GELU, query_pre_attn_scalar,
 // final-logit soft-capping, sliding-window layers chosen by layer_types.
 // The two generations differ in QK-Norm, attention soft-capping and RoPE:

@@ -1,4 +1,4 @@
-// The Llama-family decoder (architectures.md section 1) described once:
+// The Llama-family decoder (docs/architectures.md section 1) described once:
 // Llama, Mistral, Qwen2, Qwen3, SmolLM3 and Granite differ only in what
 // their adapter edits on the description describe_llama_family() returns
 // (Qwen2 sets q/k/v biases on every layer's attention, Qwen3 its QK-Norm,

@@ -1,5 +1,5 @@
 // Decoders whose branches normalize their own output before the residual Add
-// (architectures.md section 8): Gemma 2 and Gemma 3 put a norm before and
+// (docs/architectures.md section 8): Gemma 2 and Gemma 3 put a norm before and
 // after both the attention and the MLP ("sandwich" norms: input_layernorm,
 // post_attention_layernorm, pre_feedforward_layernorm,
 // post_feedforward_layernorm); OLMo 2 keeps only the two after

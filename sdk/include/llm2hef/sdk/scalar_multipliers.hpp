@@ -2,7 +2,7 @@
 // logits (Granite's embedding_multiplier, attention_multiplier,
 // residual_multiplier, logits_scaling; Gemma's sqrt(hidden) embedding scale).
 //
-// Where each one goes, and why (docs/llamalike.md, "Granite"):
+// Where each one goes, and why (docs/mistral-granite.md, "Granite"):
 // - residual and logit scales are folded into the weights that produce the
 //   scaled value (o_proj and down_proj rows, the lm_head), so the DFC sees
 //   plain convs; the only difference from HF is where one float32 rounding

@@ -1,7 +1,7 @@
-// The SDK pieces the mistral, granite and opt adapters added: the
-// sliding-window policy (transformers' per-family rules for which layers
+// Two SDK pieces of the Llama-family reading: the sliding-window policy
+// (sdk/sliding_window.hpp: transformers' per-family rules for which layers
 // slide; exact when --cache <= window, refused beyond) and Granite's scalar
-// multipliers (what is read, where it goes).
+// multipliers (sdk/scalar_multipliers.hpp: what is read, where it goes).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -8,23 +8,23 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import gemma_olmo_combos, llama_combo_id, reference
+from conftest import post_norm_combos, llama_combo_id, reference
 from numerics_checks import check_logits_match_hf, logit_cases
 
 MAX_ABS = 1e-4
 MIN_COSINE = 0.99999
 
 
-@pytest.mark.parametrize("combo,length", logit_cases(gemma_olmo_combos(), llama_combo_id))
-def test_gemma_olmo_logits_match_hf(combo, length, exports, report, record_property, tmp_path):
+@pytest.mark.parametrize("combo,length", logit_cases(post_norm_combos(), llama_combo_id))
+def test_post_norm_logits_match_hf(combo, length, exports, report, record_property, tmp_path):
     fixture, cache, gelu = combo
     ex = exports.get(fixture, cache, gelu)
-    check_logits_match_hf(ex, length, tmp_path, report, record_property, kind="gemma_olmo_logits",
+    check_logits_match_hf(ex, length, tmp_path, report, record_property, kind="post_norm_logits",
                           max_abs=MAX_ABS, min_cosine=MIN_COSINE, label=f"{fixture} cache {cache}")
 
 
 def test_every_required_length_is_covered():
     """1, 2, 3, a few and the full cache, for every export."""
-    for fixture, cache, _ in gemma_olmo_combos():
+    for fixture, cache, _ in post_norm_combos():
         lengths = {L for L in reference(fixture) if L <= cache}
         assert {1, 2, 3, 7, cache} <= lengths, (fixture, cache, sorted(lengths))

@@ -3,7 +3,7 @@ slides over 32 positions; exported at --cache 64 with the constant band, the gra
 fed what the runtime feeds, reproduces HF's logits at every length 1 .. 64, also
 beyond 32, where HF's window binds (the fixture generator checks that one shared
 causal mask would give other logits there). Exact in fp32; unproven on the DFC
-(docs/gemma-olmo.md). Also: causality and inert padding rows with the band."""
+(docs/post-norm-decoders.md). Also: causality and inert padding rows with the band."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +27,7 @@ def band_export(tmp_path_factory) -> Export:
 
 @pytest.mark.parametrize("length", sorted(reference(FIXTURE)))
 def test_band_logits_match_hf(length, band_export, report, record_property, tmp_path):
-    check_logits_match_hf(band_export, length, tmp_path, report, record_property, kind="gemma_olmo_logits",
+    check_logits_match_hf(band_export, length, tmp_path, report, record_property, kind="post_norm_logits",
                           max_abs=MAX_ABS, min_cosine=MIN_COSINE, label=f"{FIXTURE} cache {CACHE} band")
 
 

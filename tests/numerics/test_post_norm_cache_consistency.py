@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import gemma_olmo_combos, llama_combo_id
+from conftest import post_norm_combos, llama_combo_id
 from numerics_checks import consistency_tests
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c))
-          for c in gemma_olmo_combos(["gemma3-tiny", "gemma2-tiny", "olmo2-tiny"])]
+          for c in post_norm_combos(["gemma3-tiny", "gemma2-tiny", "olmo2-tiny"])]
 
 (test_hidden_output_found, test_causality, test_padding_rows_inert,
- test_prefix_consistency) = consistency_tests(COMBOS, kind="gemma_olmo_consistency", hidden_key="hidden_size",
+ test_prefix_consistency) = consistency_tests(COMBOS, kind="post_norm_consistency", hidden_key="hidden_size",
                                               vocab_key=None)

@@ -10,11 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from conftest import (INPUT_NAMES, LLAMALIKE_OPT, fixture_info, llama_combo_id, llamalike_combos)
+from conftest import (INPUT_NAMES, OPT_FIXTURES, fixture_info, llama_combo_id, mistral_granite_opt_combos)
 from numerics_checks import assert_graph_io, assert_inputs_consumed, assert_static_shapes, check_onnx_full
 
-COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in llamalike_combos()]
-OPT_COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in llamalike_combos(LLAMALIKE_OPT)]
+COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in mistral_granite_opt_combos()]
+OPT_COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in mistral_granite_opt_combos(OPT_FIXTURES)]
 
 
 def cfg_of(fixture):
@@ -22,7 +22,7 @@ def cfg_of(fixture):
 
 
 def is_opt(fixture):
-    return fixture in LLAMALIKE_OPT
+    return fixture in OPT_FIXTURES
 
 
 def theta_length(fixture, cache):

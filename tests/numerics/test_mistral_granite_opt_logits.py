@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import llama_combo_id, llamalike_combos, reference
+from conftest import llama_combo_id, mistral_granite_opt_combos, reference
 from numerics_checks import check_logits_match_hf, logit_cases
 
 MAX_ABS = 1e-4
 MIN_COSINE = 0.99999
 
 
-@pytest.mark.parametrize("combo,length", logit_cases(llamalike_combos(), llama_combo_id))
-def test_llamalike_logits_match_hf(combo, length, exports, report, record_property, tmp_path):
+@pytest.mark.parametrize("combo,length", logit_cases(mistral_granite_opt_combos(), llama_combo_id))
+def test_mistral_granite_opt_logits_match_hf(combo, length, exports, report, record_property, tmp_path):
     fixture, cache, gelu = combo
     ex = exports.get(fixture, cache, gelu)
-    check_logits_match_hf(ex, length, tmp_path, report, record_property, kind="llamalike_logits",
+    check_logits_match_hf(ex, length, tmp_path, report, record_property, kind="mistral_granite_opt_logits",
                           max_abs=MAX_ABS, min_cosine=MIN_COSINE, label=f"{fixture} cache {cache}")
 
 
 def test_every_required_length_is_covered():
     """1, 2, a few and the full cache, for every export."""
-    for fixture, cache, _ in llamalike_combos():
+    for fixture, cache, _ in mistral_granite_opt_combos():
         lengths = {L for L in reference(fixture) if L <= cache}
         assert {1, 2, 7, cache} <= lengths, (fixture, cache, sorted(lengths))
