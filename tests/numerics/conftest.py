@@ -453,7 +453,7 @@ GEMMA_OLMO = ["gemma3-tiny", "gemma3-window", "gemma2-tiny", "olmo2-tiny"]
 def gemma_olmo_combos(names=None):
     """(fixture, cache, "default") for every exact Gemma/OLMo 2 export the suite makes."""
     return [(f, c, LLAMA_GELU) for f in (names or GEMMA_OLMO) for c in fixture_info(f)["exact_caches"]]
-# =========================================================================== Phi-3 / Phi / StableLM / GPT-NeoX (wip-phi)
+# ====================================================================== Phi-3 / Phi / StableLM / GPT-NeoX (wip-phi)
 # Fixtures of tools/fixtures/make_phi_family_fixtures.py. Phi exports run with
 # `--gelu tanh` (gelu_new exactly); the default sigmoid form is measured apart.
 PHI_FAMILY = ["neox-parallel", "neox-sequential", "phi2-tiny", "phi-qkln", "stablelm-tiny", "stablelm-qkln",
