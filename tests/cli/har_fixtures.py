@@ -117,8 +117,8 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=L
     pe = {}
     for idx, role in enumerate(pe_order):
         n = NHEAD if role.startswith("pe_q") else kv_heads
-        layer = hn.add(s + "input_layer%d" % (idx + 3), "input_layer", [], [-1, 1, SEQ, HD], in_shapes=[[-1, 1, SEQ, HD]],
-                       original=[role])
+        layer = hn.add(s + "input_layer%d" % (idx + 3), "input_layer", [], [-1, 1, SEQ, HD],
+                       in_shapes=[[-1, 1, SEQ, HD]], original=[role])
         pe[role] = conv("conv%d" % (idx + 1), layer, HD, HD * n, tile_matrix(n),
                         original=["/model/pe_tiling/%s/MatMul" % role.removeprefix("pe_")])
     x = emb
@@ -129,7 +129,8 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=L
             width = hn.layers[pe[role]]["output_shapes"][0][-1]
             cols = hn.add(s + "slice%d" % (layers + 2 + i), "slice", [pe[role]], [-1, 1, SEQ, HD // 2],
                           {"features_slice": [0, HD // 2, 1]})
-            parts.append(conv("conv%d" % c, cols, HD // 2, HIDDEN)); c += 1
+            parts.append(conv("conv%d" % c, cols, HD // 2, HIDDEN))
+            c += 1
             assert width >= HD
         total = parts[0]
         for i, p in enumerate(parts[1:]):
@@ -138,13 +139,17 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=L
     mult = 1
     for b in range(layers):
         at = "/model/layers.%d/attn/" % b
-        q = conv("conv%d" % c, x, HIDDEN, NHEAD * HD, original=[at + "q_proj/MatMul"]); c += 1
-        k = conv("conv%d" % c, x, HIDDEN, kv_heads * HD, original=[at + "k_proj/MatMul"]); c += 1
+        q = conv("conv%d" % c, x, HIDDEN, NHEAD * HD, original=[at + "q_proj/MatMul"])
+        c += 1
+        k = conv("conv%d" % c, x, HIDDEN, kv_heads * HD, original=[at + "k_proj/MatMul"])
+        c += 1
         if positions == "rope":
             qr = conv("conv%d" % c, q, NHEAD * HD, NHEAD * HD, rotate_half(NHEAD * HD),
-                      original=[at + "q/rope/rotate_half/MatMul"]); c += 1
+                      original=[at + "q/rope/rotate_half/MatMul"])
+            c += 1
             kr = conv("conv%d" % c, k, kv_heads * HD, kv_heads * HD, rotate_half(kv_heads * HD),
-                      original=[at + "k/rope/rotate_half/MatMul"]); c += 1
+                      original=[at + "k/rope/rotate_half/MatMul"])
+            c += 1
             m = []
             for a, t, node in [(q, pe["pe_q_cos"], "q/rope/cos/Mul"), (qr, pe["pe_q_sin"], "q/rope/sin/Mul"),
                                (k, pe["pe_k_cos"], "k/rope/cos/Mul"), (kr, pe["pe_k_sin"], "k/rope/sin/Mul")]:
@@ -167,7 +172,8 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=L
                         original=[at + "mask/Add"])
         sm = hn.add(s + "softmax%d" % (b + 1), "softmax", [masked], [-1, 1, SEQ, NHEAD * SEQ], {"groups": NHEAD},
                     original=[at + "Softmax"])
-        o = conv("conv%d" % c, sm, NHEAD * SEQ, HIDDEN, original=[at + "o_proj/MatMul"]); c += 1
+        o = conv("conv%d" % c, sm, NHEAD * SEQ, HIDDEN, original=[at + "o_proj/MatMul"])
+        c += 1
         x = hn.add(s + "ew_add%d" % (4 * b + 4), "ew_add", [o, x], [-1, 1, SEQ, HIDDEN],
                    original=["/model/layers.%d/attn_residual/Add" % b])
     ln = hn.add(s + "layer_normalization1", "layer_normalization", [x], [-1, 1, SEQ, HIDDEN],

@@ -149,7 +149,7 @@ def test_export_writes_every_artifact(exported):
     scope = manifest["dfc"]["scope"]
     compile_alls = (out / "compile.alls").read_text()
     # The groups come from the quantized HN (llm2hef har lines --for compile), not from export.
-    assert "network_group" not in "".join(l for l in compile_alls.splitlines(True) if not l.startswith("#"))
+    assert "network_group" not in "".join(line for line in compile_alls.splitlines(True) if not line.startswith("#"))
     assert "har lines" in compile_alls and f"{scope}__tbt" in compile_alls
     compile_py = (out / "compile.py").read_text()
     compile(compile_py, "compile.py", "exec")  # valid Python

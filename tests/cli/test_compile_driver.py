@@ -542,10 +542,10 @@ def test_compile_script_gets_groups_and_cache_lines(driver_run):
     scope = json.loads((out / "manifest.json").read_text())["dfc"]["scope"]
     compile_script = [e["script"] for e in events if e["op"] == "script"][1]
     expected = lines_of(work / ("%s.quantized_fixed.har" % scope), "compile", out / "manifest.json")
-    assert compile_script == (out / "compile.alls").read_text() + "".join(l + "\n" for l in expected)
+    assert compile_script == (out / "compile.alls").read_text() + "".join(line + "\n" for line in expected)
     assert "%s__prefill = network_group([%s__prefill])" % (scope, scope) in expected
-    assert sum("format_conversion" in l for l in expected) == 4
-    assert not any(scope + "/" in l for l in expected)  # the base scope is named nowhere
+    assert sum("format_conversion" in line for line in expected) == 4
+    assert not any(scope + "/" in line for line in expected)  # the base scope is named nowhere
 
 
 def test_fixed_hars_are_repaired(driver_run):
@@ -554,8 +554,8 @@ def test_fixed_hars_are_repaired(driver_run):
     man = json.loads((out / "manifest.json").read_text())
     scope = man["dfc"]["scope"]
     _, hn, _ = hf.read_har(work / ("%s.fixed.har" % scope))
-    widths = {l["output_shapes"][0][-1] for n, l in hn["layers"].items()
-              if l["type"] == "input_layer" and n.split("/")[1] in ("input_layer3", "input_layer5")}
+    widths = {layer["output_shapes"][0][-1] for n, layer in hn["layers"].items()
+              if layer["type"] == "input_layer" and n.split("/")[1] in ("input_layer3", "input_layer5")}
     assert widths == {man["theta_length"] * man["pe_tiles"]["k"]}
     _, qhn, _ = hf.read_har(work / ("%s.quantized_fixed.har" % scope))
     conv = qhn["layers"][scope + "__prefill/conv21"]
@@ -579,8 +579,9 @@ def test_resume_from_optimize_with_the_gpu_switch(driver_run, setup, gpu, flag, 
     opt = next(e for e in events if e["op"] == "optimize")
     assert opt["gpu"] is expect
     script = [e["script"] for e in events if e["op"] == "script"][0]
-    calibration = next(l for l in script.splitlines() if l.startswith("model_optimization_config(calibration"))
-    bias = next(l for l in script.splitlines() if l.startswith("post_quantization_optimization(bias_correction"))
+    calibration = next(line for line in script.splitlines() if line.startswith("model_optimization_config(calibration"))
+    bias = next(line for line in script.splitlines()
+                if line.startswith("post_quantization_optimization(bias_correction"))
     for line in (calibration, bias):
         assert ("use_saitama=True" in line and "device=cuda" in line) is expect, line
     if expect:

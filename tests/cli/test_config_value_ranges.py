@@ -144,8 +144,8 @@ def test_phi3_yarn_is_longrope_and_its_factor_is_checked(tmp_path):
 
 
 def test_phi3_default_rope_type_says_the_factors_are_not_read(tmp_path):
-    rc, text, out = export(edited(tmp_path, "phi3-longrope", lambda c: c["rope_parameters"].update(rope_type="default")),
-                           tmp_path)
+    rc, text, out = export(edited(tmp_path, "phi3-longrope",
+                                  lambda c: c["rope_parameters"].update(rope_type="default")), tmp_path)
     assert rc == 0, text
     rewrites = json.loads((out / "manifest.json").read_text())["rewrites"]
     assert not any("longrope" in r for r in rewrites), rewrites

@@ -122,8 +122,8 @@ def test_a_durable_export_is_flushed_before_it_is_renamed_into_place(tmp_path):
         capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     lines = log.read_text().splitlines()
-    into_place = [i for i, l in enumerate(lines) if "rename" in l and f'"{out}"' in l and "= 0" in l]
-    assert len(into_place) == 1, "\n".join(l for l in lines if "rename" in l)
+    into_place = [i for i, line in enumerate(lines) if "rename" in line and f'"{out}"' in line and "= 0" in line]
+    assert len(into_place) == 1, "\n".join(line for line in lines if "rename" in line)
     rename = lines[into_place[0]]
     staging = re.search(r'rename\w*\((?:AT_FDCWD(?:<[^>]*>)?, )?"([^"]+)"', rename).group(1)
     synced_before = set()
@@ -135,8 +135,8 @@ def test_a_durable_export_is_flushed_before_it_is_renamed_into_place(tmp_path):
     expected = {staging_abs} | {staging_abs + "/" + str(p.relative_to(out)) for p in out.rglob("*")}
     missing = sorted(expected - synced_before)
     assert missing == [], f"not flushed before the rename: {missing}"
-    parent_synced_after = any(re.search(rf"\bfsync\(\d+<{re.escape(str(tmp_path.resolve()))}>\)\s+= 0", l)
-                              for l in lines[into_place[0] + 1:])
+    parent_synced_after = any(re.search(rf"\bfsync\(\d+<{re.escape(str(tmp_path.resolve()))}>\)\s+= 0", line)
+                              for line in lines[into_place[0] + 1:])
     assert parent_synced_after, "the parent folder was not fsynced after the rename"
 
     quick_log = tmp_path / "trace-quick"
@@ -146,4 +146,4 @@ def test_a_durable_export_is_flushed_before_it_is_renamed_into_place(tmp_path):
          "--name", "fx", "--no-progress", "--no-sync"],
         capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
-    assert not [l for l in quick_log.read_text().splitlines() if re.search(r"\b(fsync|fdatasync|syncfs)\(", l)]
+    assert not [line for line in quick_log.read_text().splitlines() if re.search(r"\b(fsync|fdatasync|syncfs)\(", line)]

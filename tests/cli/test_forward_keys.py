@@ -44,7 +44,8 @@ def hidden(c):
 
 # key: (a value that changes the forward pass, the neutral value), each a function of the config.
 KEYS = {
-    "attention_bias": (lambda c: True, lambda c: False),              # llama, qwen3, smollm3, granite, gemma, olmo2, gpt_neox
+    # llama, qwen3, smollm3, granite, gemma, olmo2, gpt_neox
+    "attention_bias": (lambda c: True, lambda c: False),
     "mlp_bias": (lambda c: True, lambda c: False),                    # llama, smollm3, granite
     "qk_layernorm": (lambda c: True, lambda c: False),                # phi, stablelm
     "use_qkv_bias": (lambda c: True, lambda c: False),                # stablelm

@@ -44,7 +44,7 @@ def run(*args, check=False):
 def gguf_folder(tmp: Path, name: str, qtype: str = "F32", split: int = 0) -> tuple[Path, Path]:
     """(folder with the .gguf and the HF tokenizer files, equivalent HF folder)."""
     made = tmp / "made"
-    first = fx.convert(REPO / "tests/fixtures" / name, made, qtype, split)
+    fx.convert(REPO / "tests/fixtures" / name, made, qtype, split)
     folder = tmp / f"{name}-gguf"
     folder.mkdir()
     for p in made.glob(f"{name}*.gguf"):
@@ -121,7 +121,8 @@ def gguf_bytes(kvs: list[tuple[str, int, bytes]], tensors: list[tuple[str, list[
     for k, t, v in kvs:
         out += s(k) + struct.pack("<I", t) + v
     for n, ne, t, off in tensors:
-        out += s(n) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne) + struct.pack("<IQ", t, off)
+        out += s(n) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne)
+        out += struct.pack("<IQ", t, off)
     out += b"\0" * (-len(out) % align)
     return out + data
 

@@ -31,7 +31,6 @@ import numpy as np
 import pytest
 import tokenizers
 
-
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "tests" / ".real-tokenizers"
 SMOLLM2_GGUF = REPO / "tests" / ".real-models" / "smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -279,7 +278,8 @@ def test_sentencepiece_vocabulary_same_ids_as_sentencepiece(tmp_path):
     written, config = probe(json.loads((SPM_TINY / "metadata.json").read_text(encoding="utf-8")), tmp_path)
     tok = tokenizers.Tokenizer.from_file(str(written))
     ref = json.loads((SPM_TINY / "encodings.json").read_text(encoding="utf-8"))
-    differ = [f"{s!r}: sentencepiece {ref['sentencepiece_ids'][s]}, written {tok.encode(s, add_special_tokens=False).ids}"
+    differ = [f"{s!r}: sentencepiece {ref['sentencepiece_ids'][s]}, "
+              f"written {tok.encode(s, add_special_tokens=False).ids}"
               for s in ref["strings"] if tok.encode(s, add_special_tokens=False).ids != ref["sentencepiece_ids"][s]]
     assert not differ, "\n".join(differ)
     # llama.cpp adds BOS to SentencePiece vocabularies; the decoder gives the text back.

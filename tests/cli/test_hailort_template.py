@@ -27,8 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from chat_rendering import (CONVERSATIONS, TemplateRaised, genai_first_turn, genai_later_turn, hailort_probe,
-                            render)
+from chat_rendering import CONVERSATIONS, TemplateRaised, genai_first_turn, genai_later_turn, hailort_probe, render
 from test_real_tokenizers import post_processor_bos, token_text, write_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]

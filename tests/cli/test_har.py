@@ -317,7 +317,8 @@ def roles_har(tmp_path, manifest_kw=None, **har_kw):
     return har, man
 
 
-CONFIRMED = "confirmed by structure: input_layer3 pe_k_cos, input_layer4 pe_q_cos, input_layer5 pe_k_sin, input_layer6 pe_q_sin"
+CONFIRMED = ("confirmed by structure: input_layer3 pe_k_cos, input_layer4 pe_q_cos, input_layer5 pe_k_sin, "
+             "input_layer6 pe_q_sin")
 
 
 def test_pe_roles_confirmed_by_structure(parsed, tmp_path):
@@ -356,7 +357,8 @@ def test_mha_cos_and_sin_swapped_by_the_parse_is_refused(tmp_path):
     err = pe_roles_report(har, man, expect_rc=3)
     for layer, manifest_role, hn_role in [(3, "pe_k_cos", "pe_k_sin"), (4, "pe_q_cos", "pe_q_sin"),
                                           (5, "pe_k_sin", "pe_k_cos"), (6, "pe_q_sin", "pe_q_cos")]:
-        assert "'tiny/input_layer%d' is %s in the manifest but %s by the HN's structure" % (layer, manifest_role, hn_role) in err
+        assert ("'tiny/input_layer%d' is %s in the manifest but %s by the HN's structure"
+                % (layer, manifest_role, hn_role)) in err
     assert "rotate-half conv" in err
 
 
@@ -392,7 +394,8 @@ def test_without_manifest_no_roles_to_check(parsed):
     assert by_name(json.loads(r.stdout))["pe-input-roles"]["note"].startswith("no manifest")
 
 
-EXPORTS = {"llama3-tiny": (), "gemma3-tiny": (), "phi4mini-tiny": (), "neox-parallel": (), "gpt2-tiny": ("--gelu", "tanh")}
+EXPORTS = {"llama3-tiny": (), "gemma3-tiny": (), "phi4mini-tiny": (), "neox-parallel": (),
+           "gpt2-tiny": ("--gelu", "tanh")}
 
 
 @pytest.fixture(scope="module")
@@ -401,8 +404,8 @@ def exports(tmp_path_factory):
     done = {}
     for name, extra in EXPORTS.items():
         out = folder / name
-        r = subprocess.run([str(BIN), "export", str(REPO / "tests" / "fixtures" / name), "-o", str(out), "--cache", "32",
-                            "--prefill", "8", "--no-progress", *extra], capture_output=True, text=True)
+        r = subprocess.run([str(BIN), "export", str(REPO / "tests" / "fixtures" / name), "-o", str(out),
+                            "--cache", "32", "--prefill", "8", "--no-progress", *extra], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         done[name] = out
     return done
@@ -496,7 +499,7 @@ def test_compile_lines(tmp_path):
     r = run("har", "lines", har, "--for", "compile")
     assert r.returncode == 0, r.stderr
     expected = ["tiny__prefill = network_group([tiny__prefill])", "tiny__tbt = network_group([tiny__tbt])"]
-    for name in sorted(n for n, l in hn["layers"].items() if l.get("io_type") == "cache"):
+    for name in sorted(n for n, layer in hn["layers"].items() if layer.get("io_type") == "cache"):
         group, short = name.split("/", 1)
         layer = hn["layers"][name]
         if layer["type"] == "input_layer":
@@ -624,7 +627,7 @@ def fixed_for_plan(parsed, tmp_path):
 
 
 def layers_of(hn, node):
-    return [n for n, l in hn["layers"].items() if node in l["original_names"]]
+    return [n for n, layer in hn["layers"].items() if node in layer["original_names"]]
 
 
 def test_plan_maps_onnx_nodes_to_hn_layers_by_original_names(fixed_for_plan, tmp_path):
@@ -777,7 +780,8 @@ HN_BYTES = json.dumps(hf.parsed_har()[0]).encode()
     ("one-sided", [member("tiny.hn", json.dumps({"layers": {"a": {"type": "input_layer", "output": []},
                                                             "b": {"type": "conv", "input": ["a"]}}}).encode())],
      "does not list"),
-    ("bad-shape", [member("tiny.hn", json.dumps({"layers": {"a": {"type": "x", "input_shapes": [[1, "w"]]}}}).encode())],
+    ("bad-shape",
+     [member("tiny.hn", json.dumps({"layers": {"a": {"type": "x", "input_shapes": [[1, "w"]]}}}).encode())],
      "non-integer"),
     ("bad-metadata", [member("tiny.hn", HN_BYTES), member("tiny.metadata.json", b"[1,2")], "not valid JSON"),
 ])

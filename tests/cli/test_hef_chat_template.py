@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_hef import check_json, new_config_file, refused, rules, run, write_hef
-
 import hef_writer as hw
+from test_hef import check_json, new_config_file, refused, rules, run, write_hef
 
 PUBLIC = Path(__file__).resolve().parents[1] / "fixtures" / "chat-templates"
 
@@ -40,8 +39,9 @@ def test_published_gemma_template_is_warned(tmp_path):
 
 def test_template_export_wrote_passes(tmp_path):
     """The template export stores for the same Gemma template: no finding."""
-    from test_hailort_template import FIXTURES, Case
     import shutil
+
+    from test_hailort_template import FIXTURES, Case
     folder = tmp_path / "ckpt"
     shutil.copytree(FIXTURES / "gemma2-tiny", folder)
     shutil.copy(PUBLIC / "gemma-2-it.jinja", folder / "chat_template.jinja")

@@ -23,8 +23,8 @@ ADAPTER_DIR = Path(os.environ.get("LLM2HEF_BUILD_ADAPTER_DIR", REPO / "build" / 
 FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
 sys.path.insert(0, str(REPO / "tools" / "fixtures"))
 sys.path.insert(0, str(Path(__file__).parent))
-import hef_writer as hw  # noqa: E402
 import har_fixtures as hf  # noqa: E402
+import hef_writer as hw  # noqa: E402
 
 
 def run(*args, stdout=subprocess.PIPE):
@@ -53,7 +53,8 @@ def signing(tmp_path):
 @pytest.mark.parametrize("which", ["key", "index", "key-symlink", "key-hardlink"])
 def test_sign_never_writes_over_its_inputs(signing, tmp_path, which):
     key, _, index = signing
-    target = {"key": key, "index": index, "key-symlink": tmp_path / "sig-link", "key-hardlink": tmp_path / "sig-hard"}[which]
+    target = {"key": key, "index": index,
+              "key-symlink": tmp_path / "sig-link", "key-hardlink": tmp_path / "sig-hard"}[which]
     if which == "key-symlink":
         target.symlink_to(key)
     if which == "key-hardlink":

@@ -279,7 +279,8 @@ def _edited(tmp_path: Path, src: Path, filename: str, edit) -> Path:
     (lambda c: c.update(rope_theta=-5.0), "rope_theta"),
     (lambda c: c.update(rope_scaling={"rope_type": "linear", "factor": 0}), "factor"),
     (lambda c: c.update(rope_scaling={"rope_type": "llama3", "factor": 8, "low_freq_factor": 4,
-                                      "high_freq_factor": 4, "original_max_position_embeddings": 64}), "high_freq_factor"),
+                                      "high_freq_factor": 4, "original_max_position_embeddings": 64}),
+     "high_freq_factor"),
 ], ids=["theta-zero", "theta-negative", "linear-factor-zero", "llama3-empty-band"])
 def test_rope_values_that_would_write_nan_are_refused(tmp_path, edit, names):
     ckpt = _edited(tmp_path, LLAMA, "config.json", lambda c: (c.pop("rope_parameters", None), edit(c)))
@@ -559,7 +560,8 @@ def test_next_run_sweeps_a_dead_runs_staging_however_recent(tmp_path):
 
 def test_sigkill_then_rerun_leaves_no_staging(slow_checkpoint, tmp_path):
     out = tmp_path / "out"
-    args = [str(BIN), "export", str(slow_checkpoint), "-o", str(out), "--cache", "64", "--prefill", "16", "--no-progress"]
+    args = [str(BIN), "export", str(slow_checkpoint), "-o", str(out),
+            "--cache", "64", "--prefill", "16", "--no-progress"]
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while not staging_entries(tmp_path, "out") and p.poll() is None and time.time() < deadline:

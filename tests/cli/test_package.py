@@ -22,8 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -495,7 +495,8 @@ def test_concurrent_runs_of_one_hef_under_different_names_all_succeed(tmp_path, 
             p.stderr.close()
         assert all(rc == 0 for rc, _ in results), [err for rc, err in results if rc != 0]
         assert sorted(read_store(store)) == [f"m{i}:1" for i in range(6)]
-        assert [p.name for p in (store / "blob").iterdir()] == ["sha256_" + hashlib.sha256(hef.read_bytes()).hexdigest()]
+        blob_name = "sha256_" + hashlib.sha256(hef.read_bytes()).hexdigest()
+        assert [p.name for p in (store / "blob").iterdir()] == [blob_name]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -522,7 +523,8 @@ def test_an_interrupted_copy_leaves_nothing_in_the_store(tmp_path, gpt2, sig):
                 break
             time.sleep(0.02)
         else:
-            pytest.fail(f"the copy never started: {proc.poll()} {proc.stderr.read() if proc.poll() is not None else ''}")
+            stderr = proc.stderr.read() if proc.poll() is not None else ""
+            pytest.fail(f"the copy never started: {proc.poll()} {stderr}")
         proc.send_signal(sig)
         proc.wait(timeout=60)
     finally:

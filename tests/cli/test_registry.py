@@ -48,7 +48,8 @@ def test_first_party_manifests_match_the_adapters_report(index):
     adapters = {a["name"]: a for a in json.loads(run("adapters", "--json").stdout)["adapters"]}
     for m in index["adapters"]:
         a = adapters[m["name"]]
-        assert (m["version"], m["architectures"], m["model_types"]) == (a["version"], a["architectures"], a["model_types"])
+        assert ((m["version"], m["architectures"], m["model_types"])
+                == (a["version"], a["architectures"], a["model_types"]))
 
 
 def test_schema_is_valid_draft_2020_12_and_accepts_every_generated_manifest(index):

@@ -107,7 +107,8 @@ def test_search_reports_versions_and_compatibility(host):
     assert host_fingerprint in report["host"]
     # TEXT filters; architectures count
     assert json.loads(host.ok("registry", "search", "FakeForCausal", "--index", folder, "--json").stdout)["adapters"]
-    assert json.loads(host.ok("registry", "search", "nothing-like-it", "--index", folder, "--json").stdout)["adapters"] == []
+    nothing = host.ok("registry", "search", "nothing-like-it", "--index", folder, "--json")
+    assert json.loads(nothing.stdout)["adapters"] == []
     text = host.ok("registry", "search", "--index", folder).stdout
     assert "fake_good" in text and "incompatible" in text
 
@@ -300,7 +301,8 @@ def test_uninstall_of_something_not_installed(host):
 def test_unknown_name_or_version(host):
     folder, _ = published(host)
     before = host.user_files()
-    refused(host, before, host.run("registry", "install", "nope", "--index", folder), 2, "no adapter 'nope'", "fake_good")
+    refused(host, before, host.run("registry", "install", "nope", "--index", folder), 2,
+            "no adapter 'nope'", "fake_good")
     refused(host, before, host.run("registry", "install", "fake_good@3.0.0", "--index", folder), 2, "no version 3.0.0")
 
 

@@ -246,7 +246,7 @@ def test_compile_py_help(small_export):
     flat = " ".join(options.split())
     assert "%d tokens" % ((64 + 4) * 32) in flat and "KB of English text" in flat
     for opt in ("--hw-arch HW_ARCH", "-o OUTPUT, --output OUTPUT"):
-        line = next(i for i, l in enumerate(options.splitlines()) if l.strip().startswith(opt))
+        line = next(i for i, option_line in enumerate(options.splitlines()) if option_line.strip().startswith(opt))
         following = options.splitlines()[line].strip()[len(opt):].strip() or options.splitlines()[line + 1].strip()
         assert following and not following.startswith("-"), (opt, following)
 
@@ -319,8 +319,8 @@ def test_lm_head_shards_not_dividing_is_a_usage_error_listing_valid_values(tmp_p
 
 def test_inputs_prints_what_it_wrote_and_takes_text(tmp_path, small_export):
     pytest.importorskip("tokenizers")
-    from tokenizers import Tokenizer
     import numpy as np
+    from tokenizers import Tokenizer
     text = "Hello world, calibrate me"
     ids = Tokenizer.from_file(str(small_export / "resources" / "tokenizer.json")).encode(
         text, add_special_tokens=False).ids
@@ -436,7 +436,7 @@ def test_inspect_warns_close_to_the_device_memory(tmp_path):
 
 def test_validate_on_device_empty_prompt_points_to_prompt(small_export):
     text = (small_export / "validate_on_device.py").read_text()
-    line = next(l for l in text.splitlines() if "tokenizes to nothing" in l)
+    line = next(each for each in text.splitlines() if "tokenizes to nothing" in each)
     assert "--prompt" in line
 
 
@@ -452,8 +452,8 @@ def test_writing_an_adapter_shows_the_current_sdk_abi():
 def test_published_adapters_get_an_origin_only_rpath():
     cmake = (REPO / "cmake" / "Llm2hefAdapter.cmake").read_text()
     # The install RPATH list: only $ORIGIN-relative entries are appended.
-    appended = [l.strip() for l in cmake.splitlines() if l.strip().startswith("list(APPEND rpath")]
-    assert appended and all('"$ORIGIN/' in l for l in appended), appended
+    appended = [line.strip() for line in cmake.splitlines() if line.strip().startswith("list(APPEND rpath")]
+    assert appended and all('"$ORIGIN/' in line for line in appended), appended
 
 
 def test_inspect_sizes_calibration_as_compile_py_does(small_export):

@@ -142,15 +142,20 @@ def test_wrong_chip_is_reported(exported):
 # reference (or refuse the run). Anchors are source lines of the script.
 MUTATIONS = {
     # (an offset of all positions would be invisible to RoPE models: only distances matter)
-    "positions spaced by two": ("np.arange(self.usage, self.usage + k)", "np.arange(2 * self.usage, 2 * (self.usage + k), 2)"),
-    "mask allows the unused cache": ("mask = np.zeros((rows, n), np.uint8)", "mask = np.full((rows, n), self.allowed, np.uint8)"),
+    "positions spaced by two": ("np.arange(self.usage, self.usage + k)",
+                                "np.arange(2 * self.usage, 2 * (self.usage + k), 2)"),
+    "mask allows the unused cache": ("mask = np.zeros((rows, n), np.uint8)",
+                                     "mask = np.full((rows, n), self.allowed, np.uint8)"),
     "q tables swapped": ("np.tile(cos if PE_COSINE[role] else sin, (1, tiles[PE_TILING[role]]))",
                          "np.tile((cos if PE_COSINE[role] else sin) if PE_TILING[role] == 'k' "
                          "else (sin if PE_COSINE[role] else cos), (1, tiles[PE_TILING[role]]))"),
-    "cache offset moved by one too many": ("_update_cache_offset(int(new_tokens))", "_update_cache_offset(int(new_tokens) + 1)"),
+    "cache offset moved by one too many": ("_update_cache_offset(int(new_tokens))",
+                                           "_update_cache_offset(int(new_tokens) + 1)"),
     "chunks in the wrong order": ("for a, b in chunks(len(prompt_tokens), export.prefill):",
-                                  "for a, b in sorted(chunks(len(prompt_tokens), export.prefill), key=lambda c: c[0] - c[1]):"),
-    "embedding rows top-aligned": ("feeds = {EMBEDDINGS: self.window[-rows:]", "feeds = {EMBEDDINGS: self.window[:rows][::-1]"),
+                                  "for a, b in sorted(chunks(len(prompt_tokens), export.prefill), "
+                                  "key=lambda c: c[0] - c[1]):"),
+    "embedding rows top-aligned": ("feeds = {EMBEDDINGS: self.window[-rows:]",
+                                   "feeds = {EMBEDDINGS: self.window[:rows][::-1]"),
 }
 
 
@@ -386,7 +391,8 @@ def test_standin_renders_messages_as_hailort(standin, gemma, tmp_path, monkeypat
             assert llm.prompt_template() == config["chat_template"]
             llm.generate([{"role": "user", "content": "hi"}], max_generated_tokens=1).read_all()
             llm.generate([{"role": "user", "content": "more"}], max_generated_tokens=1).read_all()
-            with pytest.raises(standin.HailoRTException, match="System role messages can only be provided on the first"):
+            with pytest.raises(standin.HailoRTException,
+                               match="System role messages can only be provided on the first"):
                 llm.generate([{"role": "system", "content": "s"}, {"role": "user", "content": "x"}])
             llm.clear_context()
             llm.generate([{"role": "user", "content": "again"}], max_generated_tokens=1).read_all()

@@ -6,10 +6,9 @@ causal mask would give other logits there). Exact in fp32; unproven on the DFC
 (docs/post-norm-decoders.md). Also: causality and inert padding rows with the band."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from conftest import FIXTURES, Export, ConsistencyCtx, reference, run_llm2hef
+from conftest import FIXTURES, ConsistencyCtx, Export, reference, run_llm2hef
 from numerics_checks import check_causality, check_logits_match_hf, check_padding_rows_inert
 
 FIXTURE, CACHE, PREFILL = "gemma3-window", 64, 16

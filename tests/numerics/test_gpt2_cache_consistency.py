@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import combos, combo_id
+from conftest import combo_id, combos
 from numerics_checks import consistency_tests
 
 COMBOS = [pytest.param(c, id=combo_id(c)) for c in combos()]

@@ -7,9 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from conftest import INPUT_NAMES, FIXTURES, combos, combo_id, fixture_info, reference
-from numerics_checks import (SUFFIX_ROLES, assert_graph_io, assert_inputs_consumed,
-                             assert_runtime_layout, assert_static_shapes, check_onnx_full)
+from conftest import FIXTURES, INPUT_NAMES, combo_id, combos, fixture_info, reference
+from numerics_checks import (
+    SUFFIX_ROLES,
+    assert_graph_io,
+    assert_inputs_consumed,
+    assert_runtime_layout,
+    assert_static_shapes,
+    check_onnx_full,
+)
 
 CONTRACT_COMBOS = [pytest.param(c, id=combo_id(c)) for c in combos()]
 
@@ -75,7 +81,6 @@ def test_manifest(combo, exports):
 
 @pytest.mark.parametrize("combo", CONTRACT_COMBOS)
 def test_external_data(combo, exports, checkpoints):
-    import onnx
     from onnx.external_data_helper import uses_external_data
     fixture, _, _ = combo
     ex = exports.get(*combo)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import combos, combo_id
+from conftest import combo_id, combos
 from numerics_checks import check_logits_match_hf, logit_cases
 
 # tanh is gelu_new itself: only float32 noise is allowed.  The sigmoid default

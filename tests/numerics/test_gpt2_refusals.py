@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, FIXTURE_NAMES, fixture_info, run_llm2hef
+from conftest import FIXTURE_NAMES, FIXTURES, fixture_info, run_llm2hef
 
 
 @pytest.mark.parametrize("fixture", FIXTURE_NAMES)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import llama_combo_id, lfm2_combos
+from conftest import lfm2_combos, llama_combo_id
 from numerics_checks import consistency_tests
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in lfm2_combos()]

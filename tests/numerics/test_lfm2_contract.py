@@ -13,10 +13,23 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import (FIXTURES, INPUT_NAMES, fixture_info, llama_combo_id, lfm2_combos, load_checkpoint,
-                      reference, run_llm2hef)
-from numerics_checks import (SUFFIX_ROLES, assert_graph_io, assert_inputs_consumed, assert_runtime_layout,
-                             assert_static_shapes, check_onnx_full)
+from conftest import (
+    FIXTURES,
+    INPUT_NAMES,
+    fixture_info,
+    lfm2_combos,
+    llama_combo_id,
+    reference,
+    run_llm2hef,
+)
+from numerics_checks import (
+    SUFFIX_ROLES,
+    assert_graph_io,
+    assert_inputs_consumed,
+    assert_runtime_layout,
+    assert_static_shapes,
+    check_onnx_full,
+)
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in lfm2_combos()]
 

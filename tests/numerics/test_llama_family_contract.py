@@ -8,10 +8,24 @@ import json
 import numpy as np
 import pytest
 
-from conftest import (FIXTURES, INPUT_NAMES, LLAMA_CACHES, fixture_info, llama_combo_id, llama_combos,
-                      llama_generation_config, load_checkpoint, reference)
-from numerics_checks import (SUFFIX_ROLES, assert_graph_io, assert_inputs_consumed,
-                             assert_runtime_layout, assert_static_shapes, check_onnx_full)
+from conftest import (
+    FIXTURES,
+    INPUT_NAMES,
+    LLAMA_CACHES,
+    fixture_info,
+    llama_combo_id,
+    llama_combos,
+    llama_generation_config,
+    reference,
+)
+from numerics_checks import (
+    SUFFIX_ROLES,
+    assert_graph_io,
+    assert_inputs_consumed,
+    assert_runtime_layout,
+    assert_static_shapes,
+    check_onnx_full,
+)
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos()]
 ONE_CACHE = [pytest.param(c, id=llama_combo_id(c)) for c in llama_combos() if c[1] == LLAMA_CACHES[0]]

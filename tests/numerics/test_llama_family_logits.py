@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import llama_combos, llama_combo_id
+from conftest import llama_combo_id, llama_combos
 from numerics_checks import check_logits_match_hf, logit_cases
 
 MAX_ABS = 1e-4

@@ -12,14 +12,14 @@ import pytest
 from conftest import llama_combo_id, mistral_granite_opt_combos
 from numerics_checks import consistency_tests
 
-DECODERS = [pytest.param(c, id=llama_combo_id(c)) for c in mistral_granite_opt_combos(["mistral-tiny", "granite-tiny"])
-            if c[1] == 32]
-OPT = [pytest.param(c, id=llama_combo_id(c)) for c in mistral_granite_opt_combos(["opt-tiny", "opt-postln"]) if c[1] == 32]
+KIND = "mistral_granite_opt_consistency"
+DECODERS = [pytest.param(c, id=llama_combo_id(c))
+            for c in mistral_granite_opt_combos(["mistral-tiny", "granite-tiny"]) if c[1] == 32]
+OPT = [pytest.param(c, id=llama_combo_id(c))
+       for c in mistral_granite_opt_combos(["opt-tiny", "opt-postln"]) if c[1] == 32]
 
 (test_hidden_output_found, test_causality, test_padding_rows_inert,
- test_prefix_consistency) = consistency_tests(DECODERS, kind="mistral_granite_opt_consistency", hidden_key="hidden_size",
-                                              vocab_key=None)
+ test_prefix_consistency) = consistency_tests(DECODERS, kind=KIND, hidden_key="hidden_size", vocab_key=None)
 # OPT's lm_head input is word_embed_proj_dim wide (project_out).
 (test_opt_hidden_output_found, test_opt_causality, test_opt_padding_rows_inert,
- test_opt_prefix_consistency) = consistency_tests(OPT, kind="mistral_granite_opt_consistency", hidden_key="word_embed_proj_dim",
-                                                  vocab_key=None)
+ test_opt_prefix_consistency) = consistency_tests(OPT, kind=KIND, hidden_key="word_embed_proj_dim", vocab_key=None)

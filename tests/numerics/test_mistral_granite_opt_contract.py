@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import (INPUT_NAMES, OPT_FIXTURES, fixture_info, llama_combo_id, mistral_granite_opt_combos)
+from conftest import INPUT_NAMES, OPT_FIXTURES, fixture_info, llama_combo_id, mistral_granite_opt_combos
 from numerics_checks import assert_graph_io, assert_inputs_consumed, assert_static_shapes, check_onnx_full
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in mistral_granite_opt_combos()]

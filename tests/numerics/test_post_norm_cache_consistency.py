@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import post_norm_combos, llama_combo_id
+from conftest import llama_combo_id, post_norm_combos
 from numerics_checks import consistency_tests
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c))

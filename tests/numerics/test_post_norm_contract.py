@@ -10,10 +10,14 @@ import json
 import numpy as np
 import pytest
 
-from conftest import (INPUT_NAMES, fixture_info, post_norm_combos, llama_combo_id, reference,
-                      run_llm2hef)
-from numerics_checks import (assert_graph_io, assert_inputs_consumed, assert_runtime_layout,
-                             assert_static_shapes, check_onnx_full)
+from conftest import INPUT_NAMES, fixture_info, llama_combo_id, post_norm_combos, reference, run_llm2hef
+from numerics_checks import (
+    assert_graph_io,
+    assert_inputs_consumed,
+    assert_runtime_layout,
+    assert_static_shapes,
+    check_onnx_full,
+)
 
 COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in post_norm_combos()]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import post_norm_combos, llama_combo_id, reference
+from conftest import llama_combo_id, post_norm_combos, reference
 from numerics_checks import check_logits_match_hf, logit_cases
 
 MAX_ABS = 1e-4

@@ -18,7 +18,6 @@ transformers' GGUF tokenizer conversion gives.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import gguf
 import jinja2
@@ -26,7 +25,7 @@ import numpy as np
 import pytest
 import tokenizers
 
-from conftest import INPUT_NAMES, REPO, Export, llm2hef_bin, run_llm2hef
+from conftest import REPO, Export, llm2hef_bin, run_llm2hef
 from numerics_checks import cosine
 
 GGUF = REPO / "tests" / ".real-models" / "smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"

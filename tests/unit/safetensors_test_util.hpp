@@ -1,11 +1,9 @@
 // Helpers shared by the checkpoint-reader tests: write small safetensors
-// files (well-formed or deliberately broken) into a per-test temporary folder.
+// files (well-formed or deliberately broken) into a per-test temporary folder
+// (TempDir, from temp_dir.hpp).
 #pragma once
 
-#include <unistd.h>
-
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,31 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "temp_dir.hpp"
+
 namespace llm2hef::testing {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
-
-// A fresh folder under the system temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "llm2hef-test-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
 
 inline void write_file(const fs::path& p, const Bytes& b) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);

@@ -3,8 +3,6 @@
 // sequence of pwrites would, and a write error must reach the caller.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -15,20 +13,13 @@
 
 #include "llm2hef/sdk/background_file_writer.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using llm2hef::sdk::BackgroundFileWriter;
+using llm2hef::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "llm2hef-extdata-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::vector<char> read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -41,7 +32,7 @@ std::vector<char> read_all(const fs::path& p) {
 // than a batch, checked against the same writes applied to a buffer.
 TEST(BackgroundFileWriter, ScatteredWritesAcrossManyBatchesLandWhereTheyBelong) {
   TempDir dir;
-  const fs::path path = dir.path / "model.onnx.data";
+  const fs::path path = dir.path() / "model.onnx.data";
   std::mt19937 rng(7);
   std::vector<char> expected;
   {
@@ -96,10 +87,10 @@ TEST(BackgroundFileWriter, AWriteErrorOnTheWriterThreadReachesTheCaller) {
 TEST(BackgroundFileWriter, DestroyedWithoutCloseStopsTheWriter) {
   TempDir dir;
   {
-    BackgroundFileWriter file(dir.path / "abandoned.data");
+    BackgroundFileWriter file(dir.path() / "abandoned.data");
     const std::vector<char> bytes(BackgroundFileWriter::kBatchBytes + 5, 'y');
     file.append(bytes);
     file.append(bytes);
   }
-  EXPECT_TRUE(fs::exists(dir.path / "abandoned.data"));
+  EXPECT_TRUE(fs::exists(dir.path() / "abandoned.data"));
 }

@@ -7,6 +7,7 @@
 
 #include "llm2hef/core/dfc/calibrate_script.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using llm2hef::core::check_token_sequences;
@@ -33,9 +34,9 @@ TEST(ParseByteSize, RefusesWhatIsNotASize) {
 
 class TokenFile : public ::testing::Test {
  protected:
-  fs::path path = fs::temp_directory_path() / ("llm2hef-calib-" + std::to_string(::getpid()) + ".json");
+  llm2hef::testing::TempDir dir_;
+  const fs::path path = dir_ / "tokens.json";
   void write(const std::string& text) { std::ofstream(path) << text; }
-  void TearDown() override { fs::remove(path); }
   std::string error_of(int64_t vocab) {
     try {
       check_token_sequences(path, vocab);

@@ -13,6 +13,7 @@
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 #include "llm2hef/sdk/llama_family.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -170,10 +171,9 @@ TEST(DecoderModel, ThePlanCarriesTheDescriptionToTheBuild) {
 
   Plan without_description = p;
   without_description.adapter_state.reset();
-  const std::filesystem::path data = std::filesystem::temp_directory_path() / "llm2hef_test_decoder_model.data";
-  GraphBuilder g("test", data);
+  const llm2hef::testing::TempDir dir;
+  GraphBuilder g("test", dir / "model.onnx.data");
   EXPECT_THROW(Llama().build_graph(ckpt, without_description, g), llm2hef::InternalError);
-  std::filesystem::remove(data);
 }
 
 }  // namespace

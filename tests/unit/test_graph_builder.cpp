@@ -3,8 +3,6 @@
 // construction once every call is its own statement).
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,20 +15,13 @@
 
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace llm2hef::sdk;
+using llm2hef::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "llm2hef-builder-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 onnx::ModelProto load(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -51,7 +42,7 @@ TEST(GraphBuilder, InitializersNodesAndDataFollowCallOrder) {
   TempDir tmp;
   std::vector<std::string> want_inits, want_nodes;
   {
-    GraphBuilder g("order", tmp.path / "model.onnx.data");
+    GraphBuilder g("order", tmp.path() / "model.onnx.data");
     auto s = g.scope("m");
     const Value x = g.input("x", {1, 2048});
     // Interleaved on purpose: a scalar, a large (external) constant, another
@@ -75,9 +66,9 @@ TEST(GraphBuilder, InitializersNodesAndDataFollowCallOrder) {
     want_nodes.push_back("/m/c_add");
     want_nodes.push_back("/m/d_matmul");
     g.output(proj, "y");
-    g.save(tmp.path / "model.onnx", {});
+    g.save(tmp.path() / "model.onnx", {});
   }
-  const onnx::ModelProto m = load(tmp.path / "model.onnx");
+  const onnx::ModelProto m = load(tmp.path() / "model.onnx");
   std::vector<std::string> inits, nodes;
   for (const auto& t : m.graph().initializer()) inits.push_back(t.name());
   for (const auto& n : m.graph().node()) nodes.push_back(n.name());
@@ -93,7 +84,7 @@ TEST(GraphBuilder, InitializersNodesAndDataFollowCallOrder) {
   const uint64_t second = std::stoull(external_field(inits_pb[3], "offset"));
   EXPECT_EQ(first, 0u);
   EXPECT_GE(second, first + 2048 * 4);
-  EXPECT_EQ(fs::file_size(tmp.path / "model.onnx.data"), second + 2048 * 2 * 4);
+  EXPECT_EQ(fs::file_size(tmp.path() / "model.onnx.data"), second + 2048 * 2 * 4);
 }
 
 // ---- weights streamed from a checkpoint ----------------------------------
@@ -136,17 +127,17 @@ void expect_transposed_once(int64_t rows, int64_t cols, int64_t col_begin, int64
   TempDir tmp;
   CountingCheckpoint ckpt(rows, cols);
   {
-    GraphBuilder g("t", tmp.path / "model.onnx.data");
+    GraphBuilder g("t", tmp.path() / "model.onnx.data");
     auto s = g.scope("m");
     const Value x = g.input("x", {1, col_end - col_begin});
     const Value w = g.weight("w", ckpt, "w", WeightView{true, col_begin, col_end});
     EXPECT_EQ(w.shape, (std::vector<int64_t>{cols, col_end - col_begin}));
     g.output(g.matmul(w, g.transpose(x, {1, 0})), "y");
-    g.save(tmp.path / "model.onnx", {});
+    g.save(tmp.path() / "model.onnx", {});
   }
   EXPECT_EQ(ckpt.rows_read, col_end - col_begin);
   const int64_t width = col_end - col_begin;
-  std::ifstream in(tmp.path / "model.onnx.data", std::ios::binary);
+  std::ifstream in(tmp.path() / "model.onnx.data", std::ios::binary);
   std::vector<float> data(static_cast<size_t>(cols * width));
   in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
   ASSERT_TRUE(in) << "model.onnx.data shorter than the weight";
@@ -172,7 +163,7 @@ TEST(GraphBuilder, LargeTransposedWeightIsReadOnceAndLandsInPlace) {
 // reported separately, as nonfinite_weights).
 TEST(GraphBuilder, NonFiniteConstantIsAnInternalErrorNamingTheNode) {
   TempDir tmp;
-  GraphBuilder g("nonfinite", tmp.path / "model.onnx.data");
+  GraphBuilder g("nonfinite", tmp.path() / "model.onnx.data");
   auto s = g.scope("m");
   const auto expect_refused = [](auto&& write, const std::string& node) {
     try {

@@ -6,8 +6,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include <unistd.h>
-
 #include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/har_file.hpp"
 #include "llm2hef/core/har/hn_model.hpp"
@@ -17,11 +15,13 @@
 #include "llm2hef/sdk/adapter.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/hn_fixup.hpp"
+#include "temp_dir.hpp"
 
 using namespace llm2hef;
 using namespace llm2hef::core::har;
 using ojson = nlohmann::ordered_json;
 namespace fs = std::filesystem;
+using llm2hef::testing::TempDir;
 
 namespace {
 
@@ -55,8 +55,8 @@ TEST(TarMemberNames, RefusesEscapes) {
 }
 
 TEST(TarStream, RoundTripAndDuplicateRefusal) {
-  const fs::path dir = fs::temp_directory_path() / ("llm2hef-har-unit-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp;
+  const fs::path& dir = tmp.path();
   const fs::path p = dir / "t.tar";
   {
     TarWriter w(p);
@@ -93,7 +93,6 @@ TEST(TarStream, RoundTripAndDuplicateRefusal) {
   auto d = TarReader::open_file(dup);
   EXPECT_TRUE(d->next());
   EXPECT_THROW(d->next(), BadInput);
-  fs::remove_all(dir);
 }
 
 TEST(HnModel, ValidatesEdgesAndShapes) {
@@ -240,8 +239,8 @@ TEST(AdapterHook, BrokenHnIsAnInternalError) {
 }
 
 TEST(TarStream, LongNamesFoldersAndPatchedSizes) {
-  const fs::path dir = fs::temp_directory_path() / ("llm2hef-har-unit2-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp;
+  const fs::path& dir = tmp.path();
   const fs::path p = dir / "t.tar";
   const std::string long_flat(150, 'n');                           // needs a pax record
   const std::string long_split = std::string(120, 'd') + "/x.hn";  // fits ustar prefix + name
@@ -285,13 +284,12 @@ TEST(TarStream, LongNamesFoldersAndPatchedSizes) {
   ASSERT_TRUE(m);
   EXPECT_EQ(r->read_all(5), "!");
   EXPECT_FALSE(r->next());
-  fs::remove_all(dir);
 }
 
 TEST(TarStream, SizesBeyondOctalUseBase256) {
   // Only the header is written: enough for the reader to report the size.
-  const fs::path dir = fs::temp_directory_path() / ("llm2hef-har-unit3-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp;
+  const fs::path& dir = tmp.path();
   const fs::path p = dir / "big.tar";
   const uint64_t big = (9ull << 30) + 7;  // above the 8 GiB an 11-digit octal field holds
   {
@@ -306,5 +304,4 @@ TEST(TarStream, SizesBeyondOctalUseBase256) {
   auto m = r->next();
   ASSERT_TRUE(m);
   EXPECT_EQ(m->size, big);
-  fs::remove_all(dir);
 }

@@ -1,6 +1,5 @@
 // HEF header, protobuf wire reader, resource bounds and set-config.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,10 +12,12 @@
 #include "llm2hef/core/hef/hef_patch.hpp"
 #include "llm2hef/core/hef/proto_wire.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace llm2hef::core::hef;
 using llm2hef::BadInput;
+using llm2hef::testing::TempDir;
 
 namespace {
 
@@ -31,15 +32,6 @@ std::string common(uint32_t version, uint32_t proto) {
   hef_test::be(h, proto, 4);
   return h;
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "llm2hef-hef-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 void write(const fs::path& p, const std::string& s) {
   std::ofstream(p, std::ios::binary) << s;
@@ -205,18 +197,18 @@ TEST(HefPatch, SetConfigRoundTripsAndKeepsUnknownFields) {
   const std::string extra = hef_test::fb(77, "keep me");
   const auto img = hef_test::v3_hef(
       {{"hailo-config.json", valid_config()}, {"tokenizer.json", R"({"model": {}})"}}, 4000, true, extra);
-  write(dir.path / "in.hef", img.bytes);
+  write(dir.path() / "in.hef", img.bytes);
   const std::string cfg = R"({"eos_token_id": 7, "pre_process_params": {"prefill_input_tokens_count": 16}, "x": ")" +
                           std::string(300, 'y') + "\"}";
-  const SetConfigResult r = set_hailo_config(dir.path / "in.hef", cfg, dir.path / "out.hef", false);
+  const SetConfigResult r = set_hailo_config(dir.path() / "in.hef", cfg, dir.path() / "out.hef", false);
   EXPECT_EQ(r.old_size, img.bytes.size());
-  EXPECT_EQ(r.new_size, fs::file_size(dir.path / "out.hef"));
+  EXPECT_EQ(r.new_size, fs::file_size(dir.path() / "out.hef"));
 
   // The input is untouched.
-  std::ifstream in(dir.path / "in.hef", std::ios::binary);
+  std::ifstream in(dir.path() / "in.hef", std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), img.bytes);
 
-  const auto src = open_file_source((dir.path / "out.hef").string());
+  const auto src = open_file_source((dir.path() / "out.hef").string());
   const HefInfo info = read_hef(*src);
   EXPECT_TRUE(info.warnings.empty());
   EXPECT_EQ(read_resource(*src, *info.resource("hailo-config.json"), 1 << 20), cfg);
@@ -230,8 +222,8 @@ TEST(HefPatch, SetConfigRoundTripsAndKeepsUnknownFields) {
   EXPECT_NE(proto.find(extra), std::string::npos);
 
   // A second set-config on the output works too.
-  set_hailo_config(dir.path / "out.hef", valid_config(), dir.path / "out2.hef", false);
-  const auto src2 = open_file_source((dir.path / "out2.hef").string());
+  set_hailo_config(dir.path() / "out.hef", valid_config(), dir.path() / "out2.hef", false);
+  const auto src2 = open_file_source((dir.path() / "out2.hef").string());
   const HefInfo info2 = read_hef(*src2);
   EXPECT_EQ(read_resource(*src2, *info2.resource("hailo-config.json"), 1 << 20), valid_config());
   EXPECT_EQ(verify_checksums(*src2, info2, UINT64_MAX, true).file, ChecksumStatus::ok);
@@ -239,14 +231,14 @@ TEST(HefPatch, SetConfigRoundTripsAndKeepsUnknownFields) {
 
 TEST(HefPatch, RefusesBadConfigsAndLeavesNothingBehind) {
   TempDir dir;
-  write(dir.path / "in.hef", hef_test::v3_hef({{"hailo-config.json", valid_config()}}).bytes);
+  write(dir.path() / "in.hef", hef_test::v3_hef({{"hailo-config.json", valid_config()}}).bytes);
   for (const std::string& cfg : {std::string("{not json"), std::string(R"({"pre_process_params": {}})"),
                                 std::string(R"({"eos_token_id": 1, "pre_process_params": {"prefill_input_tokens_size": 8}})")})
-    EXPECT_THROW(set_hailo_config(dir.path / "in.hef", cfg, dir.path / "out.hef", false), BadInput) << cfg;
-  EXPECT_FALSE(fs::exists(dir.path / "out.hef"));
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);
+    EXPECT_THROW(set_hailo_config(dir.path() / "in.hef", cfg, dir.path() / "out.hef", false), BadInput) << cfg;
+  EXPECT_FALSE(fs::exists(dir.path() / "out.hef"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
   // Writing over the input is a usage error.
-  EXPECT_THROW(set_hailo_config(dir.path / "in.hef", valid_config(), dir.path / "in.hef", true), llm2hef::UsageError);
+  EXPECT_THROW(set_hailo_config(dir.path() / "in.hef", valid_config(), dir.path() / "in.hef", true), llm2hef::UsageError);
 }
 
 TEST(HefContract, HailoConfigRules) {
@@ -328,8 +320,8 @@ TEST(HefChecksums, Crc32IsTheStandardOne) {
 
 TEST(HefContract, CheckHefFileReportsMalformedFilesAsAFinding) {
   TempDir dir;
-  write(dir.path / "junk.hef", "not a hef at all");
-  const ContractReport rep = check_hef_file((dir.path / "junk.hef").string());
+  write(dir.path() / "junk.hef", "not a hef at all");
+  const ContractReport rep = check_hef_file((dir.path() / "junk.hef").string());
   ASSERT_EQ(rep.errors(), 1u);
   EXPECT_EQ(rep.findings[0].rule, "format");
   EXPECT_NE(rep.findings[0].message.find("magic"), std::string::npos);

@@ -12,11 +12,10 @@
 #include <fstream>
 #include <functional>
 
-#include <unistd.h>
-
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/lint/lint.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "temp_dir.hpp"
 
 using namespace llm2hef;
 namespace fs = std::filesystem;
@@ -93,13 +92,6 @@ json manifest() {
 
 class ExportContract : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("llm2hef-lint-contract-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path save(const onnx::ModelProto& m) {
     const fs::path p = dir_ / "model.onnx";
     std::ofstream out(p, std::ios::binary);
@@ -131,7 +123,7 @@ class ExportContract : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
+  llm2hef::testing::TempDir dir_;
 };
 
 TEST_F(ExportContract, ValidGraphPassesEveryRule) {

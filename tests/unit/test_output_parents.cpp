@@ -3,14 +3,13 @@
 // and kept once it is; and where findings say hailo-contract.md lives.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/io/contract_doc.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using llm2hef::core::AtomicDir;
@@ -20,14 +19,9 @@ namespace {
 
 class OutputParents : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string templ = (fs::temp_directory_path() / "llm2hef-parents-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    root_ = templ;
-  }
-  void TearDown() override { fs::remove_all(root_); }
   bool empty_root() const { return fs::is_empty(root_); }
-  fs::path root_;
+  llm2hef::testing::TempDir tmp_;
+  const fs::path root_ = tmp_.path();
 };
 
 TEST_F(OutputParents, UncommittedFolderOutputRemovesTheParentsItMade) {

@@ -8,6 +8,7 @@
 
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "temp_dir.hpp"
 
 using llm2hef::registry::Sha256;
 using llm2hef::registry::sha256_file_hex;
@@ -44,7 +45,8 @@ TEST(Sha256, SplitUpdatesEqualOneUpdate) {
 }
 
 TEST(Sha256, File) {
-  const auto path = std::filesystem::temp_directory_path() / "llm2hef_sha256_test.bin";
+  const llm2hef::testing::TempDir dir;
+  const auto path = dir / "abc.bin";
   {
     std::ofstream out(path, std::ios::binary);
     out << "abc";

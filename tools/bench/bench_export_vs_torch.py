@@ -33,8 +33,9 @@ writes the same bytes as --threads 1 (cmp of every file).
 
 llama-3.2-1b-l1 is Llama-3.2-1B's width and full 128,256 vocabulary with one
 layer (2.3 GB written): the shape issue 31 measured durability on.
---delete-checkpoints removes each checkpoint once its shape is measured. Needs several GB of free disk in --work (GPT-2 XL: 6.2 GB of
-checkpoint, 6.6 GB per output). Not part of the test suite.
+--delete-checkpoints removes each checkpoint once its shape is measured. Needs
+several GB of free disk in --work (GPT-2 XL: 6.2 GB of checkpoint, 6.6 GB per
+output). Not part of the test suite.
 """
 from __future__ import annotations
 
@@ -150,7 +151,8 @@ def bench_shapes(args, work: Path, use_torch: bool) -> None:
             ("cat", f"'{sys.executable}' '{Path(__file__).resolve()}' --evict '{ckpt}'",
              f"find '{out_fast}' -type f -exec cat {{}} + > '{copy}'", f"rm -rf '{copy}'"),
             ("cat+fsync", f"'{sys.executable}' '{Path(__file__).resolve()}' --evict '{ckpt}'",
-             f"find '{out_fast}' -type f -exec cat {{}} + > '{copy}' && sync '{copy}'", f"rm -rf '{copy}' '{out_fast}'"),
+             f"find '{out_fast}' -type f -exec cat {{}} + > '{copy}' && sync '{copy}'",
+             f"rm -rf '{copy}' '{out_fast}'"),
         ]
         threads = [int(t) for t in args.threads_sweep.split(",")] if args.threads_sweep else []
         for t in threads:

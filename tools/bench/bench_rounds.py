@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
             wall, peak = run_once(command)
             walls[label].append(wall)
             rss[label] = max(rss[label], peak)
-        print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{l} {walls[l][-1]:.2f} s" for l, _ in runs),
+        print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{label} {walls[label][-1]:.2f} s" for label, _ in runs),
               file=sys.stderr)
     first = runs[0][0]
     print(f"{'command':<16} {'min s':>8} {'median s':>9} {'peak RSS MiB':>13} {'median / ' + first:>14}")

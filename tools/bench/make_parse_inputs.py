@@ -15,12 +15,10 @@ bounded memory). Only the standard library and the fixture helpers are used.
   hn OUT --mb M                a parsed HAR whose HN is about M MB (a chain, as `har`)
 """
 import argparse
-import io
 import json
 import shutil
 import struct
 import sys
-import tarfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,20 +139,32 @@ def cmd_tokenizer(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="kind", required=True)
-    p = sub.add_parser("har"); p.add_argument("out", type=Path); p.add_argument("--layers", type=int, required=True)
+    p = sub.add_parser("har")
+    p.add_argument("out", type=Path)
+    p.add_argument("--layers", type=int, required=True)
     p.set_defaults(fn=cmd_har)
-    p = sub.add_parser("hn"); p.add_argument("out", type=Path); p.add_argument("--mb", type=float, required=True)
+    p = sub.add_parser("hn")
+    p.add_argument("out", type=Path)
+    p.add_argument("--mb", type=float, required=True)
     p.set_defaults(fn=cmd_hn)
-    p = sub.add_parser("hef"); p.add_argument("out", type=Path)
-    p.add_argument("--groups", type=int, default=0); p.add_argument("--edges", type=int, default=2)
-    p.add_argument("--tokenizer-mb", type=float, default=0.0); p.add_argument("--config-kb", type=int, default=0)
-    p.add_argument("--contexts", type=int, default=2); p.add_argument("--resources", type=int, default=0)
+    p = sub.add_parser("hef")
+    p.add_argument("out", type=Path)
+    p.add_argument("--groups", type=int, default=0)
+    p.add_argument("--edges", type=int, default=2)
+    p.add_argument("--tokenizer-mb", type=float, default=0.0)
+    p.add_argument("--config-kb", type=int, default=0)
+    p.add_argument("--contexts", type=int, default=2)
+    p.add_argument("--resources", type=int, default=0)
     p.add_argument("--extensions", type=int, default=0)
     p.set_defaults(fn=cmd_hef)
-    p = sub.add_parser("safetensors"); p.add_argument("out", type=Path)
-    p.add_argument("--tensors", type=int, required=True); p.set_defaults(fn=cmd_safetensors)
-    p = sub.add_parser("tokenizer"); p.add_argument("out", type=Path)
-    p.add_argument("--mb", type=float, required=True); p.set_defaults(fn=cmd_tokenizer)
+    p = sub.add_parser("safetensors")
+    p.add_argument("out", type=Path)
+    p.add_argument("--tensors", type=int, required=True)
+    p.set_defaults(fn=cmd_safetensors)
+    p = sub.add_parser("tokenizer")
+    p.add_argument("out", type=Path)
+    p.add_argument("--mb", type=float, required=True)
+    p.set_defaults(fn=cmd_tokenizer)
     args = ap.parse_args()
     args.fn(args)
 

@@ -2,8 +2,14 @@
 hailort/libhailort/bindings/python/platform/hailo_platform/__init__.py), for
 tests only. Put on PYTHONPATH by tests/cli/test_validate_on_device.py, never
 installed. The API surface and what it enforces: pyhailort/pyhailort.py."""
-from hailo_platform.pyhailort.pyhailort import (HEF, FormatOrder, FormatType, HailoRTException,  # noqa: F401
-                                                HailoSchedulingAlgorithm, VDevice)
+from hailo_platform.pyhailort.pyhailort import (  # noqa: F401 (the package's public names)
+    HEF,
+    FormatOrder,
+    FormatType,
+    HailoRTException,
+    HailoSchedulingAlgorithm,
+    VDevice,
+)
 
 __version__ = "5.2.0"
 STANDIN = True

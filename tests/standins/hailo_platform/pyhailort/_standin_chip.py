@@ -84,7 +84,8 @@ class Export:
         self.embed_q = QuantParams(round(-lo / scale), scale, lo, hi)
         # input_layer2 (a8) for LNM's additive 0 / -100 mask: code 255 is 0, code 0 is -100.
         self.mask_q = QuantParams(255.0, 100.0 / 255.0, MASK_BLOCKED, MASK_ALLOWED)
-        self.groups = [g for g in os.environ.get("HAILO_STANDIN_GROUPS", "").split(",") if g] or list(m["dfc"]["network_groups"])
+        self.groups = ([g for g in os.environ.get("HAILO_STANDIN_GROUPS", "").split(",") if g]
+                       or list(m["dfc"]["network_groups"]))
         self.input_names = {role: name for role, name in ((i["role"], i["name"]) for i in m["inputs"])}
         self._session = None
 
@@ -103,7 +104,8 @@ class Export:
     def session(self):
         if self._session is None:
             import onnxruntime as ort
-            self._session = ort.InferenceSession(os.path.join(self.folder, "model.onnx"), providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(os.path.join(self.folder, "model.onnx"),
+                                                 providers=["CPUExecutionProvider"])
         return self._session
 
     def pe_row(self, position):
@@ -132,7 +134,8 @@ class Export:
         emb = np.zeros((n, h), np.float32)
         mask = np.full((n, self.heads * n), MASK_ALLOWED, np.float32)
         cos0, sin0 = self.pe_row(0)
-        pe = {k: np.tile(cos0 if k.endswith("cos") else sin0, (n, 1)) for k in ("pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin")}
+        pe = {k: np.tile(cos0 if k.endswith("cos") else sin0, (n, 1))
+              for k in ("pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin")}
         for i, r in enumerate(rows):
             emb[first + i] = r["emb"]
             mask[first + i] = r["mask"]
@@ -164,18 +167,21 @@ class KvCache:
         k = self.pending
         if k < 1 or k > group_rows:
             raise StandInLimitation(
-                "run with the cache offset moved by %d for a %d-row group: the genai server moves it by the number of new "
-                "tokens (1..rows) before every run (llm_server.cpp process_prefill_inputs_chunk, handle_tbt_phase)" % (k, group_rows))
+                "run with the cache offset moved by %d for a %d-row group: the genai server moves it by the "
+                "number of new tokens (1..rows) before every run "
+                "(llm_server.cpp process_prefill_inputs_chunk, handle_tbt_phase)" % (k, group_rows))
         self.pending = 0
         n, t = e.n, e.t
         for r in range(group_rows - k, group_rows):
             row = {"emb": dequantize(inputs["embeddings"][r], e.embed_q),
                    "mask": dequantize(inputs["attention_mask"][r], e.mask_q)}
-            for role, tiles in (("pe_q_cos", e.q_tiles), ("pe_q_sin", e.q_tiles), ("pe_k_cos", e.k_tiles), ("pe_k_sin", e.k_tiles)):
+            for role, tiles in (("pe_q_cos", e.q_tiles), ("pe_q_sin", e.q_tiles),
+                                ("pe_k_cos", e.k_tiles), ("pe_k_sin", e.k_tiles)):
                 wide = inputs[role][r].reshape(tiles, t)
                 if not np.array_equal(wide, np.broadcast_to(wide[0], wide.shape)):
-                    raise StandInLimitation(role + ": the head copies of a row differ; the runtime tiles one theta-wide row "
-                                            "(pre_process.cpp tile_along_last_axis) and the stand-in can only compute that")
+                    raise StandInLimitation(role + ": the head copies of a row differ; the runtime tiles one "
+                                            "theta-wide row (pre_process.cpp tile_along_last_axis) and the stand-in "
+                                            "can only compute that")
                 row[role] = wide[0].copy()
             row["end"] = None
             self.rows.append(row)

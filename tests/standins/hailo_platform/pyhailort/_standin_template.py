@@ -87,7 +87,8 @@ class PromptTemplateHandler:
 
     def render(self, prompt_json_strings, tools_json_strings=()):
         if self._compiled is None:
-            raise TemplateError("Prompt handler is not initialized. This may happen if the prompt_template is not defined.")
+            raise TemplateError("Prompt handler is not initialized. "
+                                "This may happen if the prompt_template is not defined.")
         messages = [json.loads(s) for s in prompt_json_strings]
         tools = [json.loads(s) for s in tools_json_strings]
         try:

@@ -184,8 +184,10 @@ def _group_streams(export, group):
     pe_q = QuantInfo(0.0, 2.0 / 65535, -1.0, 1.0)
     specs = {"embeddings": (export.hidden, FormatType.UINT16, export.embed_q),
              "attention_mask": (export.heads * n, FormatType.UINT8, export.mask_q),
-             "pe_q_cos": (t * export.q_tiles, FormatType.UINT16, pe_q), "pe_q_sin": (t * export.q_tiles, FormatType.UINT16, pe_q),
-             "pe_k_cos": (t * export.k_tiles, FormatType.UINT16, pe_q), "pe_k_sin": (t * export.k_tiles, FormatType.UINT16, pe_q)}
+             "pe_q_cos": (t * export.q_tiles, FormatType.UINT16, pe_q),
+             "pe_q_sin": (t * export.q_tiles, FormatType.UINT16, pe_q),
+             "pe_k_cos": (t * export.k_tiles, FormatType.UINT16, pe_q),
+             "pe_k_sin": (t * export.k_tiles, FormatType.UINT16, pe_q)}
     inputs = {}
     for role, (width, type_, quant) in specs.items():
         name = group + "/" + suffixes[role]
@@ -237,7 +239,8 @@ class VDevice:
                 raise HailoRTInvalidArgumentException("HEF has %d network groups; pass the name of one" % len(groups))
             name = groups[0]
         if name not in groups:
-            raise HailoRTNotFoundException("Network group '%s' not found in HEF (groups: %s)" % (name, ", ".join(groups)))
+            raise HailoRTNotFoundException("Network group '%s' not found in HEF (groups: %s)"
+                                           % (name, ", ".join(groups)))
         return InferModel(self, hef_source, hef, name)
 
 
@@ -418,7 +421,8 @@ class LLMGeneratorCompletion:
     def __init__(self, pieces):
         self._pieces = list(pieces)
         self._next = 0
-        self._status = LLMGeneratorCompletionStatus.GENERATING if self._pieces else LLMGeneratorCompletionStatus.MAX_TOKENS_REACHED
+        self._status = (LLMGeneratorCompletionStatus.GENERATING if self._pieces
+                        else LLMGeneratorCompletionStatus.MAX_TOKENS_REACHED)
 
     def release(self):
         pass
@@ -488,8 +492,8 @@ class LLM:
             _, inputs, _ = _group_streams(export, g)
             names = list(inputs)
             for role in ("embeddings", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin"):
-                suffix = suffixes.get(role, "input_layer%d" % (1 + ["embeddings", "attention_mask", "pe_q_cos", "pe_q_sin",
-                                                                    "pe_k_cos", "pe_k_sin"].index(role)))
+                suffix = suffixes.get(role, "input_layer%d" % (1 + ["embeddings", "attention_mask", "pe_q_cos",
+                                                                    "pe_q_sin", "pe_k_cos", "pe_k_sin"].index(role)))
                 if not any(n.endswith(suffix) for n in names):
                     raise HailoRTException("Failed to find layer with suffix '%s' in group '%s'" % (suffix, g))
         self._export = export
@@ -530,7 +534,8 @@ class LLM:
 
     def prompt_template(self):
         if not self._template.template:
-            raise HailoRTException("Prompt handler is not initialized. This may happen if the prompt_template is not defined.")
+            raise HailoRTException("Prompt handler is not initialized. "
+                                   "This may happen if the prompt_template is not defined.")
         return self._template.template
 
     def generate(self, prompt, tools=None, temperature=None, top_p=None, top_k=None, frequency_penalty=None,
