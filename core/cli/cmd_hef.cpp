@@ -17,6 +17,7 @@
 #include "llm2hef/core/hef/hef_report.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/core/rules/render.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
@@ -210,11 +211,11 @@ int check(const CheckArgs& a, Invocation& inv) {
   if (inv.command().count("--hailort")) opt.hailort = hef::parse_hailort_version(a.hailort);
   opt.optimize_memory_on_device = a.optimize_memory_on_device;
   Opened h = open_hef(a.hef);
-  const hef::ContractReport rep = hef::check_hef_contract(*h.src, h.info, opt);
+  const core::rules::Report rep = hef::check_hef_contract(*h.src, h.info, opt);
   if (a.json) {
-    std::cout << core::json_text(hef::contract_json(rep), 2) << "\n";
+    std::cout << core::json_text(core::rules::report_json(rep), 2) << "\n";
   } else {
-    std::cout << hef::contract_text(rep);
+    std::cout << core::rules::report_text(rep);
     // What comes after a passed check: the store hailo-ollama serves from.
     if (rep.errors() == 0)
       std::cout << "next: llm2hef package " << a.hef << " --manifest "
@@ -244,16 +245,12 @@ int set_config(const SetConfigArgs& a) {
                                                        });
   progress.finish();
   for (const auto& f : r.findings)
-    std::cerr << (f.severity == hef::Severity::warning ? "warning" : "info") << " " << hef::finding_tag(f) << " "
+    std::cerr << core::rules::severity_name(f.severity) << " " << core::rules::finding_tag(f) << " "
               << f.message << "\n";
   if (!r.findings.empty()) std::cerr << "sections cited refer to " << core::contract_doc_path().string() << "\n";
   if (a.json) {
     json findings = json::array();
-    for (const auto& f : r.findings)
-      findings.push_back({{"rule", f.rule},
-                          {"section", hef::finding_section_json(f)},
-                          {"severity", f.severity == hef::Severity::warning ? "warning" : "info"},
-                          {"message", f.message}});
+    for (const auto& f : r.findings) findings.push_back(core::rules::finding_json(f));
     const json doc{{"input", a.hef},
                    {"output", out},
                    {"old_size", r.old_size},

@@ -7,6 +7,7 @@
 #include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/lint/lint.hpp"
+#include "llm2hef/core/rules/render.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {
@@ -39,11 +40,11 @@ Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage,
 std::string rules_help() {
   std::string out = "Rules (severity):\n";
   std::vector<std::string> seen;
-  for (const core::LintRule& r : core::lint_rules()) {
+  for (const core::LintRuleSummary& r : core::lint_rules()) {
     if (std::find(seen.begin(), seen.end(), r.id) != seen.end()) continue;
     seen.push_back(r.id);
     std::string head = std::string("  ") + r.id + " (" +
-                       (r.severity == core::LintSeverity::error ? "error" : "warning") + ")";
+                       core::rules::severity_name(r.severity) + ")";
     head.resize(std::max<size_t>(head.size() + 1, 34), ' ');
     out += head + r.summary + (r.needs_manifest ? " [on export's output only]" : "") + "\n";
   }
@@ -63,7 +64,7 @@ const char* help_text() {
 // With export's manifest.json beside the file (one that lists it), the
 // graph is linted as export lints it; a manifest that cannot be read is
 // named and the graph linted alone.
-core::LintReport lint_with_manifest_beside(const std::filesystem::path& model, bool use_manifest) {
+core::rules::Report lint_with_manifest_beside(const std::filesystem::path& model, bool use_manifest) {
   const std::filesystem::path manifest_path = model.parent_path() / "manifest.json";
   std::error_code ec;
   if (use_manifest && std::filesystem::is_regular_file(manifest_path, ec)) {
@@ -87,11 +88,11 @@ void add_lint_command(CommandLine& cli) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = cli.add_command(cli.root(), "lint", help_text(), [o](Invocation&) {
-    const core::LintReport report = lint_with_manifest_beside(o->model, !o->no_manifest);
+    const core::rules::Report report = lint_with_manifest_beside(o->model, !o->no_manifest);
     if (o->json) {
-      std::cout << core::json_text(core::lint_json(report), 2) << "\n";
+      std::cout << core::json_text(core::rules::report_json(report), 2) << "\n";
     } else {
-      std::cout << core::lint_text(report);
+      std::cout << core::rules::report_text(report);
     }
     return report.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;
   });

@@ -2,8 +2,8 @@
 
 Findings of lint, har and hef check, comments and docs cite the shipped
 docs/hailo-contract.md by section ("hailo-contract.md §2", "hailo-contract.md
-section 9", "hailo-contract.md sections 3, 8-9"); hef check's rule tables give
-the section as a bare number next to the rule. A citation of a section that is
+section 9", "hailo-contract.md sections 3, 8-9"); the rule tables of lint and
+hef check give the section as a bare number next to the rule. A citation of a section that is
 not a heading of the document is a dead end for the user who follows it.
 Static: reads the sources, needs no binary.
 """
@@ -23,7 +23,7 @@ NUMBERS = r"\d+(?:\s*(?:,|and|or|-|–)\s*\d+)*"
 GLUE = r"""(?:[`)\]'"\s]|//|#|\*)*"""
 CITATION = re.compile(
     r"hailo-contract(?:\.md)?" + GLUE + r"(?:§\s?|sections?\s+)(" + NUMBERS + r")")
-# hef check's rule tables: {"rule-name", "8, 9", Severity::...}
+# The rule tables of lint and hef check: {"rule-name", "8, 9", Severity::...}
 RULE_ROW = re.compile(r'\{"[a-z0-9-]+",\s*"(' + NUMBERS + r')",\s*Severity::')
 # Inside the contract itself: "§5", "§5 item 4".
 SELF_REFERENCE = re.compile(r"§\s?(\d+)")

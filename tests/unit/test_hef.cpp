@@ -16,6 +16,9 @@
 
 namespace fs = std::filesystem;
 using namespace llm2hef::core::hef;
+using llm2hef::core::rules::Finding;
+using llm2hef::core::rules::Report;
+using llm2hef::core::rules::Severity;
 using llm2hef::BadInput;
 using llm2hef::testing::TempDir;
 
@@ -41,7 +44,7 @@ std::string valid_config() {
   return R"({"eos_token_id": 2, "stop_token_id": [2], "pre_process_params": {"prefill_input_tokens_count": 8}})";
 }
 
-size_t count(const std::vector<ContractFinding>& fs, Severity s) {
+size_t count(const std::vector<Finding>& fs, Severity s) {
   return static_cast<size_t>(std::count_if(fs.begin(), fs.end(), [&](const auto& f) { return f.severity == s; }));
 }
 
@@ -321,7 +324,7 @@ TEST(HefChecksums, Crc32IsTheStandardOne) {
 TEST(HefContract, CheckHefFileReportsMalformedFilesAsAFinding) {
   TempDir dir;
   write(dir.path() / "junk.hef", "not a hef at all");
-  const ContractReport rep = check_hef_file((dir.path() / "junk.hef").string());
+  const Report rep = check_hef_file((dir.path() / "junk.hef").string());
   ASSERT_EQ(rep.errors(), 1u);
   EXPECT_EQ(rep.findings[0].rule, "format");
   EXPECT_NE(rep.findings[0].message.find("magic"), std::string::npos);

@@ -14,13 +14,13 @@ void check_graph_contract(const std::filesystem::path& model_path, const ExportM
 }
 
 void check_graph_contract(const std::filesystem::path& model_path, const nlohmann::json& manifest) {
-  const LintReport report = lint_exported_onnx(model_path, manifest);
+  const rules::Report report = lint_exported_onnx(model_path, manifest);
   if (report.errors() == 0) return;
   std::string failed;
   for (const auto& f : report.findings)
-    if (f.severity == LintSeverity::error)
-      failed += "\n  [" + f.rule + "] " + (f.name.empty() ? std::string() : f.name + ": ") + f.message + " (" +
-                f.section + ")";
+    if (f.severity == rules::Severity::error)
+      failed += "\n  " + rules::finding_tag(f) + " " +
+                (f.subject && !f.subject->name.empty() ? f.subject->name + ": " : std::string()) + f.message;
   throw InternalError(model_path.string() + ": the exported graph breaks lint rule(s):" + failed);
 }
 

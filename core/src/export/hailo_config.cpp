@@ -87,8 +87,8 @@ json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const
   const std::string where = ckpt.dir().string() + ": the hailo-config.json made from it (default_generation_params "
                             "from generation_config.json)";
   std::string refused;
-  for (const hef::ContractFinding& f : hef::check_hailo_config_text(cfg.dump(), where))
-    if (f.severity == hef::Severity::error) refused += "\n  [" + f.rule + ", section " + f.section + "] " + f.message;
+  for (const rules::Finding& f : hef::check_hailo_config_text(cfg.dump(), where))
+    if (f.severity == rules::Severity::error) refused += "\n  " + rules::finding_tag(f) + " " + f.message;
   if (!refused.empty()) throw BadInput(ckpt.dir().string() + ": the hailo-config.json export would write fails `llm2hef hef check`:" + refused);
   return cfg;
 }

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "contract_rules.hpp"
+#include "hailo_config_rules.hpp"
 #include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/chat/template_edits.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
@@ -20,6 +20,8 @@
 namespace llm2hef::core::hef {
 
 using nlohmann::json;
+using rules::RuleOut;
+using rules::Severity;
 
 namespace {
 
@@ -257,19 +259,19 @@ ConfigText parse_config_text(const std::string* text, std::string where) {
   return c;
 }
 
-const std::vector<Rule<ConfigText>>& hailo_config_rule_table() {
-  static const std::vector<Rule<ConfigText>> rules = {
-      {"hailo-config", "6", Severity::error, check_config_keys, nullptr, kGatesSetConfig},
+const std::vector<rules::Rule<ConfigText>>& hailo_config_rule_table() {
+  static const std::vector<rules::Rule<ConfigText>> table = {
+      {"hailo-config", "6", Severity::error, check_config_keys},
       {"stop-tokens", "6", Severity::warning, check_stop_tokens},
-      {"chat-template", "6", Severity::error, check_template_parses, nullptr, kGatesSetConfig},
+      {"chat-template", "6", Severity::error, check_template_parses},
       {"chat-template-render", "6", Severity::warning, check_template_renders},
   };
-  return rules;
+  return table;
 }
 
-std::vector<ContractFinding> check_hailo_config_text(const std::string& text, const std::string& where) {
-  std::vector<ContractFinding> out;
-  RuleRunner runner(out);
+std::vector<rules::Finding> check_hailo_config_text(const std::string& text, const std::string& where) {
+  std::vector<rules::Finding> out;
+  rules::RuleRunner runner(out);
   runner.run(hailo_config_rule_table(), parse_config_text(&text, where));
   return out;
 }

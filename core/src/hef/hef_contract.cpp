@@ -1,13 +1,11 @@
 #include "llm2hef/core/hef/hef_contract.hpp"
 
-#include "contract_rules.hpp"
+#include "hailo_config_rules.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sstream>
 
-#include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
@@ -17,6 +15,9 @@ namespace llm2hef::core::hef {
 // docs/hef.md; every message names the hailort behaviour and its source.
 
 using nlohmann::json;
+using rules::Rule;
+using rules::RuleOut;
+using rules::Severity;
 
 namespace {
 
@@ -552,53 +553,27 @@ const std::vector<Rule<HefFacts>> kContentRules = {
     {"tokenizer", "6", Severity::error, check_tokenizer},
     {"theta", "6", Severity::error, check_theta_size},
     {"theta", "9", Severity::error, check_theta_halves},
-    {"inputs", "9", Severity::error, check_inputs, nullptr, kGatesSetConfig},
-    {"input-widths", "9", Severity::error, check_input_widths, nullptr, kGatesSetConfig},
+    {"inputs", "9", Severity::error, check_inputs},
+    {"input-widths", "9", Severity::error, check_input_widths},
     {"embeddings", "6", Severity::error, check_embeddings},
-    {"token-ids", "6", Severity::error, check_token_ids, nullptr, kGatesSetConfig},
+    {"token-ids", "6", Severity::error, check_token_ids},
     {"outputs", "9", Severity::error, check_output_frames},
     {"outputs", "6, 9", Severity::error, check_output_total},
-    // "-": agreement with our own export, not a Hailo rule (printed without a section).
-    {"manifest", "-", Severity::error, check_manifest_numbers, has_manifest},
+    // "": agreement with our own export, not a Hailo rule (printed without a section).
+    {"manifest", "", Severity::error, check_manifest_numbers, has_manifest},
     {"manifest", "5", Severity::error, check_manifest_shards, has_manifest},
     {"manifest", "8", Severity::error, check_manifest_groups, has_manifest},
-    {"manifest", "-", Severity::error, check_manifest_has_groups, has_manifest},
+    {"manifest", "", Severity::error, check_manifest_has_groups, has_manifest},
 };
 
 }  // namespace
 
-size_t ContractReport::errors() const {
-  size_t n = 0;
-  for (const auto& f : findings) n += f.severity == Severity::error;
-  return n;
-}
-
-size_t ContractReport::warnings() const {
-  size_t n = 0;
-  for (const auto& f : findings) n += f.severity == Severity::warning;
-  return n;
-}
-
-size_t ContractReport::errors_in(const std::vector<std::string>& rules) const {
-  size_t n = 0;
-  for (const auto& f : findings)
-    n += f.severity == Severity::error && std::find(rules.begin(), rules.end(), f.rule) != rules.end();
-  return n;
-}
-
+// Their errors depend on hailo-config.json's values: of its own table, the
+// rules that refuse it (not the warnings), and of the HEF's, those that
+// judge the HEF by what the config says (heads, input suffixes, token ids).
 const std::vector<std::string>& config_dependent_rules() {
-  static const std::vector<std::string> rules = [] {
-    std::vector<std::string> out;
-    auto collect = [&](const auto& table) {
-      for (const auto& rule : table)
-        if (rule.gates_set_config && std::find(out.begin(), out.end(), rule.name) == out.end())
-          out.push_back(rule.name);
-    };
-    collect(kFileRules);
-    collect(hailo_config_rule_table());
-    collect(kContentRules);
-    return out;
-  }();
+  static const std::vector<std::string> rules = {"hailo-config", "chat-template", "inputs", "input-widths",
+                                                 "token-ids"};
   return rules;
 }
 
@@ -622,11 +597,11 @@ std::array<uint32_t, 2> parse_hailort_version(const std::string& text) {
   return {v[0], v[1]};
 }
 
-ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, const ContractOptions& opt) {
-  ContractReport rep;
+rules::Report check_hef_contract(const ByteSource& src, const HefInfo& info, const ContractOptions& opt) {
+  rules::Report rep;
   rep.file = info.file;
   const HefFacts facts = derive_facts(src, info, opt);
-  RuleRunner runner(rep.findings);
+  rules::RuleRunner runner(rep.findings);
   runner.run(kFileRules, facts);
   runner.run(hailo_config_rule_table(), facts.config);
   runner.run(kContentRules, facts);
@@ -634,65 +609,20 @@ ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, co
   rep.derived = derived_values(facts);
   return rep;
 }
-ContractReport check_hef_file(const std::string& path, const ContractOptions& options) {
+
+rules::Report check_hef_file(const std::string& path, const ContractOptions& options) {
   try {
     const auto src = open_file_source(path);
     const HefInfo info = read_hef(*src);
     return check_hef_contract(*src, info, options);
   } catch (const BadInput& e) {
-    ContractReport rep;
+    rules::Report rep;
     rep.file = path;
     rep.findings.push_back({"format", "10", Severity::error, e.what()});
+    rep.passed.emplace();
+    rep.derived = json::object();
     return rep;
   }
-}
-
-namespace {
-const char* severity_name(Severity s) {
-  switch (s) {
-    case Severity::error: return "error";
-    case Severity::warning: return "warning";
-    case Severity::info: return "info";
-  }
-  return "?";
-}
-}  // namespace
-
-namespace {
-bool has_section(const ContractFinding& f) { return !f.section.empty() && f.section != "-"; }
-}  // namespace
-
-std::string finding_tag(const ContractFinding& f) {
-  return "[" + f.rule + (has_section(f) ? ", section " + f.section : std::string()) + "]";
-}
-
-json finding_section_json(const ContractFinding& f) { return has_section(f) ? json(f.section) : json(nullptr); }
-
-std::string contract_text(const ContractReport& r) {
-  std::ostringstream o;
-  o << r.file << "\n";
-  for (const auto& f : r.findings)
-    o << "  " << severity_name(f.severity) << " " << finding_tag(f) << " " << f.message << "\n";
-  if (!r.passed.empty()) {
-    o << "  passed:";
-    for (const auto& p : r.passed) o << " " << p;
-    o << "\n";
-  }
-  if (std::any_of(r.findings.begin(), r.findings.end(), has_section)) o << "sections cited refer to " << contract_doc_path().string() << "\n";
-  o << (r.errors() == 0 ? "PASS" : "FAIL") << ": " << r.errors() << " error(s), " << r.warnings() << " warning(s)\n";
-  return o.str();
-}
-
-json contract_json(const ContractReport& r) {
-  json findings = json::array();
-  for (const auto& f : r.findings)
-    findings.push_back({{"rule", f.rule},
-                        {"section", finding_section_json(f)},
-                        {"severity", severity_name(f.severity)},
-                        {"message", f.message}});
-  return {{"file", r.file},         {"ok", r.errors() == 0}, {"errors", r.errors()},
-          {"warnings", r.warnings()}, {"findings", findings},  {"passed", r.passed},
-          {"derived", r.derived},     {"contract_doc", contract_doc_path().string()}};
 }
 
 }  // namespace llm2hef::core::hef

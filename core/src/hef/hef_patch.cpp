@@ -1,6 +1,6 @@
 #include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
-#include "contract_rules.hpp"
+#include "hailo_config_rules.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -64,10 +64,10 @@ std::string patched_resource(std::string_view msg, uint64_t offset, std::optiona
   return out;
 }
 
-std::string refusal(const std::string& what, const std::vector<ContractFinding>& problems) {
+std::string refusal(const std::string& what, const std::vector<rules::Finding>& problems) {
   std::string msg = what;
   for (const auto& p : problems)
-    if (p.severity == Severity::error) msg += "\n  [" + p.rule + ", section " + p.section + "] " + p.message;
+    if (p.severity == rules::Severity::error) msg += "\n  " + rules::finding_tag(p) + " " + p.message;
   return msg;
 }
 
@@ -82,9 +82,9 @@ struct Placement {
 
 SetConfigResult set_hailo_config(const fs::path& input, const std::string& config_text, const fs::path& output,
                                  bool replace, const std::function<void(uint64_t, uint64_t)>& progress) {
-  std::vector<ContractFinding> problems = check_hailo_config_text(config_text, "new hailo-config.json");
+  std::vector<rules::Finding> problems = check_hailo_config_text(config_text, "new hailo-config.json");
   for (const auto& p : problems)
-    if (p.severity == Severity::error)
+    if (p.severity == rules::Severity::error)
       throw BadInput(refusal("the new hailo-config.json is refused (the genai server would reject or misread it):",
                              problems));
   std::error_code ec;
@@ -124,12 +124,12 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     ContractOptions opt;
     opt.config_override = config_text;
     opt.checksum_limit = 0;  // only the config-dependent rules matter here
-    const ContractReport rep = check_hef_contract(*src, info, opt);
+    const rules::Report rep = check_hef_contract(*src, info, opt);
     for (const auto& f : rep.findings)
-      if (f.severity == Severity::error) errors_before.emplace(f.rule, f.message);
+      if (f.severity == rules::Severity::error) errors_before.emplace(f.rule, f.message);
     const auto& rules = config_dependent_rules();
     if (rep.errors_in(rules) > 0) {
-      std::vector<ContractFinding> relevant;
+      std::vector<rules::Finding> relevant;
       for (const auto& f : rep.findings)
         if (std::find(rules.begin(), rules.end(), f.rule) != rules.end()) relevant.push_back(f);
       throw BadInput(refusal("the new hailo-config.json contradicts " + input.string() + ":", relevant));
@@ -142,7 +142,7 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
       return false;
     };
     for (const auto& f : rep.findings)
-      if (about_the_config(f.rule) || (f.severity != Severity::error &&
+      if (about_the_config(f.rule) || (f.severity != rules::Severity::error &&
                                        std::find(rules.begin(), rules.end(), f.rule) != rules.end()))
         res.findings.push_back(f);
   }
@@ -314,15 +314,15 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     ContractOptions opt;
     opt.checksum_limit = 0;  // moved bytes are copied verbatim; the tests compare them
     opt.optimize_memory_on_device = true;  // the layout is for it: its order is an error here, not a warning
-    const ContractReport rep = check_hef_contract(*check, again, opt);
+    const rules::Report rep = check_hef_contract(*check, again, opt);
     if (rep.errors_in({"proto-hash", "resource-order"}) > 0)
       throw InternalError(refusal(output.string() + ": the rewritten HEF fails its own layout rules:", rep.findings));
     // And the rules of `hef check` as the user runs it: set-config never
     // writes a HEF that `hef check` refuses for a reason the rewrite brought.
-    const ContractReport as_checked = check_hef_contract(*check, again, ContractOptions{});
-    std::vector<ContractFinding> errors;
+    const rules::Report as_checked = check_hef_contract(*check, again, ContractOptions{});
+    std::vector<rules::Finding> errors;
     for (const auto& f : as_checked.findings)
-      if (f.severity == Severity::error && !errors_before.count({f.rule, f.message})) errors.push_back(f);
+      if (f.severity == rules::Severity::error && !errors_before.count({f.rule, f.message})) errors.push_back(f);
     if (!errors.empty())
       throw BadInput(refusal(output.string() + ": not written: the HEF set-config would write fails `llm2hef hef check`:",
                              errors));

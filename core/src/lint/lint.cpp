@@ -8,12 +8,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <algorithm>
-#include <sstream>
-#include <unordered_set>
-
 #include "lint_context.hpp"
-#include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -32,95 +27,85 @@ onnx::ModelProto parse_model(const std::string& bytes, const std::string& label)
   return model;
 }
 
-}  // namespace
-
-size_t LintReport::errors() const {
-  return static_cast<size_t>(std::count_if(findings.begin(), findings.end(),
-                                           [](const LintFinding& f) { return f.severity == LintSeverity::error; }));
-}
-
-size_t LintReport::warnings() const { return findings.size() - errors(); }
-
-namespace {
+using rules::Rule;
+using rules::Severity;
 
 enum class Scope { model, input, node, output };
 
+// A row of the table: the rule, what it runs on, and what `lint --help` says of it.
 struct Row {
   Scope scope;
-  LintRule rule;
-  lint::LintCheck check;
+  Rule<lint::LintItem> rule;
+  const char* summary;
+  bool needs_manifest = false;
 };
 
-constexpr const char* kS2 = "hailo-contract.md §2";
-constexpr const char* kS3 = "hailo-contract.md §3";
-constexpr const char* kContract = "graph contract (docs/lint.md), hailo-contract.md §2";
-constexpr const char* kOnnx = "ONNX IR: defined, acyclic, self-contained";
-
-constexpr LintSeverity E = LintSeverity::error, W = LintSeverity::warning;
-constexpr LintSubject M = LintSubject::model, I = LintSubject::input, N = LintSubject::node, O = LintSubject::output;
 constexpr bool kWithManifest = true;
 
 // Every rule, in the order it runs: model rules, then each runtime input's,
 // then each node's, then each output's. A rule that judges several subjects
-// has one row per subject (dynamic-shape: inputs cite §3).
+// has one row per subject (dynamic-shape: inputs cite §3). The rules of ONNX
+// IR itself (defined, acyclic, self-contained) cite no section ("").
 const std::vector<Row> kRules = {
-    {Scope::model, {"onnx-checker", M, E, kOnnx, "what onnx's own checker refuses", kWithManifest}, lint::onnx_checker},
-    {Scope::model,
-     {"manifest-inputs", M, E, kS2, "the runtime inputs are not the manifest's, in its order and shapes", kWithManifest},
-     lint::manifest_inputs},
-    {Scope::model, {"manifest-output", M, E, kS2, "the output is not one 'logits' [1, 1, vocab]", kWithManifest},
-     lint::manifest_output},
-    {Scope::model, {"missing-tensor", N, E, kOnnx, "a node input that no graph input, initializer or node defines"},
-     lint::missing_tensor},
-    {Scope::model, {"graph-cycle", N, E, kOnnx, "nodes that depend on each other in a cycle"}, lint::graph_cycle},
-    {Scope::model,
-     {"external-data-location", M, E, kOnnx, "an initializer whose external data is at an absolute path or under '..'"},
-     lint::external_data_location},
-    {Scope::model, {"shape-inference", M, W, kS2, "onnx shape inference failed on the graph"}, lint::shape_inference},
-    {Scope::model, {"opset", M, W, kS2, "default-domain opset other than 17"}, lint::opset_17},
-    {Scope::input, {"dynamic-shape", I, E, kS3, "an input with a symbolic/unknown dimension or unknown rank"},
-     lint::input_static},
-    {Scope::input, {"batch", I, E, kS2, "an input with batch > 1"}, lint::input_batch},
-    {Scope::input, {"input-format", I, W, kS3, "a rank-4 (or rank other than 3) input needs net_input_format (given by compile.py "
-                                           "when export's manifest.json names it)"},
-     lint::input_format},
-    {Scope::input, {"unconsumed-input", I, E, kS2, "a graph input no node consumes"}, lint::input_consumed},
-    {Scope::node, {"dynamic-shape", N, E, kS2, "a node whose inputs are static but an output is not"},
-     lint::node_static},
-    {Scope::node, {"expand", N, E, kS2, "an Expand node (GQA must be a constant 0/1 matmul)"}, lint::no_expand},
-    {Scope::node,
-     {"reshape-transpose", N, E, kS2, "a head-split Reshape (rank 3 -> 4) not consumed by exactly one Transpose"},
-     lint::reshape_transpose},
-    {Scope::node, {"gather-on-activation", N, E, kS2, "Gather/GatherElements/GatherND on a non-constant tensor"},
-     lint::gather_on_activation},
-    {Scope::node,
-     {"position-mixing", N, E, kContract,
-      "an op mixing positions outside the attention matmuls (reduce/softmax/cumsum/conv/pool over SEQ, "
-      "non-attention activation x activation MatMul, constant x activation MatMul over SEQ)"},
-     lint::position_mixing},
-    {Scope::node, {"unknown-op", N, W, kS2, "an op outside the patterns the DFC is known to parse"}, lint::known_op},
-    {Scope::output, {"dynamic-shape", O, E, kS2, "an output with a symbolic/unknown dimension"}, lint::output_static},
-    {Scope::output, {"output-not-last-position", O, E, kS2, "a graph output that is not [1, 1, N]"},
-     lint::output_last_position},
+    {Scope::model, {"onnx-checker", "", Severity::error, lint::onnx_checker}, "what onnx's own checker refuses",
+     kWithManifest},
+    {Scope::model, {"manifest-inputs", "2", Severity::error, lint::manifest_inputs},
+     "the runtime inputs are not the manifest's, in its order and shapes", kWithManifest},
+    {Scope::model, {"manifest-output", "2", Severity::error, lint::manifest_output},
+     "the output is not one 'logits' [1, 1, vocab]", kWithManifest},
+    {Scope::model, {"missing-tensor", "", Severity::error, lint::missing_tensor},
+     "a node input that no graph input, initializer or node defines"},
+    {Scope::model, {"graph-cycle", "", Severity::error, lint::graph_cycle},
+     "nodes that depend on each other in a cycle"},
+    {Scope::model, {"external-data-location", "", Severity::error, lint::external_data_location},
+     "an initializer whose external data is at an absolute path or under '..'"},
+    {Scope::model, {"shape-inference", "2", Severity::warning, lint::shape_inference},
+     "onnx shape inference failed on the graph"},
+    {Scope::model, {"opset", "2", Severity::warning, lint::opset_17}, "default-domain opset other than 17"},
+    {Scope::input, {"dynamic-shape", "3", Severity::error, lint::input_static},
+     "an input with a symbolic/unknown dimension or unknown rank"},
+    {Scope::input, {"batch", "2", Severity::error, lint::input_batch}, "an input with batch > 1"},
+    {Scope::input, {"input-format", "3", Severity::warning, lint::input_format},
+     "a rank-4 (or rank other than 3) input needs net_input_format (given by compile.py when export's "
+     "manifest.json names it)"},
+    {Scope::input, {"unconsumed-input", "2", Severity::error, lint::input_consumed},
+     "a graph input no node consumes"},
+    {Scope::node, {"dynamic-shape", "2", Severity::error, lint::node_static},
+     "a node whose inputs are static but an output is not"},
+    {Scope::node, {"expand", "2", Severity::error, lint::no_expand},
+     "an Expand node (GQA must be a constant 0/1 matmul)"},
+    {Scope::node, {"reshape-transpose", "2", Severity::error, lint::reshape_transpose},
+     "a head-split Reshape (rank 3 -> 4) not consumed by exactly one Transpose"},
+    {Scope::node, {"gather-on-activation", "2", Severity::error, lint::gather_on_activation},
+     "Gather/GatherElements/GatherND on a non-constant tensor"},
+    // Its messages name the graph contract (docs/lint.md) it enforces.
+    {Scope::node, {"position-mixing", "2", Severity::error, lint::position_mixing},
+     "an op mixing positions outside the attention matmuls (reduce/softmax/cumsum/conv/pool over SEQ, "
+     "non-attention activation x activation MatMul, constant x activation MatMul over SEQ)"},
+    {Scope::node, {"unknown-op", "2", Severity::warning, lint::known_op},
+     "an op outside the patterns the DFC is known to parse"},
+    {Scope::output, {"dynamic-shape", "2", Severity::error, lint::output_static},
+     "an output with a symbolic/unknown dimension"},
+    {Scope::output, {"output-not-last-position", "2", Severity::error, lint::output_last_position},
+     "a graph output that is not [1, 1, N]"},
 };
 
-LintReport run_rules(const lint::LintContext& c, std::string file) {
-  LintReport report;
+rules::Report run_rules(const lint::LintContext& c, std::string file) {
+  rules::Report report;
   report.file = std::move(file);
-  std::unordered_set<std::string> error_nodes;  // nodes an error finding names: unknown-op stays silent on them
-  auto run = [&](Scope scope, const lint::LintItem& item) {
-    for (const Row& row : kRules) {
-      if (row.scope != scope || (row.rule.needs_manifest && !c.manifest())) continue;
-      lint::LintOut out(report, error_nodes, row.rule, item);
-      row.check(c, item, out);
-    }
+  rules::RuleRunner runner(report.findings);
+  auto run = [&](Scope scope, const lint::LintItem& item, const rules::Subject& about) {
+    for (const Row& row : kRules)
+      if (row.scope == scope && (!row.needs_manifest || c.manifest())) runner.run(row.rule, item, about);
   };
   const auto& g = c.graph();
-  run(Scope::model, {});
+  run(Scope::model, {c}, {"model", "", ""});
   for (const auto& vi : g.input())
-    if (!c.is_initializer(vi.name())) run(Scope::input, {&vi, nullptr, -1});  // an initializer with a default is no runtime input
-  for (int i = 0; i < g.node_size(); ++i) run(Scope::node, {nullptr, &g.node(i), i});
-  for (const auto& vi : g.output()) run(Scope::output, {&vi, nullptr, -1});
+    if (!c.is_initializer(vi.name()))  // an initializer with a default is no runtime input
+      run(Scope::input, {c, &vi}, {"input", vi.name(), ""});
+  for (int i = 0; i < g.node_size(); ++i)
+    run(Scope::node, {c, nullptr, &g.node(i), i}, lint::node_subject(g.node(i), i));
+  for (const auto& vi : g.output()) run(Scope::output, {c, &vi}, {"output", vi.name(), ""});
   return report;
 }
 
@@ -136,74 +121,27 @@ std::string read_onnx_file(const std::filesystem::path& path) {
 
 }  // namespace
 
-const std::vector<LintRule>& lint_rules() {
-  static const std::vector<LintRule> rules = [] {
-    std::vector<LintRule> out;
-    for (const Row& row : kRules) out.push_back(row.rule);
+const std::vector<LintRuleSummary>& lint_rules() {
+  static const std::vector<LintRuleSummary> summaries = [] {
+    std::vector<LintRuleSummary> out;
+    for (const Row& row : kRules) out.push_back({row.rule.name, row.rule.severity, row.summary, row.needs_manifest});
     return out;
   }();
-  return rules;
+  return summaries;
 }
 
-LintReport lint_onnx_bytes(const std::string& bytes, const std::string& label) {
+rules::Report lint_onnx_bytes(const std::string& bytes, const std::string& label) {
   return run_rules(lint::LintContext(parse_model(bytes, label), {}, nullptr), label);
 }
 
-LintReport lint_onnx_file(const std::filesystem::path& path) {
+rules::Report lint_onnx_file(const std::filesystem::path& path) {
   const std::string bytes = read_onnx_file(path);
   return run_rules(lint::LintContext(parse_model(bytes, path.string()), path, nullptr), path.string());
 }
 
-LintReport lint_exported_onnx(const std::filesystem::path& path, const nlohmann::json& manifest) {
+rules::Report lint_exported_onnx(const std::filesystem::path& path, const nlohmann::json& manifest) {
   const std::string bytes = read_onnx_file(path);
   return run_rules(lint::LintContext(parse_model(bytes, path.string()), path, &manifest), path.string());
-}
-
-std::string lint_text(const LintReport& report) {
-  std::ostringstream out;
-  for (const auto& f : report.findings) {
-    out << (f.severity == LintSeverity::error ? "error" : "warning") << " [" << f.rule << "] ";
-    switch (f.subject) {
-      case LintSubject::model: out << "model"; break;
-      case LintSubject::input: out << "input '" << f.name << "'"; break;
-      case LintSubject::output: out << "output '" << f.name << "'"; break;
-      case LintSubject::node: out << "node '" << f.name << "' (" << f.op << ")"; break;
-    }
-    out << ": " << f.message << " (" << f.section << ")\n";
-  }
-  // The path once, before the verdict (which stays the last line).
-  if (!report.findings.empty()) out << "sections cited refer to " << contract_doc_path().string() << "\n";
-  const size_t e = report.errors(), w = report.warnings();
-  out << report.file << ": " << e << (e == 1 ? " error, " : " errors, ") << w << (w == 1 ? " warning" : " warnings");
-  if (e == 0) out << " - passes the graph contract";
-  out << "\n";
-  return out.str();
-}
-
-nlohmann::json lint_json(const LintReport& report) {
-  nlohmann::json findings = nlohmann::json::array();
-  for (const auto& f : report.findings) {
-    const char* kind = "node";
-    switch (f.subject) {
-      case LintSubject::model: kind = "model"; break;
-      case LintSubject::input: kind = "input"; break;
-      case LintSubject::output: kind = "output"; break;
-      case LintSubject::node: kind = "node"; break;
-    }
-    findings.push_back({{"rule", f.rule},
-                        {"severity", f.severity == LintSeverity::error ? "error" : "warning"},
-                        {"node", f.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.name)},
-                        {"op", f.op.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.op)},
-                        {"kind", kind},
-                        {"message", f.message},
-                        {"section", f.section}});
-  }
-  return {{"file", report.file},
-          {"ok", report.errors() == 0},
-          {"findings", findings},
-          {"errors", report.errors()},
-          {"warnings", report.warnings()},
-          {"contract_doc", contract_doc_path().string()}};
 }
 
 }  // namespace llm2hef::core

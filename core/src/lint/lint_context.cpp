@@ -61,6 +61,8 @@ std::string node_label(const onnx::NodeProto& n, int index) {
   return "#" + std::to_string(index);
 }
 
+rules::Subject node_subject(const onnx::NodeProto& n, int index) { return {"node", node_label(n, index), op_label(n)}; }
+
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name) {
   for (const auto& a : n.attribute())
     if (a.name() == name) return &a;
@@ -239,25 +241,6 @@ bool LintContext::is_seq_axis(const Shape& s, int64_t axis) const {
 std::vector<const onnx::NodeProto*> LintContext::consumers(const std::string& name) const {
   auto it = consumers_.find(name);
   return it == consumers_.end() ? std::vector<const onnx::NodeProto*>{} : it->second;
-}
-
-void LintOut::add(LintSubject subject, const std::string& name, const std::string& op, const std::string& message) {
-  report_.findings.push_back(LintFinding{rule_.id, rule_.severity, subject, name, op, message, rule_.section});
-  if (rule_.severity == LintSeverity::error && subject == LintSubject::node) error_nodes_.insert(name);
-}
-
-void LintOut::fail(const std::string& message) {
-  if (item_.node) return fail_node(*item_.node, item_.index, message);
-  if (item_.value) return add(rule_.subject, item_.value->name(), "", message);
-  add(LintSubject::model, "", "", message);
-}
-
-void LintOut::fail_node(const onnx::NodeProto& n, int index, const std::string& message) {
-  add(LintSubject::node, node_label(n, index), op_label(n), message);
-}
-
-void LintOut::fail_model(const std::string& name, const std::string& message) {
-  add(LintSubject::model, name, "", message);
 }
 
 }  // namespace llm2hef::core::lint

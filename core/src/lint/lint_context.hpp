@@ -1,7 +1,7 @@
 // What the lint rules share (private to core/src/lint): the model with the
-// shapes onnx inference adds, indexes built once over it, and the rule row
-// type. Each rule is one function in core/src/lint/rules/; the table in
-// lint.cpp gives its name, subject, severity and section.
+// shapes onnx inference adds, indexes built once over it, and what a rule
+// runs on. Each rule is one function in core/src/lint/rules/; the table in
+// lint.cpp gives its name, section, severity and what it runs on.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../rules/rule_table.hpp"
 #include "llm2hef/core/lint/lint.hpp"
 
 namespace llm2hef::core::lint {
@@ -34,6 +35,8 @@ std::string dims_detail(const onnx::TypeProto& t);
 std::string op_label(const onnx::NodeProto& n);
 bool default_domain(const onnx::NodeProto& n);
 std::string node_label(const onnx::NodeProto& n, int index);
+// What a finding about this node points at: its label and op.
+rules::Subject node_subject(const onnx::NodeProto& n, int index);
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name);
 std::optional<int64_t> attr_int(const onnx::NodeProto& n, const std::string& name);
 std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, const std::string& name);
@@ -88,62 +91,40 @@ class LintContext {
   int64_t seq_ = 0;
 };
 
-// What a rule runs on: the model, one graph input or output, or one node.
+// What a rule runs on: the model, one graph input or output, or one node,
+// with the context every rule reads.
 struct LintItem {
+  const LintContext& context;
   const onnx::ValueInfoProto* value = nullptr;  // input and output rules
   const onnx::NodeProto* node = nullptr;        // node rules
   int index = -1;                               // the node's position in the graph
 };
 
-// Findings of one rule, with its name, severity and section.
-class LintOut {
- public:
-  LintOut(LintReport& report, std::unordered_set<std::string>& error_nodes, const LintRule& rule, const LintItem& item)
-      : report_(report), error_nodes_(error_nodes), rule_(rule), item_(item) {}
-  // A finding about the item the rule runs on.
-  void fail(const std::string& message);
-  // About one node, from a rule that runs on the whole model.
-  void fail_node(const onnx::NodeProto& n, int index, const std::string& message);
-  // About the model, naming a part of it (e.g. an initializer).
-  void fail_model(const std::string& name, const std::string& message);
-  // An earlier rule found an error on this node.
-  bool node_has_error(const std::string& label) const { return error_nodes_.count(label) > 0; }
-
- private:
-  void add(LintSubject subject, const std::string& name, const std::string& op, const std::string& message);
-  LintReport& report_;
-  std::unordered_set<std::string>& error_nodes_;
-  const LintRule& rule_;
-  const LintItem& item_;
-};
-
-using LintCheck = void (*)(const LintContext&, const LintItem&, LintOut&);
-
 // ---- the rules (core/src/lint/rules/*.cpp) ------------------------------------
 // structure.cpp: what onnx's checker refuses or what breaks the DFC first
-void missing_tensor(const LintContext&, const LintItem&, LintOut&);
-void graph_cycle(const LintContext&, const LintItem&, LintOut&);
-void external_data_location(const LintContext&, const LintItem&, LintOut&);
-void shape_inference(const LintContext&, const LintItem&, LintOut&);
-void opset_17(const LintContext&, const LintItem&, LintOut&);
+void missing_tensor(const LintItem&, rules::RuleOut&);
+void graph_cycle(const LintItem&, rules::RuleOut&);
+void external_data_location(const LintItem&, rules::RuleOut&);
+void shape_inference(const LintItem&, rules::RuleOut&);
+void opset_17(const LintItem&, rules::RuleOut&);
 // inputs_outputs.cpp
-void input_static(const LintContext&, const LintItem&, LintOut&);
-void input_batch(const LintContext&, const LintItem&, LintOut&);
-void input_format(const LintContext&, const LintItem&, LintOut&);
-void input_consumed(const LintContext&, const LintItem&, LintOut&);
-void output_static(const LintContext&, const LintItem&, LintOut&);
-void output_last_position(const LintContext&, const LintItem&, LintOut&);
+void input_static(const LintItem&, rules::RuleOut&);
+void input_batch(const LintItem&, rules::RuleOut&);
+void input_format(const LintItem&, rules::RuleOut&);
+void input_consumed(const LintItem&, rules::RuleOut&);
+void output_static(const LintItem&, rules::RuleOut&);
+void output_last_position(const LintItem&, rules::RuleOut&);
 // nodes.cpp
-void node_static(const LintContext&, const LintItem&, LintOut&);
-void no_expand(const LintContext&, const LintItem&, LintOut&);
-void reshape_transpose(const LintContext&, const LintItem&, LintOut&);
-void gather_on_activation(const LintContext&, const LintItem&, LintOut&);
-void known_op(const LintContext&, const LintItem&, LintOut&);
+void node_static(const LintItem&, rules::RuleOut&);
+void no_expand(const LintItem&, rules::RuleOut&);
+void reshape_transpose(const LintItem&, rules::RuleOut&);
+void gather_on_activation(const LintItem&, rules::RuleOut&);
+void known_op(const LintItem&, rules::RuleOut&);
 // position_mixing.cpp
-void position_mixing(const LintContext&, const LintItem&, LintOut&);
+void position_mixing(const LintItem&, rules::RuleOut&);
 // export_contract.cpp: the graph against the manifest export wrote with it
-void onnx_checker(const LintContext&, const LintItem&, LintOut&);
-void manifest_inputs(const LintContext&, const LintItem&, LintOut&);
-void manifest_output(const LintContext&, const LintItem&, LintOut&);
+void onnx_checker(const LintItem&, rules::RuleOut&);
+void manifest_inputs(const LintItem&, rules::RuleOut&);
+void manifest_output(const LintItem&, rules::RuleOut&);
 
 }  // namespace llm2hef::core::lint

@@ -13,6 +13,7 @@
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/package/package.hpp"
+#include "llm2hef/core/rules/render.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "store_writer.hpp"
@@ -54,20 +55,20 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, con
   options.manifest = facts.manifest;
   options.manifest_path = facts.manifest_path;
   options.hailort = hailort;
-  const hef::ContractReport report = hef::check_hef_contract(*src, info, options);
+  const rules::Report report = hef::check_hef_contract(*src, info, options);
   if (report.errors() > 0) {
     const std::string version = std::to_string(hailort[0]) + "." + std::to_string(hailort[1]);
     std::ostringstream msg;
     msg << hef_path.string() << ": fails `llm2hef hef check --manifest " << facts.manifest_path << " --hailort "
         << version << "` (" << report.errors() << " error(s)); not packaged:";
     for (const auto& f : report.findings)
-      if (f.severity == hef::Severity::error)
-        msg << "\n  " << hef::finding_tag(f) << " " << f.message;
+      if (f.severity == rules::Severity::error)
+        msg << "\n  " << rules::finding_tag(f) << " " << f.message;
     msg << "\nsections cited refer to " << contract_doc_path().string();
     throw Error(ExitCode::failure, msg.str());
   }
   for (const auto& f : report.findings)
-    if (f.severity == hef::Severity::warning) notes.push_back("hef check warning [" + f.rule + "]: " + f.message);
+    if (f.severity == rules::Severity::warning) notes.push_back("hef check warning [" + f.rule + "]: " + f.message);
 
   // The server renders the manifest's template and stop tokens while the
   // runtime uses the HEF's own copies: they must be the same files.
@@ -92,7 +93,7 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, con
                              : std::string()));
     }
   }
-  return hef::contract_json(report);
+  return rules::report_json(report);
 }
 
 // Hailo's Docker instructions for hailo-ollama (hailo_model_zoo_genai v5.1.1,

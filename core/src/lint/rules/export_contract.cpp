@@ -17,7 +17,8 @@ std::vector<int64_t> declared_dims(const onnx::ValueInfoProto& vi) {
 }
 }  // namespace
 
-void onnx_checker(const LintContext& c, const LintItem&, LintOut& out) {
+void onnx_checker(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   try {
     if (c.source().empty())
       onnx::checker::check_model(c.model());
@@ -28,7 +29,8 @@ void onnx_checker(const LintContext& c, const LintItem&, LintOut& out) {
   }
 }
 
-void manifest_inputs(const LintContext& c, const LintItem&, LintOut& out) {
+void manifest_inputs(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const nlohmann::json& expected = c.manifest()->at("inputs");
   const auto& g = c.graph();
   if (static_cast<size_t>(g.input_size()) != expected.size()) {
@@ -50,7 +52,8 @@ void manifest_inputs(const LintContext& c, const LintItem&, LintOut& out) {
   }
 }
 
-void manifest_output(const LintContext& c, const LintItem&, LintOut& out) {
+void manifest_output(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const auto& g = c.graph();
   if (g.output_size() != 1 || g.output(0).name() != "logits") {
     out.fail("expected one output 'logits', the graph has " + std::to_string(g.output_size()) +

@@ -4,7 +4,7 @@
 
 namespace llm2hef::core::lint {
 
-void input_static(const LintContext&, const LintItem& item, LintOut& out) {
+void input_static(const LintItem& item, rules::RuleOut& out) {
   const auto& vi = *item.value;
   if (!shape_of(vi.type()).is_static())
     out.fail("input shape " + dims_detail(vi.type()) +
@@ -12,7 +12,7 @@ void input_static(const LintContext&, const LintItem& item, LintOut& out) {
              "(\"ValueError: Unspecified inputs\")");
 }
 
-void input_batch(const LintContext&, const LintItem& item, LintOut& out) {
+void input_batch(const LintItem& item, rules::RuleOut& out) {
   const Shape s = shape_of(item.value->type());
   if (s.known && s.rank() >= 1 && s.dims[0] > 1)
     out.fail("batch " + std::to_string(s.dims[0]) + " in " + shape_text(s) + "; the contract is batch 1");
@@ -31,7 +31,8 @@ bool manifest_gives_format(const LintContext& c, const std::string& name, size_t
   return false;
 }
 
-void input_format(const LintContext& c, const LintItem& item, LintOut& out) {
+void input_format(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const Shape s = shape_of(item.value->type());
   if (s.known && manifest_gives_format(c, item.value->name(), static_cast<size_t>(s.rank()))) return;
   if (s.known && s.rank() == 4)
@@ -44,19 +45,22 @@ void input_format(const LintContext& c, const LintItem& item, LintOut& out) {
              "rank 4 ([Dims.BATCH, Dims.HEIGHT, Dims.WIDTH, Dims.CHANNELS])");
 }
 
-void input_consumed(const LintContext& c, const LintItem& item, LintOut& out) {
+void input_consumed(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   if (!c.consumed_anywhere(item.value->name()))
     out.fail("input is never consumed by a node; the runtime feeds all six inputs and the DFC numbers "
              "input_layer1..N in ONNX input order");
 }
 
-void output_static(const LintContext& c, const LintItem& item, LintOut& out) {
+void output_static(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const auto& vi = *item.value;
   if (!shape_of(vi.type()).is_static() && !c.shape(vi.name()).is_static())
     out.fail("output shape " + dims_detail(vi.type()) + " is not static");
 }
 
-void output_last_position(const LintContext& c, const LintItem& item, LintOut& out) {
+void output_last_position(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const Shape s = c.shape(item.value->name());
   if (!s.known) return;
   if (s.rank() != 3)

@@ -29,7 +29,8 @@ const std::set<std::string> kGatherOps = {"Gather", "GatherElements", "GatherND"
 }  // namespace
 
 // Dynamic shapes are reported where they originate: a node whose inputs are static but an output is not.
-void node_static(const LintContext& c, const LintItem& item, LintOut& out) {
+void node_static(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const auto& n = *item.node;
   for (const auto& in : n.input()) {
     if (in.empty() || c.is_nontensor(in)) continue;
@@ -45,13 +46,14 @@ void node_static(const LintContext& c, const LintItem& item, LintOut& out) {
   }
 }
 
-void no_expand(const LintContext&, const LintItem& item, LintOut& out) {
+void no_expand(const LintItem& item, rules::RuleOut& out) {
   if (default_domain(*item.node) && item.node->op_type() == "Expand")
     out.fail("Expand is not parsable (SEED round 1); expand GQA k/v with a constant 0/1 "
              "(NKVHEAD*HD) x (NHEAD*HD) matmul in repeat_interleave order");
 }
 
-void reshape_transpose(const LintContext& c, const LintItem& item, LintOut& out) {
+void reshape_transpose(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const auto& n = *item.node;
   if (!default_domain(n) || n.op_type() != "Reshape") return;
   if (n.output_size() == 0 || n.input_size() < 1) return;
@@ -80,7 +82,8 @@ void reshape_transpose(const LintContext& c, const LintItem& item, LintOut& out)
            "\"UnsupportedShuffleLayerError: Reshape\")");
 }
 
-void gather_on_activation(const LintContext& c, const LintItem& item, LintOut& out) {
+void gather_on_activation(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const auto& n = *item.node;
   if (default_domain(n) && kGatherOps.count(n.op_type()) && n.input_size() > 0 && !c.is_const(n.input(0)))
     out.fail(n.op_type() + " on the activation '" + n.input(0) +
@@ -88,11 +91,11 @@ void gather_on_activation(const LintContext& c, const LintItem& item, LintOut& o
              "embeddings.bin) and position picks should be Slice");
 }
 
-void known_op(const LintContext&, const LintItem& item, LintOut& out) {
+void known_op(const LintItem& item, rules::RuleOut& out) {
   const auto& n = *item.node;
   const bool std_op = default_domain(n);
   if (std_op && kKnownOps.count(n.op_type())) return;
-  if (out.node_has_error(node_label(n, item.index))) return;  // one error on a node says enough
+  if (out.has_error_about(node_subject(n, item.index))) return;  // one error on a node says enough
   out.fail(op_label(n) +
            " is outside the op patterns the DFC parser is known to accept; a graph built this way is "
            "unproven against the DFC" +

@@ -21,7 +21,7 @@ const std::set<std::string> kGlobalPoolOps = {"GlobalAveragePool", "GlobalMaxPoo
 // One node's check, with the context's lookups under short names.
 struct MixingCheck {
   const LintContext& c;
-  LintOut& out;
+  rules::RuleOut& out;
   const int64_t seq_ = c.seq();
   const int64_t opset_ = c.opset();
 
@@ -33,7 +33,7 @@ struct MixingCheck {
   void mixing(const onnx::NodeProto&, int, const std::string& what) {
     out.fail(what +
              "; tokens may interact only inside the attention matmuls (Q K^T, P V), otherwise the DFC "
-             "cannot split prefill and token-by-token scopes over the KV cache");
+             "cannot split prefill and token-by-token scopes over the KV cache (the graph contract, docs/lint.md)");
   }
 
   std::optional<std::vector<int64_t>> reduce_axes(const onnx::NodeProto& n, const Shape& s, bool& unresolved) const {
@@ -206,7 +206,8 @@ struct MixingCheck {
 
 }  // namespace
 
-void position_mixing(const LintContext& c, const LintItem& item, LintOut& out) {
+void position_mixing(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   if (!default_domain(*item.node)) return;
   MixingCheck{c, out}.check_position_mixing(*item.node, item.index);
 }

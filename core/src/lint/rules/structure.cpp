@@ -18,7 +18,8 @@ std::unordered_map<std::string, int> producers(const onnx::GraphProto& g) {
 }
 }  // namespace
 
-void missing_tensor(const LintContext& c, const LintItem&, LintOut& out) {
+void missing_tensor(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const auto& g = c.graph();
   const auto producer = producers(g);
   std::unordered_set<std::string> defined;
@@ -27,10 +28,12 @@ void missing_tensor(const LintContext& c, const LintItem&, LintOut& out) {
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& in : g.node(i).input())
       if (!in.empty() && !defined.count(in) && !producer.count(in))
-        out.fail_node(g.node(i), i, "input '" + in + "' is not a graph input, an initializer or any node's output");
+        out.fail_about(node_subject(g.node(i), i),
+                       "input '" + in + "' is not a graph input, an initializer or any node's output");
 }
 
-void graph_cycle(const LintContext& c, const LintItem&, LintOut& out) {
+void graph_cycle(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   const auto& g = c.graph();
   const auto producer = producers(g);
   // Kahn's algorithm over tensor dependencies: nodes left over lie on a cycle.
@@ -56,14 +59,15 @@ void graph_cycle(const LintContext& c, const LintItem&, LintOut& out) {
   if (sorted < static_cast<size_t>(g.node_size()))
     for (int i = 0; i < g.node_size(); ++i)
       if (pending[static_cast<size_t>(i)] > 0) {
-        out.fail_node(g.node(i), i,
-                      "lies on a cycle (" + std::to_string(static_cast<size_t>(g.node_size()) - sorted) +
-                          " nodes never become ready); an ONNX graph must be acyclic");
+        out.fail_about(node_subject(g.node(i), i),
+                       "lies on a cycle (" + std::to_string(static_cast<size_t>(g.node_size()) - sorted) +
+                           " nodes never become ready); an ONNX graph must be acyclic");
         break;
       }
 }
 
-void external_data_location(const LintContext& c, const LintItem&, LintOut& out) {
+void external_data_location(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   for (const auto& t : c.graph().initializer()) {
     if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
     for (const auto& entry : t.external_data()) {
@@ -72,13 +76,14 @@ void external_data_location(const LintContext& c, const LintItem&, LintOut& out)
       bool escapes = loc.is_absolute() || loc.empty();
       for (const auto& part : loc) escapes = escapes || part == "..";
       if (escapes)
-        out.fail_model(t.name(), "initializer '" + t.name() + "' keeps its data at '" + entry.value() +
-                                     "', outside the model's folder (absolute or '..'); onnx 1.12 would follow it");
+        out.fail("initializer '" + t.name() + "' keeps its data at '" + entry.value() +
+                 "', outside the model's folder (absolute or '..'); onnx 1.12 would follow it");
     }
   }
 }
 
-void shape_inference(const LintContext& c, const LintItem&, LintOut& out) {
+void shape_inference(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   if (c.inference_failure().empty()) return;
   std::string what;
   for (char ch : c.inference_failure()) what += (ch == '\n' || ch == '\r') ? ' ' : ch;
@@ -88,7 +93,8 @@ void shape_inference(const LintContext& c, const LintItem&, LintOut& out) {
            "); the DFC runs it too, and shapes lint could not infer are treated as unknown");
 }
 
-void opset_17(const LintContext& c, const LintItem&, LintOut& out) {
+void opset_17(const LintItem& item, rules::RuleOut& out) {
+  const LintContext& c = item.context;
   if (c.opset() != 17)
     out.fail("default-domain opset " + std::to_string(c.opset()) +
              "; the formulation proven with the DFC is opset 17 (other opsets are unproven)");

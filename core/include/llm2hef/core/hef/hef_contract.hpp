@@ -17,37 +17,9 @@
 
 #include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
+#include "llm2hef/core/rules/finding.hpp"
 
 namespace llm2hef::core::hef {
-
-// error: hailort refuses the HEF or misbehaves with it; warning: it runs but
-// not as intended; info: a fact worth showing (e.g. the unread field 10).
-enum class Severity { error, warning, info };
-
-struct ContractFinding {
-  std::string rule;     // e.g. "network-groups"
-  std::string section;  // hailo-contract.md section, e.g. "9"
-  Severity severity = Severity::error;
-  std::string message;
-};
-
-// "[rule, section N]", or "[rule]" for a finding no section of
-// hailo-contract.md is about (agreement with llm2hef's own manifest).
-std::string finding_tag(const ContractFinding& f);
-// The section for JSON: null when there is none.
-nlohmann::json finding_section_json(const ContractFinding& f);
-
-struct ContractReport {
-  std::string file;
-  std::vector<ContractFinding> findings;
-  std::vector<std::string> passed;  // rules that ran and found nothing
-  // What the check derived (null where it could not): vocab, hidden, heads, ...
-  nlohmann::json derived = nlohmann::json::object();
-
-  size_t errors() const;
-  size_t warnings() const;
-  size_t errors_in(const std::vector<std::string>& rules) const;
-};
 
 // The HailoRT version hailo-contract.md documents (v5.2.0): the default
 // device library version for STRICT_RUNTIME_VERSIONING.
@@ -79,24 +51,22 @@ struct ContractOptions {
 const std::vector<std::string>& config_dependent_rules();
 
 // Reads only the header, the proto and the small resources; embeddings.bin is
-// judged by its size (and hashed only under checksum_limit).
-ContractReport check_hef_contract(const ByteSource& src, const HefInfo& info, const ContractOptions& options);
+// judged by its size (and hashed only under checksum_limit). Severities:
+// error, hailort refuses the HEF or misbehaves with it; warning, it runs but
+// not as intended; info, a fact worth showing (e.g. the unread field 10).
+// Findings of agreement with llm2hef's own manifest cite no section. The
+// report lists the rules that passed and what the check derived (null where
+// it could not: vocab, hidden, heads, ...); rules::report_text and
+// rules::report_json (rules/render.hpp) print it, as they print lint's.
+rules::Report check_hef_contract(const ByteSource& src, const HefInfo& info, const ContractOptions& options);
 
 // Opens and checks `path`. A file that is not a readable, well-formed HEF
 // gives one error finding (rule "format") instead of an exception.
-ContractReport check_hef_file(const std::string& path, const ContractOptions& options = {});
-
-// One line per finding (`error [rule, section N] message`), the rules that
-// passed, (when there are findings) the path of the hailo-contract.md the
-// sections refer to (contract_doc_path()), then PASS or FAIL.
-std::string contract_text(const ContractReport& report);
-// {"file", "ok" (no errors), "errors", "warnings", "findings", "passed" (the
-// rules that ran and passed), "derived", "contract_doc"}.
-nlohmann::json contract_json(const ContractReport& report);
+rules::Report check_hef_file(const std::string& path, const ContractOptions& options = {});
 
 // hailo-config.json as the server parses it (types, required keys), shared
 // by `hef check` and `hef set-config`: errors (rule "hailo-config") and
 // warnings (rule "stop-tokens"); empty when nothing is wrong.
-std::vector<ContractFinding> check_hailo_config_text(const std::string& text, const std::string& where);
+std::vector<rules::Finding> check_hailo_config_text(const std::string& text, const std::string& where);
 
 }  // namespace llm2hef::core::hef

@@ -19,7 +19,7 @@ struct SetConfigResult {
   uint64_t dropped_bytes = 0;  // unreferenced bytes after the moved resources, not copied
   std::vector<std::string> moved;  // resources written at a new offset (bytes unchanged)
   // Warnings about the new config against the HEF (e.g. stop-tokens).
-  std::vector<ContractFinding> findings;
+  std::vector<rules::Finding> findings;
 };
 
 // Writes `output` (atomically; `input` is never modified) as `input` with its

@@ -68,7 +68,7 @@ struct PackageResult {
   bool blob_reused = false;                   // an identical blob was already there (hash verified)
   std::optional<std::string> replaced_hef;    // --force: hef_h10h of the manifest replaced
   nlohmann::ordered_json ollama_manifest;     // what was written
-  nlohmann::json hef_check;                   // the `hef check` report (contract_json)
+  nlohmann::json hef_check;                   // the `hef check` report (rules::report_json)
   std::vector<std::string> notes;             // choices worth telling the user (stderr)
   // What may stop the server from listing the model although the store is
   // right (e.g. a store laid out for hailo-ollama in Docker); stderr.

@@ -1,0 +1,28 @@
+// The rule table of hailo-config.json (hailo_config_rules.cpp), private to
+// core/src/hef: `hef check` (hef_contract.cpp) runs it between its own
+// tables, whose rules read the same parsed config. The tables run on the rule
+// machinery every checker uses (core/src/rules/rule_table.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../rules/rule_table.hpp"
+#include "llm2hef/core/hef/hef_contract.hpp"
+
+namespace llm2hef::core::hef {
+
+// hailo-config.json parsed once for its rules (and for the HEF rules that
+// read its values).
+struct ConfigText {
+  std::string where;             // prefixes every message
+  bool present = false;          // false: the HEF has none (the "resources" rule says so)
+  nlohmann::json doc;            // the parsed document; null when absent or not JSON
+  std::string parse_error;       // why it is not JSON
+};
+ConfigText parse_config_text(const std::string* text, std::string where);
+
+// The hailo-config.json rules ("hailo-config", "stop-tokens"), in report order.
+const std::vector<rules::Rule<ConfigText>>& hailo_config_rule_table();
+
+}  // namespace llm2hef::core::hef
