@@ -30,6 +30,11 @@ const std::string kFinalNorm = "model.embedding_norm.weight";
 // HF's feed-forward width (configuration_lfm2.py; docs/architectures.md 7.2):
 // block_ff_dim wins over intermediate_size; with auto-adjust, 2/3 of it, then
 // (only when a multiplier is set) scaled and rounded up to block_multiple_of.
+// Layer `layer`'s feed-forward weight `name` (w1 gate, w3 up, w2 down).
+std::string ffn_weight(int64_t layer, const char* name) {
+  return "model.layers." + std::to_string(layer) + ".feed_forward." + name + ".weight";
+}
+
 int64_t configured_ffn(const JsonFile& c) {
   int64_t ff = c.find_int("block_ff_dim").value_or(0);
   if (ff == 0) ff = c.get_int("intermediate_size");
@@ -135,7 +140,7 @@ class Lfm2Adapter final : public DecoderAdapter {
     m.embedding = m.tensors.add(kEmbed, {d.vocab, d.hidden});
     // The real width is the w1 rows; the config formula must agree (a repackaged
     // config with a pre-adjusted intermediate_size would otherwise go unnoticed).
-    const std::string w1 = "model.layers.0.feed_forward.w1.weight";
+    const std::string w1 = ffn_weight(0, "w1");
     const TensorInfo& w1i = ckpt.info(w1);
     if (w1i.shape.size() != 2 || w1i.shape[1] != d.hidden)
       throw BadInput(w1i.file.string() + ": tensor '" + w1 + "' has shape " + shape_string(w1i.shape) +
@@ -168,8 +173,7 @@ class Lfm2Adapter final : public DecoderAdapter {
         mixer.body = ShortConvSpec{conv + "in_proj.weight", conv + "conv.weight", conv + "out_proj.weight",
                                    bias("in_proj.bias"), bias("conv.bias"), bias("out_proj.bias"), d.hidden, kernel};
       }
-      const SwigluSpec ffn_spec{p + "feed_forward.w1.weight", p + "feed_forward.w3.weight", p + "feed_forward.w2.weight",
-                                "w1", "w3", "w2"};
+      const SwigluSpec ffn_spec{ffn_weight(i, "w1"), ffn_weight(i, "w3"), ffn_weight(i, "w2"), "w1", "w3", "w2"};
       m.layers.push_back({mixer, {norm("ffn_norm"), "feed_forward", ffn_spec, "ffn_residual"}});
     }
     // `embedding_norm` is the final norm, despite its name.

@@ -380,7 +380,7 @@ TEST(safetensors, F32RowsAreLentAsStoredWithTheirFirstNonFinite) {
   EXPECT_EQ(bad, 11000u - 9040u);
   EXPECT_EQ(f.f32_rows(*f.find("w"), 0, 200, bad).size(), size_t{200} * cols * 4);
   EXPECT_EQ(bad, size_t{200} * cols);  // none in rows 0-199
-  f.release_covering(all);
+  f.release_lent(all);
   EXPECT_EQ(std::memcmp(all.data(), v.data(), 4 * 9001), 0);  // released pages read back from the file
   EXPECT_TRUE(f.f32_rows(*f.find("h"), 0, 2, bad).empty());
   const std::vector<float> other(4);

@@ -9,8 +9,6 @@
 // written or transposed without a copy and must all be given back.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -24,20 +22,13 @@
 #include "../../sdk/src/weight_streaming.hpp"
 #include "llm2hef/sdk/background_file_writer.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 namespace sdk = llm2hef::sdk;
+using llm2hef::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "llm2hef-streaming-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // How a MatrixCheckpoint offers its float32 values besides read_rows.
 enum class Stored {
@@ -174,7 +165,7 @@ TEST(WeightStreaming, EveryLayoutIsTheSameAtAnyThreadCountAndBlockSize) {
       const std::vector<float> want = expected(ckpt, c.tensor, c.view, c.scale);
       for (unsigned threads : {1u, 3u})
         for (int64_t block : {int64_t{64}, int64_t{1000}, int64_t{4096}, sdk::kStreamBlockBytes}) {
-          const std::vector<float> got = stream(ckpt, c, threads, block, dir.path / std::to_string(k++));
+          const std::vector<float> got = stream(ckpt, c, threads, block, dir / std::to_string(k++));
           EXPECT_TRUE(got == want) << c.tensor << " transpose " << c.view.transpose << " columns ["
                                    << c.view.col_begin << ", " << c.view.col_end << ") scale " << c.scale << ", "
                                    << threads << " threads, blocks of " << block << " bytes, stored "
@@ -219,7 +210,7 @@ TEST(WeightStreaming, AnOverflowingScaleIsReportedAtAnyThreadCount) {
   TempDir dir;
   for (unsigned threads : {1u, 3u}) {
     try {
-      stream(ckpt, {"proj", {true, 0, -1}, 3e38f}, threads, 256, dir.path / "x");
+      stream(ckpt, {"proj", {true, 0, -1}, 3e38f}, threads, 256, dir / "x");
       FAIL() << "no error";
     } catch (const llm2hef::InternalError& e) {
       EXPECT_NE(std::string(e.what()).find("overflows float32"), std::string::npos) << e.what();

@@ -228,7 +228,7 @@ std::span<const char> CheckpointDir::stored_f32_rows(std::string_view tensor, in
 
 void CheckpointDir::release_stored(std::span<const char> rows) const {
   for (const auto& f : files_)
-    if (f->maps(rows)) return f->release_covering(rows);
+    if (f->maps(rows)) return f->release_lent(rows);
 }
 
 std::vector<NonFiniteWeight> CheckpointDir::nonfinite() const { return nonfinite_.all(); }

@@ -231,9 +231,9 @@ bool SafetensorsFile::maps(std::span<const char> bytes) const {
   return base && bytes.data() >= base && bytes.data() + bytes.size() <= base + file_.size();
 }
 
-void SafetensorsFile::release_covering(std::span<const char> bytes) const {
+void SafetensorsFile::release_lent(std::span<const char> bytes) const {
   const uint64_t begin = static_cast<uint64_t>(bytes.data() - reinterpret_cast<const char*>(file_.data()));
-  file_.release_covering(begin, begin + bytes.size());
+  release_with_margin(begin, begin + bytes.size());
 }
 
 size_t SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, int64_t row_end,
@@ -273,16 +273,24 @@ size_t SafetensorsFile::read_rows(const SafetensorsEntry& e, int64_t row_begin, 
       released = upto;
     }
   }
-  // Again, edges and a margin included: when several threads read a
-  // block's slices (export), a read fault maps the pages around it that are
-  // in the page cache (the kernel's fault-around, 64 KB), pages a neighbour
-  // had already dropped, and they stayed mapped for good (peak RSS grew with
-  // the thread count: 180 MiB on GPT-2 XL at 16 threads). A neighbour still
-  // reading one of them faults it in again from the page cache.
-  constexpr uint64_t kFaultAround = 64u << 10;
   const uint64_t last = first + count * esize;
-  if (count > 0) file_.release_covering(first > kFaultAround ? first - kFaultAround : 0, last + kFaultAround);
+  if (count > 0) release_with_margin(first, last);
   return first_bad;
+}
+
+void SafetensorsFile::release_with_margin(uint64_t begin, uint64_t end) const {
+  // Edges and a margin included: a read fault maps the pages around it that
+  // are in the page cache, pages a neighbour (another thread's slice, the
+  // next tensor) may have dropped already, and they stayed mapped for good.
+  // How far around: the kernel's fault-around (64 KB), or the whole folio
+  // the page lies in where the page cache holds large folios (Linux 6.18,
+  // ext4: a checkpoint just written, as after a download, is cached in folios
+  // of up to 2 MB, and with a 64 KB margin peak RSS was 159-177 MiB on
+  // Qwen2.5-0.5B against 105-119 MiB once the same file was read back). A
+  // neighbour still reading a page dropped here faults it in again from the
+  // page cache (the mapping is never written, so nothing is lost).
+  constexpr uint64_t kMargin = 2u << 20;
+  file_.release_covering(begin > kMargin ? begin - kMargin : 0, end + kMargin);
 }
 
 }  // namespace llm2hef::core

@@ -101,8 +101,9 @@ class SafetensorsFile {
                                  size_t& first_bad) const;
   // True when `bytes` lie in this file's mapping.
   bool maps(std::span<const char> bytes) const;
-  // Drops every mapped page that holds a byte of `bytes` (which maps()).
-  void release_covering(std::span<const char> bytes) const;
+  // Drops the mapped pages of `bytes` (which maps()), and those a fault on
+  // them may have mapped around them.
+  void release_lent(std::span<const char> bytes) const;
 
   // The raw bytes of a tensor, for callers that copy data unconverted. The
   // pages stay mapped until release() or destruction.
@@ -111,6 +112,8 @@ class SafetensorsFile {
   void release(uint64_t begin, uint64_t end) const;
 
  private:
+  void release_with_margin(uint64_t begin, uint64_t end) const;
+
   std::filesystem::path path_;
   MappedFile file_;
   SafetensorsHeader header_;
