@@ -47,10 +47,14 @@ std::string python_runtime_contract() {
 }
 
 std::string with_python_runtime_contract(std::string script) {
-  const std::string placeholder = "@RUNTIME_CONTRACT@\n";
-  const size_t at = script.find(placeholder);
-  if (at == std::string::npos) throw std::logic_error("generated script without its runtime-contract placeholder");
-  return script.replace(at, placeholder.size(), python_runtime_contract());
+  // The template's block runs from its "begin" line through its "end" line;
+  // the stand-ins between them keep the .py.in valid Python for ruff.
+  const std::string begin = "# @RUNTIME_CONTRACT@ begin";
+  const std::string end = "# @RUNTIME_CONTRACT@ end\n";
+  const size_t at = script.find(begin);
+  const size_t end_at = at == std::string::npos ? at : script.find(end, at);
+  if (end_at == std::string::npos) throw std::logic_error("generated script without its runtime-contract block");
+  return script.replace(at, end_at + end.size() - at, python_runtime_contract());
 }
 
 }  // namespace llm2hef::core

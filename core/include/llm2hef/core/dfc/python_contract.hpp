@@ -12,7 +12,8 @@ namespace llm2hef::core {
 // the runtime tiles the table by) and PE_COSINE (pe role -> True for cos).
 std::string python_runtime_contract();
 
-// `script` with its one "@RUNTIME_CONTRACT@" line replaced by the above.
+// `script` with its "# @RUNTIME_CONTRACT@ begin" ... "# @RUNTIME_CONTRACT@ end"
+// block of stand-ins replaced by the above.
 std::string with_python_runtime_contract(std::string script);
 
 }  // namespace llm2hef::core
