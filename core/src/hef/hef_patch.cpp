@@ -17,6 +17,7 @@
 
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/proto_wire.hpp"
+#include "llm2hef/core/runtime_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::hef {
@@ -25,9 +26,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kHailoConfig = "hailo-config.json";
 // Kept last for optimize_memory_on_device (hef.cpp 4359-4360).
-constexpr const char* kLocalResources[] = {"tokenizer.json", "embeddings.bin"};
+constexpr const char* kLocalResources[] = {kResourceTokenizer, kResourceEmbeddings};
 // The CCW section's alignment: kept by resizing the padding (the header
 // comment in RT calls it "padding for 4k alignment").
 constexpr int64_t kCcwAlignment = 4096;
@@ -100,7 +100,7 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     throw Unsupported(input.string() + ": header version " + std::to_string(h.version) +
                       "; set-config edits version 3 HEFs (what DFC 5.x writes and genai loads), whose header has an "
                       "additional_info section");
-  const Resource* old_cfg = info.resource(kHailoConfig);
+  const Resource* old_cfg = info.resource(kResourceHailoConfig);
   if (!old_cfg) throw BadInput(input.string() + ": has no hailo-config.json resource to replace");
   // Every resource but the config is copied verbatim, and its stored XXH3
   // with it: a damaged input would become a damaged output that looks freshly
@@ -108,7 +108,7 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
   {
     const ChecksumReport sums = verify_checksums(*src, info, UINT64_MAX, false);
     for (size_t i = 0; i < info.resources.size() && i < sums.resources.size(); ++i)
-      if (sums.resources[i] == ChecksumStatus::mismatch && info.resources[i].name != kHailoConfig)
+      if (sums.resources[i] == ChecksumStatus::mismatch && info.resources[i].name != kResourceHailoConfig)
         throw BadInput(input.string() + ": resource '" + info.resources[i].name +
                        "': its bytes do not match the stored XXH3 (hailort refuses it: \"Resource checksum does not "
                        "match\"); the input HEF is damaged, so set-config does not copy it");
@@ -308,7 +308,7 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
   {
     const auto check = open_file_source(out.path().string());
     const HefInfo again = read_hef(*check);
-    const Resource* r = again.resource(kHailoConfig);
+    const Resource* r = again.resource(kResourceHailoConfig);
     if (!r || r->size != config_text.size() || xxh3_of_range(*check, r->file_offset, r->size) != res.config_xxh3)
       throw InternalError(output.string() + ": the rewritten HEF does not read back (hailo-config.json misplaced)");
     ContractOptions opt;
