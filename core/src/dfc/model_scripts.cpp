@@ -1,6 +1,7 @@
 #include <cctype>
 
 #include "llm2hef/core/dfc/model_scripts.hpp"
+#include "llm2hef/core/runtime_contract.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {
@@ -51,8 +52,8 @@ std::string compile_script(const std::string& scope) {
   // The groups and cache edges exist only in the quantized HN, so they come
   // from it: compile.py appends `llm2hef har lines --for compile`.
   s += "# compile.py appends `llm2hef har lines QUANTIZED.har --for compile`: the network groups\n";
-  s += "# " + scope + "__prefill = network_group([" + scope + "__prefill]) and " + scope + "__tbt = network_group([" +
-       scope + "__tbt])\n";
+  const std::string prefill = scope + kPrefillGroupSuffix, tbt = scope + kTbtGroupSuffix;
+  s += "# " + prefill + " = network_group([" + prefill + "]) and " + tbt + " = network_group([" + tbt + "])\n";
   s += "# as found in the quantized HN, and a format_conversion line for every cache layer of both groups.\n";
   return s;
 }

@@ -21,6 +21,7 @@
 #include "llm2hef/core/io/npy.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/progress.hpp"
+#include "llm2hef/core/runtime_contract.hpp"
 #include "llm2hef/core/dfc/validate_script.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/build_info.hpp"
@@ -160,7 +161,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
                     ckpt.config().raw().value("architectures", json::array()),
                     ckpt.config().find_string("model_type").value_or("")};
   for (const auto& [k, v] : graph.annotations()) manifest.graph_annotations[k] = v;
-  manifest.dfc = {scope, r.calib_size, {scope + "__prefill", scope + "__tbt"}};
+  manifest.dfc = {scope, r.calib_size, {scope + kPrefillGroupSuffix, scope + kTbtGroupSuffix}};
   if (!name_note.empty()) manifest.notes.push_back(name_note);
   manifest.notes.insert(manifest.notes.end(), gguf.begin(), gguf.end());
   manifest.files = {

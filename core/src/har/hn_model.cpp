@@ -1,5 +1,6 @@
 #include "llm2hef/core/har/hn_model.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/runtime_contract.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -304,9 +305,9 @@ KvScopes kv_scopes(const HnModel& hn) {
   const std::vector<std::string> all = hn.scopes();
   std::vector<std::string> prefills, tbts, rest;
   for (const auto& s : all) {
-    if (!stem(s, "__prefill").empty())
+    if (!stem(s, kPrefillGroupSuffix).empty())
       prefills.push_back(s);
-    else if (!stem(s, "__tbt").empty())
+    else if (!stem(s, kTbtGroupSuffix).empty())
       tbts.push_back(s);
     else
       rest.push_back(s);
@@ -318,8 +319,8 @@ KvScopes kv_scopes(const HnModel& hn) {
                 std::to_string(tbts.size()) + " '__tbt' scope(s); " + want;
     return k;
   }
-  const std::string x = stem(prefills[0], "__prefill");
-  if (stem(tbts[0], "__tbt") != x) {
+  const std::string x = stem(prefills[0], kPrefillGroupSuffix);
+  if (stem(tbts[0], kTbtGroupSuffix) != x) {
     k.problem = "scopes '" + prefills[0] + "' and '" + tbts[0] + "' do not share one base name; " + want;
     return k;
   }

@@ -13,6 +13,7 @@
 #include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/chat/template_edits.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/core/runtime_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
@@ -178,14 +179,15 @@ void check_config_keys(const ConfigText& c, RuleOut& out) {
     check_key_types(*pp, "pre_process_params.", std::begin(kPreProcess), std::end(kPreProcess), out, c.where);
     if (pp->contains("prefill_input_tokens_size"))
       err("pre_process_params.prefill_input_tokens_size is never read (the server reads prefill_input_tokens_count, "
-          "llm_server.cpp 167-168): the prefill length would silently be 96");
+          "llm_server.cpp 167-168): the prefill length would silently be " +
+          std::to_string(kRuntimeDefaultPrefillTokens));
     for (const char* k : {"kv_cache_size", "num_attention_heads", "num_key_value_heads", "prefill_input_tokens_count"})
       if (pp->contains(k) && value_problem((*pp)[k], Kind::u32).empty() && (*pp)[k].get<uint64_t>() == 0)
         err(std::string("pre_process_params.") + k + " is 0; it sizes the runtime's mask, RoPE or prefill buffers");
   }
   if (!pp || !pp->contains("prefill_input_tokens_count"))
-    err("pre_process_params.prefill_input_tokens_count is missing: the server silently uses 96, whatever the HEF "
-        "was compiled for");
+    err("pre_process_params.prefill_input_tokens_count is missing: the server silently uses " +
+        std::to_string(kRuntimeDefaultPrefillTokens) + ", whatever the HEF was compiled for");
 }
 
 // ---- rule "stop-tokens": only stop_token_id ends a generation ----

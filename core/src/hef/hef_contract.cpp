@@ -9,6 +9,7 @@
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
+#include "llm2hef/core/runtime_contract.hpp"
 
 namespace llm2hef::core::hef {
 // The rules and the hailort v5.2.0 code each one follows are listed in
@@ -21,14 +22,6 @@ using rules::Severity;
 
 namespace {
 
-// Resource names as the runtime spells them (RT genai constants, section 6).
-constexpr const char* kEmbeddings = "embeddings.bin";
-constexpr const char* kTheta = "rope_theta_data.bin";
-constexpr const char* kTokenizer = "tokenizer.json";
-constexpr const char* kHailoConfig = "hailo-config.json";
-
-// The runtime's defaults when hailo-config leaves a value out (section 6).
-constexpr int64_t kDefaultCache = 2048, kDefaultHeads = 12, kDefaultKvHeads = 2, kDefaultPrefill = 96;
 // The default suffixes are the runtime contract's DFC layer names (section 9).
 const std::vector<std::pair<std::string, std::string>> kDefaultSuffixes = [] {
   std::vector<std::pair<std::string, std::string>> suffixes;
@@ -96,21 +89,23 @@ const EdgeLayer* input_with_suffix(const NetworkGroup& g, const std::string& suf
 
 HefFacts derive_facts(const ByteSource& src, const HefInfo& info, const ContractOptions& opt) {
   HefFacts f(src, info, opt);
-  f.prefill = info.group_with_suffix("__prefill");
-  f.tbt = info.group_with_suffix("__tbt");
-  for (const char* name : {kEmbeddings, kTheta, kTokenizer, kHailoConfig}) f.res[name] = info.resource(name);
+  f.prefill = info.group_with_suffix(kPrefillGroupSuffix);
+  f.tbt = info.group_with_suffix(kTbtGroupSuffix);
+  for (const char* name : {kResourceEmbeddings, kResourceTheta, kResourceTokenizer, kResourceHailoConfig})
+    f.res[name] = info.resource(name);
 
   std::optional<std::string> config_text = opt.config_override;
-  if (!config_text && f.res[kHailoConfig]) config_text = read_resource(src, *f.res[kHailoConfig], sdk::JsonLimits::kSmallFileBytes);
+  if (!config_text && f.res[kResourceHailoConfig])
+    config_text = read_resource(src, *f.res[kResourceHailoConfig], sdk::JsonLimits::kSmallFileBytes);
   f.config = parse_config_text(config_text ? &*config_text : nullptr,
-                               opt.config_override ? "new hailo-config.json" : kHailoConfig);
+                               opt.config_override ? "new hailo-config.json" : kResourceHailoConfig);
   if (f.config.doc.is_object()) f.cfg = f.config.doc;
   if (f.cfg.contains("pre_process_params") && f.cfg["pre_process_params"].is_object())
     f.pp = f.cfg["pre_process_params"];
-  f.cache = int_at(f.pp, "kv_cache_size").value_or(kDefaultCache);
-  f.heads = int_at(f.pp, "num_attention_heads").value_or(kDefaultHeads);
-  f.kv_heads = int_at(f.pp, "num_key_value_heads").value_or(kDefaultKvHeads);
-  f.prefill_rows = int_at(f.pp, "prefill_input_tokens_count").value_or(kDefaultPrefill);
+  f.cache = int_at(f.pp, "kv_cache_size").value_or(kRuntimeDefaultCacheSize);
+  f.heads = int_at(f.pp, "num_attention_heads").value_or(kRuntimeDefaultAttentionHeads);
+  f.kv_heads = int_at(f.pp, "num_key_value_heads").value_or(kRuntimeDefaultKeyValueHeads);
+  f.prefill_rows = int_at(f.pp, "prefill_input_tokens_count").value_or(kRuntimeDefaultPrefillTokens);
 
   f.suffixes = kDefaultSuffixes;
   if (f.cfg.contains("input_layers_names_suffixes") && f.cfg["input_layers_names_suffixes"].is_object())
@@ -118,13 +113,13 @@ HefFacts derive_facts(const ByteSource& src, const HefInfo& info, const Contract
       if (f.cfg["input_layers_names_suffixes"].contains(role) && f.cfg["input_layers_names_suffixes"][role].is_string())
         suffix = f.cfg["input_layers_names_suffixes"][role].get<std::string>();
 
-  if (const Resource* theta = f.res[kTheta]; theta && theta->size > 0 && theta->size % 4 == 0)
+  if (const Resource* theta = f.res[kResourceTheta]; theta && theta->size > 0 && theta->size % 4 == 0)
     f.theta_len = static_cast<int64_t>(theta->size / 4);
   for (const auto& [role, suffix] : f.suffixes)
     if (is_embeddings(role))
       for (const NetworkGroup* g : f.kv_groups())
         if (const EdgeLayer* in = input_with_suffix(*g, suffix); in && f.hidden < 0) f.hidden = in->features;
-  if (const Resource* emb = f.res[kEmbeddings]; emb && f.hidden > 0) {
+  if (const Resource* emb = f.res[kResourceEmbeddings]; emb && f.hidden > 0) {
     const uint64_t row = static_cast<uint64_t>(f.hidden) * 2;
     if (emb->size > 0 && emb->size % row == 0) f.vocab = static_cast<int64_t>(emb->size / row);
   }
@@ -258,14 +253,15 @@ void check_kv_groups(const HefFacts& f, RuleOut& out) {
              "name-suffix\" (llm_inference_manager.cpp 22-31)");
   if (!f.tbt) out.fail("no network group name ends in __tbt (the token-by-token group)");
   if (f.prefill && f.tbt &&
-      f.prefill->name.substr(0, f.prefill->name.size() - 9) != f.tbt->name.substr(0, f.tbt->name.size() - 5))
+      f.prefill->name.substr(0, f.prefill->name.size() - std::string_view(kPrefillGroupSuffix).size()) !=
+          f.tbt->name.substr(0, f.tbt->name.size() - std::string_view(kTbtGroupSuffix).size()))
     out.warn("the groups '" + f.prefill->name + "' and '" + f.tbt->name + "' do not share one prefix");
 }
 
 // ---- resources and checksums ------------------------------------------------------
 
 void check_resources(const HefFacts& f, RuleOut& out) {
-  for (const char* name : {kEmbeddings, kTheta, kTokenizer, kHailoConfig})
+  for (const char* name : {kResourceEmbeddings, kResourceTheta, kResourceTokenizer, kResourceHailoConfig})
     if (!f.res.at(name))
       out.fail("resource " + std::string(name) + " is missing: the genai server's get_external_resources returns "
                "HAILO_NOT_FOUND (hef.cpp 4023-4047)");
@@ -306,13 +302,14 @@ void check_checksums(const HefFacts& f, RuleOut& out) {
 void check_resource_order(const HefFacts& f, RuleOut& out) {
   const HefHeader& h = f.header;
   uint64_t local = 0;
-  for (const char* name : {kTokenizer, kEmbeddings})
+  for (const char* name : {kResourceTokenizer, kResourceEmbeddings})
     if (const Resource* r = f.res.at(name)) local += r->size;
   const uint64_t buffer = f.info.file_size - std::min(local, f.info.file_size);
   std::vector<std::pair<std::string, uint64_t>> chunks = {
       {"header+proto+padding", h.zero_point()}, {"CCWs", h.zero_point() + (h.ccws_size - h.padding_size)}};
   for (const auto& r : f.info.resources)
-    if (r.name != kTokenizer && r.name != kEmbeddings) chunks.push_back({r.name, r.file_offset + r.size});
+    if (r.name != kResourceTokenizer && r.name != kResourceEmbeddings)
+      chunks.push_back({r.name, r.file_offset + r.size});
   for (const auto& [name, end] : chunks) {
     if (end <= buffer) continue;
     const std::string message =
@@ -334,12 +331,12 @@ void check_resource_order(const HefFacts& f, RuleOut& out) {
 // ---- the genai resources' contents ------------------------------------------------
 
 void check_tokenizer(const HefFacts& f, RuleOut& out) {
-  const Resource* r = f.res.at(kTokenizer);
+  const Resource* r = f.res.at(kResourceTokenizer);
   if (!r) return;
   const std::string text = read_resource(f.src, *r, sdk::JsonLimits::kTokenizerBytes);
   try {
     // Only whether it parses and has "model" matters here: no member is built.
-    const json tok = sdk::parse_json_without(text, kTokenizer, {{"*"}}, sdk::JsonLimits::tokenizer());
+    const json tok = sdk::parse_json_without(text, kResourceTokenizer, {{"*"}}, sdk::JsonLimits::tokenizer());
     if (!tok.is_object() || !tok.contains("model"))
       out.fail("tokenizer.json is JSON but not a Hugging Face tokenizers file (no \"model\")");
   } catch (const BadInput& e) {
@@ -348,7 +345,7 @@ void check_tokenizer(const HefFacts& f, RuleOut& out) {
 }
 
 void check_theta_size(const HefFacts& f, RuleOut& out) {
-  const Resource* r = f.res.at(kTheta);
+  const Resource* r = f.res.at(kResourceTheta);
   if (r && f.theta_len < 0)
     out.fail("rope_theta_data.bin is " + std::to_string(r->size) + " bytes; expected a non-empty float32 vector");
 }
@@ -413,7 +410,7 @@ void check_input_widths(const HefFacts& f, RuleOut& out) {
 // ---- vocabulary: embeddings.bin, token ids, logits ---------------------------------
 
 void check_embeddings(const HefFacts& f, RuleOut& out) {
-  const Resource* r = f.res.at(kEmbeddings);
+  const Resource* r = f.res.at(kResourceEmbeddings);
   if (r && f.hidden > 0 && f.vocab < 0)
     out.fail("embeddings.bin is " + std::to_string(r->size) + " bytes, not a multiple of hidden " +
              std::to_string(f.hidden) + " x 2 bytes (uint16 rows)");

@@ -17,6 +17,7 @@
 
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/proto_wire.hpp"
+#include "llm2hef/core/runtime_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::hef {
@@ -25,9 +26,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kHailoConfig = "hailo-config.json";
 // Kept last for optimize_memory_on_device (hef.cpp 4359-4360).
-constexpr const char* kLocalResources[] = {"tokenizer.json", "embeddings.bin"};
+constexpr const char* kLocalResources[] = {kResourceTokenizer, kResourceEmbeddings};
 // The CCW section's alignment: kept by resizing the padding (the header
 // comment in RT calls it "padding for 4k alignment").
 constexpr int64_t kCcwAlignment = 4096;
@@ -78,95 +78,109 @@ struct Placement {
   std::string name;
 };
 
-}  // namespace
+// The new file's layout, offsets relative to the zero point.
+struct Layout {
+  uint64_t old_zero = 0;   // the input's zero point (where its CCWs start)
+  uint64_t tail = 0;       // the input's bytes from its zero point on
+  uint64_t ccws_real = 0;  // the CCWs without their padding
+  uint64_t cut = 0;        // where the prefix copied unchanged ends
+  std::vector<Placement> placed;  // the moved resources but the config, in write order
+  uint64_t new_tail = 0;          // the new file's bytes from its zero point on
+};
 
-SetConfigResult set_hailo_config(const fs::path& input, const std::string& config_text, const fs::path& output,
-                                 bool replace, const std::function<void(uint64_t, uint64_t)>& progress) {
+// The error findings of a check, by rule and message.
+using ErrorSet = std::set<std::pair<std::string, std::string>>;
+
+// A config the genai server would reject or misread, refused on its own.
+void refuse_invalid_config(const std::string& config_text) {
   std::vector<rules::Finding> problems = check_hailo_config_text(config_text, "new hailo-config.json");
   for (const auto& p : problems)
     if (p.severity == rules::Severity::error)
       throw BadInput(refusal("the new hailo-config.json is refused (the genai server would reject or misread it):",
                              problems));
+}
+
+void check_output_path(const fs::path& input, const fs::path& output, bool replace) {
   std::error_code ec;
   if (fs::exists(output, ec)) {
     if (fs::equivalent(input, output, ec)) throw UsageError(output.string() + ": is the input; write to another file");
     if (!replace) throw UsageError(output.string() + ": already exists (pass --force to replace it)");
   }
+}
 
-  const auto src = open_file_source(input.string());
-  const HefInfo info = read_hef(*src);
-  const HefHeader& h = info.header;
-  if (h.version != 3)
-    throw Unsupported(input.string() + ": header version " + std::to_string(h.version) +
+// The config resource of a HEF whose header this rewrite knows.
+const Resource& editable_config_resource(const fs::path& input, const HefInfo& info) {
+  if (info.header.version != 3)
+    throw Unsupported(input.string() + ": header version " + std::to_string(info.header.version) +
                       "; set-config edits version 3 HEFs (what DFC 5.x writes and genai loads), whose header has an "
                       "additional_info section");
-  const Resource* old_cfg = info.resource(kHailoConfig);
+  const Resource* old_cfg = info.resource(kResourceHailoConfig);
   if (!old_cfg) throw BadInput(input.string() + ": has no hailo-config.json resource to replace");
-  // Every resource but the config is copied verbatim, and its stored XXH3
-  // with it: a damaged input would become a damaged output that looks freshly
-  // written. Refused here, naming the resource (hailort refuses it at load).
-  {
-    const ChecksumReport sums = verify_checksums(*src, info, UINT64_MAX, false);
-    for (size_t i = 0; i < info.resources.size() && i < sums.resources.size(); ++i)
-      if (sums.resources[i] == ChecksumStatus::mismatch && info.resources[i].name != kHailoConfig)
-        throw BadInput(input.string() + ": resource '" + info.resources[i].name +
-                       "': its bytes do not match the stored XXH3 (hailort refuses it: \"Resource checksum does not "
-                       "match\"); the input HEF is damaged, so set-config does not copy it");
-  }
+  return *old_cfg;
+}
 
-  // The new config against the HEF it patches: the rules of `hef check` that depend on it.
-  SetConfigResult res;
-  // The errors the input already has with the new config: what the rewrite
-  // itself must not add to (a HEF already failing `hef check` for reasons the
-  // config does not touch can still get a new config).
-  std::set<std::pair<std::string, std::string>> errors_before;
-  {
-    ContractOptions opt;
-    opt.config_override = config_text;
-    opt.checksum_limit = 0;  // only the config-dependent rules matter here
-    const rules::Report rep = check_hef_contract(*src, info, opt);
+// Every resource but the config is copied verbatim, and its stored XXH3
+// with it: a damaged input would become a damaged output that looks freshly
+// written. Refused here, naming the resource (hailort refuses it at load).
+void refuse_damaged_resources(const fs::path& input, const ByteSource& src, const HefInfo& info) {
+  const ChecksumReport sums = verify_checksums(src, info, UINT64_MAX, false);
+  for (size_t i = 0; i < info.resources.size() && i < sums.resources.size(); ++i)
+    if (sums.resources[i] == ChecksumStatus::mismatch && info.resources[i].name != kResourceHailoConfig)
+      throw BadInput(input.string() + ": resource '" + info.resources[i].name +
+                     "': its bytes do not match the stored XXH3 (hailort refuses it: \"Resource checksum does not "
+                     "match\"); the input HEF is damaged, so set-config does not copy it");
+}
+
+// The new config against the HEF it patches: the rules of `hef check` that
+// depend on it. Refuses a contradiction; keeps every finding about the config
+// itself (its own rule table: stop tokens, the chat template) and the lesser
+// findings of the HEF rules it feeds in `findings`. Returns the errors the
+// input already has with the new config: what the rewrite itself must not add
+// to (a HEF already failing `hef check` for reasons the config does not touch
+// can still get a new config).
+ErrorSet check_config_against_hef(const fs::path& input, const ByteSource& src, const HefInfo& info,
+                                  const std::string& config_text, std::vector<rules::Finding>& findings) {
+  ErrorSet errors_before;
+  ContractOptions opt;
+  opt.config_override = config_text;
+  opt.checksum_limit = 0;  // only the config-dependent rules matter here
+  const rules::Report rep = check_hef_contract(src, info, opt);
+  for (const auto& f : rep.findings)
+    if (f.severity == rules::Severity::error) errors_before.emplace(f.rule, f.message);
+  const auto& rules = config_dependent_rules();
+  if (rep.errors_in(rules) > 0) {
+    std::vector<rules::Finding> relevant;
     for (const auto& f : rep.findings)
-      if (f.severity == rules::Severity::error) errors_before.emplace(f.rule, f.message);
-    const auto& rules = config_dependent_rules();
-    if (rep.errors_in(rules) > 0) {
-      std::vector<rules::Finding> relevant;
-      for (const auto& f : rep.findings)
-        if (std::find(rules.begin(), rules.end(), f.rule) != rules.end()) relevant.push_back(f);
-      throw BadInput(refusal("the new hailo-config.json contradicts " + input.string() + ":", relevant));
-    }
-    // Every finding about the config itself (its own rule table: stop tokens,
-    // the chat template), and the lesser findings of the HEF rules it feeds.
-    auto about_the_config = [](const std::string& rule) {
-      for (const auto& r : hailo_config_rule_table())
-        if (rule == r.name) return true;
-      return false;
-    };
-    for (const auto& f : rep.findings)
-      if (about_the_config(f.rule) || (f.severity != rules::Severity::error &&
-                                       std::find(rules.begin(), rules.end(), f.rule) != rules.end()))
-        res.findings.push_back(f);
+      if (std::find(rules.begin(), rules.end(), f.rule) != rules.end()) relevant.push_back(f);
+    throw BadInput(refusal("the new hailo-config.json contradicts " + input.string() + ":", relevant));
   }
+  auto about_the_config = [](const std::string& rule) {
+    for (const auto& r : hailo_config_rule_table())
+      if (rule == r.name) return true;
+    return false;
+  };
+  for (const auto& f : rep.findings)
+    if (about_the_config(f.rule) || (f.severity != rules::Severity::error &&
+                                     std::find(rules.begin(), rules.end(), f.rule) != rules.end()))
+      findings.push_back(f);
+  return errors_before;
+}
 
-  const uint64_t old_zero = h.zero_point();
-  const uint64_t tail = info.file_size - old_zero;
-  const uint64_t ccws_real = h.ccws_size - h.padding_size;
-  if (tail < ccws_real)
-    throw BadInput(input.string() + ": the file ends inside its CCW section (ccws_size_with_padding - hef_padding_size = " +
-                   std::to_string(ccws_real) + " bytes, " + std::to_string(tail) + " present)");
-
-  // cut: where the copied-unchanged prefix ends. tokenizer.json and
-  // embeddings.bin, and everything after the first of them, are moved.
+// Where the copied-unchanged prefix ends: tokenizer.json and embeddings.bin,
+// and everything after the first of them, are moved. A previous config right
+// before them (an earlier set-config; at most an alignment gap between) is
+// reclaimed.
+uint64_t find_cut(const fs::path& input, const HefInfo& info, const Resource& old_cfg, uint64_t ccws_real,
+                  uint64_t tail) {
   uint64_t cut = tail;
   for (const auto& r : info.resources)
     if (is_local(r.name)) cut = std::min(cut, r.offset);
-  // A previous config right before them (an earlier set-config; at most an
-  // alignment gap between) is reclaimed.
-  const uint64_t cfg_end = old_cfg->offset + old_cfg->size;
-  if (cfg_end <= cut && cut - cfg_end < kResourceAlignment && old_cfg->offset >= ccws_real) {
+  const uint64_t cfg_end = old_cfg.offset + old_cfg.size;
+  if (cfg_end <= cut && cut - cfg_end < kResourceAlignment && old_cfg.offset >= ccws_real) {
     bool shared = false;
     for (const auto& r : info.resources)
-      shared = shared || (&r != old_cfg && r.offset < cut && r.offset + r.size > old_cfg->offset);
-    if (!shared) cut = old_cfg->offset;
+      shared = shared || (&r != &old_cfg && r.offset < cut && r.offset + r.size > old_cfg.offset);
+    if (!shared) cut = old_cfg.offset;
   }
   if (cut < ccws_real)
     throw BadInput(input.string() + ": tokenizer.json or embeddings.bin lies inside the CCW section; set-config "
@@ -175,21 +189,35 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     if (r.offset < cut && r.offset + r.size > cut)
       throw BadInput(input.string() + ": resource '" + r.name + "' straddles the start of tokenizer.json / "
                      "embeddings.bin; set-config cannot lay the file out with them last");
+  return cut;
+}
 
-  // New places: the prefix keeps its offsets; moved resources in their old
-  // order, other ones first, then the config, then tokenizer and embeddings.
+// New places: the prefix keeps its offsets; moved resources in their old
+// order, other ones first, then the config, then tokenizer and embeddings.
+// Fills the result's config place, sizes and moved names.
+Layout lay_out(const fs::path& input, const HefInfo& info, const Resource& old_cfg, const std::string& config_text,
+               SetConfigResult& res) {
+  const HefHeader& h = info.header;
+  Layout l;
+  l.old_zero = h.zero_point();
+  l.tail = info.file_size - l.old_zero;
+  l.ccws_real = h.ccws_size - h.padding_size;
+  if (l.tail < l.ccws_real)
+    throw BadInput(input.string() + ": the file ends inside its CCW section (ccws_size_with_padding - hef_padding_size = " +
+                   std::to_string(l.ccws_real) + " bytes, " + std::to_string(l.tail) + " present)");
+  l.cut = find_cut(input, info, old_cfg, l.ccws_real, l.tail);
+
   std::vector<const Resource*> after;
   for (const auto& r : info.resources)
-    if (r.offset >= cut && &r != old_cfg) after.push_back(&r);
+    if (r.offset >= l.cut && &r != &old_cfg) after.push_back(&r);
   std::stable_sort(after.begin(), after.end(), [](const Resource* a, const Resource* b) {
     if (is_local(a->name) != is_local(b->name)) return !is_local(a->name);
     return a->offset < b->offset;
   });
-  std::vector<Placement> placed;
-  uint64_t pos = cut;
+  uint64_t pos = l.cut;
   auto place = [&](const Resource* r) {
     pos += (r->offset - pos) % kResourceAlignment;  // same offset modulo 8 as before
-    placed.push_back({r->proto_index, r->offset, pos, r->size, r->name});
+    l.placed.push_back({r->proto_index, r->offset, pos, r->size, r->name});
     pos += r->size;
   };
   uint64_t covered = 0;
@@ -207,16 +235,19 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
     place(r);
     covered += r->size;
   }
-  const uint64_t new_tail = pos;
+  l.new_tail = pos;
   res.old_size = info.file_size;
-  res.dead_bytes = old_cfg->offset < cut ? old_cfg->size : 0;
-  const uint64_t old_cfg_after = old_cfg->offset >= cut ? old_cfg->size : 0;
-  res.dropped_bytes = tail - cut - std::min(tail - cut, covered + old_cfg_after);
-  for (const auto& p : placed)
+  res.dead_bytes = old_cfg.offset < l.cut ? old_cfg.size : 0;
+  const uint64_t old_cfg_after = old_cfg.offset >= l.cut ? old_cfg.size : 0;
+  res.dropped_bytes = l.tail - l.cut - std::min(l.tail - l.cut, covered + old_cfg_after);
+  for (const auto& p : l.placed)
     if (p.new_offset != p.old_offset) res.moved.push_back(p.name);
+  return l;
+}
 
-  // The new proto: top-level fields verbatim, the placed resources re-encoded.
-  const std::string old_proto = read_proto_bytes(*src, h);
+// The new proto: top-level fields verbatim, the placed resources re-encoded.
+std::string patched_proto(const fs::path& input, const std::string& old_proto, const Resource& old_cfg,
+                          const Layout& layout, const SetConfigResult& res) {
   const std::string ctx = input.string() + ": ProtoHEFHef";
   std::string proto;
   proto.reserve(old_proto.size() + 64);
@@ -227,21 +258,27 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
       continue;
     }
     const size_t index = resource_index++;
-    if (index == old_cfg->proto_index) {
+    if (index == old_cfg.proto_index) {
       put_bytes_field(proto, 7, patched_resource(f.bytes, res.config_offset, res.config_size, res.config_xxh3,
                                                  ctx + ".external_resources"));
       continue;
     }
-    const auto p = std::find_if(placed.begin(), placed.end(), [&](const Placement& x) { return x.proto_index == index; });
-    if (p == placed.end() || p->new_offset == p->old_offset)
+    const auto p = std::find_if(layout.placed.begin(), layout.placed.end(),
+                                [&](const Placement& x) { return x.proto_index == index; });
+    if (p == layout.placed.end() || p->new_offset == p->old_offset)
       proto.append(f.raw);
     else
       put_bytes_field(proto, 7, patched_resource(f.bytes, p->new_offset, std::nullopt, std::nullopt,
                                                  ctx + ".external_resources"));
   }
   if (proto.size() > UINT32_MAX) throw BadInput(input.string() + ": the new proto would exceed 4 GB");
+  return proto;
+}
 
-  // Keep the zero point (the CCWs' start) at the same offset modulo 4 KiB.
+// The new header but its whole-file hash: sizes redone, the padding resized
+// to keep the zero point (the CCWs' start) at the same offset modulo 4 KiB.
+HefHeader patched_header(const HefHeader& h, const std::string& old_proto, const std::string& proto,
+                         const Layout& layout) {
   int64_t padding = static_cast<int64_t>(h.padding_size) + static_cast<int64_t>(old_proto.size()) -
                     static_cast<int64_t>(proto.size());
   while (padding < 0) padding += kCcwAlignment;
@@ -249,18 +286,25 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
   HefHeader nh = h;
   nh.proto_size = static_cast<uint32_t>(proto.size());
   nh.padding_size = static_cast<uint32_t>(padding);
-  nh.ccws_size = ccws_real + nh.padding_size;
-  nh.additional_info_size = new_tail - ccws_real;
+  nh.ccws_size = layout.ccws_real + nh.padding_size;
+  nh.additional_info_size = layout.new_tail - layout.ccws_real;
   // Always: genai builds the HEF from the first chunk (hailo-contract.md section 9).
   nh.proto_xxh3 = XXH3_64bits(proto.data(), proto.size());
+  return nh;
+}
 
-  AtomicFile out(output, replace);
+// Writes the new file into `out`: proto, padding, the unchanged prefix, the
+// moved resources, the config, tokenizer and embeddings, then the header
+// with the whole-file XXH3 of what followed it. Returns the file's size.
+uint64_t write_patched_file(AtomicFile& out, const ByteSource& src, HefHeader nh, const std::string& proto,
+                            const Layout& layout, const std::string& config_text,
+                            const std::function<void(uint64_t, uint64_t)>& progress) {
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
   if (!state) throw InternalError("XXH3_createState failed");
   XXH3_64bits_reset(state.get());
   const uint64_t new_zero = 56 + proto.size() + nh.padding_size;
   uint64_t at = 56, done = 0;
-  const uint64_t total = new_zero + new_tail - 56;
+  const uint64_t total = new_zero + layout.new_tail - 56;
   constexpr size_t kBlock = 8u << 20;
   std::vector<char> buf(kBlock);
   auto emit = [&](const void* data, size_t n) {
@@ -278,55 +322,79 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
   auto copy = [&](uint64_t from, uint64_t n) {
     for (uint64_t k = 0; k < n;) {
       const size_t m = static_cast<size_t>(std::min<uint64_t>(n - k, kBlock));
-      src->read(from + k, buf.data(), m);
+      src.read(from + k, buf.data(), m);
       emit(buf.data(), m);
       k += m;
     }
   };
   emit(proto.data(), proto.size());
   zeros_until(new_zero);
-  copy(old_zero, cut);
-  for (const auto& p : placed) {
+  copy(layout.old_zero, layout.cut);
+  for (const auto& p : layout.placed) {
     if (is_local(p.name)) continue;
     zeros_until(new_zero + p.new_offset);
-    copy(old_zero + p.old_offset, p.size);
+    copy(layout.old_zero + p.old_offset, p.size);
   }
   emit(config_text.data(), config_text.size());
-  for (const auto& p : placed) {
+  for (const auto& p : layout.placed) {
     if (!is_local(p.name)) continue;
     zeros_until(new_zero + p.new_offset);
-    copy(old_zero + p.old_offset, p.size);
+    copy(layout.old_zero + p.old_offset, p.size);
   }
   nh.xxh3 = XXH3_64bits_digest(state.get());
   const std::string header = serialize_hef_header_v3(nh);
   out.write_at(0, header.data(), header.size());
-  res.new_size = at;
+  return at;
+}
 
-  // Read the result back before it replaces anything: it must parse, the
-  // config must be where the proto says, and it must pass the rules this
-  // layout is for (proto hash, resource order).
-  {
-    const auto check = open_file_source(out.path().string());
-    const HefInfo again = read_hef(*check);
-    const Resource* r = again.resource(kHailoConfig);
-    if (!r || r->size != config_text.size() || xxh3_of_range(*check, r->file_offset, r->size) != res.config_xxh3)
-      throw InternalError(output.string() + ": the rewritten HEF does not read back (hailo-config.json misplaced)");
-    ContractOptions opt;
-    opt.checksum_limit = 0;  // moved bytes are copied verbatim; the tests compare them
-    opt.optimize_memory_on_device = true;  // the layout is for it: its order is an error here, not a warning
-    const rules::Report rep = check_hef_contract(*check, again, opt);
-    if (rep.errors_in({"proto-hash", "resource-order"}) > 0)
-      throw InternalError(refusal(output.string() + ": the rewritten HEF fails its own layout rules:", rep.findings));
-    // And the rules of `hef check` as the user runs it: set-config never
-    // writes a HEF that `hef check` refuses for a reason the rewrite brought.
-    const rules::Report as_checked = check_hef_contract(*check, again, ContractOptions{});
-    std::vector<rules::Finding> errors;
-    for (const auto& f : as_checked.findings)
-      if (f.severity == rules::Severity::error && !errors_before.count({f.rule, f.message})) errors.push_back(f);
-    if (!errors.empty())
-      throw BadInput(refusal(output.string() + ": not written: the HEF set-config would write fails `llm2hef hef check`:",
-                             errors));
-  }
+// Reads the result back before it replaces anything: it must parse, the
+// config must be where the proto says, and it must pass the rules this
+// layout is for (proto hash, resource order).
+void verify_rewritten(const fs::path& written, const fs::path& output, const std::string& config_text,
+                      uint64_t config_xxh3, const ErrorSet& errors_before) {
+  const auto check = open_file_source(written.string());
+  const HefInfo again = read_hef(*check);
+  const Resource* r = again.resource(kResourceHailoConfig);
+  if (!r || r->size != config_text.size() || xxh3_of_range(*check, r->file_offset, r->size) != config_xxh3)
+    throw InternalError(output.string() + ": the rewritten HEF does not read back (hailo-config.json misplaced)");
+  ContractOptions opt;
+  opt.checksum_limit = 0;  // moved bytes are copied verbatim; the tests compare them
+  opt.optimize_memory_on_device = true;  // the layout is for it: its order is an error here, not a warning
+  const rules::Report rep = check_hef_contract(*check, again, opt);
+  if (rep.errors_in({"proto-hash", "resource-order"}) > 0)
+    throw InternalError(refusal(output.string() + ": the rewritten HEF fails its own layout rules:", rep.findings));
+  // And the rules of `hef check` as the user runs it: set-config never
+  // writes a HEF that `hef check` refuses for a reason the rewrite brought.
+  const rules::Report as_checked = check_hef_contract(*check, again, ContractOptions{});
+  std::vector<rules::Finding> errors;
+  for (const auto& f : as_checked.findings)
+    if (f.severity == rules::Severity::error && !errors_before.count({f.rule, f.message})) errors.push_back(f);
+  if (!errors.empty())
+    throw BadInput(refusal(output.string() + ": not written: the HEF set-config would write fails `llm2hef hef check`:",
+                           errors));
+}
+
+}  // namespace
+
+SetConfigResult set_hailo_config(const fs::path& input, const std::string& config_text, const fs::path& output,
+                                 bool replace, const std::function<void(uint64_t, uint64_t)>& progress) {
+  refuse_invalid_config(config_text);
+  check_output_path(input, output, replace);
+  const auto src = open_file_source(input.string());
+  const HefInfo info = read_hef(*src);
+  const Resource& old_cfg = editable_config_resource(input, info);
+  refuse_damaged_resources(input, *src, info);
+
+  SetConfigResult res;
+  const ErrorSet errors_before = check_config_against_hef(input, *src, info, config_text, res.findings);
+  const Layout layout = lay_out(input, info, old_cfg, config_text, res);
+  const std::string old_proto = read_proto_bytes(*src, info.header);
+  const std::string proto = patched_proto(input, old_proto, old_cfg, layout, res);
+  const HefHeader header = patched_header(info.header, old_proto, proto, layout);
+
+  AtomicFile out(output, replace);
+  res.new_size = write_patched_file(out, *src, header, proto, layout, config_text, progress);
+  verify_rewritten(out.path(), output, config_text, res.config_xxh3, errors_before);
   out.commit();
   return res;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "llm2hef/core/runtime_contract.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/adapter.hpp"
@@ -47,12 +48,13 @@ void check_cache_and_prefill(int64_t cache_size, int64_t prefill);
 // window when its layers slide, and original_max_position_embeddings under
 // LongRoPE with distinct short and long factors, since a larger cache is not
 // exact), capped at
-// kDefaultCacheCap, the context Hailo's own Hailo-10H models use.
-inline constexpr int64_t kDefaultCacheCap = 2048;
+// kDefaultCacheCap, the context Hailo's own Hailo-10H models use: the
+// runtime's default kv_cache_size.
+inline constexpr int64_t kDefaultCacheCap = kRuntimeDefaultCacheSize;
 int64_t default_cache_size(const sdk::JsonFile& config);
-// The prefill chunk when --prefill is not given: 96 (Hailo's models), or the
-// cache when smaller.
-inline constexpr int64_t kDefaultPrefill = 96;
+// The prefill chunk when --prefill is not given: 96 (Hailo's models, the
+// runtime's default prefill_input_tokens_count), or the cache when smaller.
+inline constexpr int64_t kDefaultPrefill = kRuntimeDefaultPrefillTokens;
 int64_t default_prefill(int64_t cache_size);
 
 // Opens the checkpoint, settles --cache / --prefill (the defaults above when
