@@ -125,6 +125,22 @@ void hand_block(const WeightTarget& target, TaskPool& pool, size_t floats, size_
   target.out.submit_block(extents(bytes.data()));
 }
 
+// Where rows [first, first + n) of an untransposed weight go, their values
+// starting at `rows` (src_cols floats a row): one extent when whole rows are
+// written, else each row's column range.
+void add_row_extents(std::vector<BackgroundFileWriter::Extent>& x, const char* rows, int64_t first, int64_t n,
+                     const WeightPlan& p, const WeightTarget& target) {
+  const int64_t width = p.col_end - p.col_begin;
+  const auto at = [&](int64_t element) { return target.base + static_cast<uint64_t>(element) * sizeof(float); };
+  const auto bytes = [](int64_t values) { return static_cast<size_t>(values) * sizeof(float); };
+  if (width == p.src_cols) {
+    x.push_back({at(first * width), rows, bytes(n * width)});
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    x.push_back({at((first + i) * width), rows + bytes(i * p.src_cols + p.col_begin), bytes(width)});
+}
+
 // Rows [r, e) written straight from the checkpoint's mapping, each of
 // `parts` slices checked for NaN and infinity on a pool thread; false (and
 // nothing written) when the checkpoint does not store them as float32.
@@ -139,19 +155,10 @@ bool write_stored_rows(const Checkpoint& ckpt, const TensorInfo& t, const Weight
   });
   for (const auto& s : slices)
     if (s.empty()) return false;
-  const int64_t width = p.col_end - p.col_begin;
-  const auto at = [&](int64_t element) { return target.base + static_cast<uint64_t>(element) * sizeof(float); };
   std::vector<BackgroundFileWriter::Extent> x;
   for (size_t part = 0; part < parts; ++part) {
-    const char* rows = slices[part].data();
-    const int64_t a = first_row[part], n = static_cast<int64_t>(slices[part].size() / sizeof(float)) / p.src_cols;
-    if (width == p.src_cols) {
-      x.push_back({at(a * width), rows, slices[part].size()});
-      continue;
-    }
-    for (int64_t i = 0; i < n; ++i)
-      x.push_back({at((a + i) * width), rows + static_cast<size_t>(i * p.src_cols + p.col_begin) * sizeof(float),
-                   static_cast<size_t>(width) * sizeof(float)});
+    const int64_t n = static_cast<int64_t>(slices[part].size() / sizeof(float)) / p.src_cols;
+    add_row_extents(x, slices[part].data(), first_row[part], n, p, target);
   }
   const auto release = [&ckpt, slices] {
     for (const auto& s : slices) ckpt.release_stored(s);
@@ -220,14 +227,7 @@ void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan
           },
           [&](const char* block) {
             std::vector<Extent> x;
-            if (width == p.src_cols) {
-              x.push_back({at(r * width), block, count(n * width) * sizeof(float)});
-            } else {
-              x.reserve(count(n));
-              for (int64_t i = 0; i < n; ++i)
-                x.push_back({at((r + i) * width), block + count(i * p.src_cols + p.col_begin) * sizeof(float),
-                             count(width) * sizeof(float)});
-            }
+            add_row_extents(x, block, r, n, p, target);
             return x;
           });
       handed(n * width);
