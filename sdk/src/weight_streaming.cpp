@@ -148,25 +148,34 @@ bool write_stored_rows(const Checkpoint& ckpt, const TensorInfo& t, const Weight
                        const WeightTarget& target, int64_t r, int64_t e, size_t parts) {
   std::vector<std::span<const char>> slices(parts);
   std::vector<int64_t> first_row(parts);
-  pool.run(parts, [&](size_t part, unsigned) {
-    const auto [a, b] = slice_of(r, e, parts, part);
-    first_row[part] = a;
-    slices[part] = ckpt.stored_f32_rows(t.name, a, b);
-  });
+  const auto release = [&ckpt](const std::vector<std::span<const char>>& lent) {
+    for (const auto& s : lent)
+      if (!s.empty()) ckpt.release_stored(s);
+  };
+  try {
+    pool.run(parts, [&](size_t part, unsigned) {
+      const auto [a, b] = slice_of(r, e, parts, part);
+      first_row[part] = a;
+      slices[part] = ckpt.stored_f32_rows(t.name, a, b);
+    });
+  } catch (...) {
+    release(slices);  // one slice was refused (a NaN under --refuse-nonfinite): the others go back
+    throw;
+  }
   for (const auto& s : slices)
-    if (s.empty()) return false;
+    if (s.empty()) {
+      release(slices);
+      return false;
+    }
   std::vector<BackgroundFileWriter::Extent> x;
   for (size_t part = 0; part < parts; ++part) {
     const int64_t n = static_cast<int64_t>(slices[part].size() / sizeof(float)) / p.src_cols;
     add_row_extents(x, slices[part].data(), first_row[part], n, p, target);
   }
-  const auto release = [&ckpt, slices] {
-    for (const auto& s : slices) ckpt.release_stored(s);
-  };
   try {
-    target.out.submit_borrowed(std::move(x), release);
+    target.out.submit_borrowed(std::move(x), [release, slices] { release(slices); });
   } catch (...) {
-    release();  // not handed over (the file is lost already)
+    release(slices);  // not handed over (the file is lost already)
     throw;
   }
   return true;
