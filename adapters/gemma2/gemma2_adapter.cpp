@@ -11,8 +11,10 @@ using namespace llm2hef::sdk;
 
 class Gemma2Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "gemma2";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"gemma2", "0.1.0", "Gemma 2 (sandwich (1 + w) norms, GeGLU, attention and final soft-capping)",
+    return {kName, kVersion, "Gemma 2 (sandwich (1 + w) norms, GeGLU, attention and final soft-capping)",
             {"Gemma2ForCausalLM"}, {"gemma2"}, {sliding_window_option()}};
   }
 
@@ -24,4 +26,4 @@ class Gemma2Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(Gemma2Adapter, "gemma2", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(Gemma2Adapter)

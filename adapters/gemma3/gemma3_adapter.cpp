@@ -11,8 +11,10 @@ using namespace llm2hef::sdk;
 
 class Gemma3Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "gemma3";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"gemma3", "0.1.0", "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
+    return {kName, kVersion, "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
             {"Gemma3ForCausalLM"}, {"gemma3_text"}, {sliding_window_option()}};
   }
 
@@ -24,4 +26,4 @@ class Gemma3Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(Gemma3Adapter, "gemma3", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(Gemma3Adapter)

@@ -23,10 +23,12 @@ using namespace llm2hef::sdk;
 
 class Gpt2Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "gpt2";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
     AdapterInfo i;
-    i.name = "gpt2";
-    i.version = "0.1.0";
+    i.name = kName;
+    i.version = kVersion;
     i.description = "GPT-2 family (learned positions through the cos/sin channel, split c_attn)";
     i.architectures = {"GPT2LMHeadModel"};
     i.model_types = {"gpt2"};
@@ -135,4 +137,4 @@ class Gpt2Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(Gpt2Adapter, "gpt2", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(Gpt2Adapter)

@@ -24,8 +24,10 @@ using namespace llm2hef::sdk;
 
 class GptNeoXAdapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "gpt_neox";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"gpt_neox", "0.1.0", "GPT-NeoX / Pythia (fused per-head qkv, partial rotary, parallel residual)",
+    return {kName, kVersion, "GPT-NeoX / Pythia (fused per-head qkv, partial rotary, parallel residual)",
             {"GPTNeoXForCausalLM"}, {"gpt_neox"}, {}};
   }
 
@@ -97,4 +99,4 @@ class GptNeoXAdapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(GptNeoXAdapter, "gpt_neox", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(GptNeoXAdapter)

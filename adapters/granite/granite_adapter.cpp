@@ -13,8 +13,10 @@ using namespace llm2hef::sdk;
 
 class GraniteAdapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "granite";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"granite", "0.1.0", "Granite 3.x dense (embedding, attention, residual and logit multipliers)",
+    return {kName, kVersion, "Granite 3.x dense (embedding, attention, residual and logit multipliers)",
             {"GraniteForCausalLM"}, {"granite"}, {}};
   }
 
@@ -28,4 +30,4 @@ class GraniteAdapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(GraniteAdapter, "granite", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(GraniteAdapter)

@@ -109,9 +109,11 @@ std::string layer_list(const std::vector<bool>& attention_layers, bool attention
 
 class Lfm2Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "lfm2";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"lfm2",
-            "0.1.0",
+    return {kName,
+            kVersion,
             "LiquidAI LFM2 / LFM2.5 (short-conv layers through the KV cache, QK-Norm attention)",
             {"Lfm2ForCausalLM"},
             {"lfm2"},
@@ -240,4 +242,4 @@ class Lfm2Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(Lfm2Adapter, "lfm2", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(Lfm2Adapter)

@@ -10,8 +10,10 @@ using namespace llm2hef::sdk;
 
 class LlamaAdapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "llama";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"llama", "0.1.0", "Llama family (Llama 2/3 with llama3 RoPE scaling, SmolLM2)", {"LlamaForCausalLM"}, {"llama"}, {}};
+    return {kName, kVersion, "Llama family (Llama 2/3 with llama3 RoPE scaling, SmolLM2)", {"LlamaForCausalLM"}, {"llama"}, {}};
   }
 
  protected:
@@ -22,4 +24,4 @@ class LlamaAdapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(LlamaAdapter, "llama", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(LlamaAdapter)

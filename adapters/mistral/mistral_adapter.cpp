@@ -13,8 +13,10 @@ using namespace llm2hef::sdk;
 
 class MistralAdapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "mistral";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"mistral", "0.1.0", "Mistral (Llama with a sliding window: exact for --cache <= sliding_window)",
+    return {kName, kVersion, "Mistral (Llama with a sliding window: exact for --cache <= sliding_window)",
             {"MistralForCausalLM"}, {"mistral"}, {}};
   }
 
@@ -29,4 +31,4 @@ class MistralAdapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(MistralAdapter, "mistral", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(MistralAdapter)

@@ -14,8 +14,10 @@ using namespace llm2hef::sdk;
 
 class Olmo2Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "olmo2";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"olmo2", "0.1.0", "OLMo 2 (post-norms, full-width QK-Norm)", {"Olmo2ForCausalLM"}, {"olmo2"}, {}};
+    return {kName, kVersion, "OLMo 2 (post-norms, full-width QK-Norm)", {"Olmo2ForCausalLM"}, {"olmo2"}, {}};
   }
 
  protected:
@@ -40,4 +42,4 @@ class Olmo2Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(Olmo2Adapter, "olmo2", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(Olmo2Adapter)

@@ -41,8 +41,10 @@ bool opt_switch(const JsonFile& c, const char* key, bool fallback) {
 
 class OptAdapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "opt";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"opt", "0.1.0", "OPT 125m-1.3b (learned positions through the cos/sin channel, ReLU, pre- or post-LN)",
+    return {kName, kVersion, "OPT 125m-1.3b (learned positions through the cos/sin channel, ReLU, pre- or post-LN)",
             {"OPTForCausalLM"}, {"opt"}, {}};
   }
 
@@ -148,4 +150,4 @@ class OptAdapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(OptAdapter, "opt", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(OptAdapter)

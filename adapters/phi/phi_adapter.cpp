@@ -22,8 +22,10 @@ using namespace llm2hef::sdk;
 
 class PhiAdapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "phi";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    AdapterInfo i{"phi", "0.1.0", "Phi-2 / Phi-1.5 (parallel attention and MLP, partial rotary, biases)",
+    AdapterInfo i{kName, kVersion, "Phi-2 / Phi-1.5 (parallel attention and MLP, partial rotary, biases)",
                   {"PhiForCausalLM"}, {"phi"}, {}};
     i.options = {{"gelu", {"sigmoid", "tanh"}, "sigmoid",
                   "GELU form: sigmoid = x*sigmoid(1.702x) (parsable approximation), tanh = gelu_new exactly"}};
@@ -87,4 +89,4 @@ class PhiAdapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(PhiAdapter, "phi", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(PhiAdapter)

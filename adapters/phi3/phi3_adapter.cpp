@@ -45,8 +45,10 @@ const char* rope_dict_key(const JsonFile& c) {
 
 class Phi3Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "phi3";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"phi3", "0.1.0", "Phi-3 / Phi-3.5-mini / Phi-4-mini (fused qkv and gate_up, longrope, partial rotary)",
+    return {kName, kVersion, "Phi-3 / Phi-3.5-mini / Phi-4-mini (fused qkv and gate_up, longrope, partial rotary)",
             {"Phi3ForCausalLM"}, {"phi3"}, {}};
   }
 
@@ -127,4 +129,4 @@ class Phi3Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(Phi3Adapter, "phi3", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(Phi3Adapter)

@@ -9,8 +9,10 @@ using namespace llm2hef::sdk;
 
 class Qwen2Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "qwen2";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"qwen2", "0.1.0", "Qwen2 / Qwen2.5 (q/k/v biases)", {"Qwen2ForCausalLM"}, {"qwen2"}, {}};
+    return {kName, kVersion, "Qwen2 / Qwen2.5 (q/k/v biases)", {"Qwen2ForCausalLM"}, {"qwen2"}, {}};
   }
 
  protected:
@@ -28,4 +30,4 @@ class Qwen2Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(Qwen2Adapter, "qwen2", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(Qwen2Adapter)

@@ -11,8 +11,10 @@ using namespace llm2hef::sdk;
 
 class Qwen3Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "qwen3";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"qwen3", "0.1.0", "Qwen3 dense (QK-Norm, explicit head_dim)", {"Qwen3ForCausalLM"}, {"qwen3"}, {}};
+    return {kName, kVersion, "Qwen3 dense (QK-Norm, explicit head_dim)", {"Qwen3ForCausalLM"}, {"qwen3"}, {}};
   }
 
  protected:
@@ -29,4 +31,4 @@ class Qwen3Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(Qwen3Adapter, "qwen3", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(Qwen3Adapter)

@@ -14,8 +14,10 @@ using namespace llm2hef::sdk;
 
 class SmolLM3Adapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "smollm3";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"smollm3", "0.1.0", "SmolLM3 (NoPE layers)", {"SmolLM3ForCausalLM"}, {"smollm3"}, {}};
+    return {kName, kVersion, "SmolLM3 (NoPE layers)", {"SmolLM3ForCausalLM"}, {"smollm3"}, {}};
   }
 
  protected:
@@ -51,4 +53,4 @@ class SmolLM3Adapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(SmolLM3Adapter, "smollm3", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(SmolLM3Adapter)

@@ -23,8 +23,10 @@ using namespace llm2hef::sdk;
 
 class StableLmAdapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "stablelm";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {"stablelm", "0.1.0", "StableLM 2 (LayerNorm, partial rotary, optional qkv bias, QK LayerNorm, parallel residual)",
+    return {kName, kVersion, "StableLM 2 (LayerNorm, partial rotary, optional qkv bias, QK LayerNorm, parallel residual)",
             {"StableLmForCausalLM"}, {"stablelm"}, {}};
   }
 
@@ -86,4 +88,4 @@ class StableLmAdapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(StableLmAdapter, "stablelm", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(StableLmAdapter)

@@ -13,9 +13,11 @@ using namespace llm2hef::sdk;
 
 class HelloAdapter final : public DecoderAdapter {
  public:
+  static constexpr const char kName[] = "hello";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
+  static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
     // name, version, description, HF architectures claimed, model_types claimed, options
-    return {"hello", "0.1.0", "Example out-of-tree adapter (Llama-shaped checkpoints)",
+    return {kName, kVersion, "Example out-of-tree adapter (Llama-shaped checkpoints)",
             {"HelloLlamaForCausalLM"}, {}, {}};
   }
 
@@ -31,4 +33,4 @@ class HelloAdapter final : public DecoderAdapter {
 
 }  // namespace
 
-LLM2HEF_DEFINE_ADAPTER(HelloAdapter, "hello", "0.1.0")
+LLM2HEF_DEFINE_ADAPTER_CLASS(HelloAdapter)

@@ -69,7 +69,8 @@ typedef const llm2hef_adapter_entry_t* (*llm2hef_adapter_entry_fn)();
 
 #define LLM2HEF_EXPORT __attribute__((visibility("default")))
 
-// Defines the entry point of an adapter library. Use once per .so:
+// Defines the entry point of an adapter library. Use once per .so (or the
+// class form below, which takes the name and version from the class):
 //   LLM2HEF_DEFINE_ADAPTER(Gpt2Adapter, "gpt2", "0.1.0")
 #define LLM2HEF_DEFINE_ADAPTER(CLASS, NAME, VERSION)                                   \
   extern "C" LLM2HEF_EXPORT const llm2hef_adapter_entry_t* llm2hef_adapter_entry() {    \
@@ -84,3 +85,8 @@ typedef const llm2hef_adapter_entry_t* (*llm2hef_adapter_entry_fn)();
     };                                                                                 \
     return &entry;                                                                     \
   }
+
+// The usual form: CLASS states its name and version once, as static members
+// kName and kVersion, which its info() returns too, so the entry point and
+// info() cannot disagree (the host refuses an adapter whose two names differ).
+#define LLM2HEF_DEFINE_ADAPTER_CLASS(CLASS) LLM2HEF_DEFINE_ADAPTER(CLASS, CLASS::kName, CLASS::kVersion)
