@@ -6,6 +6,8 @@
 // architecture. Anything else (another exception, a sanitizer report) is a bug.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "llm2hef/core/checkpoint/gguf_config.hpp"
@@ -43,14 +45,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!v.empty()) core::dequantize_blocks(*t->type, data + t->begin, v.size() / t->type->block_size, v.data());
     return v;
   };
-  if (auto arch = meta.find_string("general.architecture"); arch)
-    if (const core::GgufArch* a = core::find_gguf_arch(*arch)) {
-      try {
-        (void)core::gguf_config(meta, *a, {find, read});
-      } catch (const BadInput&) {
-      } catch (const Unsupported&) {
-      }
-      for (const auto& t : h.tensors) (void)core::map_gguf_tensor(*a, t.name);
+  // general.architecture may hold another type than a string: find_string
+  // refuses that with BadInput, which is the answer export gives too.
+  std::optional<std::string> arch;
+  try {
+    arch = meta.find_string("general.architecture");
+  } catch (const BadInput&) {
+    return 0;
+  }
+  if (!arch) return 0;
+  if (const core::GgufArch* a = core::find_gguf_arch(*arch)) {
+    try {
+      (void)core::gguf_config(meta, *a, {find, read});
+    } catch (const BadInput&) {
+    } catch (const Unsupported&) {
     }
+    for (const auto& t : h.tensors) (void)core::map_gguf_tensor(*a, t.name);
+  }
   return 0;
 }
