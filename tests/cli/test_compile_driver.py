@@ -956,3 +956,33 @@ def test_the_exported_template_is_rendered_before_the_parse(driver_run):
     r = driver_run[0]
     said = r.stdout.find("chat template: renders hailort's load probe, a first and a later turn (jinja2)")
     assert 0 <= said < r.stdout.find("step 1/7: parse"), r.stdout
+
+
+def runtime_contract_block(text):
+    """ROLES, the names unpacked from it, PE_TILING and PE_COSINE as a script
+    assigns them at its top level (literal values, read without running it)."""
+    import ast
+    out = {}
+    for node in ast.parse(text).body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id in ("ROLES", "PE_TILING", "PE_COSINE"):
+            out[target.id] = ast.literal_eval(node.value)
+        elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Name) and node.value.id == "ROLES":
+            out["unpacked"] = tuple(e.id for e in target.elts)
+    return out
+
+
+@pytest.mark.parametrize("script", ["compile.py", "validate_on_device.py"])
+def test_template_stand_ins_match_the_runtime_contract_export_writes(setup, script):
+    # The .py.in templates carry stand-ins for the runtime-contract block so
+    # that they are Python for ruff and editors; export replaces them with the
+    # C++ tables (core/src/dfc/python_contract.cpp). A stand-in that drifted
+    # would mislead whoever reads or lints the template.
+    template = REPO / "core" / "src" / "dfc" / (script + ".in")
+    stand_ins = runtime_contract_block(template.read_text())
+    written = runtime_contract_block((setup.out / script).read_text())
+    assert set(written) == {"ROLES", "unpacked", "PE_TILING", "PE_COSINE"}, written
+    assert stand_ins == written
+    assert written["unpacked"] == tuple(role.upper() for role in written["ROLES"])
