@@ -30,15 +30,6 @@ namespace {
 constexpr const char* kTemplateFile = "chat_template.jinja";
 constexpr const char* kTemplateDir = "additional_chat_templates";
 
-// Present at all (following symlinks: the HF cache links snapshots to
-// blobs). Whether it is a regular file is checked on the opened descriptor
-// by the reader, which refuses a FIFO or a device by name instead of the
-// file being silently taken as absent.
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(p, ec) && !fs::is_directory(p, ec);
-}
-
 // The text must go into hailo-config.json, which is JSON: refuse what is not
 // UTF-8 here, naming the file, rather than fail later while writing.
 std::string read_template_file(const fs::path& path) {
@@ -135,7 +126,7 @@ ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   const fs::path extra_dir = ckpt.dir() / kTemplateDir;
   std::map<std::string, std::string> named;
   std::map<std::string, fs::path> files;
-  if (is_file(main_file)) {
+  if (is_present_file(main_file)) {
     named["default"] = read_template_file(main_file);
     files["default"] = main_file;
   }
@@ -143,7 +134,7 @@ ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   if (fs::is_directory(extra_dir, ec)) {
     std::vector<fs::path> extra;
     for (const auto& entry : fs::directory_iterator(extra_dir, ec))
-      if (entry.path().extension() == ".jinja" && is_file(entry.path())) extra.push_back(entry.path());
+      if (entry.path().extension() == ".jinja" && is_present_file(entry.path())) extra.push_back(entry.path());
     std::sort(extra.begin(), extra.end());
     for (const auto& p : extra) {  // after chat_template.jinja, as transformers reads them
       named[p.stem().string()] = read_template_file(p);

@@ -1,6 +1,6 @@
-#include <cctype>
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -10,6 +10,7 @@
 
 #include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/checkpoint/safetensors.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -18,16 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Present at all (following symlinks: the HF cache links snapshots to
-// blobs). Whether it is a regular file is checked on the opened descriptor
-// by the reader, which refuses a FIFO or a device by name instead of the
-// file being silently taken as absent.
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(p, ec) && !fs::is_directory(p, ec);
-}
-
-sdk::JsonFile optional_json(const fs::path& p) { return is_file(p) ? sdk::JsonFile::load(p) : sdk::JsonFile(); }
+sdk::JsonFile optional_json(const fs::path& p) { return is_present_file(p) ? sdk::JsonFile::load(p) : sdk::JsonFile(); }
 
 // A shard name from the index must stay inside the folder. Checked on the
 // text, not by resolving links, because Hugging Face cache snapshots are
@@ -109,19 +101,19 @@ CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : d
   if (!fs::exists(dir, ec)) throw BadInput(d + ": no such folder");
   if (!fs::is_directory(dir, ec))
     throw BadInput(d + ": not a folder, nor a GGUF file (a Hugging Face checkpoint folder or a .gguf file is read)");
-  if (!is_file(dir / "config.json")) throw BadInput(d + ": not a checkpoint folder: config.json is missing");
+  if (!is_present_file(dir / "config.json")) throw BadInput(d + ": not a checkpoint folder: config.json is missing");
   config_ = sdk::JsonFile::load(dir / "config.json");
   generation_config_ = optional_json(dir / "generation_config.json");
   tokenizer_config_ = optional_json(dir / "tokenizer_config.json");
-  if (is_file(dir / "tokenizer.json")) tokenizer_json_ = dir / "tokenizer.json";
+  if (is_present_file(dir / "tokenizer.json")) tokenizer_json_ = dir / "tokenizer.json";
 
   // transformers prefers the single file when both are present; so do we.
-  if (is_file(dir / "model.safetensors")) {
+  if (is_present_file(dir / "model.safetensors")) {
     const SafetensorsFile& f = open_weights(dir / "model.safetensors");
     for (const auto& e : f.entries()) add(f, e);
-  } else if (is_file(dir / "model.safetensors.index.json")) {
+  } else if (is_present_file(dir / "model.safetensors.index.json")) {
     load_index(dir / "model.safetensors.index.json");
-  } else if (is_file(dir / "pytorch_model.bin") || is_file(dir / "pytorch_model.bin.index.json")) {
+  } else if (is_present_file(dir / "pytorch_model.bin") || is_present_file(dir / "pytorch_model.bin.index.json")) {
     throw BadInput(d + ": weights are in PyTorch format (pytorch_model.bin); only safetensors can be read — "
                        "re-save the model with save_pretrained(..., safe_serialization=True)");
   } else {
@@ -170,7 +162,7 @@ void CheckpointDir::load_index(const fs::path& index_path) {
   }
   for (const auto& [name, tensors] : shards) {
     const fs::path path = dir_ / name;
-    if (!is_file(path))
+    if (!is_present_file(path))
       throw BadInput(index_path.string() + ": shard " + path.string() + " (holding tensor '" + tensors.front() +
                      "') does not exist");
   }

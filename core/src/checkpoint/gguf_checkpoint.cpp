@@ -15,6 +15,7 @@
 #include "llm2hef/core/checkpoint/gguf_file.hpp"
 #include "llm2hef/core/checkpoint/gguf_names.hpp"
 #include "llm2hef/core/checkpoint/gguf_tokenizer.hpp"
+#include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -22,11 +23,6 @@ namespace llm2hef::core {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(p, ec) && !fs::is_directory(p, ec);
-}
 
 bool has_gguf_extension(const fs::path& p) {
   std::string ext = p.extension().string();
@@ -80,7 +76,7 @@ std::vector<fs::path> gguf_parts(const fs::path& path) {
   for (int i = 1; i <= count; ++i) {
     std::snprintf(buf, sizeof buf, "-%05d-of-%05d", i, count);
     const fs::path part = file.parent_path() / (m[1].str() + buf + ".gguf");
-    if (!is_file(part))
+    if (!is_present_file(part))
       throw BadInput(file.string() + ": part " + std::to_string(i) + " of " + std::to_string(count) + " (" +
                      part.string() + ") is missing");
     parts.push_back(part);
@@ -246,10 +242,10 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite)
 
 void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ordered_json& metadata) {
   // A folder's own files take precedence over the metadata (docs/gguf.md).
-  if (!folder.empty() && is_file(folder / "tokenizer.json")) {
+  if (!folder.empty() && is_present_file(folder / "tokenizer.json")) {
     tokenizer_json_ = folder / "tokenizer.json";
-    if (is_file(folder / "tokenizer_config.json")) tokenizer_config_ = sdk::JsonFile::load(folder / "tokenizer_config.json");
-    if (is_file(folder / "generation_config.json"))
+    if (is_present_file(folder / "tokenizer_config.json")) tokenizer_config_ = sdk::JsonFile::load(folder / "tokenizer_config.json");
+    if (is_present_file(folder / "generation_config.json"))
       generation_config_ = sdk::JsonFile::load(folder / "generation_config.json");
     notes_.push_back("tokenizer: " + tokenizer_json_.string() + " (the folder's file, not the GGUF metadata)");
     return;
@@ -485,7 +481,7 @@ std::vector<NonFiniteWeight> GgufCheckpoint::nonfinite() const { return nonfinit
 bool is_gguf_checkpoint(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
-    if (is_file(path / "config.json")) return false;
+    if (is_present_file(path / "config.json")) return false;
     for (const auto& e : fs::directory_iterator(path, ec))
       if (has_gguf_extension(e.path())) return true;
     return false;

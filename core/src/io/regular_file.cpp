@@ -24,6 +24,11 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
+bool is_present_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec);
+}
+
 RegularFile::RegularFile(const std::filesystem::path& path) : path_(path) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

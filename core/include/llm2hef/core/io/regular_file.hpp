@@ -10,6 +10,13 @@
 
 namespace llm2hef::core {
 
+// Whether an optional input is there at all, following symlinks (the HF cache
+// links snapshots to blobs): anything but a folder counts. Whether it is a
+// regular file is checked on the opened descriptor by RegularFile, which
+// refuses a FIFO or a device by name instead of the file being silently
+// taken as absent.
+bool is_present_file(const std::filesystem::path& path);
+
 // An open descriptor of a regular file (closed by the destructor). Throws
 // BadInput "<path>: ..." when it cannot be opened or is not a regular file.
 class RegularFile {
