@@ -32,8 +32,7 @@ class Gpt2Adapter final : public DecoderAdapter {
     i.description = "GPT-2 family (learned positions through the cos/sin channel, split c_attn)";
     i.architectures = {"GPT2LMHeadModel"};
     i.model_types = {"gpt2"};
-    i.options = {{"gelu", {"sigmoid", "tanh"}, "sigmoid",
-                  "GELU form: sigmoid = x*sigmoid(1.702x) (parsable approximation), tanh = gelu_new exactly"}};
+    i.options = {gelu_new_option()};
     return i;
   }
 
@@ -84,13 +83,14 @@ class Gpt2Adapter final : public DecoderAdapter {
       const Value positions = learned_positions(g, ctx.ckpt, wpe, 0, ctx.io.pe, n, t, hidden);
       return g.add(embeds, positions, "embed_positions/Add");
     };
-    const std::string gelu = options.option(info(), "gelu");
-    m.options["gelu"] = gelu;
+    const std::string gelu_option = options.option(info(), "gelu");
+    m.options["gelu"] = gelu_option;
+    const GeluForm gelu = gelu_new_form(gelu_option);
     m.rewrites = {
         "c_attn split into q_proj, k_proj, v_proj",
         "wpe rows 0.." + std::to_string(n - 1) + " rebuilt from the cos/sin tables (" + std::to_string(n / 2 + 1) +
             " frequencies 2*pi*k/" + std::to_string(n) + ", theta length " + std::to_string(t) + ")",
-        gelu == "tanh" ? "GELU as gelu_new (tanh form, exact)" : "GELU as x*sigmoid(1.702x) (approximation; --gelu tanh for exact)",
+        gelu_new_rewrite(gelu),
         "lm_head " + std::string(head.tied ? "tied to wte, written as its own tensor" : "from lm_head.weight") +
             " after a last-position slice",
     };
@@ -127,7 +127,7 @@ class Gpt2Adapter final : public DecoderAdapter {
         return linear(g, ctx.ckpt, mixed, c_proj);
       };
       const GeluMlpSpec mlp{conv1d("mlp.c_fc"), conv1d("mlp.c_proj"), "c_fc", "c_proj",
-                            gelu == "tanh" ? GeluForm::tanh : GeluForm::sigmoid};
+                            gelu};
       m.layers.push_back({{norm("ln_1"), "attn", attention, "attn_residual"}, {norm("ln_2"), "mlp", mlp, "mlp_residual"}});
     }
     m.tail = TailSpec{NormSpec{"ln_f", prefix + "ln_f.weight", prefix + "ln_f.bias", eps}, head.tensor};

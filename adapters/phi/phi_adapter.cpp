@@ -27,8 +27,7 @@ class PhiAdapter final : public DecoderAdapter {
   AdapterInfo info() const override {
     AdapterInfo i{kName, kVersion, "Phi-2 / Phi-1.5 (parallel attention and MLP, partial rotary, biases)",
                   {"PhiForCausalLM"}, {"phi"}, {}};
-    i.options = {{"gelu", {"sigmoid", "tanh"}, "sigmoid",
-                  "GELU form: sigmoid = x*sigmoid(1.702x) (parsable approximation), tanh = gelu_new exactly"}};
+    i.options = {gelu_new_option()};
     return i;
   }
 
@@ -50,8 +49,9 @@ class PhiAdapter final : public DecoderAdapter {
     m.tensors.add_optional("lm_head.weight", {d.vocab, d.hidden});
     const LmHead head = choose_lm_head(ckpt, m.embedding, d.vocab, d.hidden);
 
-    const std::string gelu = options.option(info(), "gelu");
-    m.options["gelu"] = gelu;
+    const std::string gelu_option = options.option(info(), "gelu");
+    m.options["gelu"] = gelu_option;
+    const GeluForm gelu = gelu_new_form(gelu_option);
     for (int64_t i = 0; i < d.layers; ++i) {
       const std::string p = "model.layers." + std::to_string(i) + ".";
       AttentionMixer attn{{.prefix = p + "self_attn.",
@@ -68,7 +68,7 @@ class PhiAdapter final : public DecoderAdapter {
         attn.head_layer_norms = {{q + ".weight"}, {q + ".bias"}, {k + ".weight"}, {k + ".bias"}};
       }
       const GeluMlpSpec mlp{{p + "mlp.fc1.weight", p + "mlp.fc1.bias"}, {p + "mlp.fc2.weight", p + "mlp.fc2.bias"},
-                            "fc1", "fc2", gelu == "tanh" ? GeluForm::tanh : GeluForm::sigmoid};
+                            "fc1", "fc2", gelu};
       const NormSpec ln{"input_layernorm", p + "input_layernorm.weight", p + "input_layernorm.bias", eps};
       m.layers.push_back({{ln, "self_attn", attn, "attn_residual"},
                           {NormSpec{}, "mlp", mlp, "mlp_residual"},
@@ -79,8 +79,7 @@ class PhiAdapter final : public DecoderAdapter {
                                              "model.final_layernorm.bias", eps},
                       .lm_head = head.tensor,
                       .lm_head_bias = "lm_head.bias"};
-    m.rewrites.push_back(gelu == "tanh" ? "GELU as gelu_new (tanh form, exact)"
-                                        : "GELU as x*sigmoid(1.702x) (approximation; --gelu tanh for exact)");
+    m.rewrites.push_back(gelu_new_rewrite(gelu));
     m.rewrites.push_back(std::string(head.tied ? "tied lm_head written as its own tensor" : "lm_head") +
                          " with its bias after a last-position slice");
     return m;
