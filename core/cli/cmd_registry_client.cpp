@@ -1,21 +1,18 @@
 // `llm2hef registry search|install|list|uninstall`: finding adapters in a
 // signed index and installing them into the user's adapter folder
 // (docs/registry.md). Keys, signing and collecting: cmd_registry_keys.cpp.
-#include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "cmd_registry_client.hpp"
-#include "llm2hef/core/io/staging.hpp"
-#include "llm2hef/registry/temp_file.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/staging.hpp"
 #include "llm2hef/registry/index_client.hpp"
 #include "llm2hef/registry/installer.hpp"
-#include "llm2hef/registry/sha256.hpp"
+#include "llm2hef/registry/search.hpp"
+#include "llm2hef/registry/temp_file.hpp"
 #include "llm2hef/registry/trusted_keys.hpp"
 #include "llm2hef/registry/user_dirs.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -25,9 +22,7 @@ using nlohmann::json;
 
 namespace llm2hef::cli {
 
-
 namespace {
-
 
 constexpr const char* kSearchHelp = R"(Usage: llm2hef registry search [TEXT] [--index DIR|URL] [--json]
 
@@ -108,35 +103,6 @@ registry::SignedIndex load_index(const std::string& given, const CLI::App& comma
   return registry::load_signed_index(source, registry::trusted_public_keys());
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool matches(const json& manifest, const std::string& text) {
-  if (text.empty()) return true;
-  const std::string needle = lower(text);
-  auto has = [&](const std::string& hay) { return lower(hay).find(needle) != std::string::npos; };
-  if (has(manifest["name"].get<std::string>()) || has(manifest.value("description", ""))) return true;
-  for (const auto& a : manifest["architectures"])
-    if (has(a.get<std::string>())) return true;
-  for (const auto& m : manifest.value("model_types", json::array()))
-    if (has(m.get<std::string>())) return true;
-  return false;
-}
-
-std::map<std::string, std::string> installed_versions() {
-  std::map<std::string, std::string> out;
-  fs::path dir;
-  try {
-    dir = registry::installed_adapter_dir();
-  } catch (const BadInput&) {
-    return out;
-  }
-  for (const auto& a : registry::installed_adapters(dir)) out[a.name()] = a.version();
-  return out;
-}
-
 struct SearchArgs {
   std::string text, index;
   bool json = false;
@@ -144,33 +110,24 @@ struct SearchArgs {
 
 int search(const SearchArgs& a, Invocation& inv) {
   const registry::SignedIndex index = load_index(a.index, inv.command());
-  const auto installed = installed_versions();
-  // One row per name, versions newest first.
-  std::map<std::string, std::vector<const registry::IndexEntry*>> by_name;
-  for (const auto& e : index.entries)
-    if (matches(e.manifest, a.text)) by_name[e.name()].push_back(&e);
   json adapters = json::array();
-  for (auto& [name, entries] : by_name) {
-    std::sort(entries.begin(), entries.end(), [](const auto* x, const auto* y) {
-      return registry::compare_versions(x->version(), y->version()) > 0;
-    });
+  for (const registry::SearchMatch& match : registry::search_index(index, a.text, registry::installed_versions())) {
     json versions = json::array();
-    for (const auto* e : entries) {
-      const std::string why = registry::incompatibility(e->manifest);
-      versions.push_back({{"version", e->version()},
-                          {"compatible", why.empty()},
-                          {"reason", why.empty() ? json(nullptr) : json(why)},
-                          {"url", e->library_url},
-                          {"license", e->manifest["license"]},
-                          {"maintainer", e->manifest["maintainer"]}});
+    for (const registry::SearchVersion& v : match.versions) {
+      const json& manifest = v.entry->manifest;
+      versions.push_back({{"version", v.entry->version()},
+                          {"compatible", v.incompatibility.empty()},
+                          {"reason", v.incompatibility.empty() ? json(nullptr) : json(v.incompatibility)},
+                          {"url", v.entry->library_url},
+                          {"license", manifest["license"]},
+                          {"maintainer", manifest["maintainer"]}});
     }
-    const json& newest = entries.front()->manifest;
-    const auto inst = installed.find(name);
-    adapters.push_back({{"name", name},
+    const json& newest = match.newest();
+    adapters.push_back({{"name", match.name},
                         {"description", newest.value("description", "")},
                         {"architectures", newest["architectures"]},
                         {"model_types", newest.value("model_types", json::array())},
-                        {"installed", inst == installed.end() ? json(nullptr) : json(inst->second)},
+                        {"installed", match.installed ? json(*match.installed) : json(nullptr)},
                         {"versions", versions}});
   }
   const json report = {{"index", index.source.index_url},
@@ -205,15 +162,7 @@ json installed_json(const registry::InstalledAdapter& a, bool with_state) {
             {"library", a.library.string()},
             {"manifest", a.manifest_file.string()},
             {"source", a.manifest["library"].value("url", "")}};
-  if (with_state) {
-    std::error_code ec;
-    std::string state = "ok";
-    if (!fs::is_regular_file(a.library, ec))
-      state = "missing";
-    else if (registry::sha256_file_hex(a.library) != a.manifest["library"]["sha256"].get<std::string>())
-      state = "modified";
-    j["state"] = state;
-  }
+  if (with_state) j["state"] = registry::to_string(registry::installed_state(a));
   return j;
 }
 

@@ -15,6 +15,7 @@
 #include "llm2hef/registry/manifest.hpp"
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/registry/temp_file.hpp"
+#include "llm2hef/registry/user_dirs.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
@@ -86,6 +87,35 @@ std::vector<InstalledAdapter> installed_adapters(const fs::path& dir) {
   if (ec) throw BadInput(dir.string() + ": cannot list the installed adapters: " + ec.message());
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name() < b.name(); });
   return out;
+}
+
+std::map<std::string, std::string> installed_versions() {
+  std::map<std::string, std::string> out;
+  fs::path dir;
+  try {
+    dir = installed_adapter_dir();
+  } catch (const BadInput&) {
+    return out;
+  }
+  for (const auto& a : installed_adapters(dir)) out[a.name()] = a.version();
+  return out;
+}
+
+InstalledState installed_state(const InstalledAdapter& adapter) {
+  std::error_code ec;
+  if (!fs::is_regular_file(adapter.library, ec)) return InstalledState::missing;
+  if (sha256_file_hex(adapter.library) != adapter.manifest["library"]["sha256"].get<std::string>())
+    return InstalledState::modified;
+  return InstalledState::ok;
+}
+
+const char* to_string(InstalledState state) {
+  switch (state) {
+    case InstalledState::ok: return "ok";
+    case InstalledState::missing: return "missing";
+    case InstalledState::modified: return "modified";
+  }
+  return "?";
 }
 
 const IndexEntry& select_entry(const SignedIndex& index, const std::string& spec) {

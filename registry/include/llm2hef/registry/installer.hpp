@@ -21,6 +21,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,17 @@ struct InstalledAdapter {
 // Every <name>.adapter.json in `dir` (none when it does not exist), sorted by
 // name. BadInput naming a manifest that does not read or fails the schema.
 std::vector<InstalledAdapter> installed_adapters(const std::filesystem::path& dir);
+
+// name -> version of every adapter installed in the user's folder
+// (installed_adapter_dir()); empty when nothing is installed or no user folder
+// can be named (no HOME): a search still works then.
+std::map<std::string, std::string> installed_versions();
+
+// Whether an installed library is still what was installed: there, and with
+// the SHA-256 its manifest records (`registry list` shows the state).
+enum class InstalledState { ok, missing, modified };
+InstalledState installed_state(const InstalledAdapter& adapter);
+const char* to_string(InstalledState state);  // "ok", "missing", "modified"
 
 // NAME or NAME@VERSION -> the entry to install: the version asked for, or the
 // newest version whose build fits this llm2hef (the newest one when none
