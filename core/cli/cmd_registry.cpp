@@ -190,7 +190,7 @@ int manifest(const PublishArgs& a, Invocation& inv) {
   const auto output = output_of(a, inv.command());
   if (output) core::check_file_output(*output, a.force, {{"the adapter library", a.target, {}}});
   const plugins::LoadedAdapter adapter = load_checked(inv.globals(), a.target);
-  write_output(registry::make_manifest(adapter, publisher), output, a.force);
+  write_output(registry::adapter_manifest_json(registry::make_manifest(adapter, publisher)), output, a.force);
   // verify looks for library.file beside the manifest: say how to check one
   // written elsewhere.
   std::error_code ec;
@@ -216,7 +216,7 @@ int index(const PublishArgs& a, Invocation& inv) {
     if (entry.path().extension() == ".so" && entry.is_regular_file()) libraries.push_back(entry.path());
   std::sort(libraries.begin(), libraries.end());
   if (libraries.empty()) throw BadInput(dir.string() + ": no adapter library (*.so) in this folder");
-  std::vector<nlohmann::json> manifests;
+  std::vector<registry::AdapterManifest> manifests;
   for (const auto& library : libraries)
     manifests.push_back(registry::make_manifest(load_checked(inv.globals(), library), publisher));
   write_output(registry::make_index(std::move(manifests)), output, a.force);

@@ -114,19 +114,19 @@ int search(const SearchArgs& a, Invocation& inv) {
   for (const registry::SearchMatch& match : registry::search_index(index, a.text, registry::installed_versions())) {
     json versions = json::array();
     for (const registry::SearchVersion& v : match.versions) {
-      const json& manifest = v.entry->manifest;
+      const registry::AdapterManifest& manifest = v.entry->manifest;
       versions.push_back({{"version", v.entry->version()},
                           {"compatible", v.incompatibility.empty()},
                           {"reason", v.incompatibility.empty() ? json(nullptr) : json(v.incompatibility)},
                           {"url", v.entry->library_url},
-                          {"license", manifest["license"]},
-                          {"maintainer", manifest["maintainer"]}});
+                          {"license", manifest.license},
+                          {"maintainer", manifest.maintainer}});
     }
-    const json& newest = match.newest();
+    const registry::AdapterManifest& newest = match.newest();
     adapters.push_back({{"name", match.name},
-                        {"description", newest.value("description", "")},
-                        {"architectures", newest["architectures"]},
-                        {"model_types", newest.value("model_types", json::array())},
+                        {"description", newest.description.value_or("")},
+                        {"architectures", newest.architectures},
+                        {"model_types", newest.listed_model_types()},
                         {"installed", match.installed ? json(*match.installed) : json(nullptr)},
                         {"versions", versions}});
   }
@@ -157,11 +157,11 @@ int search(const SearchArgs& a, Invocation& inv) {
 json installed_json(const registry::InstalledAdapter& a, bool with_state) {
   json j = {{"name", a.name()},
             {"version", a.version()},
-            {"architectures", a.manifest["architectures"]},
-            {"model_types", a.manifest.value("model_types", json::array())},
+            {"architectures", a.manifest.architectures},
+            {"model_types", a.manifest.listed_model_types()},
             {"library", a.library.string()},
             {"manifest", a.manifest_file.string()},
-            {"source", a.manifest["library"].value("url", "")}};
+            {"source", a.manifest.library.url.value_or("")}};
   if (with_state) j["state"] = registry::to_string(registry::installed_state(a));
   return j;
 }

@@ -5,9 +5,8 @@
 
 namespace llm2hef::registry {
 
-ClaimDifference claim_difference(const nlohmann::json& listed, const std::vector<std::string>& reported) {
-  std::set<std::string> claimed, actual(reported.begin(), reported.end());
-  for (const auto& v : listed) claimed.insert(v.get<std::string>());
+ClaimDifference claim_difference(const std::vector<std::string>& listed, const std::vector<std::string>& reported) {
+  const std::set<std::string> claimed(listed.begin(), listed.end()), actual(reported.begin(), reported.end());
   ClaimDifference d;
   std::set_difference(claimed.begin(), claimed.end(), actual.begin(), actual.end(),
                       std::inserter(d.only_listed, d.only_listed.end()));

@@ -71,18 +71,16 @@ IndexSource index_source(const std::string& dir_or_url) {
   return {url, url + ".sig"};
 }
 
-void check_index_entry(const json& entry, const std::string& origin) {
-  const auto violations = manifest_schema().validate(entry);
-  if (!violations.empty()) throw BadInput(origin + ": " + describe(violations));
-  for (const char* field : {"url", "size"})
-    if (!entry["library"].contains(field))
-      throw BadInput(origin + ": field 'library." + field + "': required in an index entry");
-  if (!entry.contains("sdk_fingerprint"))
+AdapterManifest check_index_entry(const json& entry, const std::string& origin) {
+  AdapterManifest m = parse_adapter_manifest(entry, origin);
+  if (!m.library.url) throw BadInput(origin + ": field 'library.url': required in an index entry");
+  if (!m.library.size) throw BadInput(origin + ": field 'library.size': required in an index entry");
+  if (!m.sdk_fingerprint)
     throw BadInput(origin + ": field 'sdk_fingerprint': required in an index entry (which build this .so is)");
-  const std::string file = entry["library"]["file"].get<std::string>();
+  const std::string& file = m.library.file;
   if (file == "." || file == ".." || file.find('/') != std::string::npos)
     throw BadInput(origin + ": field 'library.file': '" + file + "' is not a plain file name");
-  const std::string url = entry["library"]["url"].get<std::string>();
+  const std::string& url = *m.library.url;
   // libcurl stops at a NUL: the URL checked and the URL fetched would differ.
   for (unsigned char c : url)
     if (c < 0x20 || c == 0x7F)
@@ -92,18 +90,19 @@ void check_index_entry(const json& entry, const std::string& origin) {
     resolve_relative_url("file:///index.json", url, origin + ": field 'library.url'");  // checks only
   else if (scheme != "http" && scheme != "https" && scheme != "file")
     throw BadInput(origin + ": field 'library.url': scheme '" + scheme + "' (only http, https, file)");
+  return m;
 }
 
-void check_index_unique(const std::vector<json>& entries, const std::vector<std::string>& origins) {
+void check_index_unique(const std::vector<AdapterManifest>& entries, const std::vector<std::string>& origins) {
   std::map<std::string, std::size_t> versions;
   std::map<std::string, std::pair<std::string, std::size_t>> files;  // library file -> adapter name, entry
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    const std::string name = entries[i]["name"].get<std::string>();
-    const std::string key = name + "@" + entries[i]["version"].get<std::string>();
+    const std::string& name = entries[i].name;
+    const std::string key = name + "@" + entries[i].version;
     if (auto [it, fresh] = versions.emplace(key, i); !fresh)
       throw BadInput(origins[i] + ": " + key + " is also published by " + origins[it->second] +
                      " (one entry per name@version)");
-    const std::string file = entries[i]["library"]["file"].get<std::string>();
+    const std::string& file = entries[i].library.file;
     if (auto [it, fresh] = files.emplace(file, std::make_pair(name, i)); !fresh && it->second.first != name)
       throw BadInput(origins[i] + ": field 'library.file': " + file + " is also the library of adapter '" +
                      it->second.first + "' (" + origins[it->second.second] +
@@ -115,11 +114,11 @@ std::string host_build_requirement() {
   return "SDK ABI " + std::to_string(LLM2HEF_ADAPTER_ABI_VERSION) + ", fingerprint '" + host_fingerprint() + "'";
 }
 
-std::string incompatibility(const json& entry) {
-  const auto abi = entry["sdk_abi"].get<std::int64_t>();
+std::string incompatibility(const AdapterManifest& entry) {
+  const int64_t abi = entry.sdk_abi;
   if (abi != LLM2HEF_ADAPTER_ABI_VERSION)
     return "built for SDK ABI " + std::to_string(abi) + "; this llm2hef needs " + host_build_requirement();
-  const std::string fingerprint = entry.value("sdk_fingerprint", "");
+  const std::string fingerprint = entry.sdk_fingerprint.value_or("");
   if (fingerprint != host_fingerprint())
     return "built with fingerprint '" + fingerprint + "'; this llm2hef needs " + host_build_requirement();
   return {};
@@ -163,14 +162,13 @@ SignedIndex parse_signed_index(const IndexSource& source, const std::string& tex
                    std::to_string(kIndexVersion));
   if (!document.contains("adapters") || !document["adapters"].is_array())
     throw BadInput(source.index_url + ": field 'adapters': expected a list of entries");
-  std::vector<json> manifests;
+  std::vector<AdapterManifest> manifests;
   std::vector<std::string> origins;
   for (std::size_t i = 0; i < document["adapters"].size(); ++i) {
     IndexEntry e;
-    e.manifest = document["adapters"][i];
     e.origin = source.index_url + "#adapters[" + std::to_string(i) + "]";
-    check_index_entry(e.manifest, e.origin);
-    const std::string url = e.manifest["library"]["url"].get<std::string>();
+    e.manifest = check_index_entry(document["adapters"][i], e.origin);
+    const std::string& url = *e.manifest.library.url;
     e.library_url = url_scheme(url).empty()
                         ? resolve_relative_url(source.index_url, url, e.origin + ": field 'library.url'")
                         : url;

@@ -32,14 +32,13 @@ json collect_index(const fs::path& dir, const std::vector<std::string>& first_pa
   if (ec) throw BadInput(dir.string() + ": cannot list: " + ec.message());
   std::sort(files.begin(), files.end());
 
-  std::vector<json> entries;
+  std::vector<AdapterManifest> entries;
   std::vector<std::string> origins;
   for (const auto& f : files) {
-    json entry = sdk::read_json(f, sdk::JsonLimits::small_file());
-    check_index_entry(entry, f.string());
-    const std::string name = entry["name"].get<std::string>();
+    AdapterManifest entry = check_index_entry(sdk::read_json(f, sdk::JsonLimits::small_file()), f.string());
+    const std::string& name = entry.name;
     // The reviewed path is what a reviewer reads; it must say what the entry is.
-    const std::string version = entry["version"].get<std::string>();
+    const std::string& version = entry.version;
     if (f.parent_path().filename() != name || f.filename() != version + ".json")
       throw BadInput(f.string() + ": fields 'name' and 'version': the entry is " + name + "@" + version +
                      ", so its file is " + name + "/" + version + ".json");
@@ -50,11 +49,13 @@ json collect_index(const fs::path& dir, const std::vector<std::string>& first_pa
     origins.push_back(f.string());
   }
   check_index_unique(entries, origins);
-  std::sort(entries.begin(), entries.end(), [](const json& a, const json& b) {
-    if (a["name"] != b["name"]) return a["name"].get<std::string>() < b["name"].get<std::string>();
-    return compare_versions(a["version"].get<std::string>(), b["version"].get<std::string>()) < 0;
+  std::sort(entries.begin(), entries.end(), [](const AdapterManifest& a, const AdapterManifest& b) {
+    if (a.name != b.name) return a.name < b.name;
+    return compare_versions(a.version, b.version) < 0;
   });
-  return {{"index_version", kIndexVersion}, {"adapters", std::move(entries)}};
+  json adapters = json::array();
+  for (const AdapterManifest& e : entries) adapters.push_back(adapter_manifest_json(e));
+  return {{"index_version", kIndexVersion}, {"adapters", std::move(adapters)}};
 }
 
 std::vector<std::string> index_names(const fs::path& index_file) {

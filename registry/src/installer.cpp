@@ -32,7 +32,8 @@ constexpr const char* kManifestSuffix = ".adapter.json";
 Error check_failed(const std::string& message) { return Error(ExitCode::failure, message); }
 
 // What differs between the claims of the entry and those of the library.
-std::string claims_difference(const char* what, const json& listed, const std::vector<std::string>& reported) {
+std::string claims_difference(const char* what, const std::vector<std::string>& listed,
+                              const std::vector<std::string>& reported) {
   const ClaimDifference d = claim_difference(listed, reported);
   std::string out;
   if (!d.only_listed.empty())
@@ -60,7 +61,7 @@ void refuse_if_taken(const IndexEntry& entry, const fs::path& dir, const plugins
     throw UsageError("adapter '" + name + "' is already provided by " + a.path().string() +
                      ", which is searched before " + dir.string() + ": an installed copy would never be used");
   }
-  const fs::path library = dir / entry.manifest["library"]["file"].get<std::string>();
+  const fs::path library = dir / entry.manifest.library.file;
   std::error_code ec;
   if (fs::exists(fs::symlink_status(library, ec)))
     throw UsageError(library.string() + " already exists (field 'library.file' of " + entry.origin +
@@ -78,10 +79,9 @@ std::vector<InstalledAdapter> installed_adapters(const fs::path& dir) {
     if (!file.ends_with(kManifestSuffix) || file.front() == '.') continue;
     InstalledAdapter a;
     a.manifest_file = it->path();
-    a.manifest = sdk::read_json(a.manifest_file, sdk::JsonLimits::small_file());
-    const auto violations = manifest_schema().validate(a.manifest);
-    if (!violations.empty()) throw BadInput(a.manifest_file.string() + ": " + describe(violations));
-    a.library = dir / a.manifest["library"]["file"].get<std::string>();
+    a.manifest =
+        parse_adapter_manifest(sdk::read_json(a.manifest_file, sdk::JsonLimits::small_file()), a.manifest_file.string());
+    a.library = dir / a.manifest.library.file;
     out.push_back(std::move(a));
   }
   if (ec) throw BadInput(dir.string() + ": cannot list the installed adapters: " + ec.message());
@@ -104,7 +104,7 @@ std::map<std::string, std::string> installed_versions() {
 InstalledState installed_state(const InstalledAdapter& adapter) {
   std::error_code ec;
   if (!fs::is_regular_file(adapter.library, ec)) return InstalledState::missing;
-  if (sha256_file_hex(adapter.library) != adapter.manifest["library"]["sha256"].get<std::string>())
+  if (sha256_file_hex(adapter.library) != adapter.manifest.library.sha256)
     return InstalledState::modified;
   return InstalledState::ok;
 }
@@ -157,8 +157,8 @@ InstalledAdapter install_adapter(const IndexEntry& entry, const fs::path& dir, c
   // 2. Nothing in the way.
   refuse_if_taken(entry, dir, host);
 
-  const json& library_field = entry.manifest["library"];
-  const std::uint64_t size = library_field["size"].get<std::uint64_t>();
+  const ManifestLibrary& library_field = entry.manifest.library;
+  const std::uint64_t size = library_field.size.value();  // check_index_entry requires it
   if (size > kMaxLibraryBytes)
     throw BadInput(entry.origin + ": field 'library.size': " + std::to_string(size) + " bytes is over the limit of " +
                    std::to_string(kMaxLibraryBytes));
@@ -184,7 +184,7 @@ InstalledAdapter install_adapter(const IndexEntry& entry, const fs::path& dir, c
     throw check_failed(entry.origin + ": field 'library.size': the entry says " + std::to_string(size) + " bytes, " +
                        entry.library_url + " gave " + std::to_string(received) +
                        (received < size ? " (truncated)" : "") + "; not loaded, not installed");
-  const std::string expected = library_field["sha256"].get<std::string>();
+  const std::string& expected = library_field.sha256;
   const std::string actual = sha256_file_hex(so.path());
   if (actual != expected)
     throw check_failed(entry.origin + ": field 'library.sha256': checksum mismatch: the entry says " + expected + ", " +
@@ -200,20 +200,20 @@ InstalledAdapter install_adapter(const IndexEntry& entry, const fs::path& dir, c
   if (claims.name != entry.name()) wrong = "field 'name': the library is adapter '" + claims.name + "'";
   if (claims.version != entry.version())
     wrong += std::string(wrong.empty() ? "" : "; ") + "field 'version': the library is version " + claims.version;
-  for (const std::string& d : {claims_difference("architectures", entry.manifest["architectures"], claims.architectures),
-                               claims_difference("model_types", entry.manifest.value("model_types", json::array()),
-                                                 claims.model_types)})
+  for (const std::string& d :
+       {claims_difference("architectures", entry.manifest.architectures, claims.architectures),
+        claims_difference("model_types", entry.manifest.listed_model_types(), claims.model_types)})
     if (!d.empty()) wrong += (wrong.empty() ? "" : "; ") + d;
   if (!wrong.empty()) throw check_failed(entry.origin + ": " + wrong + "; not installed");
 
   // 5. Into place: the library, then its manifest.
   InstalledAdapter installed;
   installed.manifest = entry.manifest;
-  installed.manifest["library"]["url"] = entry.library_url;
-  installed.library = dir / library_field["file"].get<std::string>();
+  installed.manifest.library.url = entry.library_url;
+  installed.library = dir / library_field.file;
   installed.manifest_file = dir / (entry.name() + kManifestSuffix);
   TempFile manifest(dir, entry.name() + "-manifest");
-  manifest.write_all(installed.manifest.dump(2) + "\n");
+  manifest.write_all(adapter_manifest_json(installed.manifest).dump(2) + "\n");
   manifest.sync_and_close();
   so.link_to(installed.library);
   try {

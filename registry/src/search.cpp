@@ -14,16 +14,14 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-bool manifest_matches(const nlohmann::json& manifest, const std::string& text) {
+bool manifest_matches(const AdapterManifest& manifest, const std::string& text) {
   if (text.empty()) return true;
   const std::string needle = lower(text);
   auto has = [&](const std::string& hay) { return lower(hay).find(needle) != std::string::npos; };
-  if (has(manifest["name"].get<std::string>()) || has(manifest.value("description", ""))) return true;
-  for (const auto& a : manifest["architectures"])
-    if (has(a.get<std::string>())) return true;
-  for (const auto& m : manifest.value("model_types", nlohmann::json::array()))
-    if (has(m.get<std::string>())) return true;
-  return false;
+  if (has(manifest.name) || has(manifest.description.value_or(""))) return true;
+  const std::vector<std::string> model_types = manifest.listed_model_types();
+  return std::any_of(manifest.architectures.begin(), manifest.architectures.end(), has) ||
+         std::any_of(model_types.begin(), model_types.end(), has);
 }
 
 std::vector<SearchMatch> search_index(const SignedIndex& index, const std::string& text,

@@ -22,7 +22,8 @@ namespace {
 using nlohmann::json;
 
 // "" when equal as sets, else what is missing from / extra in the library.
-std::string compare_claims(const char* what, const json& manifest_list, const std::vector<std::string>& reported) {
+std::string compare_claims(const char* what, const std::vector<std::string>& manifest_list,
+                           const std::vector<std::string>& reported) {
   const ClaimDifference d = claim_difference(manifest_list, reported);
   std::string out;
   if (!d.only_listed.empty())
@@ -37,13 +38,15 @@ class Verifier {
  public:
   Verifier(ManifestVerdict& verdict, const VerifyOptions& options) : v_(verdict), options_(options) {}
 
-  void run(const json& manifest, const fs::path& folder) {
-    if (manifest.is_object() && manifest.contains("name") && manifest["name"].is_string())
-      v_.adapter = manifest["name"].get<std::string>();
-    const auto violations = manifest_schema().validate(manifest);
+  void run(const json& document, const fs::path& folder) {
+    // The name for the report even when the rest does not pass the schema.
+    if (document.is_object() && document.contains("name") && document["name"].is_string())
+      v_.adapter = document["name"].get<std::string>();
+    const auto violations = manifest_schema().validate(document);
     if (!record("schema", violations.empty(), violations.empty() ? "valid" : describe(violations))) return;
-    if (!locate_library(manifest["library"], folder)) return;
-    if (!check_checksum(manifest["library"])) return;
+    const AdapterManifest manifest = parse_adapter_manifest(document, v_.source);
+    if (!locate_library(manifest.library, folder)) return;
+    if (!check_checksum(manifest.library)) return;
     if (!check_abi(manifest)) return;
 
     // In a throw-away child first: a library that exits or aborts while
@@ -63,15 +66,15 @@ class Verifier {
 
     const sdk::AdapterInfo& info = loaded->info();
     std::string identity;
-    if (info.name != manifest["name"].get<std::string>())
-      identity = "library is adapter '" + info.name + "', manifest says '" + manifest["name"].get<std::string>() + "'";
-    if (info.version != manifest["version"].get<std::string>())
+    if (info.name != manifest.name)
+      identity = "library is adapter '" + info.name + "', manifest says '" + manifest.name + "'";
+    if (info.version != manifest.version)
       identity += std::string(identity.empty() ? "" : "; ") + "library is version " + info.version +
-                  ", manifest says " + manifest["version"].get<std::string>();
+                  ", manifest says " + manifest.version;
     if (!record("identity", identity.empty(), identity.empty() ? info.name + " " + info.version : identity)) return;
 
-    std::string claims = compare_claims("architectures", manifest["architectures"], info.architectures);
-    const std::string types = compare_claims("model_types", manifest.value("model_types", json::array()), info.model_types);
+    std::string claims = compare_claims("architectures", manifest.architectures, info.architectures);
+    const std::string types = compare_claims("model_types", manifest.listed_model_types(), info.model_types);
     if (!types.empty()) claims += (claims.empty() ? "" : "; ") + types;
     record("claims", claims.empty(),
            claims.empty() ? std::to_string(info.architectures.size()) + " architecture(s), " +
@@ -87,19 +90,19 @@ class Verifier {
 
   // The rule of verify.hpp: --library, else library.file beside the
   // manifest, else a relative library.url against the manifest's folder.
-  bool locate_library(const json& library, const fs::path& folder) {
+  bool locate_library(const ManifestLibrary& library, const fs::path& folder) {
     if (!options_.library.empty()) {
       v_.library = options_.library;
       return check_library();
     }
-    const fs::path beside = folder / library["file"].get<std::string>();
+    const fs::path beside = folder / library.file;
     std::error_code ec;
-    if (fs::exists(fs::symlink_status(beside, ec)) || !library.contains("url")) {
+    if (fs::exists(fs::symlink_status(beside, ec)) || !library.url) {
       v_.library = beside;
       return check_library(" (library.file is looked for in the manifest's folder; pass --library FILE for a "
                            "library kept elsewhere)");
     }
-    const std::string url = library["url"].get<std::string>();
+    const std::string& url = *library.url;
     const fs::path relative(url);
     const bool plain_relative = url.find("://") == std::string::npos && relative.is_relative() &&
                                 std::none_of(relative.begin(), relative.end(),
@@ -127,14 +130,14 @@ class Verifier {
     return record("library", true, v_.library.string());
   }
 
-  bool check_checksum(const json& library) {
+  bool check_checksum(const ManifestLibrary& library) {
     // The size first: it costs nothing, and a file of the wrong size (a
     // 10 GB sparse file, say) is refused without hashing all of it.
-    if (library.contains("size")) {
+    if (library.size) {
       std::error_code ec;
       const auto size = fs::file_size(v_.library, ec);
-      if (ec || size != library["size"].get<std::uintmax_t>())
-        return record("sha256", false, "size mismatch: manifest says " + library["size"].dump() + " bytes, file has " +
+      if (ec || size != *library.size)
+        return record("sha256", false, "size mismatch: manifest says " + std::to_string(*library.size) + " bytes, file has " +
                                            (ec ? ec.message() : std::to_string(size)) + " (it was not hashed or loaded)");
     }
     std::string actual;
@@ -143,7 +146,7 @@ class Verifier {
     } catch (const Error& e) {
       return record("sha256", false, e.what());
     }
-    const std::string expected = library["sha256"].get<std::string>();
+    const std::string& expected = library.sha256;
     if (actual != expected)
       return record("sha256", false,
                     "checksum mismatch: manifest says " + expected + ", file has " + actual +
@@ -151,15 +154,15 @@ class Verifier {
     return record("sha256", true, actual);
   }
 
-  bool check_abi(const json& manifest) {
-    const auto abi = manifest["sdk_abi"].get<std::int64_t>();
+  bool check_abi(const AdapterManifest& manifest) {
+    const int64_t abi = manifest.sdk_abi;
     if (abi != LLM2HEF_ADAPTER_ABI_VERSION)
       return record("abi", false,
                     "built for SDK ABI " + std::to_string(abi) + ", this llm2hef speaks ABI " +
                         std::to_string(LLM2HEF_ADAPTER_ABI_VERSION));
-    if (manifest.contains("sdk_fingerprint") && manifest["sdk_fingerprint"].get<std::string>() != host_fingerprint())
+    if (manifest.sdk_fingerprint && *manifest.sdk_fingerprint != host_fingerprint())
       return record("abi", false,
-                    "built with fingerprint '" + manifest["sdk_fingerprint"].get<std::string>() + "', this llm2hef is '" +
+                    "built with fingerprint '" + *manifest.sdk_fingerprint + "', this llm2hef is '" +
                         host_fingerprint() + "'");
     return record("abi", true, "ABI " + std::to_string(abi));
   }

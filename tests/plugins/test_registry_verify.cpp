@@ -34,7 +34,7 @@ struct Published {
   explicit Published(const fs::path& source, const std::string& file_name = "adapter.so") {
     library = dir / file_name;
     fs::copy_file(source, library);
-    document = make_manifest(llm2hef::plugins::load_adapter(library), kPublisher);
+    document = adapter_manifest_json(make_manifest(llm2hef::plugins::load_adapter(library), kPublisher));
     manifest = dir / "adapter.json";
     save();
   }

@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace llm2hef::registry {
 
 struct ClaimDifference {
@@ -16,8 +14,7 @@ struct ClaimDifference {
   bool empty() const { return only_listed.empty() && only_reported.empty(); }
 };
 
-// `listed`: a JSON array of strings (schema-checked before this is called).
-ClaimDifference claim_difference(const nlohmann::json& listed, const std::vector<std::string>& reported);
+ClaimDifference claim_difference(const std::vector<std::string>& listed, const std::vector<std::string>& reported);
 
 // "a, b, c" in set order.
 std::string joined(const std::set<std::string>& items);

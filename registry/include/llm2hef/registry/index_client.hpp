@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llm2hef/registry/manifest.hpp"
 #include "llm2hef/registry/signing.hpp"
 
 namespace llm2hef::registry {
@@ -35,11 +36,11 @@ struct IndexSource {
 IndexSource index_source(const std::string& dir_or_url);
 
 struct IndexEntry {
-  nlohmann::json manifest;
-  std::string library_url;  // absolute
-  std::string origin;       // "URL#adapters[2]", for messages
-  std::string name() const { return manifest["name"].get<std::string>(); }
-  std::string version() const { return manifest["version"].get<std::string>(); }
+  AdapterManifest manifest;  // library.url as the index gives it (maybe relative)
+  std::string library_url;   // absolute
+  std::string origin;        // "URL#adapters[2]", for messages
+  const std::string& name() const { return manifest.name; }
+  const std::string& version() const { return manifest.version; }
 };
 
 struct SignedIndex {
@@ -61,15 +62,16 @@ SignedIndex parse_signed_index(const IndexSource& source, const std::string& ind
 // sdk_fingerprint present (an index must say where the .so is and what it
 // needs), and a relative url without '.'/'..' segments. BadInput naming
 // `origin` and the field.
-void check_index_entry(const nlohmann::json& entry, const std::string& origin);
+// Returns the entry as the type.
+AdapterManifest check_index_entry(const nlohmann::json& entry, const std::string& origin);
 
 // Refuses two entries with one name@version, and two adapters naming the
 // same library file (installed adapters share one folder). `origins` are
 // the entries' names for messages.
-void check_index_unique(const std::vector<nlohmann::json>& entries, const std::vector<std::string>& origins);
+void check_index_unique(const std::vector<AdapterManifest>& entries, const std::vector<std::string>& origins);
 
 // Why this llm2hef cannot use the entry's build (ABI or fingerprint), or empty.
-std::string incompatibility(const nlohmann::json& entry);
+std::string incompatibility(const AdapterManifest& entry);
 
 // What this llm2hef needs, for messages: "SDK ABI 1, fingerprint '...'".
 std::string host_build_requirement();

@@ -34,10 +34,10 @@
 namespace llm2hef::registry {
 
 struct InstalledAdapter {
-  nlohmann::json manifest;
+  AdapterManifest manifest;  // library.url absolute: where it was installed from
   std::filesystem::path manifest_file, library;
-  std::string name() const { return manifest["name"].get<std::string>(); }
-  std::string version() const { return manifest["version"].get<std::string>(); }
+  const std::string& name() const { return manifest.name; }
+  const std::string& version() const { return manifest.version; }
 };
 
 // Every <name>.adapter.json in `dir` (none when it does not exist), sorted by

@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "llm2hef/registry/index_client.hpp"
 
 namespace llm2hef::registry {
@@ -17,7 +15,7 @@ namespace llm2hef::registry {
 // Whether an entry's manifest matches `text`: a case-insensitive substring
 // of its name, description, architectures or model_types. An empty text
 // matches everything.
-bool manifest_matches(const nlohmann::json& manifest, const std::string& text);
+bool manifest_matches(const AdapterManifest& manifest, const std::string& text);
 
 struct SearchVersion {
   const IndexEntry* entry = nullptr;  // into the SignedIndex searched
@@ -30,7 +28,7 @@ struct SearchMatch {
   std::optional<std::string> installed;  // the version installed in the user's folder, if any
 
   // The newest version's manifest: what a listing shows of the adapter.
-  const nlohmann::json& newest() const { return versions.front().entry->manifest; }
+  const AdapterManifest& newest() const { return versions.front().entry->manifest; }
 };
 
 // The adapters of `index` that match `text`, one per name, sorted by name.
