@@ -15,9 +15,9 @@
 
 #include "commands.hpp"
 #include "llm2hef/core/dfc/calibrate_script.hpp"
-#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 extern char** environ;

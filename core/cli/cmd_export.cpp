@@ -8,10 +8,10 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
-#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
-#include "llm2hef/core/export/host_inputs.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/progress.hpp"
+#include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {

@@ -10,10 +10,10 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/export/host_inputs.hpp"
 #include "llm2hef/core/io/npy.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/lint/lint.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/core/rules/render.hpp"
 #include "llm2hef/sdk/errors.hpp"
 

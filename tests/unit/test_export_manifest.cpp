@@ -5,8 +5,8 @@
 #include <set>
 
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
-#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/export/model_plan.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 

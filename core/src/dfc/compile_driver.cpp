@@ -7,7 +7,7 @@
 
 #include "llm2hef/core/dfc/python_contract.hpp"
 #include "llm2hef/core/dfc/python_scripts.hpp"
-#include "llm2hef/core/export/host_inputs.hpp"
+#include "llm2hef/core/runtime/host_inputs.hpp"
 
 namespace llm2hef::core {
 

@@ -1,17 +1,17 @@
-#include <cmath>
-#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/inspect/inspect.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include <spdlog/spdlog.h>
 
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/export/hailo_config.hpp"
-#include "llm2hef/core/export/host_inputs.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/har/precision_plan.hpp"
+#include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/errors.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "llm2hef/core/export/export_manifest.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 
 namespace llm2hef::core {
 

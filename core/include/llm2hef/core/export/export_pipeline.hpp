@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/export/model_plan.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/plugins/host.hpp"
 
 namespace llm2hef::core {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "llm2hef/core/export/export_manifest.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 
 #include "llm2hef/core/har/har_file.hpp"
 #include "llm2hef/core/har/hn_model.hpp"

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/har/fixups.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/sdk/hn_fixup.hpp"
 
 namespace llm2hef::sdk {

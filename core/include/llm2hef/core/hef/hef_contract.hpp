@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/core/rules/finding.hpp"
 
 namespace llm2hef::core::hef {

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 
 #include <filesystem>
 #include <optional>

@@ -1,11 +1,11 @@
-#include "llm2hef/core/export/host_inputs.hpp"
+#include "llm2hef/core/runtime/host_inputs.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <tuple>
 
+#include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/core/export/export_manifest.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {

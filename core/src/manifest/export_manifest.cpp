@@ -1,6 +1,6 @@
-#include "llm2hef/core/export/export_manifest.hpp"
-#include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/manifest/export_manifest.hpp"
 
+#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
