@@ -71,7 +71,7 @@ core::rules::Report lint_with_manifest_beside(const std::filesystem::path& model
     try {
       const core::ExportManifest manifest = core::read_manifest(manifest_path);
       if (manifest.files.count(model.filename().string()))
-        return core::lint_exported_onnx(model, core::manifest_json(manifest));
+        return core::lint_exported_onnx(model, manifest);
     } catch (const BadInput& e) {
       std::cerr << "note: " << manifest_path.string() << " not used (" << e.what() << "); the graph is linted alone\n";
     }

@@ -20,7 +20,6 @@
 
 using namespace llm2hef;
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
@@ -85,10 +84,16 @@ onnx::ModelProto valid_model() {
   return m;
 }
 
-json manifest() {
-  json inputs = json::array();
-  for (const auto& name : kNames) inputs.push_back({{"name", name}, {"shape", {1, kSeq, kWidth}}});
-  return {{"inputs", inputs}, {"dims", {{"vocab", kVocab}}}};
+core::ExportManifest manifest() {
+  core::ExportManifest m;
+  for (const auto& name : kNames) {
+    core::ManifestInput input;
+    input.name = name;
+    input.shape = {1, kSeq, kWidth};
+    m.inputs.push_back(input);
+  }
+  m.dims.vocab = kVocab;
+  return m;
 }
 
 class ExportContract : public ::testing::Test {
@@ -101,7 +106,7 @@ class ExportContract : public ::testing::Test {
   }
 
   // Error rules lint reports on `m` with the manifest.
-  std::vector<std::string> error_rules(const onnx::ModelProto& m, const json& man = manifest()) {
+  std::vector<std::string> error_rules(const onnx::ModelProto& m, const core::ExportManifest& man = manifest()) {
     const core::rules::Report r = core::lint_exported_onnx(save(m), man);
     std::vector<std::string> rules;
     for (const auto& f : r.findings)

@@ -9,11 +9,6 @@
 namespace llm2hef::core {
 
 void check_graph_contract(const std::filesystem::path& model_path, const ExportManifest& manifest) {
-  // The lint rules read the manifest as the JSON document a user would pass.
-  check_graph_contract(model_path, manifest_json(manifest));
-}
-
-void check_graph_contract(const std::filesystem::path& model_path, const nlohmann::json& manifest) {
   const rules::Report report = lint_exported_onnx(model_path, manifest);
   if (report.errors() == 0) return;
   std::string failed;

@@ -139,7 +139,7 @@ rules::Report lint_onnx_file(const std::filesystem::path& path) {
   return run_rules(lint::LintContext(parse_model(bytes, path.string()), path, nullptr), path.string());
 }
 
-rules::Report lint_exported_onnx(const std::filesystem::path& path, const nlohmann::json& manifest) {
+rules::Report lint_exported_onnx(const std::filesystem::path& path, const ExportManifest& manifest) {
   const std::string bytes = read_onnx_file(path);
   return run_rules(lint::LintContext(parse_model(bytes, path.string()), path, &manifest), path.string());
 }

@@ -120,7 +120,7 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-LintContext::LintContext(onnx::ModelProto model, std::filesystem::path source, const nlohmann::json* manifest)
+LintContext::LintContext(onnx::ModelProto model, std::filesystem::path source, const ExportManifest* manifest)
     : model_(std::move(model)), source_(std::move(source)), manifest_(manifest) {
   for (const auto& o : model_.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") {

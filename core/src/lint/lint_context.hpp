@@ -14,7 +14,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "../rules/rule_table.hpp"
 #include "llm2hef/core/lint/lint.hpp"
@@ -48,12 +47,12 @@ class LintContext {
  public:
   // `source`: the file the model was read from (empty for bytes held in memory);
   // `manifest`: export's manifest.json, for the rules that check the graph against it.
-  LintContext(onnx::ModelProto model, std::filesystem::path source, const nlohmann::json* manifest);
+  LintContext(onnx::ModelProto model, std::filesystem::path source, const ExportManifest* manifest);
 
   const onnx::ModelProto& model() const { return model_; }
   const onnx::GraphProto& graph() const { return model_.graph(); }
   const std::filesystem::path& source() const { return source_; }
-  const nlohmann::json* manifest() const { return manifest_; }
+  const ExportManifest* manifest() const { return manifest_; }
   int64_t opset() const { return opset_; }
   const std::string& inference_failure() const { return inference_failure_; }
   int64_t seq() const { return seq_; }  // the first input's dim 1 (inputs_embeds [1, SEQ, HIDDEN]); 0 unknown
@@ -77,7 +76,7 @@ class LintContext {
 
   onnx::ModelProto model_;
   std::filesystem::path source_;
-  const nlohmann::json* manifest_;
+  const ExportManifest* manifest_;
   int64_t opset_ = 0;
   std::string inference_failure_;
   std::unordered_map<std::string, Shape> shapes_;

@@ -31,21 +31,21 @@ void onnx_checker(const LintItem& item, rules::RuleOut& out) {
 
 void manifest_inputs(const LintItem& item, rules::RuleOut& out) {
   const LintContext& c = item.context;
-  const nlohmann::json& expected = c.manifest()->at("inputs");
+  const std::vector<ManifestInput>& expected = c.manifest()->inputs;
   const auto& g = c.graph();
   if (static_cast<size_t>(g.input_size()) != expected.size()) {
     out.fail(std::to_string(g.input_size()) + " inputs; the manifest lists " + std::to_string(expected.size()));
     return;
   }
   for (int i = 0; i < g.input_size(); ++i) {
-    const auto& want = expected[static_cast<size_t>(i)];
-    const std::string name = want.at("name").get<std::string>();
+    const ManifestInput& want = expected[static_cast<size_t>(i)];
+    const std::string& name = want.name;
     if (g.input(i).name() != name) {
       out.fail("input " + std::to_string(i + 1) + " is '" + g.input(i).name() + "', the manifest expects '" + name +
                "' (the DFC numbers input_layer1..N in ONNX input order)");
       continue;
     }
-    const auto shape = want.at("shape").get<std::vector<int64_t>>();
+    const std::vector<int64_t>& shape = want.shape;
     if (declared_dims(g.input(i)) != shape)
       out.fail("input '" + name + "' is declared " + dims_detail(g.input(i).type()) + ", the manifest says " +
                shape_text(Shape{true, shape}));
@@ -60,7 +60,7 @@ void manifest_output(const LintItem& item, rules::RuleOut& out) {
              (g.output_size() ? " (the first is '" + g.output(0).name() + "')" : std::string()));
     return;
   }
-  const int64_t vocab = c.manifest()->at("dims").at("vocab").get<int64_t>();
+  const int64_t vocab = c.manifest()->dims.vocab;
   const std::vector<int64_t> want = {1, 1, vocab};
   if (declared_dims(g.output(0)) != want)
     out.fail("logits is declared " + dims_detail(g.output(0).type()) + "; the manifest's vocabulary makes it " +

@@ -22,12 +22,10 @@ void input_batch(const LintItem& item, rules::RuleOut& out) {
 // compile.py passes the manifest's dfc_format to the DFC's parse, so the
 // format is handled for llm2hef's own export.
 bool manifest_gives_format(const LintContext& c, const std::string& name, size_t rank) {
-  const nlohmann::json* m = c.manifest();
-  if (!m || !m->contains("inputs") || !(*m)["inputs"].is_array()) return false;
-  for (const auto& input : (*m)["inputs"])
-    if (input.is_object() && input.value("name", std::string()) == name && input.contains("dfc_format") &&
-        input["dfc_format"].is_array())
-      return input["dfc_format"].size() == rank;
+  const ExportManifest* m = c.manifest();
+  if (!m) return false;
+  for (const ManifestInput& input : m->inputs)
+    if (input.name == name) return input.dfc_format.size() == rank;
   return false;
 }
 

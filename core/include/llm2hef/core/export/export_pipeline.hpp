@@ -33,7 +33,5 @@ ExportManifest export_model(const ExportRequest& request, const plugins::Adapter
 // shapes, one last-position logits output). Throws InternalError naming each
 // rule with an error finding.
 void check_graph_contract(const std::filesystem::path& model_path, const ExportManifest& manifest);
-// The same with the manifest as the JSON document the lint rules read.
-void check_graph_contract(const std::filesystem::path& model_path, const nlohmann::json& manifest);
 
 }  // namespace llm2hef::core

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/core/rules/finding.hpp"
 
 namespace llm2hef::core {
@@ -40,6 +40,6 @@ rules::Report lint_onnx_bytes(const std::string& bytes, const std::string& label
 
 // Lints a model.onnx `export` wrote (in its staging folder): every rule,
 // plus those that judge the graph against the manifest written with it.
-rules::Report lint_exported_onnx(const std::filesystem::path& path, const nlohmann::json& manifest);
+rules::Report lint_exported_onnx(const std::filesystem::path& path, const ExportManifest& manifest);
 
 }  // namespace llm2hef::core
