@@ -638,8 +638,10 @@ def markdown_report(doc, paths, worst=20):
              "Written by `llm2hef calibrate`. Everything under *simulation* is a %s." % PROXY_LABEL, "",
              "Calibration: %d prompt(s), %d token(s); held out: %d prompt(s)."
              % (doc["calibration"]["prompts"], doc["calibration"]["tokens"], doc["calibration"]["held_out_prompts"]),
-             "", "## Rule", "", doc["rule"]["text"], "", "## Worst tensors (fewest 8-bit steps over the 99.9th percentile)",
-             "", "| tensor | kind | layer | min | max | p99.9 abs | max/p99.9 | 8-bit steps | extreme at (token, channel) |",
+             "", "## Rule", "", doc["rule"]["text"], "",
+             "## Worst tensors (fewest 8-bit steps over the 99.9th percentile)", "",
+             "| tensor | kind | layer | min | max | p99.9 abs | max/p99.9 | 8-bit steps "
+             "| extreme at (token, channel) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(doc["ranges"], key=lambda r: r["levels_8bit"])[:worst]:
         at = r["max_at"] if abs(r["max"]) >= abs(r["min"]) else r["min_at"]
@@ -665,7 +667,8 @@ def markdown_report(doc, paths, worst=20):
     if sim:
         lines += ["", "## Simulation (%s)" % PROXY_LABEL, "",
                   "%d held-out prompt(s), %d position(s)." % (sim["held_out_prompts"], sim["positions"]), "",
-                  "| configuration | mean cosine of logits vs fp32 | worst cosine | top-1 agreement | greedy continuation |",
+                  "| configuration | mean cosine of logits vs fp32 | worst cosine | top-1 agreement "
+                  "| greedy continuation |",
                   "| --- | --- | --- | --- | --- |"]
         for name, c in sim["configurations"].items():
             lines.append("| %s | %s | %s | %s | %s |" % (
@@ -1002,7 +1005,8 @@ def run(args, manifest, model, tensors, convs, residual_adds, groups, calib, hel
         s, sm = stats[name], summary[name]
         top = []
         if s.channel_max_abs is not None:
-            top = [dict(channel=int(i), max_abs=float(s.channel_max_abs[i])) for i in np.argsort(-s.channel_max_abs)[:4]]
+            top = [dict(channel=int(i), max_abs=float(s.channel_max_abs[i]))
+                   for i in np.argsort(-s.channel_max_abs)[:4]]
         ranges.append(dict(
             tensor=name, kind=t["kind"], layer=t["layer"], producer=t["producer"], shape=t["shape"],
             consumer_convs=conv_by_input.get(name, []), min=s.min, max=s.max, max_abs=s.max_abs(),
@@ -1026,7 +1030,8 @@ def run(args, manifest, model, tensors, convs, residual_adds, groups, calib, hel
             "rounding that group alone to 4 bits per output channel lowers the mean logits cosine on calibration "
             "prompts by more than %g." % (args.min_levels, 255.0 / args.min_levels, args.max_weight_drop))),
         plan=dict(default_mode=DEFAULT_MODE, lines=[
-            {k: line[k] for k in ("onnx_node", "op_type", "precision_mode", "reason", "extra_bytes")} for line in lines]),
+            {k: line[k] for k in ("onnx_node", "op_type", "precision_mode", "reason", "extra_bytes")}
+            for line in lines]),
         plan_over_budget=[{k: line[k] for k in ("onnx_node", "precision_mode", "reason", "extra_bytes")}
                           for line in dropped],
         budget=dict(limit_bytes=args.precision_budget, spent_bytes=spent, weight_bytes_default=weight_default,
