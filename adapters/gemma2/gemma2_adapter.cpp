@@ -14,8 +14,12 @@ class Gemma2Adapter final : public DecoderAdapter {
   static constexpr const char kName[] = "gemma2";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "Gemma 2 (sandwich (1 + w) norms, GeGLU, attention and final soft-capping)",
-            {"Gemma2ForCausalLM"}, {"gemma2"}, {sliding_window_option()}};
+    return {kName,
+            kVersion,
+            "Gemma 2 (sandwich (1 + w) norms, GeGLU, attention and final soft-capping)",
+            {"Gemma2ForCausalLM"},
+            {"gemma2"},
+            {sliding_window_option()}};
   }
 
  protected:

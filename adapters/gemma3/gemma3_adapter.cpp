@@ -14,8 +14,12 @@ class Gemma3Adapter final : public DecoderAdapter {
   static constexpr const char kName[] = "gemma3";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
-            {"Gemma3ForCausalLM"}, {"gemma3_text"}, {sliding_window_option()}};
+    return {kName,
+            kVersion,
+            "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
+            {"Gemma3ForCausalLM"},
+            {"gemma3_text"},
+            {sliding_window_option()}};
   }
 
  protected:

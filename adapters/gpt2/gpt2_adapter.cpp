@@ -40,25 +40,34 @@ class Gpt2Adapter final : public DecoderAdapter {
   DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = description_applying(c, {"scale_attn_weights", "scale_attn_by_inverse_layer_idx"});
-    const int64_t hidden = c.get_int_any({"n_embd", "hidden_size"}), layers = c.get_int_any({"n_layer", "num_hidden_layers"});
+    const int64_t hidden = c.get_int_any({"n_embd", "hidden_size"}),
+                  layers = c.get_int_any({"n_layer", "num_hidden_layers"});
     const int64_t heads = c.get_int_any({"n_head", "num_attention_heads"});
-    const int64_t positions = c.get_int_any({"n_positions", "max_position_embeddings"}), vocab = c.get_int("vocab_size");
+    const int64_t positions = c.get_int_any({"n_positions", "max_position_embeddings"}),
+                  vocab = c.get_int("vocab_size");
     // Bounded before any product of them is taken (4 * hidden below, sizes later).
-    const std::pair<const char*, int64_t> sizes[] = {{"n_embd", hidden}, {"n_layer", layers}, {"n_head", heads},
-                                                     {"n_positions", positions}, {"vocab_size", vocab}};
+    const std::pair<const char*, int64_t> sizes[] = {{"n_embd", hidden},
+                                                     {"n_layer", layers},
+                                                     {"n_head", heads},
+                                                     {"n_positions", positions},
+                                                     {"vocab_size", vocab}};
     for (const auto& [key, value] : sizes)
       if (value < 1 || value > (int64_t{1} << 24))
-        throw BadInput(c.where(key) + ": " + std::to_string(value) + " is outside 1.." + std::to_string(int64_t{1} << 24));
+        throw BadInput(c.where(key) + ": " + std::to_string(value) + " is outside 1.." +
+                       std::to_string(int64_t{1} << 24));
     const int64_t inner = c.find_int("n_inner").value_or(4 * hidden);
     if (inner < 1 || inner > (int64_t{1} << 26))
-      throw BadInput(c.where("n_inner") + ": " + std::to_string(inner) + " is outside 1.." + std::to_string(int64_t{1} << 26));
+      throw BadInput(c.where("n_inner") + ": " + std::to_string(inner) + " is outside 1.." +
+                     std::to_string(int64_t{1} << 26));
     const float eps = static_cast<float>(checked_number_or(c, "layer_norm_epsilon", 1e-5, kNormEpsilon));
     if (hidden % heads != 0)
-      throw BadInput(c.where("n_embd") + ": " + std::to_string(hidden) + " is not divisible by n_head " + std::to_string(heads));
+      throw BadInput(c.where("n_embd") + ": " + std::to_string(hidden) + " is not divisible by n_head " +
+                     std::to_string(heads));
     const std::string act = c.find_string("activation_function").value_or("gelu_new");
     if (act != "gelu_new" && act != "gelu_pytorch_tanh")
-      throw Unsupported(c.where("activation_function") + ": '" + act +
-                        "' is not supported; the GPT-2 adapter implements gelu_new (tanh form) and its sigmoid approximation");
+      throw Unsupported(
+          c.where("activation_function") + ": '" + act +
+          "' is not supported; the GPT-2 adapter implements gelu_new (tanh form) and its sigmoid approximation");
     if (c.find_bool("scale_attn_weights") == false)
       throw Unsupported(c.where("scale_attn_weights") + ": unscaled attention is not supported");
     const bool scale_by_inverse_layer = c.find_bool("scale_attn_by_inverse_layer_idx").value_or(false);
@@ -99,7 +108,9 @@ class Gpt2Adapter final : public DecoderAdapter {
 
     for (int64_t i = 0; i < layers; ++i) {
       const std::string p = prefix + "h." + std::to_string(i) + ".";
-      auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", p + name + ".bias", eps}; };
+      auto norm = [&](const std::string& name) {
+        return NormSpec{name, p + name + ".weight", p + name + ".bias", eps};
+      };
       auto conv1d = [&](const std::string& name) {
         return LinearSpec{p + name + ".weight", p + name + ".bias", WeightLayout::in_out};
       };
@@ -108,8 +119,8 @@ class Gpt2Adapter final : public DecoderAdapter {
       m.tensors.linear(c_proj, hidden, hidden);
       // The fused c_attn (Conv1D [in, out], q|k|v) split into three
       // projections, no RoPE (positions are in the embedding), then c_proj.
-      CustomBody attention = [c_attn, c_proj, hidden, layer = i, scale_by_inverse_layer](
-                                 GraphBuilder& g, const DecoderContext& ctx, const Value& x) {
+      CustomBody attention = [c_attn, c_proj, hidden, layer = i,
+                              scale_by_inverse_layer](GraphBuilder& g, const DecoderContext& ctx, const Value& x) {
         Value qkv[3];
         const char* names[3] = {"q_proj", "k_proj", "v_proj"};
         for (int part = 0; part < 3; ++part) {
@@ -126,9 +137,9 @@ class Gpt2Adapter final : public DecoderAdapter {
         auto s = g.scope("c_proj");
         return linear(g, ctx.ckpt, mixed, c_proj);
       };
-      const GeluMlpSpec mlp{conv1d("mlp.c_fc"), conv1d("mlp.c_proj"), "c_fc", "c_proj",
-                            gelu};
-      m.layers.push_back({{norm("ln_1"), "attn", attention, "attn_residual"}, {norm("ln_2"), "mlp", mlp, "mlp_residual"}});
+      const GeluMlpSpec mlp{conv1d("mlp.c_fc"), conv1d("mlp.c_proj"), "c_fc", "c_proj", gelu};
+      m.layers.push_back(
+          {{norm("ln_1"), "attn", attention, "attn_residual"}, {norm("ln_2"), "mlp", mlp, "mlp_residual"}});
     }
     m.tail = TailSpec{NormSpec{"ln_f", prefix + "ln_f.weight", prefix + "ln_f.bias", eps}, head.tensor};
     return m;

@@ -16,8 +16,12 @@ class GraniteAdapter final : public DecoderAdapter {
   static constexpr const char kName[] = "granite";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "Granite 3.x dense (embedding, attention, residual and logit multipliers)",
-            {"GraniteForCausalLM"}, {"granite"}, {}};
+    return {kName,
+            kVersion,
+            "Granite 3.x dense (embedding, attention, residual and logit multipliers)",
+            {"GraniteForCausalLM"},
+            {"granite"},
+            {}};
   }
 
  protected:

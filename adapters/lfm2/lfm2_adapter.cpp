@@ -172,8 +172,14 @@ class Lfm2Adapter final : public DecoderAdapter {
         const std::string conv = p + "conv.";
         auto bias = [&](const std::string& t) { return conv_bias ? std::optional(conv + t) : std::nullopt; };
         mixer.scope = "conv";
-        mixer.body = ShortConvSpec{conv + "in_proj.weight", conv + "conv.weight", conv + "out_proj.weight",
-                                   bias("in_proj.bias"), bias("conv.bias"), bias("out_proj.bias"), d.hidden, kernel};
+        mixer.body = ShortConvSpec{conv + "in_proj.weight",
+                                   conv + "conv.weight",
+                                   conv + "out_proj.weight",
+                                   bias("in_proj.bias"),
+                                   bias("conv.bias"),
+                                   bias("out_proj.bias"),
+                                   d.hidden,
+                                   kernel};
       }
       const SwigluSpec ffn_spec{ffn_weight(i, "w1"), ffn_weight(i, "w3"), ffn_weight(i, "w2"), "w1", "w3", "w2"};
       m.layers.push_back({mixer, {norm("ffn_norm"), "feed_forward", ffn_spec, "ffn_residual"}});
@@ -181,15 +187,17 @@ class Lfm2Adapter final : public DecoderAdapter {
     // `embedding_norm` is the final norm, despite its name.
     m.tail = TailSpec{NormSpec{"embedding_norm", kFinalNorm, std::nullopt, eps}, head.tensor};
 
-    m.rewrites.push_back("attention layers " + layer_list(attention, true) + ": QK-Norm (q/k_layernorm) through constant " +
-                         "segment matrices, RoPE, GQA " + std::to_string(d.heads) + "/" + std::to_string(d.kv_heads) +
+    m.rewrites.push_back("attention layers " + layer_list(attention, true) +
+                         ": QK-Norm (q/k_layernorm) through constant " + "segment matrices, RoPE, GQA " +
+                         std::to_string(d.heads) + "/" + std::to_string(d.kv_heads) +
                          " through a constant repeat-interleave MatMul");
     m.rewrites.push_back("conv layers " + layer_list(attention, false) + ": causal depthwise conv (kernel " +
                          std::to_string(kernel) + (conv_bias ? ", with biases" : "") +
                          ") as shift matrices from the mask times B*x, B*x the cached operand (exact)");
-    m.rewrites.push_back("embedding_norm applied as the final norm; " +
-                         std::string(head.tied ? "tied lm_head written as its own tensor" : "lm_head from lm_head.weight") +
-                         " after a last-position slice");
+    m.rewrites.push_back(
+        "embedding_norm applied as the final norm; " +
+        std::string(head.tied ? "tied lm_head written as its own tensor" : "lm_head from lm_head.weight") +
+        " after a last-position slice");
     describe_conv_cost(m, options.cache_size, attention_layers, conv_layers, kernel);
     return m;
   }
@@ -234,9 +242,10 @@ class Lfm2Adapter final : public DecoderAdapter {
       m.notes.push_back("unproven on the DFC: whether it keeps one B*x cache per conv layer or one per shift matmul (" +
                         std::to_string(c.per_layer_matmuls) + "); the second would multiply the conv cache by " +
                         std::to_string(c.per_layer_matmuls));
-    m.notes.push_back("the conv shifts rely on the runtime's mask rows allowing one contiguous run of key columns that "
-                      "ends at the query's own column (hailo-contract.md section 9); only the chip can confirm it in the "
-                      "token-by-token scope");
+    m.notes.push_back(
+        "the conv shifts rely on the runtime's mask rows allowing one contiguous run of key columns that "
+        "ends at the query's own column (hailo-contract.md section 9); only the chip can confirm it in the "
+        "token-by-token scope");
   }
 };
 

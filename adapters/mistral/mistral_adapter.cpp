@@ -16,8 +16,12 @@ class MistralAdapter final : public DecoderAdapter {
   static constexpr const char kName[] = "mistral";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "Mistral (Llama with a sliding window: exact for --cache <= sliding_window)",
-            {"MistralForCausalLM"}, {"mistral"}, {}};
+    return {kName,
+            kVersion,
+            "Mistral (Llama with a sliding window: exact for --cache <= sliding_window)",
+            {"MistralForCausalLM"},
+            {"mistral"},
+            {}};
   }
 
  protected:

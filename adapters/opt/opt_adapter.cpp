@@ -44,23 +44,27 @@ class OptAdapter final : public DecoderAdapter {
   static constexpr const char kName[] = "opt";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "OPT 125m-1.3b (learned positions through the cos/sin channel, ReLU, pre- or post-LN)",
-            {"OPTForCausalLM"}, {"opt"}, {}};
+    return {kName,
+            kVersion,
+            "OPT 125m-1.3b (learned positions through the cos/sin channel, ReLU, pre- or post-LN)",
+            {"OPTForCausalLM"},
+            {"opt"},
+            {}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m = description_applying(
-        c, {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias", "layer_norm_elementwise_affine",
-            "word_embed_proj_dim"});
+    DecoderModel m = description_applying(c, {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias",
+                                              "layer_norm_elementwise_affine", "word_embed_proj_dim"});
     const int64_t hidden = c.get_size("hidden_size"), layers = c.get_size("num_hidden_layers");
-    const int64_t heads = c.get_size("num_attention_heads"), ffn = c.get_size("ffn_dim"), vocab = c.get_size("vocab_size");
+    const int64_t heads = c.get_size("num_attention_heads"), ffn = c.get_size("ffn_dim"),
+                  vocab = c.get_size("vocab_size");
     const int64_t positions = c.find_size("max_position_embeddings", 2048);
     const int64_t embed_dim = c.find_size("word_embed_proj_dim", hidden);
     if (hidden % heads != 0)
-      throw BadInput(c.where("hidden_size") + ": " + std::to_string(hidden) + " is not divisible by num_attention_heads " +
-                     std::to_string(heads));
+      throw BadInput(c.where("hidden_size") + ": " + std::to_string(hidden) +
+                     " is not divisible by num_attention_heads " + std::to_string(heads));
     read_activation(c, "activation_function", {"relu"}, "OPT's relu only");
     const bool pre_norm = opt_switch(c, "do_layer_norm_before", true);
     // modeling_opt.py: the decoder's final_layer_norm exists only with pre-LN
@@ -86,12 +90,14 @@ class OptAdapter final : public DecoderAdapter {
 
     const int64_t n = options.cache_size;
     if (n > positions)
-      throw Unsupported("--cache " + std::to_string(n) + " exceeds max_position_embeddings " + std::to_string(positions) +
-                        ": OPT has learned positions only for 0.." + std::to_string(positions - 1) +
-                        "; the largest cache that works is --cache " + std::to_string(positions));
+      throw Unsupported("--cache " + std::to_string(n) + " exceeds max_position_embeddings " +
+                        std::to_string(positions) + ": OPT has learned positions only for 0.." +
+                        std::to_string(positions - 1) + "; the largest cache that works is --cache " +
+                        std::to_string(positions));
     m.theta = fourier_theta(n);
     const auto t = static_cast<int64_t>(m.theta.size());
-    m.embed = [project_in, table, n, t, hidden](GraphBuilder& g, const DecoderContext& ctx, const Value& runtime_embeds) {
+    m.embed = [project_in, table, n, t, hidden](GraphBuilder& g, const DecoderContext& ctx,
+                                                const Value& runtime_embeds) {
       Value embeds = runtime_embeds;
       if (!project_in.empty()) {
         auto s = g.scope("project_in");
@@ -109,7 +115,8 @@ class OptAdapter final : public DecoderAdapter {
         std::string(pre_norm ? "pre-LN layers (do_layer_norm_before true)"
                              : "post-LN layers (do_layer_norm_before false): LayerNorm after each residual Add") +
             (final_norm ? ", final_layer_norm" : ", no final_layer_norm"),
-        "lm_head " + std::string(head.tied ? "tied to embed_tokens, written as its own tensor" : "from lm_head.weight") +
+        "lm_head " +
+            std::string(head.tied ? "tied to embed_tokens, written as its own tensor" : "from lm_head.weight") +
             " after a last-position slice",
     };
     if (project)
@@ -119,8 +126,9 @@ class OptAdapter final : public DecoderAdapter {
                            " (the residual stream is " + std::to_string(hidden) + ")");
     if (!bias) m.rewrites.push_back("enable_bias false: no projection or fc biases");
     if (!affine) m.rewrites.push_back("layer_norm_elementwise_affine false: LayerNorms with constant scale 1, bias 0");
-    m.notes.push_back("positions: HF derives them from the attention mask (cumsum - 1), the runtime from the token's "
-                      "place in the context from 0; they agree for an unpadded prompt, which is what the runtime runs");
+    m.notes.push_back(
+        "positions: HF derives them from the attention mask (cumsum - 1), the runtime from the token's "
+        "place in the context from 0; they agree for an unpadded prompt, which is what the runtime runs");
 
     auto norm = [&](const std::string& scope, const std::string& module) {
       if (!affine) return NormSpec{scope, "", std::string(), kLayerNormEps};
@@ -128,8 +136,13 @@ class OptAdapter final : public DecoderAdapter {
     };
     for (int64_t i = 0; i < layers; ++i) {
       const std::string p = prefix + "layers." + std::to_string(i) + ".";
-      auto maybe_bias = [&](const std::string& name) { return bias ? std::optional(p + name + ".bias") : std::nullopt; };
-      const AttentionBlockSpec attn{.prefix = p + "self_attn.", .out_proj = "out_proj", .qkv_bias = bias, .out_bias = bias,
+      auto maybe_bias = [&](const std::string& name) {
+        return bias ? std::optional(p + name + ".bias") : std::nullopt;
+      };
+      const AttentionBlockSpec attn{.prefix = p + "self_attn.",
+                                    .out_proj = "out_proj",
+                                    .qkv_bias = bias,
+                                    .out_bias = bias,
                                     .rope = false};
       const ReluMlpSpec mlp{{p + "fc1.weight", maybe_bias("fc1")}, {p + "fc2.weight", maybe_bias("fc2")}, "fc1", "fc2"};
       LayerDescription l{{norm("self_attn_layer_norm", p + "self_attn_layer_norm"), "self_attn", AttentionMixer{attn},

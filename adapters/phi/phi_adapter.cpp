@@ -25,8 +25,12 @@ class PhiAdapter final : public DecoderAdapter {
   static constexpr const char kName[] = "phi";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    AdapterInfo i{kName, kVersion, "Phi-2 / Phi-1.5 (parallel attention and MLP, partial rotary, biases)",
-                  {"PhiForCausalLM"}, {"phi"}, {}};
+    AdapterInfo i{kName,
+                  kVersion,
+                  "Phi-2 / Phi-1.5 (parallel attention and MLP, partial rotary, biases)",
+                  {"PhiForCausalLM"},
+                  {"phi"},
+                  {}};
     i.options = {gelu_new_option()};
     return i;
   }
@@ -44,7 +48,8 @@ class PhiAdapter final : public DecoderAdapter {
     const PartialRope rope = read_partial_rope(c, d.head_dim, {.default_factor = 0.5}, m.rewrites);
     m.theta = rope.theta;
     m.rewrites.push_back("parallel residual: h + (attention(input_layernorm(h)) + mlp(input_layernorm(h)))");
-    if (qk_layernorm) m.rewrites.push_back("qk_layernorm (shared over heads) through constant segment matrices, before RoPE");
+    if (qk_layernorm)
+      m.rewrites.push_back("qk_layernorm (shared over heads) through constant segment matrices, before RoPE");
     m.embedding = m.tensors.add("model.embed_tokens.weight", {d.vocab, d.hidden});
     m.tensors.add_optional("lm_head.weight", {d.vocab, d.hidden});
     const LmHead head = choose_lm_head(ckpt, m.embedding, d.vocab, d.hidden);
@@ -67,8 +72,11 @@ class PhiAdapter final : public DecoderAdapter {
         const std::string q = attn.spec.prefix + "q_layernorm", k = attn.spec.prefix + "k_layernorm";
         attn.head_layer_norms = {{q + ".weight"}, {q + ".bias"}, {k + ".weight"}, {k + ".bias"}};
       }
-      const GeluMlpSpec mlp{{p + "mlp.fc1.weight", p + "mlp.fc1.bias"}, {p + "mlp.fc2.weight", p + "mlp.fc2.bias"},
-                            "fc1", "fc2", gelu};
+      const GeluMlpSpec mlp{{p + "mlp.fc1.weight", p + "mlp.fc1.bias"},
+                            {p + "mlp.fc2.weight", p + "mlp.fc2.bias"},
+                            "fc1",
+                            "fc2",
+                            gelu};
       const NormSpec ln{"input_layernorm", p + "input_layernorm.weight", p + "input_layernorm.bias", eps};
       m.layers.push_back({{ln, "self_attn", attn, "attn_residual"},
                           {NormSpec{}, "mlp", mlp, "mlp_residual"},

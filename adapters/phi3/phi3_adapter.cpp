@@ -48,15 +48,19 @@ class Phi3Adapter final : public DecoderAdapter {
   static constexpr const char kName[] = "phi3";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "Phi-3 / Phi-3.5-mini / Phi-4-mini (fused qkv and gate_up, longrope, partial rotary)",
-            {"Phi3ForCausalLM"}, {"phi3"}, {}};
+    return {kName,
+            kVersion,
+            "Phi-3 / Phi-3.5-mini / Phi-4-mini (fused qkv and gate_up, longrope, partial rotary)",
+            {"Phi3ForCausalLM"},
+            {"phi3"},
+            {}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
     const JsonFile& raw = ckpt.config();
-    DecoderModel m = description_applying(
-        raw, {"partial_rotary_factor", "sliding_window", "use_sliding_window", "layer_types"});
+    DecoderModel m =
+        description_applying(raw, {"partial_rotary_factor", "sliding_window", "use_sliding_window", "layer_types"});
     const DecoderDims d = read_decoder_dims(raw);
     const int64_t intermediate = raw.get_size("intermediate_size");
     m.dims = {d.hidden, d.layers, d.vocab, d.heads, d.kv_heads, d.head_dim, intermediate};
@@ -88,8 +92,9 @@ class Phi3Adapter final : public DecoderAdapter {
       inv = rope_inv_freq_dims(c, rotary_dim, m.rewrites);
       const nlohmann::json& dict = c.raw().contains(rope_dict_key(c)) ? c.raw()[rope_dict_key(c)] : nlohmann::json();
       if (dict.is_object() && (dict.contains("short_factor") || dict.contains("long_factor")))
-        m.rewrites.push_back("rope_type default: short_factor and long_factor not read, as transformers' default RoPE "
-                             "does not read them");
+        m.rewrites.push_back(
+            "rope_type default: short_factor and long_factor not read, as transformers' default RoPE "
+            "does not read them");
     }
     m.theta = partial_rotary_theta(inv, d.head_dim);
     if (rotary_dim < d.head_dim)

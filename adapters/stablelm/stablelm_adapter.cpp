@@ -26,15 +26,19 @@ class StableLmAdapter final : public DecoderAdapter {
   static constexpr const char kName[] = "stablelm";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "StableLM 2 (LayerNorm, partial rotary, optional qkv bias, QK LayerNorm, parallel residual)",
-            {"StableLmForCausalLM"}, {"stablelm"}, {}};
+    return {kName,
+            kVersion,
+            "StableLM 2 (LayerNorm, partial rotary, optional qkv bias, QK LayerNorm, parallel residual)",
+            {"StableLmForCausalLM"},
+            {"stablelm"},
+            {}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m = description_applying(
-        c, {"qk_layernorm", "use_qkv_bias", "use_parallel_residual", "partial_rotary_factor"});
+    DecoderModel m =
+        description_applying(c, {"qk_layernorm", "use_qkv_bias", "use_parallel_residual", "partial_rotary_factor"});
     const DecoderDims d = read_decoder_dims(c);
     if (c.has("head_dim") && d.head_dim * d.heads != d.hidden)
       throw Unsupported(c.where("head_dim") + ": StableLM derives head_dim from hidden_size / num_attention_heads");
@@ -56,7 +60,9 @@ class StableLmAdapter final : public DecoderAdapter {
 
     for (int64_t i = 0; i < d.layers; ++i) {
       const std::string p = "model.layers." + std::to_string(i) + ".";
-      auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", p + name + ".bias", eps}; };
+      auto norm = [&](const std::string& name) {
+        return NormSpec{name, p + name + ".weight", p + name + ".bias", eps};
+      };
       AttentionMixer attn{{.prefix = p + "self_attn.",
                            .out_proj = "o_proj",
                            .qkv_bias = qkv_bias,
@@ -74,8 +80,12 @@ class StableLmAdapter final : public DecoderAdapter {
         };
         attn.head_layer_norms = {per_head("q_layernorm", d.heads), {}, per_head("k_layernorm", d.kv_heads), {}};
       }
-      const SwigluSpec mlp{p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight",
-                           "gate_proj", "up_proj", "down_proj"};
+      const SwigluSpec mlp{p + "mlp.gate_proj.weight",
+                           p + "mlp.up_proj.weight",
+                           p + "mlp.down_proj.weight",
+                           "gate_proj",
+                           "up_proj",
+                           "down_proj"};
       m.layers.push_back({{norm("input_layernorm"), "self_attn", attn, "attn_residual"},
                           {parallel ? NormSpec{} : norm("post_attention_layernorm"), "mlp", mlp, "mlp_residual"},
                           parallel,

@@ -27,7 +27,8 @@ namespace llm2hef::cli {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef calibrate OUT (--calib-tokens FILE | --calib-text FILE) [-o OUT/quantization.json]
+constexpr const char* kHelp =
+    R"(Usage: llm2hef calibrate OUT (--calib-tokens FILE | --calib-text FILE) [-o OUT/quantization.json]
                          [--eval-tokens FILE | --eval-text FILE] [--precision-budget SIZE] [options]
 
 Measures the activations of the exported fp32 graph, fed as the genai runtime
@@ -96,19 +97,22 @@ std::string python_of(const Options& o) {
 void check_python(const std::string& python, bool needs_tokenizers) {
   std::string modules = "numpy, onnx, onnxruntime";
   if (needs_tokenizers) modules += ", tokenizers";
-  const std::string pip = needs_tokenizers ? "pip install numpy onnx onnxruntime tokenizers"
-                                           : "pip install numpy onnx onnxruntime";
+  const std::string pip =
+      needs_tokenizers ? "pip install numpy onnx onnxruntime tokenizers" : "pip install numpy onnx onnxruntime";
   int error = 0;
-  const int status = run_program({python, "-c",
-                                  "import importlib.util, sys\n"
-                                  "missing = [m for m in sys.argv[1].split(',') if importlib.util.find_spec(m.strip()) is None]\n"
-                                  "sys.exit('missing Python package(s): ' + ', '.join(m.strip() for m in missing) if missing else 0)\n",
-                                  modules},
-                                 error);
+  const int status = run_program(
+      {python, "-c",
+       "import importlib.util, sys\n"
+       "missing = [m for m in sys.argv[1].split(',') if importlib.util.find_spec(m.strip()) is None]\n"
+       "sys.exit('missing Python package(s): ' + ', '.join(m.strip() for m in missing) if missing else 0)\n",
+       modules},
+      error);
   if (status == -1)
     throw Unsupported("cannot run '" + python + "' (" + std::strerror(error) +
                       "): calibrate runs the export's calibrate.py with Python 3 and onnxruntime (not packaged in "
-                      "Debian 12: `" + pip + "`, in a virtual environment if you like); pass --python PATH or set "
+                      "Debian 12: `" +
+                      pip +
+                      "`, in a virtual environment if you like); pass --python PATH or set "
                       "LLM2HEF_PYTHON");
   if (status != 0)
     throw Unsupported("'" + python + "' lacks " + modules + " (its message is above): `" + python + " -m " + pip +
@@ -136,21 +140,26 @@ void add_calibrate_command(CommandLine& cli) {
     const core::ExportManifest manifest = core::read_manifest(dir / "manifest.json");
     const fs::path script = dir / core::kCalibrateScriptName;
     if (!fs::is_regular_file(script))
-      throw BadInput(script.string() + ": missing; this export was written by an llm2hef without `calibrate`: "
+      throw BadInput(script.string() +
+                     ": missing; this export was written by an llm2hef without `calibrate`: "
                      "re-run `llm2hef export`");
     if (!inv.command().count("--calib-tokens") && !inv.command().count("--calib-text"))
-      throw UsageError("calibrate needs calibration prompts: --calib-tokens FILE (a JSON list of token-id lists) or "
-                       "--calib-text FILE");
-    for (const auto& [path, option] : {std::pair{o->calib_tokens, "--calib-tokens"}, {o->calib_text, "--calib-text"},
-                                       {o->eval_tokens, "--eval-tokens"}, {o->eval_text, "--eval-text"}})
+      throw UsageError(
+          "calibrate needs calibration prompts: --calib-tokens FILE (a JSON list of token-id lists) or "
+          "--calib-text FILE");
+    for (const auto& [path, option] : {std::pair{o->calib_tokens, "--calib-tokens"},
+                                       {o->calib_text, "--calib-text"},
+                                       {o->eval_tokens, "--eval-tokens"},
+                                       {o->eval_text, "--eval-text"}})
       if (!path.empty()) check_readable(path, option);
     std::size_t calib_prompts = 0;
     if (!o->calib_tokens.empty()) calib_prompts = core::check_token_sequences(o->calib_tokens, manifest.dims.vocab);
     if (!o->eval_tokens.empty()) core::check_token_sequences(o->eval_tokens, manifest.dims.vocab);
     const bool held_out = !o->eval_tokens.empty() || !o->eval_text.empty();
     if (!o->no_simulate && !held_out && !o->calib_tokens.empty() && calib_prompts < 2)
-      throw UsageError("the proxy needs held-out prompts: --eval-tokens/--eval-text, two or more calibration "
-                       "prompts (the last quarter is held out), or --no-simulate");
+      throw UsageError(
+          "the proxy needs held-out prompts: --eval-tokens/--eval-text, two or more calibration "
+          "prompts (the last quarter is held out), or --no-simulate");
     std::string budget;
     if (!o->budget.empty()) budget = std::to_string(core::parse_byte_size(o->budget, "--precision-budget"));
     const fs::path output = o->output.empty() ? dir / "quantization.json" : fs::path(o->output);
@@ -164,8 +173,9 @@ void add_calibrate_command(CommandLine& cli) {
 
     const std::string python = python_of(*o);
     check_python(python, !o->calib_text.empty() || !o->eval_text.empty());
-    std::vector<std::string> argv{python, script.string(), "--llm2hef", self_executable().string(), "-o",
-                                  fs::absolute(output).string()};
+    std::vector<std::string> argv{python,      script.string(),
+                                  "--llm2hef", self_executable().string(),
+                                  "-o",        fs::absolute(output).string()};
     auto add = [&](const char* flag, const std::string& value) {
       if (!value.empty()) argv.insert(argv.end(), {flag, value});
     };
@@ -185,8 +195,8 @@ void add_calibrate_command(CommandLine& cli) {
     const int status = run_program(argv, error);
     if (status == -1) throw Unsupported("cannot run '" + python + "': " + std::strerror(error));
     if (status != 0)
-      throw Error(ExitCode::failure, script.string() + " failed with status " + std::to_string(status) +
-                                         " (its message is above)");
+      throw Error(ExitCode::failure,
+                  script.string() + " failed with status " + std::to_string(status) + " (its message is above)");
     return 0;
   });
   app->add_option("OUT", o->export_dir)->required();

@@ -110,8 +110,7 @@ void add_export_command(CommandLine& cli) {
         const AdapterArguments extra = split_adapter_arguments(inv.leftovers());
         core::ExportRequest r;
         r.adapter_options = adapter_options(inv.command(), extra, inv.host());
-        if (extra.positionals.size() != 1)
-          throw UsageError("export takes one MODEL_DIR (see llm2hef export --help)");
+        if (extra.positionals.size() != 1) throw UsageError("export takes one MODEL_DIR (see llm2hef export --help)");
         r.model_dir = extra.positionals[0];
         r.output = o->output;
         if (inv.command().count("--cache")) r.cache_size = o->cache;
@@ -142,10 +141,9 @@ void add_export_command(CommandLine& cli) {
         }
         // compile.py calibrates with `llm2hef inputs`, whose tensors have a
         // limit: said now rather than hours later on the DFC machine.
-        const sdk::RuntimeSizes sizes{manifest.cache_size, manifest.dims.hidden, manifest.dims.heads,
-                                      manifest.theta_length, manifest.pe_q_tiles, manifest.pe_k_tiles};
-        if (auto why = core::calibration_limit_warning(sizes, manifest.dfc.calib_size))
-          spdlog::warn("{}", *why);
+        const sdk::RuntimeSizes sizes{manifest.cache_size,   manifest.dims.hidden, manifest.dims.heads,
+                                      manifest.theta_length, manifest.pe_q_tiles,  manifest.pe_k_tiles};
+        if (auto why = core::calibration_limit_warning(sizes, manifest.dfc.calib_size)) spdlog::warn("{}", *why);
         for (const auto& [file, what] : manifest.files) spdlog::info("wrote {}: {}", (r.output / file).string(), what);
         if (o->json) {
           std::cout << core::json_text(core::manifest_json(manifest), 2) << "\n";
@@ -154,8 +152,9 @@ void add_export_command(CommandLine& cli) {
                     << r.output.string() << " (cache " << manifest.cache_size << ", prefill " << manifest.prefill
                     << ")\n";
           for (const std::string& rw : manifest.rewrites) std::cout << "  - " << rw << "\n";
-          std::cout << "next: python " << (r.output / "compile.py").string()
-                    << " --calib-text FILE   (on the machine with Hailo's DFC; FILE: plain text, see compile.py --help)\n";
+          std::cout
+              << "next: python " << (r.output / "compile.py").string()
+              << " --calib-text FILE   (on the machine with Hailo's DFC; FILE: plain text, see compile.py --help)\n";
         }
         return 0;
       },

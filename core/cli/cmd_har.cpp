@@ -5,12 +5,12 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/io/json_text.hpp"
-#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/har/compile_lines.hpp"
 #include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/inspect_har.hpp"
 #include "llm2hef/core/har/precision_plan.hpp"
+#include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
@@ -206,7 +206,8 @@ void add_har_commands(CommandLine& cli) {
   CLI::App* har = cli.add_group(cli.root(), "har", kHelp);
 
   auto inspect = std::make_shared<InspectArgs>();
-  CLI::App* app = cli.add_command(*har, "inspect", kInspectHelp, [inspect](Invocation&) { return run_inspect(*inspect); });
+  CLI::App* app =
+      cli.add_command(*har, "inspect", kInspectHelp, [inspect](Invocation&) { return run_inspect(*inspect); });
   app->add_option("HAR", inspect->har)->required();
   app->add_flag("--json", inspect->json);
 

@@ -68,7 +68,8 @@ Exit status: 0 ok, 1 a checksum does not match, 2 usage, 3 not a HEF or
 malformed (the message names the field).
 )";
 
-constexpr const char* kCheckHelp = R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--optimize-memory-on-device] [--json] [--verify-all]
+constexpr const char* kCheckHelp =
+    R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--optimize-memory-on-device] [--json] [--verify-all]
 
 Judges a HEF by hailort v5.2.0's own rules (Hef::create, configure, the
 genai server; hailo-contract.md sections 6, 8, 9, 10; docs/hef.md gives the
@@ -129,7 +130,8 @@ Exit status: 0 ok (warnings allowed), 1 errors found, 2 usage,
 3 not a HEF, malformed, or an unreadable manifest.
 )";
 
-constexpr const char* kSetConfigHelp = R"(Usage: llm2hef hef set-config FILE NEW_CONFIG.json -o OUT [--force] [--json] [--no-progress]
+constexpr const char* kSetConfigHelp =
+    R"(Usage: llm2hef hef set-config FILE NEW_CONFIG.json -o OUT [--force] [--json] [--no-progress]
 
 Writes OUT: FILE with its hailo-config.json replaced, without recompiling.
 Package OUT with `llm2hef package OUT ... --config NEW_CONFIG.json`.
@@ -238,15 +240,15 @@ int set_config(const SetConfigArgs& a) {
   // own limit for a JSON resource.
   const std::string config_text = core::RegularFile(cfg_path).read_all(sdk::JsonLimits::kSmallFileBytes);
   core::Progress progress("writing " + out, 1, !a.no_progress);
-  const hef::SetConfigResult r = hef::set_hailo_config(a.hef, config_text, out, a.force,
-                                                       [&](uint64_t done, uint64_t total) {
-                                                         progress.set_total(total);
-                                                         progress.update(done);
-                                                       });
+  const hef::SetConfigResult r =
+      hef::set_hailo_config(a.hef, config_text, out, a.force, [&](uint64_t done, uint64_t total) {
+        progress.set_total(total);
+        progress.update(done);
+      });
   progress.finish();
   for (const auto& f : r.findings)
-    std::cerr << core::rules::severity_name(f.severity) << " " << core::rules::finding_tag(f) << " "
-              << f.message << "\n";
+    std::cerr << core::rules::severity_name(f.severity) << " " << core::rules::finding_tag(f) << " " << f.message
+              << "\n";
   if (!r.findings.empty()) std::cerr << "sections cited refer to " << core::contract_doc_path().string() << "\n";
   if (a.json) {
     json findings = json::array();

@@ -19,7 +19,8 @@
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef inputs OUT (--tokens IDS | --tokens-file FILE | --text TEXT) -o inputs.npz [--layout onnx|device] [--force]
+constexpr const char* kHelp =
+    R"(Usage: llm2hef inputs OUT (--tokens IDS | --tokens-file FILE | --text TEXT) -o inputs.npz [--layout onnx|device] [--force]
 
 Writes exactly what the Hailo genai runtime feeds the exported graph for a
 prompt (token ids), computed from OUT's resources: embedding rows, the
@@ -94,7 +95,8 @@ std::vector<int64_t> tokenize_text(const std::string& python, const std::filesys
       "    from tokenizers import Tokenizer\n"
       "except ImportError:\n"
       "    sys.exit('llm2hef inputs --text: this Python (%s) lacks the tokenizers package: '\n"
-      "             '%s -m pip install tokenizers, or pass --python PATH, or give --tokens' % (sys.executable, sys.executable))\n"
+      "             '%s -m pip install tokenizers, or pass --python PATH, or give --tokens' % (sys.executable, "
+      "sys.executable))\n"
       "ids = Tokenizer.from_file(sys.argv[1]).encode(sys.argv[2], add_special_tokens=False).ids\n"
       "print(' '.join(map(str, ids)))\n";
   std::vector<std::string> argv{python, "-c", script, tokenizer.string(), text};

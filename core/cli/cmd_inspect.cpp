@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/inspect/inspect.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {

@@ -43,8 +43,7 @@ std::string rules_help() {
   for (const core::LintRuleSummary& r : core::lint_rules()) {
     if (std::find(seen.begin(), seen.end(), r.id) != seen.end()) continue;
     seen.push_back(r.id);
-    std::string head = std::string("  ") + r.id + " (" +
-                       core::rules::severity_name(r.severity) + ")";
+    std::string head = std::string("  ") + r.id + " (" + core::rules::severity_name(r.severity) + ")";
     head.resize(std::max<size_t>(head.size() + 1, 34), ' ');
     out += head + r.summary + (r.needs_manifest ? " [on export's output only]" : "") + "\n";
   }
@@ -70,8 +69,7 @@ core::rules::Report lint_with_manifest_beside(const std::filesystem::path& model
   if (use_manifest && std::filesystem::is_regular_file(manifest_path, ec)) {
     try {
       const core::ExportManifest manifest = core::read_manifest(manifest_path);
-      if (manifest.files.count(model.filename().string()))
-        return core::lint_exported_onnx(model, manifest);
+      if (manifest.files.count(model.filename().string())) return core::lint_exported_onnx(model, manifest);
     } catch (const BadInput& e) {
       std::cerr << "note: " << manifest_path.string() << " not used (" << e.what() << "); the graph is linted alone\n";
     }

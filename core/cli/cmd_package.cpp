@@ -2,16 +2,17 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "llm2hef/core/package/package.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/progress.hpp"
+#include "llm2hef/core/package/package.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::cli {
 
 namespace {
 
-constexpr const char* kHelp = R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--config NEW.json] [--store DIR] [--hailort X.Y] [--force] [--json]
+constexpr const char* kHelp =
+    R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--config NEW.json] [--store DIR] [--hailort X.Y] [--force] [--json]
 
 Puts a compiled HEF into the model store hailo-ollama (Hailo's Ollama-compatible
 server) reads at startup:
@@ -112,8 +113,7 @@ int run_package(const PackageArgs& o, Invocation& inv) {
 
 void add_package_command(CommandLine& cli) {
   auto o = std::make_shared<PackageArgs>();
-  CLI::App* app =
-      cli.add_command(cli.root(), "package", kHelp, [o](Invocation& inv) { return run_package(*o, inv); });
+  CLI::App* app = cli.add_command(cli.root(), "package", kHelp, [o](Invocation& inv) { return run_package(*o, inv); });
   app->add_option("MODEL.hef", o->hef)->required();
   app->add_option("--manifest", o->manifest)->required();
   app->add_option("--model", o->model)->required();

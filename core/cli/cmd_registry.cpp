@@ -8,8 +8,8 @@
 
 #include "cmd_registry_client.hpp"
 #include "commands.hpp"
-#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/atomic_output.hpp"
+#include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
@@ -92,7 +92,8 @@ The global --allow-unsafe-adapters also applies here.
 Exit status: 0 all passed, 1 a check failed, 2 usage, 3 unreadable PATH.
 )";
 
-constexpr const char* kManifestHelp = R"(Usage: llm2hef registry manifest LIB.so --license SPDX --maintainer WHO [--homepage URL] [-o FILE] [--force]
+constexpr const char* kManifestHelp =
+    R"(Usage: llm2hef registry manifest LIB.so --license SPDX --maintainer WHO [--homepage URL] [-o FILE] [--force]
 
 Writes the manifest of an adapter library: what it claims (name, version,
 description, architectures, model_types), the SDK ABI and build fingerprint
@@ -109,7 +110,8 @@ The global --allow-unsafe-adapters also applies here.
 Exit status: 0 written, 2 usage, 3 a library that cannot be loaded or is refused.
 )";
 
-constexpr const char* kIndexHelp = R"(Usage: llm2hef registry index DIR --license SPDX --maintainer WHO [--homepage URL] [-o FILE] [--force]
+constexpr const char* kIndexHelp =
+    R"(Usage: llm2hef registry index DIR --license SPDX --maintainer WHO [--homepage URL] [-o FILE] [--force]
 
 Writes one index of every adapter library (*.so) in DIR, each entry a
 manifest as `registry manifest` writes it; the build writes one for the

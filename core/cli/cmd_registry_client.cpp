@@ -148,7 +148,8 @@ int search(const SearchArgs& a, Invocation& inv) {
     std::cout << "\n";
     for (const auto& v : ad["versions"])
       std::cout << "  " << v["version"].get<std::string>() << "  "
-                << (v["compatible"].get<bool>() ? std::string("compatible") : "incompatible: " + v["reason"].get<std::string>())
+                << (v["compatible"].get<bool>() ? std::string("compatible")
+                                                : "incompatible: " + v["reason"].get<std::string>())
                 << "\n";
   }
   return 0;
@@ -227,11 +228,13 @@ int uninstall(const UninstallArgs& a) {
       at == std::string::npos ? std::nullopt : std::optional<std::string>(a.spec.substr(at + 1));
   if (name.empty() || (version && version->empty()))
     throw UsageError("registry uninstall: expected NAME or NAME@VERSION, got '" + a.spec + "'");
-  const registry::InstalledAdapter removed = registry::uninstall_adapter(name, version, registry::installed_adapter_dir());
+  const registry::InstalledAdapter removed =
+      registry::uninstall_adapter(name, version, registry::installed_adapter_dir());
   if (a.json)
     std::cout << core::json_text(installed_json(removed, false), 2) << "\n";
   else
-    std::cout << "uninstalled " << removed.name() << " " << removed.version() << " (" << removed.library.string() << ")\n";
+    std::cout << "uninstalled " << removed.name() << " " << removed.version() << " (" << removed.library.string()
+              << ")\n";
   return 0;
 }
 

@@ -138,7 +138,8 @@ std::string printable(const std::string& text) {
 int keys_list(const KeysListArgs& a) {
   json rows = json::array();
   for (const auto& t : registry::trusted_keys())
-    rows.push_back({{"key_id", t.key.key_id}, {"origin", t.origin}, {"comment", t.key.comment}, {"file", t.key.file.string()}});
+    rows.push_back(
+        {{"key_id", t.key.key_id}, {"origin", t.origin}, {"comment", t.key.comment}, {"file", t.key.file.string()}});
   if (a.json) {
     std::cout << core::json_text(json{{"user_folder", registry::trusted_key_dir().string()},
                                       {"shipped_folder", registry::shipped_key_dir().string()},
@@ -192,7 +193,8 @@ int keys_generate(const KeysGenerateArgs& a) {
   // The secret is readable by its owner only, from the moment it exists.
   registry::write_new_file(secret, core::json_text(registry::secret_key_json(pair), 2) + "\n", 0600);
   registry::write_new_file(pub, core::json_text(registry::public_key_json(pair.public_key), 2) + "\n");
-  std::cout << "key " << pair.public_key.key_id << ": secret " << secret.string() << ", public " << pub.string() << "\n";
+  std::cout << "key " << pair.public_key.key_id << ": secret " << secret.string() << ", public " << pub.string()
+            << "\n";
   return 0;
 }
 
@@ -204,10 +206,11 @@ struct SignArgs {
 // A secret key others can read is no longer secret; signing still works, so
 // this warns (the publisher may be on a machine of their own) instead of refusing.
 void warn_if_readable_by_others(const fs::path& secret) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(secret.c_str(), &st) != 0 || (st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
-  spdlog::warn("{}: the secret key is readable by {}; anyone who can read it can sign indexes as you (fix: chmod 600 {})",
-               secret.string(), (st.st_mode & S_IROTH) ? "every user" : "its group", secret.string());
+  spdlog::warn(
+      "{}: the secret key is readable by {}; anyone who can read it can sign indexes as you (fix: chmod 600 {})",
+      secret.string(), (st.st_mode & S_IROTH) ? "every user" : "its group", secret.string());
 }
 
 int sign(const SignArgs& a, const CLI::App& command) {
@@ -217,7 +220,8 @@ int sign(const SignArgs& a, const CLI::App& command) {
   // The client refuses an index that starts with a byte order mark
   // (index_client.cpp): signing one would publish an index nobody can use.
   if (text.starts_with("\xEF\xBB\xBF"))
-    throw BadInput(a.index + ": starts with a UTF-8 byte order mark, which `registry install` refuses in an index; "
+    throw BadInput(a.index +
+                   ": starts with a UTF-8 byte order mark, which `registry install` refuses in an index; "
                    "remove the first three bytes and sign again");
   const json doc = sdk::parse_json(text, a.index, sdk::JsonLimits::small_file());
   if (!registry::is_index(doc)) throw BadInput(a.index + ": field 'index_version': missing, not an index");
@@ -255,7 +259,9 @@ int collect(const CollectArgs& a, const CLI::App& command) {
     core::write_file_atomic(a.output, text, a.force);
   else
     std::cout << text;
-  if (to_file) std::cerr << index["adapters"].size() << " entr" << (index["adapters"].size() == 1 ? "y" : "ies") << " -> " << a.output << "\n";
+  if (to_file)
+    std::cerr << index["adapters"].size() << " entr" << (index["adapters"].size() == 1 ? "y" : "ies") << " -> "
+              << a.output << "\n";
   return 0;
 }
 
@@ -265,7 +271,8 @@ void add_registry_keys_commands(CommandLine& cli, CLI::App& group) {
   CLI::App* keys = cli.add_group(group, "keys", kKeysHelp);
 
   auto list_args = std::make_shared<KeysListArgs>();
-  CLI::App* app = cli.add_command(*keys, "list", kKeysListHelp, [list_args](Invocation&) { return keys_list(*list_args); });
+  CLI::App* app =
+      cli.add_command(*keys, "list", kKeysListHelp, [list_args](Invocation&) { return keys_list(*list_args); });
   app->add_flag("--json", list_args->json);
 
   auto add_args = std::make_shared<KeysAddArgs>();
@@ -274,7 +281,8 @@ void add_registry_keys_commands(CommandLine& cli, CLI::App& group) {
   app->add_flag("--json", add_args->json);
 
   auto remove_args = std::make_shared<KeysRemoveArgs>();
-  app = cli.add_command(*keys, "remove", kKeysRemoveHelp, [remove_args](Invocation&) { return keys_remove(*remove_args); });
+  app = cli.add_command(*keys, "remove", kKeysRemoveHelp,
+                        [remove_args](Invocation&) { return keys_remove(*remove_args); });
   app->add_option("ID", remove_args->id)->required();
 
   auto generate_args = std::make_shared<KeysGenerateArgs>();

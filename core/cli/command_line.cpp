@@ -5,18 +5,18 @@
 #include <iostream>
 #include <system_error>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "did_you_mean.hpp"
 #include "llm2hef/core/export/model_plan.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/io/staging.hpp"
-#include "llm2hef_commit.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef_commit.hpp"
 
 namespace llm2hef::cli {
 
@@ -71,7 +71,9 @@ void set_help_text(CLI::App& app, const char* text) {
   app.formatter_fn([text](const CLI::App*, std::string, CLI::AppFormatMode) { return std::string(text); });
 }
 
-std::string help_of(const CLI::App& app) { return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal); }
+std::string help_of(const CLI::App& app) {
+  return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+}
 
 // The chosen command, deepest first chosen subcommand (root when none).
 CLI::App* chosen(CLI::App& root) {
@@ -167,8 +169,8 @@ plugins::AdapterHost make_host(const Globals& g) {
   o.allow_unsafe = g.allow_unsafe_adapters;
   plugins::AdapterHost host(std::move(o));
   host.discover();
-  spdlog::info("{} adapter(s) loaded, {} file(s) considered (`llm2hef adapters -v` lists them)",
-               host.adapters().size(), host.considered().size());
+  spdlog::info("{} adapter(s) loaded, {} file(s) considered (`llm2hef adapters -v` lists them)", host.adapters().size(),
+               host.considered().size());
   // Other broken files wait for `adapters --verbose`; one that ended the
   // process loading it is worth a word whatever the command.
   for (const auto& c : host.considered())
@@ -276,7 +278,8 @@ int CommandLine::dispatch() {
     std::cerr << help_of(*app);
     return static_cast<int>(ExitCode::usage);
   }
-  Invocation invocation(*app, globals_, it->second.takes_adapter_options ? app->remaining() : std::vector<std::string>{});
+  Invocation invocation(*app, globals_,
+                        it->second.takes_adapter_options ? app->remaining() : std::vector<std::string>{});
   return it->second.run(invocation);
 }
 
@@ -302,9 +305,10 @@ void report_error(bool json, ExitCode code, const std::string& raw_message, cons
   std::cerr << "llm2hef: " << prefix << message << "\n";
   if (json)
     std::cout << core::json_text(nlohmann::json{{"ok", false},
-                                                {"error", {{"message", message},
-                                                           {"exit_status", static_cast<int>(code)},
-                                                           {"kind", exit_kind(code)}}}},
+                                                {"error",
+                                                 {{"message", message},
+                                                  {"exit_status", static_cast<int>(code)},
+                                                  {"kind", exit_kind(code)}}}},
                                  2)
               << "\n";
 }
@@ -321,9 +325,12 @@ std::string conversion_message(const CLI::App& app, const std::string& raw) {
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->get_name() != name && opt->get_name(false, true) != name) continue;
     const std::string type = opt->get_type_name();
-    if (type == "INT" || type == "UINT") expected = "a whole number";
-    else if (type == "FLOAT") expected = "a number";
-    else if (!type.empty()) expected = "a value of type " + type;
+    if (type == "INT" || type == "UINT")
+      expected = "a whole number";
+    else if (type == "FLOAT")
+      expected = "a number";
+    else if (!type.empty())
+      expected = "a value of type " + type;
   }
   return name + ": '" + value + "' is not " + expected + " (" + see_help(app) + ")";
 }
@@ -331,7 +338,8 @@ std::string conversion_message(const CLI::App& app, const std::string& raw) {
 }  // namespace
 
 int CommandLine::run(int argc, char** argv) {
-  const bool json = std::any_of(argv + std::min(argc, 1), argv + argc, [](const char* a) { return std::string(a) == "--json"; });
+  const bool json =
+      std::any_of(argv + std::min(argc, 1), argv + argc, [](const char* a) { return std::string(a) == "--json"; });
   try {
     try {
       root_->parse(argc, argv);
@@ -408,15 +416,14 @@ std::map<std::string, std::string> adapter_options(const CLI::App& command, cons
   };
   std::map<std::string, std::string> out;
   for (const auto& [spelling, value] : args.options) {
-    const bool is_declared = spelling.rfind("--", 0) == 0 &&
-                             std::find(declared.begin(), declared.end(), spelling) != declared.end();
+    const bool is_declared =
+        spelling.rfind("--", 0) == 0 && std::find(declared.begin(), declared.end(), spelling) != declared.end();
     if (!is_declared) {
       std::vector<std::string> candidates = option_names(command);
       candidates.insert(candidates.end(), declared.begin(), declared.end());
       const auto near = closest_name(spelling, candidates);
       throw UsageError("unknown option " + spelling +
-                       (near ? " (did you mean " + *near + "?)"
-                             : " (" + see_help(command) + "; " + listing() + ")"));
+                       (near ? " (did you mean " + *near + "?)" : " (" + see_help(command) + "; " + listing() + ")"));
     }
     if (!value) throw UsageError("option " + spelling + " needs a value");
     out[spelling.substr(2)] = *value;

@@ -28,7 +28,8 @@ int finish_standard_output(int status) {
   const int error = errno;
   if (!stream_failed && !flush_failed) return status;
   std::cerr << "llm2hef: error: standard output: cannot write"
-            << (error ? std::string(": ") + std::strerror(error) : std::string()) << " (the result is lost or incomplete)\n";
+            << (error ? std::string(": ") + std::strerror(error) : std::string())
+            << " (the result is lost or incomplete)\n";
   const int lost = static_cast<int>(llm2hef::ExitCode::bad_input);
   return status == 0 || status == static_cast<int>(llm2hef::ExitCode::failure) ? lost : status;
 }

@@ -17,8 +17,8 @@ class HelloAdapter final : public DecoderAdapter {
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
     // name, version, description, HF architectures claimed, model_types claimed, options
-    return {kName, kVersion, "Example out-of-tree adapter (Llama-shaped checkpoints)",
-            {"HelloLlamaForCausalLM"}, {}, {}};
+    return {kName, kVersion, "Example out-of-tree adapter (Llama-shaped checkpoints)", {"HelloLlamaForCausalLM"},
+            {},    {}};
   }
 
  protected:

@@ -123,8 +123,10 @@ void precheck_elf(const std::filesystem::path& path) {
          std::string("a big-endian ELF file; this llm2hef loads little-endian ") + kHostMachineName + " adapters");
   if (eh.e_type != ET_DYN)
     fail(path, Reason::not_elf,
-         std::string("an ELF ") + (eh.e_type == ET_EXEC ? "executable" : eh.e_type == ET_REL ? "object file (.o)"
-                                                                                             : "file") +
+         std::string("an ELF ") +
+             (eh.e_type == ET_EXEC  ? "executable"
+              : eh.e_type == ET_REL ? "object file (.o)"
+                                    : "file") +
              ", not a shared library");
   if (eh.e_machine != kHostMachine)
     fail(path, Reason::wrong_platform,

@@ -51,7 +51,7 @@ std::optional<struct stat> canonical_stat(const fs::path& p) {
   std::error_code ec;
   const fs::path canonical = fs::canonical(p, ec);
   if (ec) return std::nullopt;
-  struct stat st{};
+  struct stat st {};
   if (::lstat(canonical.c_str(), &st) != 0) return std::nullopt;
   return st;
 }
@@ -87,15 +87,15 @@ std::vector<fs::path> folders_on_path(const fs::path& file) {
 
 // Why a folder on the path lets someone else swap the file, or empty.
 std::string unsafe_folder_fact(const fs::path& dir, const std::string& what) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
   // A sticky world-writable folder (/tmp) is safe to pass through: nobody
   // else may rename or delete the entries we own in it.
   if ((st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0)
     return "folder " + dir.string() + " on the path to the " + what + " is world-writable";
   if (st.st_uid != ::geteuid() && st.st_uid != 0)
-    return "folder " + dir.string() + " on the path to the " + what + " is owned by uid " +
-           std::to_string(st.st_uid) + ", not by you or root";
+    return "folder " + dir.string() + " on the path to the " + what + " is owned by uid " + std::to_string(st.st_uid) +
+           ", not by you or root";
   return {};
 }
 

@@ -104,7 +104,8 @@ LoadedAdapter load_adapter(const std::filesystem::path& path) {
     // overload reads it the same way); it is the only place that says *why*.
     const char* err = ::dlerror();
     std::string text = err ? err : ec.message();
-    if (text.find("undefined symbol") != std::string::npos) fail(path, R::unresolved_symbol, "unresolved symbol: " + text);
+    if (text.find("undefined symbol") != std::string::npos)
+      fail(path, R::unresolved_symbol, "unresolved symbol: " + text);
     fail(path, R::load_failed, "cannot be loaded: " + text);
   }
 

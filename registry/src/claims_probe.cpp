@@ -38,8 +38,7 @@ std::string load_and_report(const std::filesystem::path& library) {
 }  // namespace
 
 ProbedClaims probe_claims(const std::filesystem::path& library, std::chrono::milliseconds timeout) {
-  const plugins::ChildOutcome o =
-      plugins::run_in_child([&] { return load_and_report(library); }, timeout, kMaxReport);
+  const plugins::ChildOutcome o = plugins::run_in_child([&] { return load_and_report(library); }, timeout, kMaxReport);
   if (!o.started) throw InternalError("cannot start the loading process (" + o.failure + ")");
   ProbedClaims out;
   if (o.timed_out) {

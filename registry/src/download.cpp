@@ -17,7 +17,8 @@ namespace {
 
 void global_init() {
   static const CURLcode status = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (status != CURLE_OK) throw InternalError(std::string("libcurl could not be initialised: ") + curl_easy_strerror(status));
+  if (status != CURLE_OK)
+    throw InternalError(std::string("libcurl could not be initialised: ") + curl_easy_strerror(status));
 }
 
 struct Sink {
@@ -85,11 +86,14 @@ std::string file_url_path(const std::string& url) {
 void refuse_unless_regular_file(const std::string& url) {
   const std::string path = file_url_path(url);
   if (path.empty()) return;
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return;  // libcurl names the missing file
   if (!S_ISREG(st.st_mode))
     throw BadInput(url + ": " + path + " is not a regular file (" +
-                   (S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or other special file") +
+                   (S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                    : S_ISDIR(st.st_mode)                        ? "a folder"
+                    : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                 : "a socket or other special file") +
                    "); not read");
 }
 
@@ -165,9 +169,7 @@ std::string url_scheme(const std::string& url) {
 }
 
 std::string resolve_relative_url(const std::string& base, const std::string& relative, const std::string& field) {
-  auto refuse = [&](const std::string& why) -> std::string {
-    throw BadInput(field + ": '" + relative + "' " + why);
-  };
+  auto refuse = [&](const std::string& why) -> std::string { throw BadInput(field + ": '" + relative + "' " + why); };
   if (relative.empty()) refuse("is empty");
   if (relative.front() == '/') refuse("is an absolute path; give a URL or a path relative to the index");
   for (char c : relative)

@@ -169,9 +169,8 @@ SignedIndex parse_signed_index(const IndexSource& source, const std::string& tex
     e.origin = source.index_url + "#adapters[" + std::to_string(i) + "]";
     e.manifest = check_index_entry(document["adapters"][i], e.origin);
     const std::string& url = *e.manifest.library.url;
-    e.library_url = url_scheme(url).empty()
-                        ? resolve_relative_url(source.index_url, url, e.origin + ": field 'library.url'")
-                        : url;
+    e.library_url =
+        url_scheme(url).empty() ? resolve_relative_url(source.index_url, url, e.origin + ": field 'library.url'") : url;
     manifests.push_back(e.manifest);
     origins.push_back(e.origin);
     index.entries.push_back(std::move(e));

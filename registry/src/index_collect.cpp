@@ -17,7 +17,8 @@ json collect_index(const fs::path& dir, const std::vector<std::string>& first_pa
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw BadInput(dir.string() + ": not a folder");
   std::vector<fs::path> files;
-  for (fs::recursive_directory_iterator it(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.starts_with(".")) {
       if (it->is_directory()) it.disable_recursion_pending();

@@ -40,8 +40,8 @@ std::string claims_difference(const char* what, const std::vector<std::string>& 
     out += std::string("field '") + what + "': the entry claims " + joined(d.only_listed) +
            ", which the library does not report";
   if (!d.only_reported.empty())
-    out += std::string(out.empty() ? "" : "; ") + "field '" + what + "': the library reports " + joined(d.only_reported) +
-           ", which the entry does not list";
+    out += std::string(out.empty() ? "" : "; ") + "field '" + what + "': the library reports " +
+           joined(d.only_reported) + ", which the entry does not list";
   return out;
 }
 
@@ -79,8 +79,8 @@ std::vector<InstalledAdapter> installed_adapters(const fs::path& dir) {
     if (!file.ends_with(kManifestSuffix) || file.front() == '.') continue;
     InstalledAdapter a;
     a.manifest_file = it->path();
-    a.manifest =
-        parse_adapter_manifest(sdk::read_json(a.manifest_file, sdk::JsonLimits::small_file()), a.manifest_file.string());
+    a.manifest = parse_adapter_manifest(sdk::read_json(a.manifest_file, sdk::JsonLimits::small_file()),
+                                        a.manifest_file.string());
     a.library = dir / a.manifest.library.file;
     out.push_back(std::move(a));
   }
@@ -104,8 +104,7 @@ std::map<std::string, std::string> installed_versions() {
 InstalledState installed_state(const InstalledAdapter& adapter) {
   std::error_code ec;
   if (!fs::is_regular_file(adapter.library, ec)) return InstalledState::missing;
-  if (sha256_file_hex(adapter.library) != adapter.manifest.library.sha256)
-    return InstalledState::modified;
+  if (sha256_file_hex(adapter.library) != adapter.manifest.library.sha256) return InstalledState::modified;
   return InstalledState::ok;
 }
 
@@ -121,7 +120,8 @@ const char* to_string(InstalledState state) {
 const IndexEntry& select_entry(const SignedIndex& index, const std::string& spec) {
   const auto at = spec.find('@');
   const std::string name = spec.substr(0, at);
-  const std::optional<std::string> version = at == std::string::npos ? std::nullopt : std::optional(spec.substr(at + 1));
+  const std::optional<std::string> version =
+      at == std::string::npos ? std::nullopt : std::optional(spec.substr(at + 1));
   std::vector<const IndexEntry*> candidates;
   std::set<std::string> names;
   for (const auto& e : index.entries) {
@@ -129,8 +129,8 @@ const IndexEntry& select_entry(const SignedIndex& index, const std::string& spec
     if (e.name() == name) candidates.push_back(&e);
   }
   if (candidates.empty())
-    throw UsageError("no adapter '" + name + "' in " + index.source.index_url + " (it lists: " +
-                     (names.empty() ? std::string("nothing") : joined(names)) + ")");
+    throw UsageError("no adapter '" + name + "' in " + index.source.index_url +
+                     " (it lists: " + (names.empty() ? std::string("nothing") : joined(names)) + ")");
   std::sort(candidates.begin(), candidates.end(),
             [](const IndexEntry* a, const IndexEntry* b) { return compare_versions(a->version(), b->version()) > 0; });
   if (version) {
@@ -176,8 +176,8 @@ InstalledAdapter install_adapter(const IndexEntry& entry, const fs::path& dir, c
     received = download_to_fd(entry.library_url, so.fd(), limits);
   } catch (const BadInput& e) {
     if (std::string(e.what()).find("larger than the limit") == std::string::npos) throw;
-    throw check_failed(entry.origin + ": field 'library.size': the entry says " + std::to_string(size) +
-                       " bytes, " + entry.library_url + " sent more; not installed");
+    throw check_failed(entry.origin + ": field 'library.size': the entry says " + std::to_string(size) + " bytes, " +
+                       entry.library_url + " sent more; not installed");
   }
   so.sync_and_close();
   if (received != size)
@@ -244,8 +244,8 @@ InstalledAdapter uninstall_adapter(const std::string& name, const std::optional<
     sync_folder(dir);
     return a;
   }
-  throw UsageError("adapter '" + name + "' is not installed in " + dir.string() + " (installed: " +
-                   (names.empty() ? std::string("none") : joined(names)) + ")");
+  throw UsageError("adapter '" + name + "' is not installed in " + dir.string() +
+                   " (installed: " + (names.empty() ? std::string("none") : joined(names)) + ")");
 }
 
 }  // namespace llm2hef::registry

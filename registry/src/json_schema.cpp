@@ -13,9 +13,9 @@ namespace {
 using nlohmann::json;
 
 const std::set<std::string>& supported_keywords() {
-  static const std::set<std::string> k = {"$schema", "$id",      "title",     "description", "type",
-                                          "const",   "enum",     "required",  "properties",  "additionalProperties",
-                                          "items",   "minItems", "uniqueItems", "minLength", "maxLength",
+  static const std::set<std::string> k = {"$schema", "$id",      "title",       "description", "type",
+                                          "const",   "enum",     "required",    "properties",  "additionalProperties",
+                                          "items",   "minItems", "uniqueItems", "minLength",   "maxLength",
                                           "pattern", "minimum"};
   return k;
 }
@@ -65,7 +65,9 @@ void check_schema(const json& s, const std::string& at) {
   }
 }
 
-std::string child(const std::string& parent, const std::string& name) { return parent.empty() ? name : parent + "." + name; }
+std::string child(const std::string& parent, const std::string& name) {
+  return parent.empty() ? name : parent + "." + name;
+}
 
 bool has_type(const json& v, const std::string& type) {
   if (type == "object") return v.is_object();
@@ -84,10 +86,10 @@ bool has_type(const json& v, const std::string& type) {
 std::size_t hash_value(const json& v) {
   constexpr std::size_t kMix = 0x9e3779b97f4a7c15ULL;
   auto combine = [](std::size_t seed, std::size_t h) { return seed ^ (h + kMix + (seed << 6) + (seed >> 2)); };
-  std::size_t seed = static_cast<std::size_t>(v.type() == json::value_t::number_unsigned ||
-                                                      v.type() == json::value_t::number_integer
-                                                  ? json::value_t::number_float
-                                                  : v.type());
+  std::size_t seed =
+      static_cast<std::size_t>(v.type() == json::value_t::number_unsigned || v.type() == json::value_t::number_integer
+                                   ? json::value_t::number_float
+                                   : v.type());
   if (v.is_number()) return combine(seed, std::hash<double>{}(v.get<double>()));
   if (v.is_string()) return combine(seed, std::hash<std::string>{}(v.get_ref<const std::string&>()));
   if (v.is_boolean()) return combine(seed, v.get<bool>() ? 1 : 0);
@@ -110,7 +112,8 @@ struct JsonValueEqual {
 // make a megabyte of output.
 std::string shortened(const std::string& text) {
   constexpr std::size_t kMaxQuoted = 200;
-  return text.size() <= kMaxQuoted ? text : text.substr(0, kMaxQuoted) + "... (" + std::to_string(text.size()) + " bytes)";
+  return text.size() <= kMaxQuoted ? text
+                                   : text.substr(0, kMaxQuoted) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 // A pattern is compiled once, not once per string of a 40,000-item list.
@@ -156,7 +159,8 @@ void validate_at(const json& s, const json& v, const std::string& field, std::ve
     // the stack. No manifest field is anywhere near this long.
     constexpr std::size_t kMaxPatternInput = 4096;
     if (s.contains("pattern") && text.size() > kMaxPatternInput)
-      fail("longer than " + std::to_string(kMaxPatternInput) + " bytes; not matched against " + s["pattern"].get<std::string>());
+      fail("longer than " + std::to_string(kMaxPatternInput) + " bytes; not matched against " +
+           s["pattern"].get<std::string>());
     else if (s.contains("pattern") && !std::regex_search(text, compiled(s["pattern"].get<std::string>())))
       fail(v.dump() + " does not match " + s["pattern"].get<std::string>());
   }

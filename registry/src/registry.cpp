@@ -104,18 +104,24 @@ std::optional<std::string> kind_refusal(const sdk::JsonFile& config, const std::
   };
   const char* no_force = "; no --adapter can export it";
   if (auto key = key_over_one({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}))
-    return "mixture of experts: not supported (" + *key + "): each layer routes tokens among expert MLPs, and "
-           "llm2hef writes one dense MLP per layer" + no_force;
+    return "mixture of experts: not supported (" + *key +
+           "): each layer routes tokens among expert MLPs, and "
+           "llm2hef writes one dense MLP per layer" +
+           no_force;
   if (auto name = named({"moe", "mixtral"}))
-    return "mixture of experts: not supported ('" + *name + "'): each layer routes tokens among expert MLPs, "
-           "and llm2hef writes one dense MLP per layer" + no_force;
+    return "mixture of experts: not supported ('" + *name +
+           "'): each layer routes tokens among expert MLPs, "
+           "and llm2hef writes one dense MLP per layer" +
+           no_force;
   std::optional<std::string> ssm = named({"mamba", "rwkv", "ssm", "hyena"});
   if (!ssm)
     for (const char* k : {"ssm_cfg", "ssm_state_size", "d_state", "state_size"})
       if (config.has(k)) ssm = std::string(k);
   if (ssm)
-    return "state-space model, not a transformer decoder ('" + *ssm + "'): it has no attention and no KV cache, "
-           "which is what the Hailo genai runtime runs" + no_force;
+    return "state-space model, not a transformer decoder ('" + *ssm +
+           "'): it has no attention and no KV cache, "
+           "which is what the Hailo genai runtime runs" +
+           no_force;
   return std::nullopt;
 }
 
@@ -151,8 +157,8 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
       });
       if (!claimed)
         if (auto why = kind_refusal(config, architectures, config.find_string("model_type")))
-          throw Unsupported(origin_of(config) + ": --adapter " + *adapter_override + " cannot export this model: " +
-                            *why);
+          throw Unsupported(origin_of(config) + ": --adapter " + *adapter_override +
+                            " cannot export this model: " + *why);
       return {a, MatchKind::override_name, *adapter_override, {}, {}};
     }
     throw UsageError("unknown adapter " + in_quotes(*adapter_override) + " (--adapter); " + available_hint(host));
@@ -161,11 +167,13 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
   const std::vector<std::string> architectures = read_architectures(config);
   const std::optional<std::string> model_type = config.find_string("model_type");
 
-  auto by_arch = candidates(host, architectures, [](const sdk::AdapterInfo& i) -> auto& { return i.architectures; });
+  auto by_arch = candidates(
+      host, architectures, [](const sdk::AdapterInfo& i) -> auto& { return i.architectures; });
   if (!by_arch.empty()) return choose(config, MatchKind::architecture, by_arch);
 
   if (model_type) {
-    auto by_type = candidates(host, {*model_type}, [](const sdk::AdapterInfo& i) -> auto& { return i.model_types; });
+    auto by_type = candidates(
+        host, {*model_type}, [](const sdk::AdapterInfo& i) -> auto& { return i.model_types; });
     if (!by_type.empty()) return choose(config, MatchKind::model_type, by_type);
   }
 
@@ -180,18 +188,21 @@ Resolution resolve(const sdk::JsonFile& config, const plugins::AdapterHost& host
   std::vector<std::string> supported;
   for (const auto& a : host.adapters())
     for (const auto& arch : a.info().architectures) supported.push_back(arch + " (" + a.name() + ")");
-  std::string hint = host.adapters().empty() ? available_hint(host)
-                                             : "supported architectures: " + join(supported, ", ") +
-                                                   "; pass --adapter NAME to force one";
+  std::string hint = host.adapters().empty()
+                         ? available_hint(host)
+                         : "supported architectures: " + join(supported, ", ") + "; pass --adapter NAME to force one";
   throw Unsupported(origin_of(config) + ": no adapter supports this model (" + found + "); " + hint);
 }
 
 nlohmann::json resolution_json(const Resolution& r) {
   nlohmann::json passed_over = nlohmann::json::array();
   for (const auto* a : r.passed_over) passed_over.push_back({{"name", a->name()}, {"file", a->path().string()}});
-  nlohmann::json out = {{"name", r.adapter->name()},          {"version", r.adapter->info().version},
-                        {"file", r.adapter->path().string()}, {"matched_by", to_string(r.how)},
-                        {"matched", r.matched},               {"passed_over", passed_over}};
+  nlohmann::json out = {{"name", r.adapter->name()},
+                        {"version", r.adapter->info().version},
+                        {"file", r.adapter->path().string()},
+                        {"matched_by", to_string(r.how)},
+                        {"matched", r.matched},
+                        {"passed_over", passed_over}};
   if (!r.warning.empty()) out["warning"] = r.warning;
   return out;
 }

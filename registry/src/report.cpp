@@ -172,8 +172,8 @@ std::string adapters_text(const nlohmann::json& report) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : considered) {
       std::string reason = str(c, "reason");
-      rows.push_back({str(c, "status"), str(c, "file"), reason.empty() ? "[" + str(c, "root_kind") + "]"
-                                                                        : "[" + str(c, "root_kind") + "] " + reason});
+      rows.push_back({str(c, "status"), str(c, "file"),
+                      reason.empty() ? "[" + str(c, "root_kind") + "]" : "[" + str(c, "root_kind") + "] " + reason});
     }
     out << (rows.empty() ? "  (none)\n" : table(rows, "  "));
   }

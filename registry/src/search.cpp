@@ -31,8 +31,9 @@ std::vector<SearchMatch> search_index(const SignedIndex& index, const std::strin
     if (manifest_matches(e.manifest, text)) by_name[e.name()].push_back(&e);
   std::vector<SearchMatch> out;
   for (auto& [name, entries] : by_name) {
-    std::sort(entries.begin(), entries.end(),
-              [](const IndexEntry* x, const IndexEntry* y) { return compare_versions(x->version(), y->version()) > 0; });
+    std::sort(entries.begin(), entries.end(), [](const IndexEntry* x, const IndexEntry* y) {
+      return compare_versions(x->version(), y->version()) > 0;
+    });
     SearchMatch match{name, {}, std::nullopt};
     for (const IndexEntry* e : entries) match.versions.push_back({e, incompatibility(e->manifest)});
     if (const auto it = installed.find(name); it != installed.end()) match.installed = it->second;

@@ -23,7 +23,7 @@ namespace {
 // sticky world-writable folder is refused: the danger is a new file, not a
 // replaced one.
 void refuse_if_world_writable(const fs::path& path, const char* what) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || (st.st_mode & S_IWOTH) == 0) return;
   throw BadInput(path.string() + ": " + what +
                  " is writable by every user, so anyone could make llm2hef trust their key; not used (fix: chmod o-w " +

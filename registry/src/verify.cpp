@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "llm2hef/registry/claim_sets.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/plugins/loader.hpp"
 #include "llm2hef/plugins/probe.hpp"
+#include "llm2hef/registry/claim_sets.hpp"
 #include "llm2hef/registry/manifest.hpp"
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/sdk/abi.hpp"
@@ -29,8 +29,8 @@ std::string compare_claims(const char* what, const std::vector<std::string>& man
   if (!d.only_listed.empty())
     out += std::string(what) + " claimed by the manifest but not by the library: " + joined(d.only_listed);
   if (!d.only_reported.empty())
-    out += std::string(out.empty() ? "" : "; ") + what + " the library claims but the manifest does not list: " +
-           joined(d.only_reported);
+    out += std::string(out.empty() ? "" : "; ") + what +
+           " the library claims but the manifest does not list: " + joined(d.only_reported);
   return out;
 }
 
@@ -99,8 +99,9 @@ class Verifier {
     std::error_code ec;
     if (fs::exists(fs::symlink_status(beside, ec)) || !library.url) {
       v_.library = beside;
-      return check_library(" (library.file is looked for in the manifest's folder; pass --library FILE for a "
-                           "library kept elsewhere)");
+      return check_library(
+          " (library.file is looked for in the manifest's folder; pass --library FILE for a "
+          "library kept elsewhere)");
     }
     const std::string& url = *library.url;
     const fs::path relative(url);
@@ -137,8 +138,9 @@ class Verifier {
       std::error_code ec;
       const auto size = fs::file_size(v_.library, ec);
       if (ec || size != *library.size)
-        return record("sha256", false, "size mismatch: manifest says " + std::to_string(*library.size) + " bytes, file has " +
-                                           (ec ? ec.message() : std::to_string(size)) + " (it was not hashed or loaded)");
+        return record("sha256", false,
+                      "size mismatch: manifest says " + std::to_string(*library.size) + " bytes, file has " +
+                          (ec ? ec.message() : std::to_string(size)) + " (it was not hashed or loaded)");
     }
     std::string actual;
     try {
@@ -200,7 +202,8 @@ bool ManifestVerdict::passed() const {
 }
 
 bool VerifyReport::passed() const {
-  return !manifests.empty() && std::all_of(manifests.begin(), manifests.end(), [](const auto& m) { return m.passed(); });
+  return !manifests.empty() &&
+         std::all_of(manifests.begin(), manifests.end(), [](const auto& m) { return m.passed(); });
 }
 
 json VerifyReport::to_json() const {
@@ -222,7 +225,8 @@ std::string VerifyReport::to_text() const {
   for (const auto& m : manifests) {
     out += (m.passed() ? "PASS  " : "FAIL  ") + (m.adapter.empty() ? std::string("?") : m.adapter) + "  (" + m.source +
            ")\n";
-    for (const auto& c : m.checks) out += std::string("  ") + (c.passed ? "ok    " : "FAIL  ") + c.name + ": " + c.detail + "\n";
+    for (const auto& c : m.checks)
+      out += std::string("  ") + (c.passed ? "ok    " : "FAIL  ") + c.name + ": " + c.detail + "\n";
   }
   std::size_t failed = std::count_if(manifests.begin(), manifests.end(), [](const auto& m) { return !m.passed(); });
   out += std::to_string(manifests.size()) + " manifest(s), " + std::to_string(failed) + " failed\n";

@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <iterator>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <new>
 
 #include "llm2hef/sdk/errors.hpp"
@@ -330,7 +330,8 @@ void BackgroundFileWriter::write_pieces(const Piece* pieces, size_t count) {
     size_t first = 0;
     uint64_t where = start;
     while (total > 0) {
-      const ssize_t n = ::pwritev(fd_, iov.data() + first, static_cast<int>(iov.size() - first), static_cast<off_t>(where));
+      const ssize_t n =
+          ::pwritev(fd_, iov.data() + first, static_cast<int>(iov.size() - first), static_cast<off_t>(where));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0)
         throw BadInput(path_.string() + ": write failed (disk full?): " + std::strerror(n < 0 ? errno : ENOSPC));

@@ -68,8 +68,8 @@ Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const Line
                                : g.scaled_weight("weight", ckpt, spec.weight, view, spec.scale);
   if (w.shape[0] != x.shape.back())
     throw BadInput(ckpt.info(spec.weight).file.string() + ": tensor '" + spec.weight + "' gives a [" +
-                   std::to_string(w.shape[0]) + " -> " + std::to_string(w.shape[1]) + "] projection, but its input has " +
-                   std::to_string(x.shape.back()) + " features");
+                   std::to_string(w.shape[0]) + " -> " + std::to_string(w.shape[1]) +
+                   "] projection, but its input has " + std::to_string(x.shape.back()) + " features");
   Value y = g.matmul(x, w);
   if (!spec.bias) return y;
   WeightView bview;
@@ -169,7 +169,8 @@ Value gated_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const S
   Value act, up;
   {
     auto s = g.scope(spec.gate_scope);
-    act = act_fn(linear(g, ckpt, x, {spec.gate_weight, std::nullopt, WeightLayout::out_in, spec.gate_begin, spec.gate_end}));
+    act = act_fn(
+        linear(g, ckpt, x, {spec.gate_weight, std::nullopt, WeightLayout::out_in, spec.gate_begin, spec.gate_end}));
   }
   {
     auto s = g.scope(spec.up_scope);
@@ -185,11 +186,13 @@ Value gated_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const S
 }  // namespace
 
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec) {
-  return gated_mlp(g, ckpt, x, spec, [&](const Value& v) { return silu(g, v); }, "swiglu/Mul");
+  return gated_mlp(
+      g, ckpt, x, spec, [&](const Value& v) { return silu(g, v); }, "swiglu/Mul");
 }
 
 Value geglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec) {
-  return gated_mlp(g, ckpt, x, spec, [&](const Value& v) { return gelu(g, v, GeluForm::tanh); }, "geglu/Mul");
+  return gated_mlp(
+      g, ckpt, x, spec, [&](const Value& v) { return gelu(g, v, GeluForm::tanh); }, "geglu/Mul");
 }
 
 Value gelu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const GeluMlpSpec& spec) {
@@ -224,14 +227,14 @@ Value attention(GraphBuilder& g, const Value& q, const Value& k, const Value& v,
                         std::to_string(a.kv_heads) + " key/value heads");
     const int64_t rep = a.heads / a.kv_heads;
     // kv head g feeds q heads g*rep .. g*rep+rep-1 (repeat_interleave).
-    Value expand = g.constant_rows("gqa_expand", {a.kv_heads * d, a.heads * d},
-                                   [=](int64_t r0, int64_t r1, std::span<float> out) {
-                                     for (int64_t r = r0; r < r1; ++r) {
-                                       const int64_t kv = r / d, i = r % d;
-                                       for (int64_t j = 0; j < rep; ++j)
-                                         out[static_cast<size_t>((r - r0) * a.heads * d + (kv * rep + j) * d + i)] = 1.0f;
-                                     }
-                                   });
+    Value expand =
+        g.constant_rows("gqa_expand", {a.kv_heads * d, a.heads * d}, [=](int64_t r0, int64_t r1, std::span<float> out) {
+          for (int64_t r = r0; r < r1; ++r) {
+            const int64_t kv = r / d, i = r % d;
+            for (int64_t j = 0; j < rep; ++j)
+              out[static_cast<size_t>((r - r0) * a.heads * d + (kv * rep + j) * d + i)] = 1.0f;
+          }
+        });
     kk = g.matmul(k, expand, "k_gqa/MatMul");
     vv = g.matmul(v, expand, "v_gqa/MatMul");
   }

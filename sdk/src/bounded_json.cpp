@@ -6,8 +6,8 @@
 // one linear pass, and only one copy of the document is ever built.
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "llm2hef/sdk/errors.hpp"
@@ -182,8 +182,7 @@ class CheckedBuilder {
 template <class J>
 J parse_checked(std::string_view text, const std::string& origin, const JsonLimits& limits, bool keep_order,
                 const JsonPaths& dropped = {}) {
-  if (text.size() > limits.max_bytes)
-    throw BadInput(origin + ": " + limits.too_big(text.size()));
+  if (text.size() > limits.max_bytes) throw BadInput(origin + ": " + limits.too_big(text.size()));
   // nlohmann's lexer ends the document at a NUL byte and ignores the rest;
   // JSON text never holds one (strings escape it as \u0000).
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos)

@@ -49,8 +49,8 @@ std::vector<float> Checkpoint::read(std::string_view tensor) const {
 const TensorInfo& Checkpoint::expect(std::string_view tensor, const std::vector<int64_t>& shape) const {
   const TensorInfo& ti = info(tensor);
   if (ti.shape != shape)
-    throw BadInput(ti.file.string() + ": tensor '" + ti.name + "' has shape " + shape_string(ti.shape) +
-                   ", expected " + shape_string(shape) + " from config.json");
+    throw BadInput(ti.file.string() + ": tensor '" + ti.name + "' has shape " + shape_string(ti.shape) + ", expected " +
+                   shape_string(shape) + " from config.json");
   return ti;
 }
 

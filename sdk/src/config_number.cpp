@@ -28,7 +28,8 @@ bool survives_float32(double v) {
 
 double checked_number(const nlohmann::json& value, const std::string& where, const NumberRange& range) {
   auto refuse = [&](const std::string& why) {
-    throw BadInput(where + ": " + value.dump() + " " + why + " (" + range.meaning + " must be " + range_text(range) + ")");
+    throw BadInput(where + ": " + value.dump() + " " + why + " (" + range.meaning + " must be " + range_text(range) +
+                   ")");
   };
   if (!value.is_number()) refuse("is not a number");
   const double v = value.get<double>();

@@ -13,8 +13,9 @@ DecoderDims read_decoder_dims(const JsonFile& c) {
   d.heads = c.get_size("num_attention_heads");
   d.kv_heads = c.find_size("num_key_value_heads", d.heads);
   if (!c.has("head_dim") && d.hidden % d.heads != 0)
-    throw BadInput(c.where("hidden_size") + ": " + std::to_string(d.hidden) + " is not divisible by num_attention_heads " +
-                   std::to_string(d.heads) + " (and no head_dim is given)");
+    throw BadInput(c.where("hidden_size") + ": " + std::to_string(d.hidden) +
+                   " is not divisible by num_attention_heads " + std::to_string(d.heads) +
+                   " (and no head_dim is given)");
   d.head_dim = c.find_size("head_dim", d.hidden / d.heads);
   d.vocab = c.get_size("vocab_size");
   d.max_positions = c.find_int("max_position_embeddings").value_or(0);
@@ -87,7 +88,8 @@ Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   auto s = g.scope(spec.scope);
   if (spec.bias && spec.bias->empty() && spec.weight.empty()) return layer_norm_without_affine(g, x, spec.eps);
   if (spec.bias) {
-    if (spec.weight_offset != 0.0f) throw InternalError("norm '" + spec.scope + "': a weight offset applies to RMSNorm only");
+    if (spec.weight_offset != 0.0f)
+      throw InternalError("norm '" + spec.scope + "': a weight offset applies to RMSNorm only");
     return layer_norm(g, ckpt, x, spec.weight, *spec.bias, spec.eps);
   }
   return rms_norm(g, ckpt, x, spec.weight, spec.eps, spec.weight_offset);
@@ -158,8 +160,9 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
   }
   const Value last = last_position(g, x);
   auto s = g.scope("lm_head");
-  const Value head = t.logit_scale == 1.0f ? g.weight("weight", ckpt, t.lm_head, {.transpose = true})
-                                           : g.scaled_weight("weight", ckpt, t.lm_head, {.transpose = true}, t.logit_scale);
+  const Value head = t.logit_scale == 1.0f
+                         ? g.weight("weight", ckpt, t.lm_head, {.transpose = true})
+                         : g.scaled_weight("weight", ckpt, t.lm_head, {.transpose = true}, t.logit_scale);
   Value logits = g.matmul(last, head);
   if (t.lm_head_bias) {
     ckpt.expect(*t.lm_head_bias, {head.shape[1]});

@@ -109,7 +109,9 @@ LmHead describe_lm_head(TensorTable& table, const Checkpoint& ckpt, const std::s
 }
 
 OptionSpec sliding_window_option() {
-  return {kSlidingWindowOption, {"refuse", "band"}, "refuse",
+  return {kSlidingWindowOption,
+          {"refuse", "band"},
+          "refuse",
           "when --cache exceeds sliding_window: refuse (the largest exact cache is the window), or band = a constant "
           "band in the sliding layers (exact in fp32, unproven on the DFC)"};
 }
@@ -200,16 +202,15 @@ Block body_block(const DecoderContext& ctx, const BranchBody& body, bool sliding
     }
     const PeTables& tables = ctx.pe_by_base.at(static_cast<size_t>(a->rope_base));
     return [&ckpt = ctx.ckpt, &mask = ctx.io.runtime.mask, &tables, spec = std::move(spec)](GraphBuilder& g,
-                                                                                          const Value& x) {
+                                                                                            const Value& x) {
       return attention_block(g, ckpt, x, mask, tables, spec);
     };
   }
   if (const auto* c = std::get_if<ShortConvSpec>(&body)) return short_conv_mixer(ctx.ckpt, ctx.shifts, *c);
   if (const auto* s = std::get_if<SwigluSpec>(&body)) return swiglu_ffn(ctx.ckpt, *s);
   if (const auto* geglu = std::get_if<GegluMlp>(&body))
-    return [&ckpt = ctx.ckpt, spec = geglu->spec](GraphBuilder& g, const Value& x) {
-      return geglu_mlp(g, ckpt, x, spec);
-    };
+    return
+        [&ckpt = ctx.ckpt, spec = geglu->spec](GraphBuilder& g, const Value& x) { return geglu_mlp(g, ckpt, x, spec); };
   if (const auto* m = std::get_if<GeluMlpSpec>(&body)) return gelu_ffn(ctx.ckpt, *m);
   if (const auto* r = std::get_if<ReluMlpSpec>(&body)) return relu_ffn(ctx.ckpt, *r);
   const CustomBody& custom = std::get<CustomBody>(body);
@@ -217,7 +218,8 @@ Block body_block(const DecoderContext& ctx, const BranchBody& body, bool sliding
 }
 
 Branch branch(const DecoderContext& ctx, const BranchDescription& b, bool sliding) {
-  return Branch{b.norm, b.scope, body_block(ctx, b.body, sliding), b.residual, b.residual_norm, b.post_norm, b.pre_norm};
+  return Branch{b.norm,      b.scope,   body_block(ctx, b.body, sliding), b.residual, b.residual_norm,
+                b.post_norm, b.pre_norm};
 }
 
 // The SDK's window policy (exact at --cache <= window, else refused), unless
@@ -240,7 +242,8 @@ void settle_sliding_window(Plan& p, const ExportOptions& opt, const DecoderModel
   p.notes.push_back("--cache " + n + " > sliding_window " + w +
                     ": the window is a constant [SEQ, SEQ] band added to the scores of the sliding layers; exact "
                     "in fp32 on the exported graph, UNPROVEN on the DFC (that it keeps the band aligned with the "
-                    "rows of its prefill and token-by-token groups); --cache " + w + " or less needs no band");
+                    "rows of its prefill and token-by-token groups); --cache " +
+                    w + " or less needs no band");
 }
 
 }  // namespace
@@ -268,11 +271,12 @@ Plan DecoderAdapter::plan(const Checkpoint& ckpt, const ExportOptions& options) 
 void DecoderAdapter::build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& g) const {
   // plan() made the description; the host hands the plan back unchanged.
   const auto* model = static_cast<const DecoderModel*>(plan.adapter_state.get());
-  if (!model) throw InternalError("build_graph: the plan carries no decoder description (not made by this adapter's plan())");
+  if (!model)
+    throw InternalError("build_graph: the plan carries no decoder description (not made by this adapter's plan())");
   const ModelDims& d = model->dims;
   // The attention shape of every layer, in this one place.
-  const float divisor = model->score_divisor > 0 ? model->score_divisor
-                                                 : static_cast<float>(std::sqrt(static_cast<double>(d.head_dim)));
+  const float divisor =
+      model->score_divisor > 0 ? model->score_divisor : static_cast<float>(std::sqrt(static_cast<double>(d.head_dim)));
   auto scope = g.scope("model");
   const DecoderInputs io = decoder_inputs(g, plan);
   // Short-conv mixers share one set of shift matrices, built from the mask

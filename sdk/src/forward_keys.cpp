@@ -24,13 +24,12 @@ bool never(const Json&, const JsonFile&) { return false; }
 
 // A window only counts when sliding is on (Qwen2 configs carry
 // sliding_window with use_sliding_window false).
-bool no_window(const Json& v, const JsonFile& c) {
-  return v.is_null() || c.find_bool("use_sliding_window") == false;
-}
+bool no_window(const Json& v, const JsonFile& c) { return v.is_null() || c.find_bool("use_sliding_window") == false; }
 bool all_full_attention(const Json& v, const JsonFile&) {
   if (v.is_null()) return true;
   if (!v.is_array()) return false;
-  return std::all_of(v.begin(), v.end(), [](const Json& t) { return t.is_string() && t.get<std::string>() == "full_attention"; });
+  return std::all_of(v.begin(), v.end(),
+                     [](const Json& t) { return t.is_string() && t.get<std::string>() == "full_attention"; });
 }
 int64_t config_head_dim(const JsonFile& c) {
   if (auto d = c.find_int("head_dim")) return *d;
@@ -59,7 +58,9 @@ struct Row {
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
       // llama, smollm3, granite, qwen3, gemma2/3, olmo2: q/k/v/o Linear(bias=config.attention_bias); gpt_neox too.
-      {{"attention_bias", "biases on the q/k/v/o projections", "false", "llama, qwen2, qwen3, smollm3, mistral, granite, gpt_neox"}, null_or_false},
+      {{"attention_bias", "biases on the q/k/v/o projections", "false",
+        "llama, qwen2, qwen3, smollm3, mistral, granite, gpt_neox"},
+       null_or_false},
       // llama, smollm3, granite: gate/up/down Linear(bias=config.mlp_bias).
       {{"mlp_bias", "biases on the MLP projections", "false", "none"}, null_or_false},
       // phi, stablelm: q_layernorm / k_layernorm when config.qk_layernorm.
@@ -67,9 +68,11 @@ const std::vector<Row>& rows() {
       // stablelm: q/k/v Linear(bias=config.use_qkv_bias).
       {{"use_qkv_bias", "biases on the q/k/v projections", "false", "stablelm"}, null_or_false},
       // stablelm, gpt_neox: attention and MLP read the same input.
-      {{"use_parallel_residual", "attention and MLP in parallel on one residual", "false", "stablelm, gpt_neox"}, null_or_false},
+      {{"use_parallel_residual", "attention and MLP in parallel on one residual", "false", "stablelm, gpt_neox"},
+       null_or_false},
       // modeling_rope_utils: only a fraction of each head is rotated (phi, phi3, stablelm, gpt_neox).
-      {{"partial_rotary_factor", "rotary embedding on part of each head only", "1.0", "phi, phi3, stablelm, gpt_neox"}, is_one},
+      {{"partial_rotary_factor", "rotary embedding on part of each head only", "1.0", "phi, phi3, stablelm, gpt_neox"},
+       is_one},
       // configuration_gpt_neox: the older spelling of partial_rotary_factor.
       {{"rotary_pct", "rotary embedding on part of each head only", "1.0", "gpt_neox"}, is_one},
       // gemma2 (and gemma3's config): tanh soft-capping of the attention scores and of the logits.
@@ -90,10 +93,16 @@ const std::vector<Row>& rows() {
       {{"no_rope_layers", "layers without RoPE (NoPE)", "absent", "smollm3"}, never},
       {{"no_rope_layer_interval", "layers without RoPE (NoPE)", "absent", "smollm3"}, never},
       // qwen2, qwen3, smollm3, mistral, phi3, gemma: sliding-window attention.
-      {{"sliding_window", "sliding-window attention", "null (or use_sliding_window false)", "llama, qwen2, qwen3, smollm3, mistral, granite, phi3, gemma2, gemma3"}, no_window},
-      {{"use_sliding_window", "sliding-window attention", "false", "llama, qwen2, qwen3, smollm3, mistral, granite, phi3"}, null_or_false},
+      {{"sliding_window", "sliding-window attention", "null (or use_sliding_window false)",
+        "llama, qwen2, qwen3, smollm3, mistral, granite, phi3, gemma2, gemma3"},
+       no_window},
+      {{"use_sliding_window", "sliding-window attention", "false",
+        "llama, qwen2, qwen3, smollm3, mistral, granite, phi3"},
+       null_or_false},
       // qwen2, qwen3, smollm3, gemma2/3 (attention kinds), lfm2 (conv or attention): per-layer kinds.
-      {{"layer_types", "per-layer attention kinds", "every entry full_attention", "llama, qwen2, qwen3, smollm3, mistral, granite, phi3, gemma2, gemma3, lfm2"}, all_full_attention},
+      {{"layer_types", "per-layer attention kinds", "every entry full_attention",
+        "llama, qwen2, qwen3, smollm3, mistral, granite, phi3, gemma2, gemma3, lfm2"},
+       all_full_attention},
       // gpt2: GPT2Attention.
       {{"scale_attn_weights", "scaling of the attention scores", "true", "gpt2"}, is_true},
       {{"scale_attn_by_inverse_layer_idx", "scores divided by the layer index + 1", "false", "gpt2"}, null_or_false},
@@ -181,8 +190,8 @@ std::vector<std::string> llama_family_applied_keys() {
 }
 
 std::vector<std::string> gemma_family_applied_keys() {
-  return {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "hidden_activation",
-          "sliding_window", "layer_types"};
+  return {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
+          "hidden_activation",      "sliding_window",          "layer_types"};
 }
 
 }  // namespace llm2hef::sdk

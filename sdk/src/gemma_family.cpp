@@ -1,5 +1,5 @@
-#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/gemma_family.hpp"
+#include "llm2hef/sdk/forward_keys.hpp"
 
 #include <cmath>
 #include <string>
@@ -52,12 +52,13 @@ std::vector<float> gemma3_inv_freq(const JsonFile& c, const std::string& type, i
                                    std::vector<std::string>& rewrites) {
   nlohmann::json doc = nlohmann::json::object();
   const nlohmann::json& raw = c.raw();
-  const bool nested = raw.contains("rope_parameters") && raw["rope_parameters"].is_object() &&
-                      (raw["rope_parameters"].contains("full_attention") ||
-                       raw["rope_parameters"].contains("sliding_attention"));
+  const bool nested =
+      raw.contains("rope_parameters") && raw["rope_parameters"].is_object() &&
+      (raw["rope_parameters"].contains("full_attention") || raw["rope_parameters"].contains("sliding_attention"));
   if (nested) {
     const auto& rp = raw["rope_parameters"];
-    doc["rope_parameters"] = rp.contains(type) && rp[type].is_object() ? rp[type] : nlohmann::json{{"rope_type", "default"}};
+    doc["rope_parameters"] =
+        rp.contains(type) && rp[type].is_object() ? rp[type] : nlohmann::json{{"rope_type", "default"}};
     if (!doc["rope_parameters"].contains("rope_theta"))
       doc["rope_parameters"]["rope_theta"] = type == "full_attention" ? 1e6 : 1e4;
   } else if (type == "full_attention") {
@@ -68,7 +69,8 @@ std::vector<float> gemma3_inv_freq(const JsonFile& c, const std::string& type, i
   }
   if (raw.contains("partial_rotary_factor")) doc["partial_rotary_factor"] = raw["partial_rotary_factor"];
   std::vector<std::string> lines;
-  std::vector<float> inv = rope_inv_freq(JsonFile(c.origin() + " (RoPE of the " + type + " layers)", doc), head_dim, lines);
+  std::vector<float> inv =
+      rope_inv_freq(JsonFile(c.origin() + " (RoPE of the " + type + " layers)", doc), head_dim, lines);
   for (const std::string& l : lines) rewrites.push_back(type + " layers: " + l);
   return inv;
 }
@@ -97,7 +99,8 @@ DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration gen) 
   };
   // modeling_gemma2/3 take query_pre_attn_scalar**-0.5: null fails there, it is not the default.
   if (c.raw().contains("query_pre_attn_scalar") && c.raw()["query_pre_attn_scalar"].is_null())
-    throw BadInput(c.where("query_pre_attn_scalar") + ": null is not a score scale (transformers raises it to "
+    throw BadInput(c.where("query_pre_attn_scalar") +
+                   ": null is not a score scale (transformers raises it to "
                    "the power -0.5); give a number, or leave the key out for the default 256");
   const double qpas = checked_number_or(c, "query_pre_attn_scalar", 256, kScaleFactor);
   m.score_divisor = static_cast<float>(std::sqrt(qpas));
@@ -160,9 +163,10 @@ DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration gen) 
   m.rope_bases = 2;
   for (size_t i = 0; i < m.layers.size(); ++i)
     std::get<AttentionMixer>(m.layers[i].mixer.body).rope_base = m.sliding_window.layers[i] ? 0 : 1;
-  m.rewrites.push_back("two RoPE bases side by side in theta (sliding layers: entries 0.." + std::to_string(d.head_dim - 1) +
-                       ", full-attention layers: " + std::to_string(d.head_dim) + ".." +
-                       std::to_string(2 * d.head_dim - 1) + "), each layer's tables picked by a constant MatMul");
+  m.rewrites.push_back("two RoPE bases side by side in theta (sliding layers: entries 0.." +
+                       std::to_string(d.head_dim - 1) + ", full-attention layers: " + std::to_string(d.head_dim) +
+                       ".." + std::to_string(2 * d.head_dim - 1) +
+                       "), each layer's tables picked by a constant MatMul");
   return m;
 }
 

@@ -4,14 +4,14 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <memory>
 #include <map>
+#include <memory>
 
 #include <onnx/onnx_pb.h>
 
+#include "llm2hef/sdk/background_file_writer.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/background_file_writer.hpp"
 #include "weight_streaming.hpp"
 
 namespace llm2hef::sdk {
@@ -210,8 +210,7 @@ void GraphBuilder::output(const Value& v, const std::string& name) {
       if (in == v.name) in = name;
   // The value_info entry for the old name is dropped: outputs carry their own.
   auto* vis = g->mutable_value_info();
-  vis->erase(std::remove_if(vis->begin(), vis->end(), [&](const auto& vi) { return vi.name() == v.name; }),
-             vis->end());
+  vis->erase(std::remove_if(vis->begin(), vis->end(), [&](const auto& vi) { return vi.name() == v.name; }), vis->end());
   set_shape(g->add_output(), name, v.shape);
 }
 
@@ -282,7 +281,9 @@ Value GraphBuilder::constant_rows(const std::string& leaf, std::vector<int64_t> 
   return Value{name, std::move(shape)};
 }
 
-Value GraphBuilder::scalar(const std::string& leaf, float v) { return constant(leaf, {}, std::span<const float>(&v, 1)); }
+Value GraphBuilder::scalar(const std::string& leaf, float v) {
+  return constant(leaf, {}, std::span<const float>(&v, 1));
+}
 
 Value GraphBuilder::elementwise(const char* op, const Value& a, const Value& b, const std::string& leaf) {
   std::string name = impl_->unique(node_path(leaf));
@@ -296,10 +297,18 @@ Value GraphBuilder::unary(const char* op, const Value& a, const std::string& lea
   return impl_->record(name + "_output_0", a.shape);
 }
 
-Value GraphBuilder::add(const Value& a, const Value& b, const std::string& leaf) { return elementwise("Add", a, b, leaf); }
-Value GraphBuilder::sub(const Value& a, const Value& b, const std::string& leaf) { return elementwise("Sub", a, b, leaf); }
-Value GraphBuilder::mul(const Value& a, const Value& b, const std::string& leaf) { return elementwise("Mul", a, b, leaf); }
-Value GraphBuilder::div(const Value& a, const Value& b, const std::string& leaf) { return elementwise("Div", a, b, leaf); }
+Value GraphBuilder::add(const Value& a, const Value& b, const std::string& leaf) {
+  return elementwise("Add", a, b, leaf);
+}
+Value GraphBuilder::sub(const Value& a, const Value& b, const std::string& leaf) {
+  return elementwise("Sub", a, b, leaf);
+}
+Value GraphBuilder::mul(const Value& a, const Value& b, const std::string& leaf) {
+  return elementwise("Mul", a, b, leaf);
+}
+Value GraphBuilder::div(const Value& a, const Value& b, const std::string& leaf) {
+  return elementwise("Div", a, b, leaf);
+}
 Value GraphBuilder::sqrt(const Value& a, const std::string& leaf) { return unary("Sqrt", a, leaf); }
 Value GraphBuilder::reciprocal(const Value& a, const std::string& leaf) { return unary("Reciprocal", a, leaf); }
 Value GraphBuilder::sigmoid(const Value& a, const std::string& leaf) { return unary("Sigmoid", a, leaf); }
@@ -436,9 +445,7 @@ void GraphBuilder::annotate(const std::string& key, const std::string& value) {
   impl_->annotations.emplace_back(key, value);
 }
 
-const std::vector<std::pair<std::string, std::string>>& GraphBuilder::annotations() const {
-  return impl_->annotations;
-}
+const std::vector<std::pair<std::string, std::string>>& GraphBuilder::annotations() const { return impl_->annotations; }
 
 uint64_t GraphBuilder::external_bytes() const { return impl_->data->size(); }
 size_t GraphBuilder::node_count() const { return static_cast<size_t>(impl_->graph->node_size()); }

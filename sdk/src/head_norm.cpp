@@ -74,11 +74,11 @@ Value head_layer_norm(GraphBuilder& g, const Value& x, const std::vector<float>&
 }
 
 std::function<Value(GraphBuilder&, const Value&)> head_layer_norm_fn(const Checkpoint& ckpt,
-                                                                    std::vector<std::string> weights,
-                                                                    std::vector<std::string> biases, int64_t heads,
-                                                                    int64_t d, float eps) {
+                                                                     std::vector<std::string> weights,
+                                                                     std::vector<std::string> biases, int64_t heads,
+                                                                     int64_t d, float eps) {
   return [&ckpt, weights = std::move(weights), biases = std::move(biases), heads, d, eps](GraphBuilder& g,
-                                                                                         const Value& x) {
+                                                                                          const Value& x) {
     const std::vector<float> w = tiled_head_vector(ckpt, weights, heads, d);
     const std::vector<float> b = biases.empty() ? std::vector<float>{} : tiled_head_vector(ckpt, biases, heads, d);
     return head_layer_norm(g, x, w, b, heads, d, eps);

@@ -127,8 +127,7 @@ std::optional<std::vector<int64_t>> JsonFile::find_int_list(const std::string& k
 
 int64_t JsonFile::find_size(const std::string& key, int64_t fallback, int64_t max) const {
   const int64_t v = find_int(key).value_or(fallback);
-  if (v < 1 || v > max)
-    throw BadInput(where(key) + ": " + std::to_string(v) + " is outside 1.." + std::to_string(max));
+  if (v < 1 || v > max) throw BadInput(where(key) + ": " + std::to_string(v) + " is outside 1.." + std::to_string(max));
   return v;
 }
 

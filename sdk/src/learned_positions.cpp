@@ -36,7 +36,8 @@ std::vector<float> fourier_theta(int64_t n) {
   const int64_t k = basis_for(n).K;
   std::vector<float> theta(static_cast<size_t>(k + k % 2), 0.0f);
   for (int64_t i = 0; i < k; ++i)
-    theta[static_cast<size_t>(i)] = static_cast<float>(2.0 * std::numbers::pi * static_cast<double>(i) / static_cast<double>(n));
+    theta[static_cast<size_t>(i)] =
+        static_cast<float>(2.0 * std::numbers::pi * static_cast<double>(i) / static_cast<double>(n));
   return theta;
 }
 

@@ -16,7 +16,8 @@ DecoderModel describe_llama_family(const Checkpoint& ckpt) {
   m.max_positions = d.max_positions;
   const float eps = static_cast<float>(checked_number_or(c, "rms_norm_eps", 1e-6, kNormEpsilon));
   read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
-  if (c.find_bool("mlp_bias").value_or(false)) throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
+  if (c.find_bool("mlp_bias").value_or(false))
+    throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
   // A window would have to live in the runtime's mask, which has no such
   // setting: exact only when the cache fits in it (the plan's policy).
   m.sliding_window = read_sliding_window(c, d.layers);
@@ -37,8 +38,12 @@ DecoderModel describe_llama_family(const Checkpoint& ckpt) {
                                   .qkv_bias = attention_bias,
                                   .out_bias = attention_bias,
                                   .norm_eps = eps};
-    const SwigluSpec mlp{p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight",
-                         "gate_proj", "up_proj", "down_proj"};
+    const SwigluSpec mlp{p + "mlp.gate_proj.weight",
+                         p + "mlp.up_proj.weight",
+                         p + "mlp.down_proj.weight",
+                         "gate_proj",
+                         "up_proj",
+                         "down_proj"};
     m.layers.push_back({{norm("input_layernorm"), "attn", AttentionMixer{attn}, "attn_residual"},
                         {norm("post_attention_layernorm"), "mlp", mlp, "mlp_residual"}});
   }

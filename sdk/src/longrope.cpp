@@ -41,8 +41,7 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
   const int64_t half = rotary_dim / 2;
   const std::vector<double> short_f = factor_list(c, dict, "short_factor", half);
   const std::vector<double> long_f = factor_list(c, dict, "long_factor", half);
-  if (original_max <= 0)
-    throw BadInput(c.where("original_max_position_embeddings") + ": must be a positive integer");
+  if (original_max <= 0) throw BadInput(c.where("original_max_position_embeddings") + ": must be a positive integer");
 
   // transformers: factor = rope dict's "factor", else max_position_embeddings
   // / original_max_position_embeddings; attention_factor = the dict's, else
@@ -66,17 +65,19 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
 
   const bool equal = short_f == long_f;
   if (cache_size > original_max && !equal)
-    throw Unsupported(c.where(dict) + ": longrope uses long_factor once a sequence exceeds "
-                      "original_max_position_embeddings " + std::to_string(original_max) +
-                      " and short_factor below it, which one constant theta cannot do; --cache " +
-                      std::to_string(cache_size) + " is too large, the largest exact cache is " +
-                      std::to_string(original_max));
+    throw Unsupported(
+        c.where(dict) +
+        ": longrope uses long_factor once a sequence exceeds "
+        "original_max_position_embeddings " +
+        std::to_string(original_max) + " and short_factor below it, which one constant theta cannot do; --cache " +
+        std::to_string(cache_size) + " is too large, the largest exact cache is " + std::to_string(original_max));
 
   // Step by step in float32 as transformers: 1 / (ext * base ** (2j / dim)).
   // resolve_rope_keys copied the base to the top level; name the key the file has.
   const bool base_in_dict = p.contains("rope_theta") && !p["rope_theta"].is_null();
-  const float base = static_cast<float>(checked_number(c.raw().contains("rope_theta") ? c.raw()["rope_theta"] : nlohmann::json(),
-                                                       base_in_dict ? in_dict + "rope_theta'" : c.where("rope_theta"), kRopeBase));
+  const float base =
+      static_cast<float>(checked_number(c.raw().contains("rope_theta") ? c.raw()["rope_theta"] : nlohmann::json(),
+                                        base_in_dict ? in_dict + "rope_theta'" : c.where("rope_theta"), kRopeBase));
   LongRope r;
   r.attention_factor = static_cast<float>(attention);
   r.inv_freq.resize(static_cast<size_t>(half));
@@ -87,11 +88,12 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
     r.inv_freq[static_cast<size_t>(j)] = 1.0f / (ext * pw);
   }
   char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "longrope: theta %g with the %s factors folded into the theta resource (exact up to a cache of %lld%s); "
-                "cos/sin attention factor %.6g as a Mul of the rotary dimensions of q and k",
-                static_cast<double>(base), equal ? "short (= long)" : "short", static_cast<long long>(original_max),
-                equal ? " and beyond" : "", attention);
+  std::snprintf(
+      buf, sizeof buf,
+      "longrope: theta %g with the %s factors folded into the theta resource (exact up to a cache of %lld%s); "
+      "cos/sin attention factor %.6g as a Mul of the rotary dimensions of q and k",
+      static_cast<double>(base), equal ? "short (= long)" : "short", static_cast<long long>(original_max),
+      equal ? " and beyond" : "", attention);
   r.rewrite = buf;
   return r;
 }

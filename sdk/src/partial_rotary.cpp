@@ -67,7 +67,8 @@ PartialRope read_partial_rope(const JsonFile& config, int64_t head_dim, const Ro
   r.theta = partial_rotary_theta(r.inv_freq, head_dim);
   if (r.rotary_dim < head_dim)
     rewrites.push_back("partial rotary: RoPE on the first " + std::to_string(r.rotary_dim) + " of " +
-                       std::to_string(head_dim) + " dimensions per head; their theta entries are 0 elsewhere (cos 1, sin 0)");
+                       std::to_string(head_dim) +
+                       " dimensions per head; their theta entries are 0 elsewhere (cos 1, sin 0)");
   return r;
 }
 

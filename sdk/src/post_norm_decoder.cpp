@@ -16,7 +16,8 @@ DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_e
   // them: refused rather than guessed.
   if (c.find_bool("attention_bias").value_or(false))
     throw Unsupported(c.where("attention_bias") + ": true is not supported (q/k/v/o biases)");
-  if (c.find_bool("mlp_bias").value_or(false)) throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
+  if (c.find_bool("mlp_bias").value_or(false))
+    throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
   m.embedding = "model.embed_tokens.weight";
   const LmHead head = describe_lm_head(m.tensors, ckpt, m.embedding, d.vocab, d.hidden, m.rewrites);
   note_gqa_and_rope_rewrite(m.rewrites, d.heads, d.kv_heads);
@@ -25,8 +26,12 @@ DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_e
     const std::string p = "model.layers." + std::to_string(i) + ".";
     auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
     const AttentionBlockSpec attention{.prefix = p + "self_attn.", .out_proj = "o_proj", .norm_eps = eps};
-    const SwigluSpec mlp{p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight",
-                         "gate_proj", "up_proj", "down_proj"};
+    const SwigluSpec mlp{p + "mlp.gate_proj.weight",
+                         p + "mlp.up_proj.weight",
+                         p + "mlp.down_proj.weight",
+                         "gate_proj",
+                         "up_proj",
+                         "down_proj"};
     m.layers.push_back({BranchDescription{.norm = norm("input_layernorm"),
                                           .scope = "attn",
                                           .body = AttentionMixer{attention},
@@ -39,7 +44,8 @@ DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_e
                                           .post_norm = norm("post_feedforward_layernorm")}});
   }
   m.tail = TailSpec{NormSpec{"norm", "model.norm.weight", std::nullopt, eps}, head.tensor};
-  m.sliding_window = {0, std::vector<bool>(static_cast<size_t>(d.layers), false), "config.json: field 'sliding_window'"};
+  m.sliding_window = {0, std::vector<bool>(static_cast<size_t>(d.layers), false),
+                      "config.json: field 'sliding_window'"};
   m.sliding_window_band = true;
   return m;
 }

@@ -13,7 +13,9 @@ namespace {
 
 // The key the rope settings are under: rope_scaling, or transformers 5's
 // rope_parameters (messages name the one the file has).
-const char* rope_params_key(const JsonFile& c) { return c.has("rope_scaling") || !c.has("rope_parameters") ? "rope_scaling" : "rope_parameters"; }
+const char* rope_params_key(const JsonFile& c) {
+  return c.has("rope_scaling") || !c.has("rope_parameters") ? "rope_scaling" : "rope_parameters";
+}
 
 // rope_scaling, or the v5 rope_parameters; null when neither is set.
 nlohmann::json rope_params(const JsonFile& c) {
@@ -47,7 +49,8 @@ std::vector<float> rope_inv_freq(const JsonFile& c, int64_t head_dim, std::vecto
 }
 
 std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::vector<std::string>& rewrites) {
-  if (head_dim <= 0 || head_dim % 2) throw BadInput(c.where("head_dim") + ": the rotary width must be a positive even number");
+  if (head_dim <= 0 || head_dim % 2)
+    throw BadInput(c.where("head_dim") + ": the rotary width must be a positive even number");
   const nlohmann::json p = rope_params(c);
   // The RoPE base as transformers 5 settles it (rope_parameters.setdefault(
   // "rope_theta", config's rope_theta or 10000)): the rope dict's value, else
@@ -62,7 +65,8 @@ std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::
   std::string type = "default";
   for (const char* key : {"type", "rope_type"})  // rope_type wins when both are set
     if (p.is_object() && p.contains(key) && !p[key].is_null()) {
-      if (!p[key].is_string()) throw BadInput(c.where(rope_params_key(c)) + ": '" + key + "' must be a string, got " + p[key].dump());
+      if (!p[key].is_string())
+        throw BadInput(c.where(rope_params_key(c)) + ": '" + key + "' must be a string, got " + p[key].dump());
       type = p[key].get<std::string>();
     }
 
@@ -108,7 +112,8 @@ std::vector<float> rope_inv_freq_dims(const JsonFile& c, int64_t head_dim, std::
       }
     }
     std::snprintf(buf, sizeof buf,
-                  "RoPE theta %g with llama3 scaling (factor %g: %d frequencies divided, %d smoothed) folded into the theta resource",
+                  "RoPE theta %g with llama3 scaling (factor %g: %d frequencies divided, %d smoothed) folded into the "
+                  "theta resource",
                   base, factor_d, divided, smoothed);
   } else {
     throw Unsupported(c.where(rope_params_key(c)) + ": rope_type '" + type +

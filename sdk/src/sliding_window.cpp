@@ -54,7 +54,8 @@ SlidingWindow read_sliding_window(const JsonFile& c, int64_t count) {
   const std::vector<std::string> kinds = read_layer_types(c, count);
   const std::optional<int64_t> window = c.find_int("sliding_window");
   if (!window) return w;
-  if (*window < 1) throw BadInput(c.where("sliding_window") + ": " + std::to_string(*window) + " must be positive (or null)");
+  if (*window < 1)
+    throw BadInput(c.where("sliding_window") + ": " + std::to_string(*window) + " must be positive (or null)");
   if (c.find_bool("use_sliding_window") == false) return w;
   w.window = *window;
   if (!kinds.empty()) {
@@ -81,7 +82,8 @@ void apply_sliding_window(Plan& p, const ExportOptions& opt, const SlidingWindow
   }
   throw Unsupported(w.where + ": " + window + " (" + w.layer_list() + ") is smaller than --cache " + n +
                     ": the Hailo runtime builds one mask for every layer and has no window, so the window cannot be "
-                    "applied; the largest exact cache is " + window + " (pass --cache " + window + " or less" +
+                    "applied; the largest exact cache is " +
+                    window + " (pass --cache " + window + " or less" +
                     (alternative.empty() ? "" : ", or " + alternative) + ")");
 }
 

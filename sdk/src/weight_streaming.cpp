@@ -3,9 +3,9 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <new>
-#include <cmath>
 #include <string>
 #include <utility>
 
@@ -284,8 +284,8 @@ void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan
           } else {
             x.reserve(count(out_rows));
             for (int64_t j = 0; j < out_rows; ++j)
-              x.push_back({at(j * width + (r - p.col_begin)), block + count(j * c) * sizeof(float),
-                           count(c) * sizeof(float)});
+              x.push_back(
+                  {at(j * width + (r - p.col_begin)), block + count(j * c) * sizeof(float), count(c) * sizeof(float)});
           }
           return x;
         });

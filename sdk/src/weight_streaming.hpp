@@ -4,13 +4,13 @@
 #pragma once
 
 #include <functional>
-#include <string>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
-#include "llm2hef/sdk/checkpoint.hpp"
 #include "llm2hef/sdk/background_file_writer.hpp"
+#include "llm2hef/sdk/checkpoint.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 #include "task_pool.hpp"
 

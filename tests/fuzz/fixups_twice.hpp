@@ -14,7 +14,7 @@ namespace fuzz {
 // input or unsupported: a precise error, which is what we want). Traps when
 // a second run on the result still changes something (not idempotent).
 inline std::optional<llm2hef::core::har::HnModel> fixups_twice(const llm2hef::core::har::HnModel& original,
-                                                                llm2hef::sdk::HarStage stage) {
+                                                               llm2hef::sdk::HarStage stage) {
   using namespace llm2hef::core::har;
   HnModel hn = original;
   WeightsEdit w;

@@ -25,7 +25,7 @@ namespace {
 void fixups_twice(const HnModel& original, sdk::HarStage stage) {
   const std::optional<HnModel> hn = fuzz::fixups_twice(original, stage);
   if (!hn) return;
-  hn->validate();  // the result must still be a usable HN
+  hn->validate();                                    // the result must still be a usable HN
   (void)HnModel::parse(hn->dump(), "rewritten.hn");  // what would be written reads back
 }
 

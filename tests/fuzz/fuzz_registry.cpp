@@ -82,8 +82,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const registry::IndexSource source{"https://example.org/reg/index.json", "https://example.org/reg/index.json.sig"};
   const std::vector<registry::PublicKey> trusted{fuzz_key().public_key};
 
-  if (!parts[0].empty()) refused_cleanly([&] { (void)registry::public_key_from_json(parsed(parts[0], "k.pub"), "k.pub"); });
-  if (!parts[1].empty()) refused_cleanly([&] { (void)registry::secret_key_from_json(parsed(parts[1], "k.key"), "k.key"); });
+  if (!parts[0].empty())
+    refused_cleanly([&] { (void)registry::public_key_from_json(parsed(parts[0], "k.pub"), "k.pub"); });
+  if (!parts[1].empty())
+    refused_cleanly([&] { (void)registry::secret_key_from_json(parsed(parts[1], "k.key"), "k.key"); });
   if (!parts[2].empty() || !parts[3].empty())
     refused_cleanly([&] { (void)registry::parse_signed_index(source, parts[3], parts[2], trusted); });
   if (!parts[3].empty()) {

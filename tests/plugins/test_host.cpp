@@ -39,9 +39,9 @@ TEST(Host, TestFolderLoadsGoodAndRecordsEveryBrokenFile) {
   std::vector<std::string> files;
   for (const auto& c : host.considered()) files.push_back(c.file.filename().string());
   EXPECT_EQ(files, (std::vector<std::string>{"bad_fingerprint.so", "claim_a.so", "claim_b.so", "factory_null.so",
-                                             "factory_throws.so", "fake_good.so", "info_throws.so",
-                                             "missing_entry.so", "name_mismatch.so", "not_a_library.so",
-                                             "null_descriptor.so", "unresolved_symbol.so", "wrong_abi.so"}));
+                                             "factory_throws.so", "fake_good.so", "info_throws.so", "missing_entry.so",
+                                             "name_mismatch.so", "not_a_library.so", "null_descriptor.so",
+                                             "unresolved_symbol.so", "wrong_abi.so"}));
 
   std::map<std::string, PluginLoadError::Reason> expected = {
       {"bad_fingerprint.so", PluginLoadError::Reason::fingerprint_mismatch},
@@ -168,7 +168,9 @@ TEST(Host, SameFileThroughSymlinkOrRepeatedRootIsLoadedOnce) {
 }
 
 TEST(Host, EnvironmentIsReadByDefault) {
-  ASSERT_EQ(::setenv("LLM2HEF_ADAPTER_PATH", (std::string(LLM2HEF_TEST_CLAIM_A) + ":" + LLM2HEF_TEST_CLAIM_B).c_str(), 1), 0);
+  ASSERT_EQ(::setenv("LLM2HEF_ADAPTER_PATH", (std::string(LLM2HEF_TEST_CLAIM_A) + ":" + LLM2HEF_TEST_CLAIM_B).c_str(),
+                     1),
+            0);
   SearchOptions o;
   ::unsetenv("LLM2HEF_ADAPTER_PATH");
   AdapterHost host = discovered(o);

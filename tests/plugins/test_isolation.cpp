@@ -49,8 +49,7 @@ void expect_killed(const AdapterHost& host, const fs::path& file, const std::str
 }
 
 std::string signal_reason(int sig) {
-  return "the library killed its process while loading (signal " + std::to_string(sig) + ", " + ::strsignal(sig) +
-         ")";
+  return "the library killed its process while loading (signal " + std::to_string(sig) + ", " + ::strsignal(sig) + ")";
 }
 
 TEST(Isolation, ConstructorCallingExitIsSkippedByName) {
@@ -73,7 +72,8 @@ TEST(Isolation, LibraryWithoutEntryIsRefusedWithoutRunningIt) {
   EXPECT_FALSE(c.loaded);
   ASSERT_TRUE(c.error.has_value());
   EXPECT_EQ(*c.error, PluginLoadError::Reason::missing_entry) << c.reason;
-  EXPECT_EQ(c.reason, "missing entry symbol 'llm2hef_adapter_entry' (not an llm2hef adapter; found without loading it)");
+  EXPECT_EQ(c.reason,
+            "missing entry symbol 'llm2hef_adapter_entry' (not an llm2hef adapter; found without loading it)");
   EXPECT_EQ(host.names(), std::vector<std::string>{"fake_good"});
 }
 

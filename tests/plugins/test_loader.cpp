@@ -70,7 +70,9 @@ TEST(Loader, MissingFile) {
 
 TEST(Loader, ElfHeaderCutShort) {
   TempDir dir;
-  std::ofstream(dir / "short.so", std::ios::binary) << "\x7f" "ELF" "garbage";
+  std::ofstream(dir / "short.so", std::ios::binary) << "\x7f"
+                                                       "ELF"
+                                                       "garbage";
   expect_error(dir / "short.so", Reason::not_elf, "not a shared library (ELF header cut short)");
 }
 
@@ -122,7 +124,8 @@ TEST(Loader, OtherMachinesLibraryIsNamed) {
   const std::string other("\x3e\x00", 2), other_name = "x86-64", host = "arm64 (aarch64)";  // EM_X86_64
 #endif
   expect_error(patched_copy(dir, "other.so", 18, other), Reason::wrong_platform,
-               "built for " + other_name + "; this llm2hef runs on " + host + " (rebuild the adapter for this machine)");
+               "built for " + other_name + "; this llm2hef runs on " + host +
+                   " (rebuild the adapter for this machine)");
   expect_error(patched_copy(dir, "riscv.so", 18, std::string("\xf3\x00", 2)), Reason::wrong_platform,
                "built for RISC-V; this llm2hef runs on " + host + " (rebuild the adapter for this machine)");
   PluginLoadError e32 = load_error(patched_copy(dir, "elf32.so", 4, "\x01"));
@@ -172,9 +175,7 @@ TEST(Loader, FactoryReturnsNull) {
   expect_error(LLM2HEF_TEST_FACTORY_NULL, Reason::factory_failed, "factory returned no adapter");
 }
 
-TEST(Loader, InfoThrows) {
-  expect_error(LLM2HEF_TEST_INFO_THROWS, Reason::info_failed, "info() threw: no identity");
-}
+TEST(Loader, InfoThrows) { expect_error(LLM2HEF_TEST_INFO_THROWS, Reason::info_failed, "info() threw: no identity"); }
 
 TEST(Loader, NameMismatch) {
   expect_error(LLM2HEF_TEST_NAME_MISMATCH, Reason::name_mismatch,

@@ -100,7 +100,8 @@ TEST_F(Registry, UnknownOverride) {
 }
 
 TEST_F(Registry, NoMatch) {
-  EXPECT_EQ(error_of<llm2hef::Unsupported>(config({{"architectures", {"MysteryForCausalLM"}}, {"model_type", "mystery"}})),
+  EXPECT_EQ(error_of<llm2hef::Unsupported>(
+                config({{"architectures", {"MysteryForCausalLM"}}, {"model_type", "mystery"}})),
             "/models/x/config.json: no adapter supports this model (architectures ['MysteryForCausalLM'], "
             "model_type 'mystery'); supported architectures: ClashForCausalLM (claim_a), OnlyAForCausalLM (claim_a), "
             "ClashForCausalLM (claim_b), FakeForCausalLM (fake_good); pass --adapter NAME to force one");
@@ -116,9 +117,11 @@ TEST_F(Registry, ConflictGoesToTheAdapterFoundFirstWithAWarning) {
   EXPECT_EQ(r.how, MatchKind::architecture);
   ASSERT_EQ(r.passed_over.size(), 1u);
   EXPECT_EQ(r.passed_over[0]->name(), "claim_b");
-  EXPECT_EQ(r.warning, "/models/x/config.json: architecture 'ClashForCausalLM' is claimed by more than one adapter; "
-                       "using claim_a (" + claim_a_file + "), found first in the search order, over claim_b (" +
-                           claim_b_file + ", claims 'ClashForCausalLM'); pass --adapter NAME to choose another");
+  EXPECT_EQ(r.warning,
+            "/models/x/config.json: architecture 'ClashForCausalLM' is claimed by more than one adapter; "
+            "using claim_a (" +
+                claim_a_file + "), found first in the search order, over claim_b (" + claim_b_file +
+                ", claims 'ClashForCausalLM'); pass --adapter NAME to choose another");
   nlohmann::json recorded = resolution_json(r);
   EXPECT_EQ(recorded["name"], "claim_a");
   EXPECT_EQ(recorded["passed_over"], nlohmann::json::parse(R"([{"name":"claim_b","file":")" + claim_b_file + R"("}])"));
@@ -169,9 +172,10 @@ TEST_F(Registry, ModelTypeConflict) {
   auto r = resolve(config({{"model_type", "clash"}}), *host_, {});
   EXPECT_EQ(r.adapter->name(), "claim_a");
   EXPECT_EQ(r.how, MatchKind::model_type);
-  EXPECT_EQ(r.warning, "/models/x/config.json: model_type 'clash' is claimed by more than one adapter; using claim_a (" +
-                           claim_a_file + "), found first in the search order, over claim_b (" + claim_b_file +
-                           ", claims 'clash'); pass --adapter NAME to choose another");
+  EXPECT_EQ(r.warning,
+            "/models/x/config.json: model_type 'clash' is claimed by more than one adapter; using claim_a (" +
+                claim_a_file + "), found first in the search order, over claim_b (" + claim_b_file +
+                ", claims 'clash'); pass --adapter NAME to choose another");
 }
 
 TEST_F(Registry, MistypedFieldsAreBadInput) {

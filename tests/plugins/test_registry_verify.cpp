@@ -85,7 +85,8 @@ TEST(RegistryManifest, RefusesAnInvalidPublisher) {
     make_manifest(llm2hef::plugins::load_adapter(adapter_dir / "fake_good.so"), bad);
     FAIL() << "accepted an empty license and a bad homepage";
   } catch (const llm2hef::BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("field 'homepage': \"not a url\" does not match"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("field 'homepage': \"not a url\" does not match"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("field 'license': must not be empty"), std::string::npos) << e.what();
   }
 }
@@ -114,8 +115,9 @@ TEST(RegistryVerify, ATamperedLibraryFailsTheChecksumAndIsNeverLoaded) {
   ManifestVerdict v = verify_one(p.manifest);
   EXPECT_FALSE(v.passed());
   EXPECT_EQ(names_of(v), "schema,library,sha256!");  // no "load": the code was not run
-  EXPECT_EQ(detail_of(v, "sha256"), "checksum mismatch: manifest says " + p.document["library"]["sha256"].get<std::string>() +
-                                        ", file has " + sha256_file_hex(p.library) +
+  EXPECT_EQ(detail_of(v, "sha256"), "checksum mismatch: manifest says " +
+                                        p.document["library"]["sha256"].get<std::string>() + ", file has " +
+                                        sha256_file_hex(p.library) +
                                         " (the library was changed after the manifest was written; it was not loaded)");
 }
 
@@ -125,9 +127,8 @@ TEST(RegistryVerify, SizeIsCheckedToo) {
   p.save();
   ManifestVerdict v = verify_one(p.manifest);
   EXPECT_EQ(names_of(v), "schema,library,sha256!");
-  EXPECT_EQ(detail_of(v, "sha256"),
-            "size mismatch: manifest says 1 bytes, file has " + std::to_string(fs::file_size(p.library)) +
-                " (it was not hashed or loaded)");
+  EXPECT_EQ(detail_of(v, "sha256"), "size mismatch: manifest says 1 bytes, file has " +
+                                        std::to_string(fs::file_size(p.library)) + " (it was not hashed or loaded)");
 }
 
 TEST(RegistryVerify, ClaimsMustEqualWhatTheLibraryReports) {

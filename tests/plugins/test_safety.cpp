@@ -80,8 +80,8 @@ void expect_good_still_loads() {
 TEST(Safety, WorldWritableFolderIsRefused) {
   Fixture f(k0777, k0755);
   AdapterHost host = discovered(f.dir.path());
-  expect_refused(host, "folder " + f.dir.path().string() +
-                           " is world-writable; refusing to load adapters from it" + kHint);
+  expect_refused(host,
+                 "folder " + f.dir.path().string() + " is world-writable; refusing to load adapters from it" + kHint);
   ASSERT_EQ(host.roots().size(), 1u);
   EXPECT_TRUE(host.roots()[0].world_writable);
   EXPECT_EQ(host.roots()[0].state, SearchRoot::State::folder);

@@ -50,8 +50,7 @@ TEST(BackgroundFileWriter, ScatteredWritesAcrossManyBatchesLandWhereTheyBelong) 
         at += n;
       }
       if (region % 2 == 1) std::shuffle(pieces.begin(), pieces.end(), rng);
-      for (const auto& [begin, n] : pieces)
-        file.write_at(base + begin, std::span<const char>(bytes.data() + begin, n));
+      for (const auto& [begin, n] : pieces) file.write_at(base + begin, std::span<const char>(bytes.data() + begin, n));
       EXPECT_EQ(file.size(), base + length);
       expected.insert(expected.end(), bytes.begin(), bytes.end());
       const char pad[3] = {0, 0, 0};

@@ -52,7 +52,8 @@ TEST(BoundedJson, DuplicateKeysOnlyWhenAsked) {
   EXPECT_EQ(parse_json(R"({"a": 1, "a": 2})", "f.json")["a"], 2);  // nlohmann's default: the last wins
   JsonLimits strict;
   strict.refuse_duplicate_keys = true;
-  EXPECT_NE(message_of(R"({"t": {"a": 1, "a": 2}})", strict).find("in 't': key 'a' appears more than once"), std::string::npos);
+  EXPECT_NE(message_of(R"({"t": {"a": 1, "a": 2}})", strict).find("in 't': key 'a' appears more than once"),
+            std::string::npos);
   EXPECT_NO_THROW(parse_json(R"({"t": {"a": 1}, "u": {"a": 2}})", "f.json", strict));  // per object
 }
 

@@ -95,8 +95,8 @@ TEST(TemplateEdits, EveryRaiseCallSparesThePlaceholderConversation) {
       "{% if a %}{{ raise_exception('Roles must alternate') }}{% endif %}"
       "{{- raise_exception(\"bad \" + role) -}}{% set x = y if z else raise_exception('no (user) query') %}";
   EXPECT_EQ(disarmed(t, &g), "{% if a %}{{ " + spared("raise_exception('Roles must alternate')") +
-                                " }}{% endif %}{{- " + spared("raise_exception(\"bad \" + role)") +
-                                " -}}{% set x = y if z else " + spared("raise_exception('no (user) query')") + " %}");
+                                 " }}{% endif %}{{- " + spared("raise_exception(\"bad \" + role)") +
+                                 " -}}{% set x = y if z else " + spared("raise_exception('no (user) query')") + " %}");
   ASSERT_EQ(g.size(), 3u);
   EXPECT_EQ(g[0].message, "Roles must alternate");
   EXPECT_EQ(g[0].at, "line 1, column 14");
@@ -134,10 +134,9 @@ TEST(HailortTemplate, GuardsDisarmedAndTokensLiteralAreRecorded) {
   tokens.bos = "<s>";
   tokens.eos = "</s>";
   const std::string out = template_for_hailort(t, "t.jinja", tokens, changes);
-  EXPECT_EQ(out,
-            "<s>{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ " +
-                spared("raise_exception('Conversation roles must alternate user/assistant/user/assistant/...')") +
-                " }}{% endif %}{{ m['content'] + '</s>' }}{% endfor %}");
+  EXPECT_EQ(out, "<s>{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ " +
+                     spared("raise_exception('Conversation roles must alternate user/assistant/user/assistant/...')") +
+                     " }}{% endif %}{{ m['content'] + '</s>' }}{% endfor %}");
   ASSERT_EQ(changes.size(), 3u);
   EXPECT_NE(changes[0].find("Conversation roles must alternate"), std::string::npos);
   EXPECT_NE(changes[0].find("'TMP'"), std::string::npos);
@@ -166,9 +165,10 @@ TEST(HailortTemplate, CallBlocksAreRefusedNamingTheLine) {
 }
 
 TEST(HailortTemplate, EveryStatementAndTestMinjaCannotParseIsRefused) {
-  for (const char* t : {"{% raw %}x{% endraw %}", "{% include 'a' %}", "{% import 'a' as b %}",
-                        "{% extends 'a' %}", "{% with a = 1 %}{% endwith %}", "{% block a %}{% endblock %}",
-                        "{% if 4 is divisibleby(2) %}{% endif %}", "{{ 'a' is in ['a'] }}", "{{ a is not sameas b }}"}) {
+  for (const char* t :
+       {"{% raw %}x{% endraw %}", "{% include 'a' %}", "{% import 'a' as b %}", "{% extends 'a' %}",
+        "{% with a = 1 %}{% endwith %}", "{% block a %}{% endblock %}", "{% if 4 is divisibleby(2) %}{% endif %}",
+        "{{ 'a' is in ['a'] }}", "{{ a is not sameas b }}"}) {
     std::string m = message_of([&] { refuse_what_hailort_cannot_parse(t, "t"); });
     EXPECT_NE(m.find("does not parse"), std::string::npos) << t << ": " << m;
   }
@@ -195,8 +195,9 @@ TEST(HailortTemplate, WhatMinjaCannotRenderIsWarnedWithItsLine) {
 TEST(HailortTemplate, MalformedBlocksAreRefused) {
   EXPECT_NE(message_of([] { refuse_what_hailort_cannot_parse("{% if a %}x", "t"); }).find("expected '{% endif %}'"),
             std::string::npos);
-  EXPECT_NE(message_of([] { refuse_what_hailort_cannot_parse("{% for a in b %}{% endif %}", "t"); })
-                .find("'{% endif %}' where '{% endfor %}' was expected"),
+  EXPECT_NE(message_of([] {
+              refuse_what_hailort_cannot_parse("{% for a in b %}{% endif %}", "t");
+            }).find("'{% endif %}' where '{% endfor %}' was expected"),
             std::string::npos);
   EXPECT_NE(message_of([] { refuse_what_hailort_cannot_parse("{% elif a %}", "t"); }).find("outside an if block"),
             std::string::npos);

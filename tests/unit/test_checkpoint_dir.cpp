@@ -188,8 +188,9 @@ TEST(checkpointDirBroken, UnreadableDtypeFailsOnRead) {
     ck->read("wte.weight");
     FAIL();
   } catch (const Unsupported& e) {
-    EXPECT_EQ(std::string(e.what()), (dir / "model.safetensors").string() +
-                                         ": tensor 'wte.weight' has dtype F64; only F32, F16 and BF16 weights can be read");
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "model.safetensors").string() +
+                  ": tensor 'wte.weight' has dtype F64; only F32, F16 and BF16 weights can be read");
   }
 }
 
@@ -266,6 +267,6 @@ TEST(checkpointDirBroken, BadShardNamesShard) {
   make_sharded(dir);
   Json h = {{"h.0.mlp.c_fc.weight", {{"dtype", "F16"}, {"shape", {2, 2}}, {"data_offsets", {0, 8}}}}};
   write_file(dir / "model-00002-of-00002.safetensors", raw_safetensors(h.dump(), Bytes(6)));
-  expect_bad(dir, {(dir / "model-00002-of-00002.safetensors").string(), "tensor 'h.0.mlp.c_fc.weight'",
-                   "run past the end"});
+  expect_bad(dir,
+             {(dir / "model-00002-of-00002.safetensors").string(), "tensor 'h.0.mlp.c_fc.weight'", "run past the end"});
 }

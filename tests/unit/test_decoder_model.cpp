@@ -25,7 +25,8 @@ class ShapesOnlyCheckpoint : public Checkpoint {
  public:
   ShapesOnlyCheckpoint(json config, std::map<std::string, std::vector<int64_t>> shapes)
       : config_("ckpt/config.json", std::move(config)) {
-    for (auto& [name, shape] : shapes) tensors_[name] = TensorInfo{name, DType::f32, "F32", shape, "ckpt/model.safetensors"};
+    for (auto& [name, shape] : shapes)
+      tensors_[name] = TensorInfo{name, DType::f32, "F32", shape, "ckpt/model.safetensors"};
   }
   const std::filesystem::path& dir() const override { return dir_; }
   const JsonFile& config() const override { return config_; }
@@ -56,23 +57,22 @@ class ShapesOnlyCheckpoint : public Checkpoint {
 
 // A one-layer Llama: hidden 8, 2 heads of 4, 1 kv head, intermediate 16, vocab 10.
 json llama_config() {
-  return {{"hidden_size", 8},       {"num_hidden_layers", 1}, {"num_attention_heads", 2}, {"num_key_value_heads", 1},
-          {"intermediate_size", 16}, {"vocab_size", 10},      {"tie_word_embeddings", true}};
+  return {{"hidden_size", 8},        {"num_hidden_layers", 1}, {"num_attention_heads", 2},   {"num_key_value_heads", 1},
+          {"intermediate_size", 16}, {"vocab_size", 10},       {"tie_word_embeddings", true}};
 }
 std::map<std::string, std::vector<int64_t>> llama_shapes() {
   const std::string p = "model.layers.0.";
-  return {{"model.embed_tokens.weight", {10, 8}},        {"model.norm.weight", {8}},
-          {p + "input_layernorm.weight", {8}},            {p + "post_attention_layernorm.weight", {8}},
-          {p + "self_attn.q_proj.weight", {8, 8}},        {p + "self_attn.k_proj.weight", {4, 8}},
-          {p + "self_attn.v_proj.weight", {4, 8}},        {p + "self_attn.o_proj.weight", {8, 8}},
-          {p + "mlp.gate_proj.weight", {16, 8}},          {p + "mlp.up_proj.weight", {16, 8}},
+  return {{"model.embed_tokens.weight", {10, 8}},  {"model.norm.weight", {8}},
+          {p + "input_layernorm.weight", {8}},     {p + "post_attention_layernorm.weight", {8}},
+          {p + "self_attn.q_proj.weight", {8, 8}}, {p + "self_attn.k_proj.weight", {4, 8}},
+          {p + "self_attn.v_proj.weight", {4, 8}}, {p + "self_attn.o_proj.weight", {8, 8}},
+          {p + "mlp.gate_proj.weight", {16, 8}},   {p + "mlp.up_proj.weight", {16, 8}},
           {p + "mlp.down_proj.weight", {8, 16}}};
 }
 
 bool has_row(const TensorTable& t, const std::string& name) {
-  return std::any_of(t.rows().begin(), t.rows().end(), [&](const TensorRow& r) {
-    return r.name == name && r.presence != TensorRow::Presence::refused;
-  });
+  return std::any_of(t.rows().begin(), t.rows().end(),
+                     [&](const TensorRow& r) { return r.name == name && r.presence != TensorRow::Presence::refused; });
 }
 
 class Llama final : public DecoderAdapter {

@@ -36,8 +36,12 @@ sdk::Plan small_plan() {
 core::ExportManifest small_manifest() {
   core::ExportManifest m = core::manifest_for_plan(small_plan());
   m.llm2hef_version = "0.1.0";
-  m.adapter = {{"name", "fake"}, {"version", "1.0.0"}, {"file", "/x/fake.so"}, {"matched_by", "architecture"},
-               {"matched", "FakeForCausalLM"}, {"passed_over", json::array()}};
+  m.adapter = {{"name", "fake"},
+               {"version", "1.0.0"},
+               {"file", "/x/fake.so"},
+               {"matched_by", "architecture"},
+               {"matched", "FakeForCausalLM"},
+               {"passed_over", json::array()}};
   m.model = {"tiny", "/models/tiny", json::array({"FakeForCausalLM"}), "fake"};
   m.dfc = {"tiny", 8, {"tiny__prefill", "tiny__tbt"}};
   m.files = {{"model.onnx", "the graph"}};
@@ -58,9 +62,12 @@ std::string error_of(const json& doc) {
 // hailort v5.2.0 LLMServer::parse_config_json reads exactly these suffix keys,
 // and its defaults are input_layer1..6 in this order (hailo-contract.md section 9).
 TEST(RuntimeContract, RolesAndDefaultSuffixesAreTheRuntimes) {
-  const std::vector<std::pair<std::string, std::string>> runtime = {
-      {"embeddings", "input_layer1"}, {"attention_mask", "input_layer2"}, {"pe_q_cos", "input_layer3"},
-      {"pe_q_sin", "input_layer4"},   {"pe_k_cos", "input_layer5"},       {"pe_k_sin", "input_layer6"}};
+  const std::vector<std::pair<std::string, std::string>> runtime = {{"embeddings", "input_layer1"},
+                                                                    {"attention_mask", "input_layer2"},
+                                                                    {"pe_q_cos", "input_layer3"},
+                                                                    {"pe_q_sin", "input_layer4"},
+                                                                    {"pe_k_cos", "input_layer5"},
+                                                                    {"pe_k_sin", "input_layer6"}};
   ASSERT_EQ(sdk::kRuntimeInputs.size(), runtime.size());
   for (size_t i = 0; i < runtime.size(); ++i) {
     EXPECT_EQ(sdk::kRuntimeInputs[i].role, runtime[i].first);

@@ -18,7 +18,8 @@ namespace {
 class JsonOnlyCheckpoint : public sdk::Checkpoint {
  public:
   JsonOnlyCheckpoint(json config, json gen, json tok_cfg)
-      : config_("config.json", std::move(config)), gen_("generation_config.json", std::move(gen)),
+      : config_("config.json", std::move(config)),
+        gen_("generation_config.json", std::move(gen)),
         tok_("tokenizer_config.json", std::move(tok_cfg)) {}
   const fs::path& dir() const override { return dir_; }
   const sdk::JsonFile& config() const override { return config_; }
@@ -90,7 +91,8 @@ TEST(Tokenizer, NotATokenizerRefused) {
 }
 
 TEST(ChatTemplate, BosMadeLiteralAndPrepended) {
-  JsonOnlyCheckpoint ck({}, {}, {{"chat_template", "{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}"}});
+  JsonOnlyCheckpoint ck({}, {},
+                        {{"chat_template", "{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}"}});
   std::vector<std::string> changes;
   std::string t = core::chat_template_for_runtime(ck, std::string("<s>"), changes);
   EXPECT_EQ(t.rfind("<s>{% for", 0), 0u);
@@ -104,10 +106,12 @@ TEST(ChatTemplate, BosMadeLiteralAndPrepended) {
 // Llama 3's original template adds the BOS through the variable, which the
 // runtime does not define: it must come out literal, once, at the start.
 TEST(ChatTemplate, BosVariableInsideExpressionsBecomesOneLiteralPrefix) {
-  JsonOnlyCheckpoint ck({}, {}, {{"bos_token", "<|begin_of_text|>"},
-                                 {"chat_template", "{% for m in messages %}{% set c = m['content'] %}"
-                                                   "{% if loop.index0 == 0 %}{% set c = bos_token + c %}{% endif %}"
-                                                   "{{ c }}{% endfor %}"}});
+  JsonOnlyCheckpoint ck({}, {},
+                        {{"bos_token", "<|begin_of_text|>"},
+                         {"chat_template",
+                          "{% for m in messages %}{% set c = m['content'] %}"
+                          "{% if loop.index0 == 0 %}{% set c = bos_token + c %}{% endif %}"
+                          "{{ c }}{% endfor %}"}});
   std::vector<std::string> changes;
   std::string t = core::chat_template_for_runtime(ck, std::nullopt, changes);
   EXPECT_EQ(t.rfind("<|begin_of_text|>{% for", 0), 0u);
@@ -126,7 +130,10 @@ TEST(ChatTemplate, BaseModelGetsPassThroughTemplate) {
 
 TEST(HailoConfig, EveryRuntimeKeyFromTheCheckpoint) {
   JsonOnlyCheckpoint ck({{"eos_token_id", 9}},
-                        {{"eos_token_id", json::array({7, 8})}, {"temperature", 0.6}, {"top_p", 0.9}, {"do_sample", true}},
+                        {{"eos_token_id", json::array({7, 8})},
+                         {"temperature", 0.6},
+                         {"top_p", 0.9},
+                         {"do_sample", true}},
                         {{"chat_template", "x"}});
   auto fix = core::fix_tokenizer(llama_like_tokenizer(), "tokenizer.json", 10);
   std::vector<std::string> changes;

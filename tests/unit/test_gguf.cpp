@@ -47,8 +47,8 @@ const GgmlType* type_named(const std::string& name) {
 }  // namespace
 
 TEST(GgufDequant, EveryTypeEqualsGgufPyBitForBit) {
-  for (const char* name : {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K",
-                           "Q5_K", "Q6_K"}) {
+  for (const char* name :
+       {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}) {
     SCOPED_TRACE(name);
     const GgmlType* t = type_named(name);
     ASSERT_NE(t, nullptr);
@@ -230,7 +230,8 @@ TEST(GgufHeader, MalformedFieldsNameTheKeyOrTensor) {
   expect(Writer().header(1, 0).tensor("t", {4}, 0, 8).pad_to(32).data(64), "'t': data offset 8 is not a multiple");
   expect(Writer().header(1, 0).tensor("t", {4}, 0, 0).pad_to(32).data(8), "'t': data [0, +16) runs past the end");
   expect(Writer().header(1, 0).tensor("t", {16}, 2, 0).pad_to(32).data(64), "not a multiple of Q4_0's block");
-  expect(Writer().header(2, 0).tensor("t", {4}, 0, 0).tensor("t", {4}, 0, 32).pad_to(32).data(64), "'t': appears twice");
+  expect(Writer().header(2, 0).tensor("t", {4}, 0, 0).tensor("t", {4}, 0, 32).pad_to(32).data(64),
+         "'t': appears twice");
   expect(Writer().header(2, 0).tensor("t", {16}, 0, 0).tensor("u", {4}, 0, 32).pad_to(32).data(64),
          "'u': data at offset 32 overlaps that of tensor 't'");
   expect(Writer().header(1, 0).tensor("t", {}, 0, 0), "has 0 dimensions");
@@ -248,11 +249,13 @@ TEST(GgufNames, TablesMapGgufNamesBackToHuggingFace) {
   EXPECT_EQ(map_gguf_tensor(*llama, "blk.0.attn_v.weight")->transform, GgufTransform::none);
   EXPECT_FALSE(map_gguf_tensor(*llama, "blk.01.attn_q.weight"));  // not how ggml writes an index
   EXPECT_FALSE(map_gguf_tensor(*llama, "blk.0.ffn_gate_exps.weight"));
-  EXPECT_EQ(map_gguf_tensor(*find_gguf_arch("gemma3"), "blk.0.attn_q_norm.weight")->transform, GgufTransform::minus_one);
-  EXPECT_EQ(map_gguf_tensor(*find_gguf_arch("gpt2"), "blk.1.ffn_up.weight")->hf_name, "transformer.h.1.mlp.c_fc.weight");
+  EXPECT_EQ(map_gguf_tensor(*find_gguf_arch("gemma3"), "blk.0.attn_q_norm.weight")->transform,
+            GgufTransform::minus_one);
+  EXPECT_EQ(map_gguf_tensor(*find_gguf_arch("gpt2"), "blk.1.ffn_up.weight")->hf_name,
+            "transformer.h.1.mlp.c_fc.weight");
   EXPECT_EQ(map_gguf_tensor(*find_gguf_arch("gpt2"), "blk.1.ffn_up.bias")->transform, GgufTransform::none);
   EXPECT_EQ(find_gguf_arch("mamba"), nullptr);
-  for (const char* a : {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "stablelm", "gptneox",
-                        "gpt2", "lfm2", "smollm3"})
+  for (const char* a : {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "stablelm",
+                        "gptneox", "gpt2", "lfm2", "smollm3"})
     EXPECT_NE(find_gguf_arch(a), nullptr) << a;
 }

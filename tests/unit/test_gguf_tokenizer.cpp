@@ -151,8 +151,10 @@ TEST(GgufTokenizer, RefusesWhatItCannotWriteExactly) {
 // A SentencePiece vocabulary: <unk>, <s>, </s>, the 256 byte pieces, then
 // pieces with scores.
 ordered_json sentencepiece_metadata() {
-  ordered_json md{{"tokenizer.ggml.model", "llama"}, {"tokenizer.ggml.bos_token_id", 1u},
-                  {"tokenizer.ggml.eos_token_id", 2u}, {"tokenizer.ggml.unknown_token_id", 0u}};
+  ordered_json md{{"tokenizer.ggml.model", "llama"},
+                  {"tokenizer.ggml.bos_token_id", 1u},
+                  {"tokenizer.ggml.eos_token_id", 2u},
+                  {"tokenizer.ggml.unknown_token_id", 0u}};
   ordered_json tokens = {"<unk>", "<s>", "</s>"}, types = {2, 3, 3}, scores = {0.0, 0.0, 0.0};
   for (int b = 0; b < 256; ++b) {
     char name[8];

@@ -110,7 +110,8 @@ class CountingCheckpoint final : public Checkpoint {
   void read_rows(std::string_view, int64_t b, int64_t e, std::span<float> out) const override {
     const int64_t cols = info_.shape[1];
     for (int64_t r = b; r < e; ++r)
-      for (int64_t c = 0; c < cols; ++c) out[static_cast<size_t>((r - b) * cols + c)] = static_cast<float>(r * cols + c);
+      for (int64_t c = 0; c < cols; ++c)
+        out[static_cast<size_t>((r - b) * cols + c)] = static_cast<float>(r * cols + c);
     rows_read += e - b;
   }
   mutable int64_t rows_read = 0;
@@ -153,9 +154,7 @@ TEST(GraphBuilder, SmallTransposedWeightIsReadOnce) { expect_transposed_once(300
 
 // Larger than the 16 MB streaming budget: read in chunks of source rows, each
 // chunk's columns written into place.
-TEST(GraphBuilder, LargeTransposedWeightIsReadOnceAndLandsInPlace) {
-  expect_transposed_once(4200, 2100, 100, 4150);
-}
+TEST(GraphBuilder, LargeTransposedWeightIsReadOnceAndLandsInPlace) { expect_transposed_once(4200, 2100, 100, 4150); }
 
 // Issue 30 item 2: every float constant the builder writes comes from config
 // values; a NaN or an infinity there is an internal error naming the node,
@@ -177,11 +176,13 @@ TEST(GraphBuilder, NonFiniteConstantIsAnInternalErrorNamingTheNode) {
   const std::vector<float> inf_at_end{1.0f, 2.0f, std::numeric_limits<float>::infinity()};
   expect_refused([&] { g.constant("theta", {3}, inf_at_end); }, "m.theta");
   // Large enough to be written externally, row block by row block.
-  expect_refused([&] {
-    g.constant_rows("mask", {2048, 2}, [](int64_t r0, int64_t r1, std::span<float> out) {
-      for (int64_t r = r0; r < r1; ++r) out[static_cast<size_t>((r - r0) * 2)] = r == 2000 ? -INFINITY : 0.0f;
-    });
-  }, "m.mask");
+  expect_refused(
+      [&] {
+        g.constant_rows("mask", {2048, 2}, [](int64_t r0, int64_t r1, std::span<float> out) {
+          for (int64_t r = r0; r < r1; ++r) out[static_cast<size_t>((r - r0) * 2)] = r == 2000 ? -INFINITY : 0.0f;
+        });
+      },
+      "m.mask");
   const Value x = g.input("x", {1, 4});
   const Value ones = g.constant("ones", {4}, std::vector<float>(4, 1.0f));
   const Value zeros = g.constant("zeros", {4}, std::vector<float>(4, 0.0f));

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/har_file.hpp"
+#include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/hn_model.hpp"
 #include "llm2hef/core/har/npz_stream.hpp"
 #include "llm2hef/core/har/tar_stream.hpp"
@@ -36,8 +36,9 @@ ojson permuted_conv_hn(bool permuted) {
   hn["name"] = "n";
   hn["layers"]["s/a"] = layer("conv", {}, {"s/c"}, {}, {{-1, 1, 8, 4864}});
   hn["layers"]["s/b"] = layer("ew_add", {}, {"s/c"}, {}, {{-1, 1, 8, 896}});
-  hn["layers"]["s/c"] = layer("conv", permuted ? std::vector<std::string>{"s/b", "s/a"} : std::vector<std::string>{"s/a", "s/b"},
-                              {}, {{-1, 1, 8, 4864}, {-1, 1, 8, 896}}, {{-1, 1, 8, 896}});
+  hn["layers"]["s/c"] =
+      layer("conv", permuted ? std::vector<std::string>{"s/b", "s/a"} : std::vector<std::string>{"s/a", "s/b"}, {},
+            {{-1, 1, 8, 4864}, {-1, 1, 8, 896}}, {{-1, 1, 8, 896}});
   return hn;
 }
 

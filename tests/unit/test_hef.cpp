@@ -16,10 +16,10 @@
 
 namespace fs = std::filesystem;
 using namespace llm2hef::core::hef;
+using llm2hef::BadInput;
 using llm2hef::core::rules::Finding;
 using llm2hef::core::rules::Report;
 using llm2hef::core::rules::Severity;
-using llm2hef::BadInput;
 using llm2hef::testing::TempDir;
 
 namespace {
@@ -36,9 +36,7 @@ std::string common(uint32_t version, uint32_t proto) {
   return h;
 }
 
-void write(const fs::path& p, const std::string& s) {
-  std::ofstream(p, std::ios::binary) << s;
-}
+void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
 
 std::string valid_config() {
   return R"({"eos_token_id": 2, "stop_token_id": [2], "pre_process_params": {"prefill_input_tokens_count": 8}})";
@@ -77,11 +75,14 @@ TEST(ProtoWire, WriterMatchesReader) {
 }
 
 TEST(ProtoWire, MalformedInputIsBadInput) {
-  EXPECT_THROW(read_fields(std::string("\x08", 1), "t"), BadInput);                     // varint missing
-  EXPECT_THROW(read_fields(hef_test::varint((3u << 3) | 2) + "\x05" "ab", "t"), BadInput);  // length past end
-  EXPECT_THROW(read_fields(std::string("\x0b", 1), "t"), BadInput);                     // group start
-  EXPECT_THROW(read_fields(std::string("\x00\x01", 2), "t"), BadInput);                 // field number 0
-  EXPECT_THROW(read_fields(std::string(11, '\xff'), "t"), BadInput);                    // endless varint
+  EXPECT_THROW(read_fields(std::string("\x08", 1), "t"), BadInput);  // varint missing
+  EXPECT_THROW(read_fields(hef_test::varint((3u << 3) | 2) + "\x05"
+                                                             "ab",
+                           "t"),
+               BadInput);                                                // length past end
+  EXPECT_THROW(read_fields(std::string("\x0b", 1), "t"), BadInput);      // group start
+  EXPECT_THROW(read_fields(std::string("\x00\x01", 2), "t"), BadInput);  // field number 0
+  EXPECT_THROW(read_fields(std::string(11, '\xff'), "t"), BadInput);     // endless varint
   try {
     read_fields(hef_test::varint((3u << 3) | 2) + "\x05", "model.hef: ProtoHEFHef");
     FAIL();
@@ -198,8 +199,8 @@ TEST(HefFile, ResourcePastTheEndIsBadInput) {
 TEST(HefPatch, SetConfigRoundTripsAndKeepsUnknownFields) {
   TempDir dir;
   const std::string extra = hef_test::fb(77, "keep me");
-  const auto img = hef_test::v3_hef(
-      {{"hailo-config.json", valid_config()}, {"tokenizer.json", R"({"model": {}})"}}, 4000, true, extra);
+  const auto img = hef_test::v3_hef({{"hailo-config.json", valid_config()}, {"tokenizer.json", R"({"model": {}})"}},
+                                    4000, true, extra);
   write(dir.path() / "in.hef", img.bytes);
   const std::string cfg = R"({"eos_token_id": 7, "pre_process_params": {"prefill_input_tokens_count": 16}, "x": ")" +
                           std::string(300, 'y') + "\"}";
@@ -235,13 +236,15 @@ TEST(HefPatch, SetConfigRoundTripsAndKeepsUnknownFields) {
 TEST(HefPatch, RefusesBadConfigsAndLeavesNothingBehind) {
   TempDir dir;
   write(dir.path() / "in.hef", hef_test::v3_hef({{"hailo-config.json", valid_config()}}).bytes);
-  for (const std::string& cfg : {std::string("{not json"), std::string(R"({"pre_process_params": {}})"),
-                                std::string(R"({"eos_token_id": 1, "pre_process_params": {"prefill_input_tokens_size": 8}})")})
+  for (const std::string& cfg :
+       {std::string("{not json"), std::string(R"({"pre_process_params": {}})"),
+        std::string(R"({"eos_token_id": 1, "pre_process_params": {"prefill_input_tokens_size": 8}})")})
     EXPECT_THROW(set_hailo_config(dir.path() / "in.hef", cfg, dir.path() / "out.hef", false), BadInput) << cfg;
   EXPECT_FALSE(fs::exists(dir.path() / "out.hef"));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
   // Writing over the input is a usage error.
-  EXPECT_THROW(set_hailo_config(dir.path() / "in.hef", valid_config(), dir.path() / "in.hef", true), llm2hef::UsageError);
+  EXPECT_THROW(set_hailo_config(dir.path() / "in.hef", valid_config(), dir.path() / "in.hef", true),
+               llm2hef::UsageError);
 }
 
 TEST(HefContract, HailoConfigRules) {
@@ -298,7 +301,8 @@ TEST(HefContract, HailoConfigTypesAsTheServerReadsThem) {
 }
 
 TEST(HefContract, StopTokensWarnings) {
-  const auto missing = check_hailo_config_text(R"({"eos_token_id": 2, "pre_process_params": {"prefill_input_tokens_count": 8}})", "c");
+  const auto missing =
+      check_hailo_config_text(R"({"eos_token_id": 2, "pre_process_params": {"prefill_input_tokens_count": 8}})", "c");
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0].rule, "stop-tokens");
   EXPECT_EQ(missing[0].severity, Severity::warning);

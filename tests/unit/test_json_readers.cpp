@@ -27,8 +27,8 @@ std::string message_of(F&& f) {
 }
 
 TEST(OrderedJson, KeepsDocumentOrderAtEveryLevel) {
-  const auto doc = parse_ordered_json(R"({"z": 1, "a": {"conv2": [1, {"y": 0, "b": 1}], "conv10": null}, "m": "x"})",
-                                      "f.hn");
+  const auto doc =
+      parse_ordered_json(R"({"z": 1, "a": {"conv2": [1, {"y": 0, "b": 1}], "conv10": null}, "m": "x"})", "f.hn");
   std::vector<std::string> top, inner, deep;
   for (const auto& [k, v] : doc.items()) top.push_back(k);
   for (const auto& [k, v] : doc["a"].items()) inner.push_back(k);
@@ -88,8 +88,9 @@ TEST(JsonWithout, StillChecksWhatItDrops) {
             std::string::npos);
   JsonLimits strict;
   strict.refuse_duplicate_keys = true;
-  EXPECT_NE(message_of([&] { parse_json_without(R"({"m": {"a": 1, "a": 2}})", "t.json", {{"m"}}, strict); })
-                .find("appears more than once"),
+  EXPECT_NE(message_of([&] {
+              parse_json_without(R"({"m": {"a": 1, "a": 2}})", "t.json", {{"m"}}, strict);
+            }).find("appears more than once"),
             std::string::npos);
 }
 

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int64_t kSeq = 4, kWidth = 8, kVocab = 8;
-const std::vector<std::string> kNames = {"inputs_embeds", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos",
-                                         "pe_k_sin"};
+const std::vector<std::string> kNames = {"inputs_embeds", "attention_mask", "pe_q_cos",
+                                         "pe_q_sin",      "pe_k_cos",       "pe_k_sin"};
 
 void set_shape(onnx::ValueInfoProto& vi, const std::vector<int64_t>& dims) {
   vi.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
@@ -167,18 +167,23 @@ TEST_F(ExportContract, InputCountIsCaught) {
 }
 
 TEST_F(ExportContract, InputOrderIsCaught) {
-  expect_caught([](onnx::ModelProto& m) { m.mutable_graph()->mutable_input()->SwapElements(1, 2); },
-                "manifest-inputs");
+  expect_caught([](onnx::ModelProto& m) { m.mutable_graph()->mutable_input()->SwapElements(1, 2); }, "manifest-inputs");
 }
 
 TEST_F(ExportContract, InputShapeIsCaught) {
-  expect_caught([](onnx::ModelProto& m) { set_shape(*m.mutable_graph()->mutable_input(2), {1, kSeq, kWidth / 2}); },
-                "manifest-inputs");
+  expect_caught(
+      [](onnx::ModelProto& m) {
+        set_shape(*m.mutable_graph()->mutable_input(2), {1, kSeq, kWidth / 2});
+      },
+      "manifest-inputs");
 }
 
 TEST_F(ExportContract, DynamicInputIsCaught) {
-  expect_caught([](onnx::ModelProto& m) { set_shape(*m.mutable_graph()->mutable_input(3), {1, -1, kWidth}); },
-                "dynamic-shape");
+  expect_caught(
+      [](onnx::ModelProto& m) {
+        set_shape(*m.mutable_graph()->mutable_input(3), {1, -1, kWidth});
+      },
+      "dynamic-shape");
 }
 
 TEST_F(ExportContract, UnconsumedInputIsCaught) {
@@ -211,7 +216,9 @@ TEST_F(ExportContract, SecondOutputIsCaught) {
 
 TEST_F(ExportContract, OutputVocabularyIsCaught) {
   expect_caught(
-      [](onnx::ModelProto& m) { set_shape(*m.mutable_graph()->mutable_output(0), {1, 1, kVocab + 1}); },
+      [](onnx::ModelProto& m) {
+        set_shape(*m.mutable_graph()->mutable_output(0), {1, 1, kVocab + 1});
+      },
       "manifest-output");
 }
 

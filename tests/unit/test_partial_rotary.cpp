@@ -33,9 +33,9 @@ TEST(PartialRotary, RopeDictWinsThenTopLevelThenAliasThenDefault) {
 }
 
 TEST(PartialRotary, WidthIsTruncatedAndMustBeEven) {
-  EXPECT_EQ(rotary_dims(cfg({{"partial_rotary_factor", 0.4}}), 80), 32);   // Phi-2
-  EXPECT_EQ(rotary_dims(cfg({{"partial_rotary_factor", 0.75}}), 128), 96); // Phi-4-mini
-  EXPECT_EQ(rotary_dims(cfg({{"partial_rotary_factor", 0.3}}), 16), 4);    // int(4.8)
+  EXPECT_EQ(rotary_dims(cfg({{"partial_rotary_factor", 0.4}}), 80), 32);               // Phi-2
+  EXPECT_EQ(rotary_dims(cfg({{"partial_rotary_factor", 0.75}}), 128), 96);             // Phi-4-mini
+  EXPECT_EQ(rotary_dims(cfg({{"partial_rotary_factor", 0.3}}), 16), 4);                // int(4.8)
   EXPECT_THROW(rotary_dims(cfg({{"partial_rotary_factor", 0.35}}), 16), Unsupported);  // int(5.6) = 5
   EXPECT_THROW(rotary_dims(cfg({{"partial_rotary_factor", 1.5}}), 16), BadInput);
 }

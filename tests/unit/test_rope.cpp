@@ -38,8 +38,11 @@ TEST(Rope, LinearScalingDividesEveryFrequency) {
 TEST(Rope, Llama3KeepsHighDividesLowAndSmoothsTheBand) {
   const json base = {{"rope_theta", 500000.0}};
   json cfg = base;
-  cfg["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0},
-                         {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  cfg["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", 32.0},
+                         {"low_freq_factor", 1.0},
+                         {"high_freq_factor", 4.0},
+                         {"original_max_position_embeddings", 8192}};
   auto plain = inv_for(base, 64), scaled = inv_for(cfg, 64);
   // docs/architectures.md 1.4, Llama-3.2-1B: j=0..14 unchanged, 15..17 smoothed, 18..31 divided by 32.
   for (int j = 0; j <= 14; ++j) EXPECT_EQ(scaled[static_cast<size_t>(j)], plain[static_cast<size_t>(j)]) << j;
@@ -64,8 +67,9 @@ TEST(Rope, OtherRopeTypesAreRefusedNamingTheField) {
 // Found while writing fuzz_checkpoint_json: non-string rope types and a non-number
 // rope_theta inside rope_parameters ended `export` with json's type_error.
 TEST(Rope, WrongJsonTypesAreRefusedNamingTheField) {
-  for (const json& config : {json{{"rope_scaling", {{"rope_type", 3}}}}, json{{"rope_scaling", {{"type", json::array()}}}},
-                             json{{"rope_parameters", {{"rope_theta", "1e4"}}}}}) {
+  for (const json& config :
+       {json{{"rope_scaling", {{"rope_type", 3}}}}, json{{"rope_scaling", {{"type", json::array()}}}},
+        json{{"rope_parameters", {{"rope_theta", "1e4"}}}}}) {
     try {
       inv_for(config);
       FAIL() << config.dump();

@@ -16,8 +16,8 @@
 
 using namespace llm2hef;
 using namespace llm2hef::testing;
-using core::SafetensorsFile;
 using core::parse_safetensors_header;
+using core::SafetensorsFile;
 using Json = nlohmann::json;
 
 namespace {
@@ -63,9 +63,9 @@ TEST(safetensors, F16KnownValues) {
   EXPECT_EQ(core::f16_to_f32(0x3c00), 1.0f);
   EXPECT_EQ(core::f16_to_f32(0xc000), -2.0f);
   EXPECT_EQ(core::f16_to_f32(0x7bff), 65504.0f);
-  EXPECT_EQ(core::f16_to_f32(0x0400), std::ldexp(1.0f, -14));            // smallest normal
-  EXPECT_EQ(core::f16_to_f32(0x0001), std::ldexp(1.0f, -24));            // smallest subnormal
-  EXPECT_EQ(core::f16_to_f32(0x03ff), std::ldexp(1023.0f, -24));         // largest subnormal
+  EXPECT_EQ(core::f16_to_f32(0x0400), std::ldexp(1.0f, -14));     // smallest normal
+  EXPECT_EQ(core::f16_to_f32(0x0001), std::ldexp(1.0f, -24));     // smallest subnormal
+  EXPECT_EQ(core::f16_to_f32(0x03ff), std::ldexp(1023.0f, -24));  // largest subnormal
   EXPECT_EQ(core::f16_to_f32(0x8001), -std::ldexp(1.0f, -24));
   EXPECT_EQ(core::f16_to_f32(0x3555), std::ldexp(1365.0f, -12));  // nearest half to 1/3
   EXPECT_EQ(core::f16_to_f32(0x7c00), std::numeric_limits<float>::infinity());
@@ -138,8 +138,8 @@ TEST(safetensors, ConversionReportsTheFirstNonFiniteValue) {
       {sdk::DType::bf16, 2, {0x7f80u, 0xff80u, 0x7fc0u, 0x7f81u}, 0x7f7fu},
   };
   for (const Case& c : cases)
-    for (const std::vector<size_t>& at : std::vector<std::vector<size_t>>{
-             {}, {0}, {4095}, {4096}, {9999}, {4097, 8191}, {8191, 4097}, {5000, 300}}) {
+    for (const std::vector<size_t>& at :
+         std::vector<std::vector<size_t>>{{}, {0}, {4095}, {4096}, {9999}, {4097, 8191}, {8191, 4097}, {5000, 300}}) {
       std::vector<uint8_t> src(n * c.esize);
       for (size_t i = 0; i < n; ++i) {  // finite values up to the largest, both signs
         const uint32_t bits = (i % 7 == 0 ? c.finite_max : static_cast<uint32_t>(i)) |
@@ -188,8 +188,14 @@ TEST(safetensors, Bf16KnownValues) {
 TEST(safetensors, F32RoundTripIncludingSpecials) {
   TempDir tmp;
   const float sub = std::numeric_limits<float>::denorm_min();
-  std::vector<float> v = {1.5f, -0.0f, sub, -sub * 7, std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::max(), 3.25e-30f};
+  std::vector<float> v = {1.5f,
+                          -0.0f,
+                          sub,
+                          -sub * 7,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::max(),
+                          3.25e-30f};
   write_file(tmp / "a.safetensors", make_safetensors({f32_tensor("x", {2, 4}, v)}));
   SafetensorsFile f(tmp / "a.safetensors");
   const auto* e = f.find("x");
@@ -206,7 +212,8 @@ TEST(safetensors, F16AndBf16FilesConvertExactly) {
   TempDir tmp;
   std::vector<uint16_t> h = {0x3c00, 0x0001, 0x83ff, 0x7c00, 0xfc00, 0x7bff};
   std::vector<uint16_t> b = {0x3f80, 0x0001, 0x8040, 0x7f80, 0xff80, 0x7f7f};
-  write_file(tmp / "a.safetensors", make_safetensors({{"h", "F16", {3, 2}, to_bytes(h)}, {"b", "BF16", {6}, to_bytes(b)}}));
+  write_file(tmp / "a.safetensors",
+             make_safetensors({{"h", "F16", {3, 2}, to_bytes(h)}, {"b", "BF16", {6}, to_bytes(b)}}));
   SafetensorsFile f(tmp / "a.safetensors");
   std::vector<float> out(6);
   f.read_rows(*f.find("h"), 0, 3, out);
@@ -252,9 +259,10 @@ TEST(safetensors, ReadRowsRanges) {
 TEST(safetensors, UnalignedDataSection) {
   TempDir tmp;
   std::vector<uint16_t> h = {0x3c00, 0xc000, 0x0001};
-  write_file(tmp / "a.safetensors",
-             make_safetensors({{"odd", "U8", {1}, {7}}, f32_tensor("x", {2}, {1.25f, -3.0f}), {"h", "F16", {3}, to_bytes(h)}},
-                              /*pad_to=*/1));
+  write_file(tmp / "a.safetensors", make_safetensors({{"odd", "U8", {1}, {7}},
+                                                      f32_tensor("x", {2}, {1.25f, -3.0f}),
+                                                      {"h", "F16", {3}, to_bytes(h)}},
+                                                     /*pad_to=*/1));
   SafetensorsFile f(tmp / "a.safetensors");
   std::vector<float> out(2);
   f.read_rows(*f.find("x"), 0, 2, out);
@@ -266,9 +274,10 @@ TEST(safetensors, UnalignedDataSection) {
 
 TEST(safetensors, MetadataIgnoredAndEveryDtypeAccepted) {
   Json h = {{"__metadata__", {{"format", "pt"}}}};
-  const std::vector<std::pair<std::string, size_t>> dtypes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"U16", 2}, {"I16", 2}, {"F16", 2},
-      {"BF16", 2}, {"U32", 4}, {"I32", 4}, {"F32", 4},     {"U64", 8},     {"I64", 8}, {"F64", 8}};
+  const std::vector<std::pair<std::string, size_t>> dtypes = {{"BOOL", 1},    {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1},
+                                                              {"F8_E5M2", 1}, {"U16", 2}, {"I16", 2}, {"F16", 2},
+                                                              {"BF16", 2},    {"U32", 4}, {"I32", 4}, {"F32", 4},
+                                                              {"U64", 8},     {"I64", 8}, {"F64", 8}};
   uint64_t off = 0;
   for (const auto& [dt, size] : dtypes) {
     h["t_" + dt] = {{"dtype", dt}, {"shape", {3}}, {"data_offsets", {off, off + 3 * size}}};
@@ -278,10 +287,10 @@ TEST(safetensors, MetadataIgnoredAndEveryDtypeAccepted) {
   ASSERT_EQ(header.entries.size(), dtypes.size());
   for (const auto& e : header.entries) {
     EXPECT_EQ(e.name, "t_" + e.dtype_text);
-    const auto want = e.dtype_text == "F32" ? sdk::DType::f32
-                      : e.dtype_text == "F16" ? sdk::DType::f16
+    const auto want = e.dtype_text == "F32"    ? sdk::DType::f32
+                      : e.dtype_text == "F16"  ? sdk::DType::f16
                       : e.dtype_text == "BF16" ? sdk::DType::bf16
-                                                : sdk::DType::other;
+                                               : sdk::DType::other;
     EXPECT_EQ(e.dtype, want) << e.dtype_text;
     EXPECT_EQ(e.end - e.begin, 3 * e.element_size);
   }
@@ -337,7 +346,7 @@ TEST(safetensors, FileErrorsNameTheFile) {
 // later slice's bad value does not replace an earlier one.
 TEST(safetensors, ReadRowsReportsTheFirstNonFiniteAcrossSlices) {
   TempDir tmp;
-  const int64_t rows = 1100, cols = 4096;  // 4.5 Mi BF16 values: three slices
+  const int64_t rows = 1100, cols = 4096;                             // 4.5 Mi BF16 values: three slices
   std::vector<uint16_t> v(static_cast<size_t>(rows * cols), 0x3f80);  // 1.0
   const size_t second_slice = (size_t{2} << 20) + 123, third_slice = (size_t{4} << 20) + 5;
   v[third_slice] = 0x7f80;  // +Inf
@@ -397,7 +406,8 @@ TEST(safetensors, StreamingReleasesPages) {
   TempDir tmp;
   const int64_t rows = 4096, cols = 4096;  // 64 MiB of F32
   {
-    std::string header = Json{{"big", {{"dtype", "F32"}, {"shape", {rows, cols}}, {"data_offsets", {0, rows * cols * 4}}}}}.dump();
+    std::string header =
+        Json{{"big", {{"dtype", "F32"}, {"shape", {rows, cols}}, {"data_offsets", {0, rows * cols * 4}}}}}.dump();
     Bytes start = raw_safetensors(header);
     std::ofstream out(tmp / "big.safetensors", std::ios::binary);
     out.write(reinterpret_cast<const char*>(start.data()), static_cast<std::streamsize>(start.size()));

@@ -126,7 +126,7 @@ TEST(LmHeadShards, RequestedCountMustDivide) {
 
 TEST(LmHeadShards, NoReasonableEqualSplitIsRefused) {
   std::string why;
-  EXPECT_THROW(choose_lm_head_shards(50261, 0, why), Unsupported);  // prime
+  EXPECT_THROW(choose_lm_head_shards(50261, 0, why), Unsupported);               // prime
   EXPECT_EQ(choose_lm_head_shards(50261, 1, why), std::vector<int64_t>{50261});  // explicit choice honoured
 }
 

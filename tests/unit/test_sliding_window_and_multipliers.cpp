@@ -33,8 +33,8 @@ TEST(SlidingWindow, MistralEveryLayer) {
 }
 
 TEST(SlidingWindow, Qwen2MaxWindowLayersAndLayerTypes) {
-  SlidingWindow w = read_sliding_window(
-      config(R"({"sliding_window": 16, "use_sliding_window": true, "max_window_layers": 2})"), 4);
+  SlidingWindow w =
+      read_sliding_window(config(R"({"sliding_window": 16, "use_sliding_window": true, "max_window_layers": 2})"), 4);
   EXPECT_EQ(layers(w), (std::vector<bool>{false, false, true, true}));
   EXPECT_EQ(w.layer_list(), "layers 2,3");
   w = read_sliding_window(config(R"({"sliding_window": 16, "use_sliding_window": true, "max_window_layers": 0,

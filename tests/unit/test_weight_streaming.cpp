@@ -148,28 +148,27 @@ std::vector<float> stream(const MatrixCheckpoint& ckpt, const Case& c, unsigned 
 // from its storage (issue 31) or copied into blocks: the same bytes.
 TEST(WeightStreaming, EveryLayoutIsTheSameAtAnyThreadCountAndBlockSize) {
   const std::vector<Case> cases = {
-      {"embed", {true, 0, -1}, 1.0f},   {"embed", {true, 100, 300}, 1.0f}, {"embed", {false, 0, -1}, 0.5f},
-      {"proj", {true, 0, -1}, 1.0f},    {"proj", {true, 0, -1}, 3.0f},     {"fused", {false, 24, 48}, 1.0f},
-      {"fused", {false, 0, -1}, 1.0f},  {"fused", {true, 8, 20}, 2.0f},    {"bias", {false, 24, 48}, 1.0f},
+      {"embed", {true, 0, -1}, 1.0f},  {"embed", {true, 100, 300}, 1.0f}, {"embed", {false, 0, -1}, 0.5f},
+      {"proj", {true, 0, -1}, 1.0f},   {"proj", {true, 0, -1}, 3.0f},     {"fused", {false, 24, 48}, 1.0f},
+      {"fused", {false, 0, -1}, 1.0f}, {"fused", {true, 8, 20}, 2.0f},    {"bias", {false, 24, 48}, 1.0f},
       {"embed", {false, 0, -1}, 1.0f},
   };
   TempDir dir;
   int k = 0;
   for (Stored stored : {Stored::no, Stored::aligned, Stored::unaligned}) {
     MatrixCheckpoint ckpt(stored);
-    ckpt.add("embed", {517, 24}, 1);   // a tied head: transposed, in bands
-    ckpt.add("proj", {40, 36}, 2);     // [out, in] linear
-    ckpt.add("fused", {24, 72}, 3);    // GPT-2's c_attn: column ranges
+    ckpt.add("embed", {517, 24}, 1);  // a tied head: transposed, in bands
+    ckpt.add("proj", {40, 36}, 2);    // [out, in] linear
+    ckpt.add("fused", {24, 72}, 3);   // GPT-2's c_attn: column ranges
     ckpt.add("bias", {72}, 4);
     for (const Case& c : cases) {
       const std::vector<float> want = expected(ckpt, c.tensor, c.view, c.scale);
       for (unsigned threads : {1u, 3u})
         for (int64_t block : {int64_t{64}, int64_t{1000}, int64_t{4096}, sdk::kStreamBlockBytes}) {
           const std::vector<float> got = stream(ckpt, c, threads, block, dir / std::to_string(k++));
-          EXPECT_TRUE(got == want) << c.tensor << " transpose " << c.view.transpose << " columns ["
-                                   << c.view.col_begin << ", " << c.view.col_end << ") scale " << c.scale << ", "
-                                   << threads << " threads, blocks of " << block << " bytes, stored "
-                                   << static_cast<int>(stored);
+          EXPECT_TRUE(got == want) << c.tensor << " transpose " << c.view.transpose << " columns [" << c.view.col_begin
+                                   << ", " << c.view.col_end << ") scale " << c.scale << ", " << threads
+                                   << " threads, blocks of " << block << " bytes, stored " << static_cast<int>(stored);
         }
     }
     // Stored rows were used (unscaled, untransposed ones always; transposed

@@ -220,20 +220,34 @@ json synthetic_tokenizer(int64_t vocab) {
   for (size_t i = 0; i < alphabet.size(); ++i) v[alphabet[i]] = static_cast<int64_t>(i);
   for (int64_t i = 256; i < vocab - 1; ++i) v["<|filler_" + std::to_string(i) + "|>"] = i;
   v["<|endoftext|>"] = vocab - 1;
-  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+  const json byte_level = {{"type", "ByteLevel"},
+                           {"add_prefix_space", false},
+                           {"trim_offsets", true},
+                           {"use_regex", true}};
   return {{"version", "1.0"},
           {"truncation", nullptr},
           {"padding", nullptr},
           {"added_tokens",
-           {{{"id", vocab - 1}, {"content", "<|endoftext|>"}, {"single_word", false}, {"lstrip", false},
-             {"rstrip", false}, {"normalized", true}, {"special", true}}}},
+           {{{"id", vocab - 1},
+             {"content", "<|endoftext|>"},
+             {"single_word", false},
+             {"lstrip", false},
+             {"rstrip", false},
+             {"normalized", true},
+             {"special", true}}}},
           {"normalizer", nullptr},
           {"pre_tokenizer", byte_level},
           {"post_processor", byte_level},
           {"decoder", byte_level},
           {"model",
-           {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-            {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false}, {"vocab", v},
+           {{"type", "BPE"},
+            {"dropout", nullptr},
+            {"unk_token", nullptr},
+            {"continuing_subword_prefix", nullptr},
+            {"end_of_word_suffix", nullptr},
+            {"fuse_unk", false},
+            {"byte_fallback", false},
+            {"vocab", v},
             {"merges", json::array()}}}};
 }
 
@@ -278,25 +292,57 @@ json llama_config(const Dims& d, const std::string& dtype) {
   const std::string torch_dtype = dtype == "BF16" ? "bfloat16" : "float32";
   const int64_t eos = d.vocab - 1;
   if (d.family == Family::qwen2)
-    return {{"architectures", {"Qwen2ForCausalLM"}}, {"attention_dropout", 0.0}, {"bos_token_id", eos},
-            {"eos_token_id", eos}, {"hidden_act", "silu"}, {"hidden_size", d.embd}, {"initializer_range", 0.02},
-            {"intermediate_size", d.intermediate}, {"max_position_embeddings", d.positions},
-            {"max_window_layers", d.layers}, {"model_type", "qwen2"}, {"num_attention_heads", d.heads},
-            {"num_hidden_layers", d.layers}, {"num_key_value_heads", d.kv_heads}, {"rms_norm_eps", 1e-06},
-            {"rope_theta", 1000000.0}, {"sliding_window", d.positions}, {"tie_word_embeddings", true},
-            {"torch_dtype", torch_dtype}, {"use_cache", true}, {"use_sliding_window", false},
+    return {{"architectures", {"Qwen2ForCausalLM"}},
+            {"attention_dropout", 0.0},
+            {"bos_token_id", eos},
+            {"eos_token_id", eos},
+            {"hidden_act", "silu"},
+            {"hidden_size", d.embd},
+            {"initializer_range", 0.02},
+            {"intermediate_size", d.intermediate},
+            {"max_position_embeddings", d.positions},
+            {"max_window_layers", d.layers},
+            {"model_type", "qwen2"},
+            {"num_attention_heads", d.heads},
+            {"num_hidden_layers", d.layers},
+            {"num_key_value_heads", d.kv_heads},
+            {"rms_norm_eps", 1e-06},
+            {"rope_theta", 1000000.0},
+            {"sliding_window", d.positions},
+            {"tie_word_embeddings", true},
+            {"torch_dtype", torch_dtype},
+            {"use_cache", true},
+            {"use_sliding_window", false},
             {"vocab_size", d.vocab}};
-  return {{"architectures", {"LlamaForCausalLM"}}, {"attention_bias", false}, {"attention_dropout", 0.0},
-          {"bos_token_id", eos}, {"eos_token_id", eos}, {"head_dim", d.embd / d.heads}, {"hidden_act", "silu"},
-          {"hidden_size", d.embd}, {"initializer_range", 0.02}, {"intermediate_size", d.intermediate},
-          {"max_position_embeddings", d.positions}, {"mlp_bias", false}, {"model_type", "llama"},
-          {"num_attention_heads", d.heads}, {"num_hidden_layers", d.layers}, {"num_key_value_heads", d.kv_heads},
-          {"pretraining_tp", 1}, {"rms_norm_eps", 1e-05},
+  return {{"architectures", {"LlamaForCausalLM"}},
+          {"attention_bias", false},
+          {"attention_dropout", 0.0},
+          {"bos_token_id", eos},
+          {"eos_token_id", eos},
+          {"head_dim", d.embd / d.heads},
+          {"hidden_act", "silu"},
+          {"hidden_size", d.embd},
+          {"initializer_range", 0.02},
+          {"intermediate_size", d.intermediate},
+          {"max_position_embeddings", d.positions},
+          {"mlp_bias", false},
+          {"model_type", "llama"},
+          {"num_attention_heads", d.heads},
+          {"num_hidden_layers", d.layers},
+          {"num_key_value_heads", d.kv_heads},
+          {"pretraining_tp", 1},
+          {"rms_norm_eps", 1e-05},
           {"rope_scaling",
-           {{"factor", 32.0}, {"high_freq_factor", 4.0}, {"low_freq_factor", 1.0},
-            {"original_max_position_embeddings", 8192}, {"rope_type", "llama3"}}},
-          {"rope_theta", 500000.0}, {"tie_word_embeddings", true}, {"torch_dtype", torch_dtype},
-          {"use_cache", true}, {"vocab_size", d.vocab}};
+           {{"factor", 32.0},
+            {"high_freq_factor", 4.0},
+            {"low_freq_factor", 1.0},
+            {"original_max_position_embeddings", 8192},
+            {"rope_type", "llama3"}}},
+          {"rope_theta", 500000.0},
+          {"tie_word_embeddings", true},
+          {"torch_dtype", torch_dtype},
+          {"use_cache", true},
+          {"vocab_size", d.vocab}};
 }
 
 // Header first (every offset is known from the shapes), then each tensor in
@@ -423,7 +469,8 @@ int main(int argc, char** argv) {
 
     // Build next to the target and rename at the end: an interrupted run
     // never leaves a folder that looks like a finished checkpoint.
-    const fs::path staging = out.parent_path() / ("." + out.filename().string() + ".partial-" + std::to_string(::getpid()));
+    const fs::path staging =
+        out.parent_path() / ("." + out.filename().string() + ".partial-" + std::to_string(::getpid()));
     fs::remove_all(staging);
     fs::create_directories(staging);
     try {
@@ -442,9 +489,11 @@ int main(int argc, char** argv) {
           fs::copy_file(tokenizer_from / "tokenizer_config.json", staging / "tokenizer_config.json");
       } else {
         write_json(staging / "tokenizer.json", synthetic_tokenizer(dims->vocab));
-        write_json(staging / "tokenizer_config.json",
-                   {{"bos_token", "<|endoftext|>"}, {"eos_token", "<|endoftext|>"}, {"unk_token", "<|endoftext|>"},
-                    {"model_max_length", dims->positions}, {"tokenizer_class", "GPT2Tokenizer"}});
+        write_json(staging / "tokenizer_config.json", {{"bos_token", "<|endoftext|>"},
+                                                       {"eos_token", "<|endoftext|>"},
+                                                       {"unk_token", "<|endoftext|>"},
+                                                       {"model_max_length", dims->positions},
+                                                       {"tokenizer_class", "GPT2Tokenizer"}});
       }
       const uint64_t bytes = write_safetensors(staging / "model.safetensors", tensors, dtype, seed);
       if (fs::exists(out)) fs::remove_all(out);

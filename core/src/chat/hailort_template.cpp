@@ -34,8 +34,9 @@ constexpr std::array<BlockTag, 8> kBlocks = {{{"if", "endif"},
 // (minja.hpp line 2305) lacks them ("Expected block keyword"), or it refuses
 // them ("Unexpected block", line 2441). The template then fails LLM::create.
 // docs/chat-templates.md has the table with its evidence.
-constexpr std::array<std::string_view, 11> kUnparsedStatements = {
-    "call", "raw", "include", "import", "from", "extends", "with", "autoescape", "do", "block", "endblock"};
+constexpr std::array<std::string_view, 11> kUnparsedStatements = {"call", "raw",     "include", "import",
+                                                                  "from", "extends", "with",    "autoescape",
+                                                                  "do",   "block",   "endblock"};
 
 // Tests minja 58568621 does not parse: `is` takes a bare name and no
 // argument there (minja.hpp 1896-1905).
@@ -52,18 +53,41 @@ struct MissingFeature {
   bool hailo_ollama_only = false;
 };
 constexpr MissingFeature kMissing[] = {
-    {MissingFeature::filter, "first"},     {MissingFeature::filter, "d"},        {MissingFeature::filter, "replace"},
-    {MissingFeature::filter, "capitalize"}, {MissingFeature::filter, "title"},   {MissingFeature::filter, "sort"},
-    {MissingFeature::filter, "max"},       {MissingFeature::filter, "min"},      {MissingFeature::filter, "sum"},
-    {MissingFeature::filter, "round"},     {MissingFeature::filter, "float"},    {MissingFeature::filter, "abs"},
-    {MissingFeature::filter, "wordcount"}, {MissingFeature::filter, "batch"},    {MissingFeature::filter, "groupby"},
-    {MissingFeature::filter, "attr"},      {MissingFeature::filter, "truncate"}, {MissingFeature::filter, "format"},
-    {MissingFeature::function, "dict"},    {MissingFeature::function, "cycler"}, {MissingFeature::method, "upper"},
-    {MissingFeature::method, "lower"},     {MissingFeature::method, "keys"},     {MissingFeature::method, "values"},
-    {MissingFeature::method, "join"},      {MissingFeature::method, "format"},   {MissingFeature::method, "find"},
-    {MissingFeature::method, "count"},     {MissingFeature::test, "undefined"},  {MissingFeature::test, "callable"},
-    {MissingFeature::test, "odd"},         {MissingFeature::test, "even"},       {MissingFeature::test, "lower"},
-    {MissingFeature::test, "upper"},       {MissingFeature::method, "startswith", true},
+    {MissingFeature::filter, "first"},
+    {MissingFeature::filter, "d"},
+    {MissingFeature::filter, "replace"},
+    {MissingFeature::filter, "capitalize"},
+    {MissingFeature::filter, "title"},
+    {MissingFeature::filter, "sort"},
+    {MissingFeature::filter, "max"},
+    {MissingFeature::filter, "min"},
+    {MissingFeature::filter, "sum"},
+    {MissingFeature::filter, "round"},
+    {MissingFeature::filter, "float"},
+    {MissingFeature::filter, "abs"},
+    {MissingFeature::filter, "wordcount"},
+    {MissingFeature::filter, "batch"},
+    {MissingFeature::filter, "groupby"},
+    {MissingFeature::filter, "attr"},
+    {MissingFeature::filter, "truncate"},
+    {MissingFeature::filter, "format"},
+    {MissingFeature::function, "dict"},
+    {MissingFeature::function, "cycler"},
+    {MissingFeature::method, "upper"},
+    {MissingFeature::method, "lower"},
+    {MissingFeature::method, "keys"},
+    {MissingFeature::method, "values"},
+    {MissingFeature::method, "join"},
+    {MissingFeature::method, "format"},
+    {MissingFeature::method, "find"},
+    {MissingFeature::method, "count"},
+    {MissingFeature::test, "undefined"},
+    {MissingFeature::test, "callable"},
+    {MissingFeature::test, "odd"},
+    {MissingFeature::test, "even"},
+    {MissingFeature::test, "lower"},
+    {MissingFeature::test, "upper"},
+    {MissingFeature::method, "startswith", true},
 };
 
 const char* kind_name(MissingFeature::Kind k) {
@@ -122,8 +146,10 @@ void refuse_what_hailort_cannot_parse(const std::string& tmpl, const std::string
     for (std::string_view u : kUnparsedStatements)
       if (u == keyword)
         throw Unsupported(origin + ": chat template, " + jinja::where(tmpl, seg.begin) + ": uses " +
-                          text_of_keyword(u) + ", which the minja hailort renders templates with does not parse; "
-                          "the model would fail to load (LLM::create)" + hint);
+                          text_of_keyword(u) +
+                          ", which the minja hailort renders templates with does not parse; "
+                          "the model would fail to load (LLM::create)" +
+                          hint);
     if (const BlockTag* b = opening(keyword)) {
       open.push_back({b->close, seg.begin});
     } else if (keyword == "set" && is_block_set(tmpl, tokens)) {
@@ -131,12 +157,14 @@ void refuse_what_hailort_cannot_parse(const std::string& tmpl, const std::string
     } else if (closing(keyword) || keyword == "endset") {
       if (open.empty() || open.back().close != keyword)
         throw BadInput(origin + ": chat template, " + jinja::where(tmpl, seg.begin) + ": " + text_of_keyword(keyword) +
-                       (open.empty() ? " closes no open block"
-                                     : " where " + text_of_keyword(open.back().close) + " was expected (block opened at " +
-                                           jinja::where(tmpl, open.back().at) + ")"));
+                       (open.empty()
+                            ? " closes no open block"
+                            : " where " + text_of_keyword(open.back().close) + " was expected (block opened at " +
+                                  jinja::where(tmpl, open.back().at) + ")"));
       open.pop_back();
     } else if (keyword == "elif" || keyword == "else") {
-      const bool inside = !open.empty() && (open.back().close == "endif" || (keyword == "else" && open.back().close == "endfor"));
+      const bool inside =
+          !open.empty() && (open.back().close == "endif" || (keyword == "else" && open.back().close == "endfor"));
       if (!inside)
         throw BadInput(origin + ": chat template, " + jinja::where(tmpl, seg.begin) + ": " + text_of_keyword(keyword) +
                        " outside an if block");
@@ -155,9 +183,11 @@ void refuse_what_hailort_cannot_parse(const std::string& tmpl, const std::string
       if (jinja::text_of(tmpl, tokens[t]) == "not" && t + 1 < tokens.size()) ++t;
       for (std::string_view u : kUnparsedTests)
         if (jinja::text_of(tmpl, tokens[t]) == u)
-          throw Unsupported(origin + ": chat template, " + jinja::where(tmpl, tokens[i].begin) + ": uses the test 'is " +
-                            std::string(u) + "', which the minja hailort renders templates with does not parse "
-                            "(its 'is' takes a bare name); the model would fail to load (LLM::create)" + hint);
+          throw Unsupported(origin + ": chat template, " + jinja::where(tmpl, tokens[i].begin) +
+                            ": uses the test 'is " + std::string(u) +
+                            "', which the minja hailort renders templates with does not parse "
+                            "(its 'is' takes a bare name); the model would fail to load (LLM::create)" +
+                            hint);
     }
   }
 }
@@ -194,10 +224,14 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
       const bool called = text(i + 1) == "(";
       const bool after_is = i > 0 && (text(i - 1) == "is" || (text(i - 1) == "not" && i > 1 && text(i - 2) == "is"));
       const MissingFeature* m = nullptr;
-      if (after_pipe || after_filter_tag) m = lookup(MissingFeature::filter, text(i));
-      else if (after_dot && called) m = lookup(MissingFeature::method, text(i));
-      else if (after_is) m = lookup(MissingFeature::test, text(i));
-      else if (called) m = lookup(MissingFeature::function, text(i));
+      if (after_pipe || after_filter_tag)
+        m = lookup(MissingFeature::filter, text(i));
+      else if (after_dot && called)
+        m = lookup(MissingFeature::method, text(i));
+      else if (after_is)
+        m = lookup(MissingFeature::test, text(i));
+      else if (called)
+        m = lookup(MissingFeature::function, text(i));
       if (m) note(*m, tokens[i].begin);
       if (after_dot && called && text(i) == "split" && text(i + 2) == ")")
         found.push_back("chat_template: warning: " + jinja::where(tmpl, tokens[i].begin) +
@@ -207,7 +241,8 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
         for (size_t j = i + 1; j + 1 < tokens.size() && text(j) != ")"; ++j)
           if (tokens[j].kind == TokenKind::name && text(j + 1) == "=" && text(j) != "indent")
             found.push_back("chat_template: warning: " + jinja::where(tmpl, tokens[j].begin) + " passes tojson '" +
-                            std::string(text(j)) + "', which the minja hailort renders templates with refuses "
+                            std::string(text(j)) +
+                            "', which the minja hailort renders templates with refuses "
                             "(its tojson takes value and indent): rendering fails when that line is reached");
       }
     }
@@ -215,8 +250,8 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
   return found;
 }
 
-std::string template_for_hailort(const std::string& original, const std::string& origin, const SpecialTokenTexts& tokens,
-                                  std::vector<std::string>& changes) {
+std::string template_for_hailort(const std::string& original, const std::string& origin,
+                                 const SpecialTokenTexts& tokens, std::vector<std::string>& changes) {
   refuse_what_hailort_cannot_parse(original, origin);
   for (std::string& w : what_minja_cannot_render(original, origin)) changes.push_back(std::move(w));
 

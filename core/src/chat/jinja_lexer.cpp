@@ -50,7 +50,8 @@ void close_code(std::string_view s, size_t open, const std::string& origin, Segm
       continue;
     }
     if (!brackets.empty() && (c == ')' || c == ']' || c == '}')) {
-      if (c != brackets.back()) fail(s, i, origin, std::string("'") + c + "' where '" + brackets.back() + "' closes the open bracket");
+      if (c != brackets.back())
+        fail(s, i, origin, std::string("'") + c + "' where '" + brackets.back() + "' closes the open bracket");
       brackets.pop_back();
       ++i;
       continue;
@@ -66,7 +67,8 @@ void close_code(std::string_view s, size_t open, const std::string& origin, Segm
     }
     ++i;
   }
-  fail(s, open, origin, seg.kind == SegmentKind::expression ? "'{{' is not closed by '}}'" : "'{%' is not closed by '%}'");
+  fail(s, open, origin,
+       seg.kind == SegmentKind::expression ? "'{{' is not closed by '}}'" : "'{%' is not closed by '%}'");
 }
 
 // The first name of a statement's code ("if", "for", "raw", ...).
@@ -205,7 +207,9 @@ std::string string_value(std::string_view s, const Token& t) {
       case 'n': out += '\n'; break;
       case 't': out += '\t'; break;
       case 'r': out += '\r'; break;
-      case '\\': case '\'': case '"': out += e; break;
+      case '\\':
+      case '\'':
+      case '"': out += e; break;
       default: out += '\\'; out += e;
     }
   }

@@ -115,9 +115,9 @@ DisarmedGuard guard_of(std::string_view tmpl, const std::vector<Token>& tokens, 
   else if (c.close == c.name + 3 && tokens[c.name + 2].kind == TokenKind::string)
     guard.message = string_value(tmpl, tokens[c.name + 2]);
   else
-    guard.message = "(a computed message: " +
-                    std::string(tmpl.substr(tokens[c.name + 2].begin, tokens[c.close].begin - tokens[c.name + 2].begin)) +
-                    ")";
+    guard.message =
+        "(a computed message: " +
+        std::string(tmpl.substr(tokens[c.name + 2].begin, tokens[c.close].begin - tokens[c.name + 2].begin)) + ")";
   return guard;
 }
 
@@ -147,7 +147,8 @@ std::vector<DisarmedGuard> unspared_raise_calls(std::string_view tmpl, const std
   const std::string condition = "{{" + placeholder_condition() + "}}";
   const std::vector<Segment> cond_segments = split(condition, "(condition)");
   std::vector<std::string> expected;
-  for (const Token& t : tokenize(condition, cond_segments[0], "(condition)")) expected.emplace_back(text_of(condition, t));
+  for (const Token& t : tokenize(condition, cond_segments[0], "(condition)"))
+    expected.emplace_back(text_of(condition, t));
 
   std::vector<DisarmedGuard> out;
   for (const Segment& seg : split(tmpl, origin)) {

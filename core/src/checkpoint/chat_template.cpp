@@ -86,7 +86,8 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
     if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("template") ||
         !e["template"].is_string())
       throw BadInput(where + ": entry " + std::to_string(i) + " is not {\"name\": string, \"template\": string}");
-    named[e["name"].get<std::string>()] = e["template"].get<std::string>();  // a later duplicate wins, as in transformers
+    named[e["name"].get<std::string>()] =
+        e["template"].get<std::string>();  // a later duplicate wins, as in transformers
   }
   auto it = named.find("default");
   if (it == named.end()) no_default(where, names_of(named));
@@ -154,8 +155,8 @@ ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   if (it == named.end()) no_default(extra_dir.string(), names_of(named));
   out.text = it->second;
   out.origin = files["default"].string();
-  out.source = files["default"] == main_file ? std::string(kTemplateFile)
-                                             : std::string(kTemplateDir) + "/default.jinja";
+  out.source =
+      files["default"] == main_file ? std::string(kTemplateFile) : std::string(kTemplateDir) + "/default.jinja";
   note_unused(named, std::string(kTemplateDir) + "/", out);
   if (config_has) {
     const json& ct = tc.raw()["chat_template"];

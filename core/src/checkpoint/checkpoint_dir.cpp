@@ -49,8 +49,7 @@ class CheckpointDir final : public sdk::Checkpoint {
   bool has(std::string_view tensor) const override { return tensors_.find(tensor) != tensors_.end(); }
   const sdk::TensorInfo& info(std::string_view tensor) const override { return slot(tensor).info; }
   std::vector<std::string> tensor_names() const override;
-  void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
-                 std::span<float> out) const override;
+  void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end, std::span<float> out) const override;
   std::span<const char> stored_f32_rows(std::string_view tensor, int64_t row_begin, int64_t row_end) const override;
   void release_stored(std::span<const char> rows) const override;
 
@@ -114,8 +113,9 @@ CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : d
   } else if (is_present_file(dir / "model.safetensors.index.json")) {
     load_index(dir / "model.safetensors.index.json");
   } else if (is_present_file(dir / "pytorch_model.bin") || is_present_file(dir / "pytorch_model.bin.index.json")) {
-    throw BadInput(d + ": weights are in PyTorch format (pytorch_model.bin); only safetensors can be read — "
-                       "re-save the model with save_pretrained(..., safe_serialization=True)");
+    throw BadInput(d +
+                   ": weights are in PyTorch format (pytorch_model.bin); only safetensors can be read — "
+                   "re-save the model with save_pretrained(..., safe_serialization=True)");
   } else {
     throw BadInput(d + ": no weights: neither model.safetensors nor model.safetensors.index.json is present");
   }
@@ -197,8 +197,7 @@ std::vector<std::string> CheckpointDir::tensor_names() const {
   return names;
 }
 
-void CheckpointDir::read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
-                              std::span<float> out) const {
+void CheckpointDir::read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end, std::span<float> out) const {
   const Slot& s = slot(tensor);
   const size_t bad = s.file->read_rows(*s.entry, row_begin, row_end, out);
   if (bad != out.size()) nonfinite_.record(s.info, row_begin, bad, out[bad]);

@@ -104,8 +104,7 @@ size_t convert_to_f32(sdk::DType dtype, const uint8_t* src, std::span<float> out
     case sdk::DType::f32: block = f32_block_copy, esize = 4; break;
     case sdk::DType::f16: block = f16_block_to_f32, esize = 2; break;
     case sdk::DType::bf16: block = bf16_block_to_f32, esize = 2; break;
-    case sdk::DType::other:
-      throw InternalError("convert_to_f32: dtype cannot be converted to float32");
+    case sdk::DType::other: throw InternalError("convert_to_f32: dtype cannot be converted to float32");
   }
   // Blocks small enough that the one holding a non-finite value is still in
   // cache when it is walked again for the value's index.

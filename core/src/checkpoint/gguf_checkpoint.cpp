@@ -84,7 +84,6 @@ std::vector<fs::path> gguf_parts(const fs::path& path) {
   return parts;
 }
 
-
 sdk::DType sdk_dtype(const GgmlType& t) {
   switch (t.id) {
     case 0: return sdk::DType::f32;
@@ -109,7 +108,8 @@ class StagingDir {
   const fs::path& get() {
     if (path_.empty()) {
       std::string tmpl = (fs::temp_directory_path() / "llm2hef-gguf-XXXXXX").string();
-      if (!::mkdtemp(tmpl.data())) throw InternalError("cannot create a staging folder in " + fs::temp_directory_path().string());
+      if (!::mkdtemp(tmpl.data()))
+        throw InternalError("cannot create a staging folder in " + fs::temp_directory_path().string());
       path_ = tmpl;
     }
     return path_;
@@ -168,8 +168,7 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   NonFiniteLog nonfinite_;
 };
 
-GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite)
-    : path_(path), nonfinite_(nonfinite) {
+GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) : path_(path), nonfinite_(nonfinite) {
   const std::vector<fs::path> parts = gguf_parts(path);
   for (const auto& p : parts) files_.push_back(std::make_unique<GgufFile>(p));
   const GgufFile& first = *files_.front();
@@ -205,7 +204,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite)
   const GgufArch* arch = find_gguf_arch(arch_name);
   if (!arch)
     throw BadInput(meta.where("general.architecture") + " is '" + arch_name +
-                   "', an architecture llm2hef has no tensor-name table for (it reads: " + gguf_supported_archs() + ")");
+                   "', an architecture llm2hef has no tensor-name table for (it reads: " + gguf_supported_archs() +
+                   ")");
 
   GgufTensorAccess access{[this](std::string_view n) { return find_stored(n); },
                           [this](std::string_view n) { return read_stored(n); }};
@@ -244,7 +244,8 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
   // A folder's own files take precedence over the metadata (docs/gguf.md).
   if (!folder.empty() && is_present_file(folder / "tokenizer.json")) {
     tokenizer_json_ = folder / "tokenizer.json";
-    if (is_present_file(folder / "tokenizer_config.json")) tokenizer_config_ = sdk::JsonFile::load(folder / "tokenizer_config.json");
+    if (is_present_file(folder / "tokenizer_config.json"))
+      tokenizer_config_ = sdk::JsonFile::load(folder / "tokenizer_config.json");
     if (is_present_file(folder / "generation_config.json"))
       generation_config_ = sdk::JsonFile::load(folder / "generation_config.json");
     notes_.push_back("tokenizer: " + tokenizer_json_.string() + " (the folder's file, not the GGUF metadata)");
@@ -264,7 +265,8 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
     f << text;
     if (!f.flush()) throw InternalError("cannot write " + (dir / "tokenizer.json").string());
     tokenizer_json_ = dir / "tokenizer.json";
-    tokenizer_config_ = sdk::JsonFile(origin + " (tokenizer_config.json from its metadata)", std::move(tok.tokenizer_config));
+    tokenizer_config_ =
+        sdk::JsonFile(origin + " (tokenizer_config.json from its metadata)", std::move(tok.tokenizer_config));
   } catch (const BadInput& e) {
     // inspect needs no tokenizer: the error is raised when one is asked for.
     tokenizer_error_ = e.what();
@@ -340,7 +342,8 @@ void GgufCheckpoint::add_slots(const GgufArch& arch) {
           // [all q; all k; all v]; HF row h*3*dim + j*dim + i is stored row
           // j*heads*dim + h*dim + i.
           if (heads <= 0 || rows % (3 * heads) != 0)
-            throw BadInput(where + ": " + std::to_string(rows) + " rows are not 3 x " + std::to_string(heads) + " heads");
+            throw BadInput(where + ": " + std::to_string(rows) + " rows are not 3 x " + std::to_string(heads) +
+                           " heads");
           const int64_t dim = rows / 3 / heads;
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t h = r / (3 * dim), j = (r % (3 * dim)) / dim, i = r % dim;
@@ -422,7 +425,8 @@ void GgufCheckpoint::read_flat(const Slot& s, uint64_t first, uint64_t last, flo
   s.file->release(released, s.stored->begin + (last + bs - 1) / bs * type.type_size);
 }
 
-void GgufCheckpoint::read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end, std::span<float> out) const {
+void GgufCheckpoint::read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
+                               std::span<float> out) const {
   const Slot& s = slot(tensor);
   const GgmlType& type = *s.stored->type;
   if (!type.dequantized)

@@ -44,9 +44,9 @@ std::string GgufMetadata::where(const std::string& key) const { return origin_ +
 std::optional<int64_t> GgufMetadata::find_size(const std::string& key, int64_t max) const {
   auto it = m_.find(key);
   if (it == m_.end()) return std::nullopt;
-  if (!it->is_number_integer())
-    throw BadInput(where(key) + " is " + kind_of(*it) + ", expected an integer");
-  if (it->is_number_unsigned() ? it->get<uint64_t>() > static_cast<uint64_t>(max) : it->get<int64_t>() < 0 || it->get<int64_t>() > max)
+  if (!it->is_number_integer()) throw BadInput(where(key) + " is " + kind_of(*it) + ", expected an integer");
+  if (it->is_number_unsigned() ? it->get<uint64_t>() > static_cast<uint64_t>(max)
+                               : it->get<int64_t>() < 0 || it->get<int64_t>() > max)
     throw BadInput(where(key) + " is " + it->dump() + ", expected 0.." + std::to_string(max));
   return it->get<int64_t>();
 }
@@ -134,7 +134,8 @@ struct Builder {
     c["num_hidden_layers"] = layers;
     c["num_attention_heads"] = heads;
     // (LFM2 writes one value per layer: read by lfm2().)
-    if (const auto& raw = meta.raw(); !(raw.contains(key("attention.head_count_kv")) && raw[key("attention.head_count_kv")].is_array()))
+    if (const auto& raw = meta.raw();
+        !(raw.contains(key("attention.head_count_kv")) && raw[key("attention.head_count_kv")].is_array()))
       if (auto kv = meta.find_size(key("attention.head_count_kv"))) c["num_key_value_heads"] = *kv;
     if (auto ctx = meta.find_size(key("context_length"), int64_t{1} << 40)) c["max_position_embeddings"] = *ctx;
     if (auto ff = meta.find_size(key("feed_forward_length"))) c["intermediate_size"] = *ff;
@@ -144,8 +145,8 @@ struct Builder {
     c["vocab_size"] = vocab_size();
     c["tie_word_embeddings"] = !has_tensor("output.weight");
     for (const auto& [gguf_key, hf_key] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
-                                          std::pair{"tokenizer.ggml.eos_token_id", "eos_token_id"},
-                                          std::pair{"tokenizer.ggml.padding_token_id", "pad_token_id"}})
+                                           std::pair{"tokenizer.ggml.eos_token_id", "eos_token_id"},
+                                           std::pair{"tokenizer.ggml.padding_token_id", "pad_token_id"}})
       if (auto id = meta.find_size(gguf_key, int64_t{1} << 31)) c[hf_key] = *id;
     rope(layers, hidden / heads);
   }
@@ -198,7 +199,8 @@ struct Builder {
     std::vector<double> inv_wavelen(factors.size());
     for (size_t i = 0; i < factors.size(); ++i) {
       // As the converter computes them: float32 frequencies, double wavelengths.
-      const float freq = 1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
+      const float freq =
+          1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
       inv_wavelen[i] = 1.0 / (2 * M_PI / static_cast<double>(freq));
     }
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -213,25 +215,32 @@ struct Builder {
       throw Unsupported(meta.origin() + ": tensor 'rope_freqs.weight' (Llama 3 RoPE frequency factors): " + why +
                         "; its HF rope_scaling cannot be rebuilt exactly");
     };
-    if (n < 2) refuse("fewer than two factors lie between 1 and the largest, so the rule's parameters are not determined");
+    if (n < 2)
+      refuse("fewer than two factors lie between 1 and the largest, so the rule's parameters are not determined");
     const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
     if (!(a > 0) || !(b > 0)) refuse("the factors do not follow Llama 3's rule");
-    const auto nice = [](double v) { return std::fabs(v - std::round(v)) < 1e-3 * std::max(1.0, std::fabs(v)) ? std::round(v) : v; };
+    const auto nice = [](double v) {
+      return std::fabs(v - std::round(v)) < 1e-3 * std::max(1.0, std::fabs(v)) ? std::round(v) : v;
+    };
     const double low = 1.0, high = nice(low + low / b), original = nice(a * (high - low));
     for (size_t i = 0; i < factors.size(); ++i) {
       const double wavelen = 1.0 / inv_wavelen[i];
       double expect = 1.0;
-      if (wavelen > original / low) expect = factor;
+      if (wavelen > original / low)
+        expect = factor;
       else if (wavelen >= original / high) {
         const double s = (original / wavelen - low) / (high - low);
         expect = 1.0 / ((1.0 - s) / factor + s);
       }
       if (std::fabs(expect - factors[i]) > 1e-5 * expect)
-        refuse("factor " + std::to_string(factors[i]) + " at frequency " + std::to_string(i) + " differs from the fitted rule's " +
-               std::to_string(expect));
+        refuse("factor " + std::to_string(factors[i]) + " at frequency " + std::to_string(i) +
+               " differs from the fitted rule's " + std::to_string(expect));
     }
-    scaling = {{"rope_type", "llama3"}, {"factor", f32_decimal(factor)}, {"low_freq_factor", low},
-               {"high_freq_factor", high}, {"original_max_position_embeddings", static_cast<int64_t>(original)}};
+    scaling = {{"rope_type", "llama3"},
+               {"factor", f32_decimal(factor)},
+               {"low_freq_factor", low},
+               {"high_freq_factor", high},
+               {"original_max_position_embeddings", static_cast<int64_t>(original)}};
     note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + std::to_string(factor) +
          ", low_freq_factor 1, high_freq_factor " + std::to_string(high) + ", original_max_position_embeddings " +
          std::to_string(static_cast<int64_t>(original)));
@@ -246,10 +255,9 @@ struct Builder {
 
   void granite() {
     llama_family();
-    for (const auto& [k, hf] : {std::pair{"attention.scale", "attention_multiplier"},
-                                std::pair{"embedding_scale", "embedding_multiplier"},
-                                std::pair{"residual_scale", "residual_multiplier"},
-                                std::pair{"logit_scale", "logits_scaling"}})
+    for (const auto& [k, hf] :
+         {std::pair{"attention.scale", "attention_multiplier"}, std::pair{"embedding_scale", "embedding_multiplier"},
+          std::pair{"residual_scale", "residual_multiplier"}, std::pair{"logit_scale", "logits_scaling"}})
       if (auto v = number(k)) c[hf] = *v;
   }
 
@@ -289,7 +297,9 @@ struct Builder {
         types.push_back(pattern > 0 && (i + 1) % pattern == 0 ? "full_attention" : "sliding_attention");
       c["rope_local_base_freq"] = number("rope.freq_base_swa").value_or(10000.0);
       if (!meta.has(key("attention.sliding_window_pattern")))
-        note("Gemma 3: the sliding-window pattern is not stored in GGUF; llama.cpp's (5 sliding layers, then 1 global) is assumed");
+        note(
+            "Gemma 3: the sliding-window pattern is not stored in GGUF; llama.cpp's (5 sliding layers, then 1 global) "
+            "is assumed");
     }
     c["layer_types"] = types;
   }
@@ -306,7 +316,8 @@ struct Builder {
     // LongRoPE: the factors are tensors (Phi3MiniModel.generate_extra_tensors).
     if (has_tensor("rope_factors_long.weight") || has_tensor("rope_factors_short.weight")) {
       if (!has_tensor("rope_factors_long.weight") || !has_tensor("rope_factors_short.weight"))
-        throw BadInput(meta.origin() + ": only one of rope_factors_long.weight and rope_factors_short.weight is present");
+        throw BadInput(meta.origin() +
+                       ": only one of rope_factors_long.weight and rope_factors_short.weight is present");
       Json scaling = {{"rope_type", "longrope"}};
       for (const auto& [t, k] : {std::pair{"rope_factors_long.weight", "long_factor"},
                                  std::pair{"rope_factors_short.weight", "short_factor"}}) {
@@ -405,16 +416,26 @@ GgufConfig gguf_config(const GgufMetadata& meta, const GgufArch& arch, const Ggu
   Builder b{meta, arch, tensors, {}};
   b.common();
   const std::string& a = arch.gguf;
-  if (a == "llama" || a == "qwen2" || a == "qwen3" || a == "olmo2") b.llama_family();
-  else if (a == "granite") b.granite();
-  else if (a == "smollm3") b.smollm3();
-  else if (a == "gemma2") b.gemma(false);
-  else if (a == "gemma3") b.gemma(true);
-  else if (a == "phi3") b.phi3();
-  else if (a == "stablelm") b.stablelm();
-  else if (a == "gptneox") b.gptneox();
-  else if (a == "gpt2") b.gpt2();
-  else if (a == "lfm2") b.lfm2();
+  if (a == "llama" || a == "qwen2" || a == "qwen3" || a == "olmo2")
+    b.llama_family();
+  else if (a == "granite")
+    b.granite();
+  else if (a == "smollm3")
+    b.smollm3();
+  else if (a == "gemma2")
+    b.gemma(false);
+  else if (a == "gemma3")
+    b.gemma(true);
+  else if (a == "phi3")
+    b.phi3();
+  else if (a == "stablelm")
+    b.stablelm();
+  else if (a == "gptneox")
+    b.gptneox();
+  else if (a == "gpt2")
+    b.gpt2();
+  else if (a == "lfm2")
+    b.lfm2();
   return std::move(b.out);
 }
 

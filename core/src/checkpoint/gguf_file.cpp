@@ -4,7 +4,6 @@
 // bytes that are really there before anything is allocated or mapped.
 #include "llm2hef/core/checkpoint/gguf_file.hpp"
 
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -22,35 +21,51 @@ using OJson = nlohmann::ordered_json;
 
 // gguf-py constants.py GGML_QUANT_SIZES (block size, bytes per block).
 constexpr GgmlType kTypes[] = {
-    {0, "F32", 1, 4, true},          {1, "F16", 1, 2, true},         {2, "Q4_0", 32, 18, true},
-    {3, "Q4_1", 32, 20, true},       {6, "Q5_0", 32, 22, true},      {7, "Q5_1", 32, 24, true},
-    {8, "Q8_0", 32, 34, true},       {9, "Q8_1", 32, 40, false},     {10, "Q2_K", 256, 84, true},
-    {11, "Q3_K", 256, 110, true},    {12, "Q4_K", 256, 144, true},   {13, "Q5_K", 256, 176, true},
-    {14, "Q6_K", 256, 210, true},    {15, "Q8_K", 256, 292, false},  {16, "IQ2_XXS", 256, 66, false},
+    {0, "F32", 1, 4, true},          {1, "F16", 1, 2, true},          {2, "Q4_0", 32, 18, true},
+    {3, "Q4_1", 32, 20, true},       {6, "Q5_0", 32, 22, true},       {7, "Q5_1", 32, 24, true},
+    {8, "Q8_0", 32, 34, true},       {9, "Q8_1", 32, 40, false},      {10, "Q2_K", 256, 84, true},
+    {11, "Q3_K", 256, 110, true},    {12, "Q4_K", 256, 144, true},    {13, "Q5_K", 256, 176, true},
+    {14, "Q6_K", 256, 210, true},    {15, "Q8_K", 256, 292, false},   {16, "IQ2_XXS", 256, 66, false},
     {17, "IQ2_XS", 256, 74, false},  {18, "IQ3_XXS", 256, 98, false}, {19, "IQ1_S", 256, 50, false},
-    {20, "IQ4_NL", 32, 18, false},   {21, "IQ3_S", 256, 110, false}, {22, "IQ2_S", 256, 82, false},
-    {23, "IQ4_XS", 256, 136, false}, {24, "I8", 1, 1, false},        {25, "I16", 1, 2, false},
-    {26, "I32", 1, 4, false},        {27, "I64", 1, 8, false},       {28, "F64", 1, 8, false},
-    {29, "IQ1_M", 256, 56, false},   {30, "BF16", 1, 2, true},       {34, "TQ1_0", 256, 54, false},
-    {35, "TQ2_0", 256, 66, false},   {39, "MXFP4", 32, 17, false},   {40, "NVFP4", 64, 36, false},
+    {20, "IQ4_NL", 32, 18, false},   {21, "IQ3_S", 256, 110, false},  {22, "IQ2_S", 256, 82, false},
+    {23, "IQ4_XS", 256, 136, false}, {24, "I8", 1, 1, false},         {25, "I16", 1, 2, false},
+    {26, "I32", 1, 4, false},        {27, "I64", 1, 8, false},        {28, "F64", 1, 8, false},
+    {29, "IQ1_M", 256, 56, false},   {30, "BF16", 1, 2, true},        {34, "TQ1_0", 256, 54, false},
+    {35, "TQ2_0", 256, 66, false},   {39, "MXFP4", 32, 17, false},    {40, "NVFP4", 64, 36, false},
     {41, "Q1_0", 128, 18, false},
 };
 
 // gguf.md "gguf_metadata_value_type".
 enum ValueType : uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
-  kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
-constexpr const char* kValueTypeNames[] = {"uint8", "int8",   "uint16", "int16",  "uint32", "int32", "float32",
+constexpr const char* kValueTypeNames[] = {"uint8", "int8",   "uint16", "int16",  "uint32", "int32",  "float32",
                                            "bool",  "string", "array",  "uint64", "int64",  "float64"};
 
 // Bytes the smallest value of a type occupies: what an array count is checked
 // against before anything is allocated for it.
 uint64_t min_value_size(uint32_t type) {
   switch (type) {
-    case kU8: case kI8: case kBool: return 1;
-    case kU16: case kI16: return 2;
-    case kU32: case kI32: case kF32: return 4;
+    case kU8:
+    case kI8:
+    case kBool: return 1;
+    case kU16:
+    case kI16: return 2;
+    case kU32:
+    case kI32:
+    case kF32: return 4;
     case kString: return 8;  // its u64 length
     case kArray: return 12;  // u32 type + u64 count
     default: return 8;
@@ -94,9 +109,8 @@ class Cursor {
 
   void need(uint64_t n, const std::string& what) const {
     if (n > left())
-      throw BadInput(file_ + ": " + what + ": needs " + std::to_string(n) + " bytes at offset " +
-                     std::to_string(pos_) + ", but the file ends at " + std::to_string(bytes_.size()) +
-                     "; truncated?");
+      throw BadInput(file_ + ": " + what + ": needs " + std::to_string(n) + " bytes at offset " + std::to_string(pos_) +
+                     ", but the file ends at " + std::to_string(bytes_.size()) + "; truncated?");
   }
 
  private:
@@ -109,7 +123,9 @@ struct MetadataReader {
   Cursor& c;
   uint64_t values = 0;
 
-  std::string type_name(uint32_t type) const { return type < 13 ? kValueTypeNames[type] : "type " + std::to_string(type); }
+  std::string type_name(uint32_t type) const {
+    return type < 13 ? kValueTypeNames[type] : "type " + std::to_string(type);
+  }
 
   void count_value(const std::string& key) {
     if (++values > kMaxGgufMetadataValues)
@@ -147,8 +163,8 @@ struct MetadataReader {
           throw BadInput(c.file() + ": " + what + ": unknown array element type " + std::to_string(elem));
         const uint64_t n = c.get<uint64_t>(what + " (array length)");
         if (n > kMaxGgufArrayElements)
-          throw BadInput(c.file() + ": " + what + ": array of " + std::to_string(n) + " elements exceeds the limit of " +
-                         std::to_string(kMaxGgufArrayElements));
+          throw BadInput(c.file() + ": " + what + ": array of " + std::to_string(n) +
+                         " elements exceeds the limit of " + std::to_string(kMaxGgufArrayElements));
         if (n > c.left() / min_value_size(elem))
           throw BadInput(c.file() + ": " + what + ": array of " + std::to_string(n) + " " + type_name(elem) +
                          " values runs past the end of the file; truncated or corrupt?");
@@ -164,8 +180,7 @@ struct MetadataReader {
         type_text += elem_text;
         return a;
       }
-      default:
-        throw BadInput(c.file() + ": " + what + ": unknown value type " + std::to_string(type));
+      default: throw BadInput(c.file() + ": " + what + ": unknown value type " + std::to_string(type));
     }
   }
 };
@@ -222,7 +237,8 @@ GgufHeader parse_gguf_header(std::span<const uint8_t> bytes, uint64_t file_size,
   // Version 1 had 32-bit counts and lengths; 2 and 3 share this layout (3
   // added big-endian files, which announce themselves by a swapped version).
   if (h.version == 0x02000000u || h.version == 0x03000000u)
-    throw BadInput(file + ": big-endian GGUF file (version " + hex32(h.version) + "); only little-endian files are read");
+    throw BadInput(file + ": big-endian GGUF file (version " + hex32(h.version) +
+                   "); only little-endian files are read");
   if (h.version != 2 && h.version != 3)
     throw BadInput(file + ": GGUF version " + std::to_string(h.version) + " is not supported (2 and 3 are)");
   const uint64_t n_tensors = c.get<uint64_t>("tensor count");
@@ -233,7 +249,8 @@ GgufHeader parse_gguf_header(std::span<const uint8_t> bytes, uint64_t file_size,
     throw BadInput(file + ": metadata key-value count " + std::to_string(n_kv) +
                    " cannot fit in the file; truncated or corrupt?");
   if (n_tensors > c.left() / 24)
-    throw BadInput(file + ": tensor count " + std::to_string(n_tensors) + " cannot fit in the file; truncated or corrupt?");
+    throw BadInput(file + ": tensor count " + std::to_string(n_tensors) +
+                   " cannot fit in the file; truncated or corrupt?");
 
   MetadataReader meta{c};
   h.metadata = OJson::object();
@@ -302,8 +319,8 @@ GgufHeader parse_gguf_header(std::span<const uint8_t> bytes, uint64_t file_size,
   const uint64_t header_end = c.pos();
   h.data_start = (header_end + h.alignment - 1) / h.alignment * h.alignment;
   if (h.data_start > file_size && !h.tensors.empty())
-    throw BadInput(file + ": the data section would start at " + std::to_string(h.data_start) + ", past the end of the " +
-                   std::to_string(file_size) + "-byte file; truncated?");
+    throw BadInput(file + ": the data section would start at " + std::to_string(h.data_start) +
+                   ", past the end of the " + std::to_string(file_size) + "-byte file; truncated?");
   const uint64_t data_size = file_size > h.data_start ? file_size - h.data_start : 0;
   for (auto& t : h.tensors) {
     const uint64_t nbytes = t.end;
@@ -322,7 +339,8 @@ GgufHeader parse_gguf_header(std::span<const uint8_t> bytes, uint64_t file_size,
   for (size_t i = 1; i < by_offset.size(); ++i)
     if (by_offset[i]->begin < by_offset[i - 1]->end)
       throw BadInput(file + ": tensor '" + by_offset[i]->name + "': data at offset " +
-                     std::to_string(by_offset[i]->offset) + " overlaps that of tensor '" + by_offset[i - 1]->name + "'");
+                     std::to_string(by_offset[i]->offset) + " overlaps that of tensor '" + by_offset[i - 1]->name +
+                     "'");
   return h;
 }
 

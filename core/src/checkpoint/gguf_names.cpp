@@ -16,10 +16,10 @@ namespace {
 using T = GgufTransform;
 
 struct Rule {
-  const char* stem;      // "attn_q" (blk.N.attn_q) or "token_embd"
-  const char* hf;        // HF module, "{N}" for the block index
-  T weight = T::none;    // applied to <stem>.weight
-  T bias = T::none;      // applied to <stem>.bias
+  const char* stem;    // "attn_q" (blk.N.attn_q) or "token_embd"
+  const char* hf;      // HF module, "{N}" for the block index
+  T weight = T::none;  // applied to <stem>.weight
+  T bias = T::none;    // applied to <stem>.bias
 };
 
 struct Table {
@@ -70,9 +70,9 @@ const std::vector<Table>& tables() {
     std::vector<Table> v;
     // LlamaModel.undo_permute: llama (also Mistral, which llama.cpp writes
     // as llama), and its subclasses GraniteModel and SmolLM3Model.
-    for (const auto& [gguf, hf, type] : {std::tuple{"llama", "LlamaForCausalLM", "llama"},
-                                        std::tuple{"granite", "GraniteForCausalLM", "granite"},
-                                        std::tuple{"smollm3", "SmolLM3ForCausalLM", "smollm3"}})
+    for (const auto& [gguf, hf, type] :
+         {std::tuple{"llama", "LlamaForCausalLM", "llama"}, std::tuple{"granite", "GraniteForCausalLM", "granite"},
+          std::tuple{"smollm3", "SmolLM3ForCausalLM", "smollm3"}})
       v.push_back({{gguf, hf, type}, llama_globals(), llama_blocks(T::rope_unpermute)});
     v.push_back({{"qwen2", "Qwen2ForCausalLM", "qwen2"}, llama_globals(), llama_blocks(T::none)});
     v.push_back({{"qwen3", "Qwen3ForCausalLM", "qwen3"}, llama_globals(), llama_blocks(T::none)});
@@ -118,16 +118,15 @@ const std::vector<Table>& tables() {
                   {"ffn_gate", "model.layers.{N}.mlp.gate_proj"},
                   {"ffn_up", "model.layers.{N}.mlp.up_proj"},
                   {"ffn_down", "model.layers.{N}.mlp.down_proj"}}});
-    v.push_back({{"gptneox", "GPTNeoXForCausalLM", "gpt_neox"},
-                 {{"token_embd", "gpt_neox.embed_in"},
-                  {"output_norm", "gpt_neox.final_layer_norm"},
-                  {"output", "embed_out"}},
-                 {{"attn_norm", "gpt_neox.layers.{N}.input_layernorm"},
-                  {"attn_qkv", "gpt_neox.layers.{N}.attention.query_key_value", T::neox_qkv, T::neox_qkv},
-                  {"attn_output", "gpt_neox.layers.{N}.attention.dense"},
-                  {"ffn_norm", "gpt_neox.layers.{N}.post_attention_layernorm"},
-                  {"ffn_up", "gpt_neox.layers.{N}.mlp.dense_h_to_4h"},
-                  {"ffn_down", "gpt_neox.layers.{N}.mlp.dense_4h_to_h"}}});
+    v.push_back(
+        {{"gptneox", "GPTNeoXForCausalLM", "gpt_neox"},
+         {{"token_embd", "gpt_neox.embed_in"}, {"output_norm", "gpt_neox.final_layer_norm"}, {"output", "embed_out"}},
+         {{"attn_norm", "gpt_neox.layers.{N}.input_layernorm"},
+          {"attn_qkv", "gpt_neox.layers.{N}.attention.query_key_value", T::neox_qkv, T::neox_qkv},
+          {"attn_output", "gpt_neox.layers.{N}.attention.dense"},
+          {"ffn_norm", "gpt_neox.layers.{N}.post_attention_layernorm"},
+          {"ffn_up", "gpt_neox.layers.{N}.mlp.dense_h_to_4h"},
+          {"ffn_down", "gpt_neox.layers.{N}.mlp.dense_4h_to_h"}}});
     v.push_back({{"gpt2", "GPT2LMHeadModel", "gpt2"},
                  {{"token_embd", "transformer.wte"},
                   {"position_embd", "transformer.wpe"},
@@ -141,24 +140,23 @@ const std::vector<Table>& tables() {
                   {"ffn_down", "transformer.h.{N}.mlp.c_proj", T::transpose}}});
     // LFM2: the final norm is HF's embedding_norm (tensor_mapping.py maps it
     // to token_embd_norm).
-    v.push_back({{"lfm2", "Lfm2ForCausalLM", "lfm2"},
-                 {{"token_embd", "model.embed_tokens"},
-                  {"token_embd_norm", "model.embedding_norm"},
-                  {"output", "lm_head"}},
-                 {{"attn_norm", "model.layers.{N}.operator_norm"},
-                  {"attn_q", "model.layers.{N}.self_attn.q_proj"},
-                  {"attn_k", "model.layers.{N}.self_attn.k_proj"},
-                  {"attn_v", "model.layers.{N}.self_attn.v_proj"},
-                  {"attn_output", "model.layers.{N}.self_attn.out_proj"},
-                  {"attn_q_norm", "model.layers.{N}.self_attn.q_layernorm"},
-                  {"attn_k_norm", "model.layers.{N}.self_attn.k_layernorm"},
-                  {"shortconv.conv", "model.layers.{N}.conv.conv", T::unsqueeze_1},
-                  {"shortconv.in_proj", "model.layers.{N}.conv.in_proj"},
-                  {"shortconv.out_proj", "model.layers.{N}.conv.out_proj"},
-                  {"ffn_norm", "model.layers.{N}.ffn_norm"},
-                  {"ffn_gate", "model.layers.{N}.feed_forward.w1"},
-                  {"ffn_up", "model.layers.{N}.feed_forward.w3"},
-                  {"ffn_down", "model.layers.{N}.feed_forward.w2"}}});
+    v.push_back(
+        {{"lfm2", "Lfm2ForCausalLM", "lfm2"},
+         {{"token_embd", "model.embed_tokens"}, {"token_embd_norm", "model.embedding_norm"}, {"output", "lm_head"}},
+         {{"attn_norm", "model.layers.{N}.operator_norm"},
+          {"attn_q", "model.layers.{N}.self_attn.q_proj"},
+          {"attn_k", "model.layers.{N}.self_attn.k_proj"},
+          {"attn_v", "model.layers.{N}.self_attn.v_proj"},
+          {"attn_output", "model.layers.{N}.self_attn.out_proj"},
+          {"attn_q_norm", "model.layers.{N}.self_attn.q_layernorm"},
+          {"attn_k_norm", "model.layers.{N}.self_attn.k_layernorm"},
+          {"shortconv.conv", "model.layers.{N}.conv.conv", T::unsqueeze_1},
+          {"shortconv.in_proj", "model.layers.{N}.conv.in_proj"},
+          {"shortconv.out_proj", "model.layers.{N}.conv.out_proj"},
+          {"ffn_norm", "model.layers.{N}.ffn_norm"},
+          {"ffn_gate", "model.layers.{N}.feed_forward.w1"},
+          {"ffn_up", "model.layers.{N}.feed_forward.w3"},
+          {"ffn_down", "model.layers.{N}.feed_forward.w2"}}});
     return v;
   }();
   return t;
@@ -193,9 +191,12 @@ std::optional<GgufNameMatch> map_gguf_tensor(const GgufArch& arch, std::string_v
   const Table* table = find_table(arch.gguf);
   if (!table) return std::nullopt;
   std::string_view stem = name, suffix;
-  if (name.ends_with(".weight")) stem = name.substr(0, name.size() - 7), suffix = "weight";
-  else if (name.ends_with(".bias")) stem = name.substr(0, name.size() - 5), suffix = "bias";
-  else return std::nullopt;
+  if (name.ends_with(".weight"))
+    stem = name.substr(0, name.size() - 7), suffix = "weight";
+  else if (name.ends_with(".bias"))
+    stem = name.substr(0, name.size() - 5), suffix = "bias";
+  else
+    return std::nullopt;
 
   const auto match = [&](const Rule& r, const std::string& block) -> GgufNameMatch {
     GgufNameMatch m;

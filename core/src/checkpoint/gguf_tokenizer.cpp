@@ -69,14 +69,18 @@ std::optional<ByteLevelSplit> byte_level_split(const std::string& pre) {
     return ByteLevelSplit{nullptr,
                           {{"type", "Sequence"},
                            {"pretokenizers", json::array({isolated_split(kLlama3Regex), byte_level(true, false)})}},
-                          true, true, true};
+                          true,
+                          true,
+                          true};
   // "qwen2" -> QWEN2. Qwen2's tokenizer.json (and transformers' Qwen2Tokenizer)
   // also normalizes to NFC, which llama.cpp leaves out; the original is written.
   if (pre == "qwen2")
     return ByteLevelSplit{{{"type", "NFC"}},
                           {{"type", "Sequence"},
                            {"pretokenizers", json::array({isolated_split(kQwen2Regex), byte_level(false, false)})}},
-                          false, false, false};
+                          false,
+                          false,
+                          false};
   // "smollm" -> SMOLLM: the regexes {"\p{N}", GPT-2's}, i.e. every digit on its
   // own, then GPT-2's byte-level split: tokenizers' Digits(individual_digits)
   // followed by ByteLevel(use_regex), as in HuggingFaceTB/SmolLM's tokenizer.json.
@@ -85,7 +89,9 @@ std::optional<ByteLevelSplit> byte_level_split(const std::string& pre) {
                           {{"type", "Sequence"},
                            {"pretokenizers",
                             json::array({{{"type", "Digits"}, {"individual_digits", true}}, byte_level(true, true)})}},
-                          false, false, true};
+                          false,
+                          false,
+                          true};
   // "gpt-2" -> GPT2: GPT-2's own regex, which ByteLevel(use_regex) applies.
   if (pre == "gpt-2") return ByteLevelSplit{nullptr, byte_level(true, true), false, false, true};
   return std::nullopt;
@@ -131,14 +137,15 @@ class Metadata {
     // uint32 in the file; a negative id in JSON form means none
     if (v->is_number_unsigned()) {
       const uint64_t id = v->get<uint64_t>();
-      if (id >= n_tokens) fail(key, "token id " + std::to_string(id) + " is outside the vocabulary of " +
-                                        std::to_string(n_tokens) + " tokens");
+      if (id >= n_tokens)
+        fail(key, "token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(n_tokens) +
+                      " tokens");
       return static_cast<int64_t>(id);
     }
     const int64_t id = v->get<int64_t>();
     if (id < 0 || static_cast<uint64_t>(id) >= n_tokens)
-      fail(key, "token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(n_tokens) +
-                    " tokens");
+      fail(key,
+           "token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(n_tokens) + " tokens");
     return id;
   }
 
@@ -212,8 +219,8 @@ struct Vocabulary {
 json added_token(int64_t id, const std::string& content, bool special) {
   // normalized false: llama.cpp matches CONTROL and USER_DEFINED tokens in the
   // raw text (convert_hf_to_gguf.py stores them pre-normalized).
-  return {{"id", id},           {"content", content}, {"single_word", false}, {"lstrip", false},
-          {"rstrip", false},    {"normalized", false}, {"special", special}};
+  return {{"id", id},        {"content", content},  {"single_word", false}, {"lstrip", false},
+          {"rstrip", false}, {"normalized", false}, {"special", special}};
 }
 
 json bpe_model(json vocab, json merges, bool ignore_merges, bool byte_fallback, bool fuse_unk, json unk_token) {
@@ -304,7 +311,9 @@ json template_processing(const std::optional<std::string>& bos, int64_t bos_id, 
                          int64_t eos_id) {
   // transformers' update_post_processor: "<bos>:0 $A:0 <eos>:0" and the pair
   // form "... <bos>:1 $B:1 <eos>:1", for whichever of the two is added.
-  auto special = [](const std::string& t, int type_id) { return json{{"SpecialToken", {{"id", t}, {"type_id", type_id}}}}; };
+  auto special = [](const std::string& t, int type_id) {
+    return json{{"SpecialToken", {{"id", t}, {"type_id", type_id}}}};
+  };
   auto sequence = [](const char* s, int type_id) { return json{{"Sequence", {{"id", s}, {"type_id", type_id}}}}; };
   json single = json::array(), pair = json::array(), tokens = json::object();
   for (int part = 0; part < 2; ++part) {
@@ -394,8 +403,8 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
                   std::string(kSupportedPre));
     const auto split = byte_level_split(*pre);
     if (!split)
-      md.fail("tokenizer.ggml.pre", "'" + *pre + "' is not a pre-tokenizer llm2hef can write exactly (supported: " +
-                                        kSupportedPre + ")");
+      md.fail("tokenizer.ggml.pre",
+              "'" + *pre + "' is not a pre-tokenizer llm2hef can write exactly (supported: " + kSupportedPre + ")");
     const json merges = file_merges(md, md.strings("tokenizer.ggml.merges"), vocab_ids);
     add_bos = md.flag("tokenizer.ggml.add_bos_token", split->add_bos);
     tokenizer["normalizer"] = split->normalizer;
@@ -450,11 +459,12 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
     norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", std::string(kMetaspace)}});
     tokenizer["normalizer"] = {{"type", "Sequence"}, {"normalizers", norm}};
     tokenizer["pre_tokenizer"] = nullptr;
-    tokenizer["model"] = bpe_model(std::move(vocab), merges, false, bytes == 256, true,
-                                   unk_id ? json(*text_of(unk_id)) : json(nullptr));
-    json steps = json::array({{{"type", "Replace"}, {"pattern", {{"String", std::string(kMetaspace)}}}, {"content", " "}},
-                              {{"type", "ByteFallback"}},
-                              {{"type", "Fuse"}}});
+    tokenizer["model"] =
+        bpe_model(std::move(vocab), merges, false, bytes == 256, true, unk_id ? json(*text_of(unk_id)) : json(nullptr));
+    json steps =
+        json::array({{{"type", "Replace"}, {"pattern", {{"String", std::string(kMetaspace)}}}, {"content", " "}},
+                     {{"type", "ByteFallback"}},
+                     {{"type", "Fuse"}}});
     if (add_space_prefix) steps.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
     decoder = {{"type", "Sequence"}, {"decoders", steps}};
   }
@@ -474,8 +484,10 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
                  {"add_bos_token", add_bos},
                  {"add_eos_token", add_eos},
                  {"clean_up_tokenization_spaces", false}};
-  const std::pair<const char*, const std::optional<int64_t>*> specials[] = {
-      {"bos_token", &bos_id}, {"eos_token", &eos_id}, {"unk_token", &unk_id}, {"pad_token", &pad_id}};
+  const std::pair<const char*, const std::optional<int64_t>*> specials[] = {{"bos_token", &bos_id},
+                                                                            {"eos_token", &eos_id},
+                                                                            {"unk_token", &unk_id},
+                                                                            {"pad_token", &pad_id}};
   for (const auto& [name, id] : specials) config[name] = *id ? json(*text_of(*id)) : json(nullptr);
 
   // tokenizer.chat_template, plus named ones as tokenizer.chat_template.<name>

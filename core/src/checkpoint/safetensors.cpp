@@ -6,7 +6,6 @@
 // against the file size before the mapping is trusted; a fuzz target runs it.
 #include "llm2hef/core/checkpoint/safetensors.hpp"
 
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -91,8 +90,8 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
   h.header_size = read_u64_le(bytes.data());
   if (h.header_size == 0) throw BadInput(file + ": safetensors header length is zero");
   if (h.header_size > kMaxSafetensorsHeader)
-    throw BadInput(file + ": safetensors header length " + std::to_string(h.header_size) +
-                   " exceeds the limit of " + std::to_string(kMaxSafetensorsHeader) + " bytes");
+    throw BadInput(file + ": safetensors header length " + std::to_string(h.header_size) + " exceeds the limit of " +
+                   std::to_string(kMaxSafetensorsHeader) + " bytes");
   if (h.header_size > file_size - 8)
     throw BadInput(file + ": safetensors header length " + std::to_string(h.header_size) +
                    " runs past the end of the file (" + std::to_string(file_size) + " bytes); truncated?");
@@ -162,8 +161,7 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
     if (begin > end) throw BadInput(where + "data_offsets " + brief(off) + " end before they begin");
     if (end - begin != nbytes)
       throw BadInput(where + "data_offsets " + brief(off) + " span " + std::to_string(end - begin) +
-                     " bytes, but shape " + brief(shape) + " of " + e.dtype_text + " needs " +
-                     std::to_string(nbytes));
+                     " bytes, but shape " + brief(shape) + " of " + e.dtype_text + " needs " + std::to_string(nbytes));
     if (end > data_size)
       throw BadInput(where + "data_offsets " + brief(off) + " run past the end of the data section (" +
                      std::to_string(data_size) + " bytes); truncated file?");
@@ -182,19 +180,18 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
     if (e.begin == e.end) continue;
     if (last && e.begin < last->end)
       throw BadInput(file + ": tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin - h.data_start) +
-                     ", " + std::to_string(e.end - h.data_start) + "] overlap those of tensor '" + last->name +
-                     "' [" + std::to_string(last->begin - h.data_start) + ", " +
-                     std::to_string(last->end - h.data_start) + "]");
+                     ", " + std::to_string(e.end - h.data_start) + "] overlap those of tensor '" + last->name + "' [" +
+                     std::to_string(last->begin - h.data_start) + ", " + std::to_string(last->end - h.data_start) +
+                     "]");
     if (!last || e.end > last->end) last = &e;
   }
   return h;
 }
 
-
-
 SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path), file_(path) {
   const std::string label = path.string();
-  header_ = parse_safetensors_header(file_.size() < 8 ? std::span<const uint8_t>() : file_.bytes(), file_.size(), label);
+  header_ =
+      parse_safetensors_header(file_.size() < 8 ? std::span<const uint8_t>() : file_.bytes(), file_.size(), label);
   release(0, header_.data_start);
   for (size_t i = 0; i < header_.entries.size(); ++i) index_.emplace(header_.entries[i].name, i);
 }

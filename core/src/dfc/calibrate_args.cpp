@@ -25,9 +25,8 @@ int64_t parse_byte_size(const std::string& text, const std::string& option) {
     const char* name;
     double bytes;
   };
-  static constexpr Unit kUnits[] = {{"", 1},          {"B", 1},          {"kB", 1e3},           {"KB", 1e3},
-                                    {"MB", 1e6},      {"GB", 1e9},       {"KiB", 1024.0},       {"MiB", 1048576.0},
-                                    {"GiB", 1073741824.0}};
+  static constexpr Unit kUnits[] = {{"", 1},     {"B", 1},        {"kB", 1e3},        {"KB", 1e3},          {"MB", 1e6},
+                                    {"GB", 1e9}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
   double scale = 0;
   for (const Unit& u : kUnits)
     if (unit == u.name) scale = u.bytes;

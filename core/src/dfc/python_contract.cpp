@@ -37,8 +37,9 @@ std::string python_runtime_contract() {
     names += (names.empty() ? "" : ", ") + upper(input.role);
   }
   return "# The runtime inputs in the order the runtime and the DFC number them (llm2hef's runtime contract).\n"
-         "ROLES = (" + roles + ")\n" +
-         names + " = ROLES\n"
+         "ROLES = (" +
+         roles + ")\n" + names +
+         " = ROLES\n"
          "PE_TILING = " +
          pe_dict([](const sdk::RuntimeInput& i) { return quoted(i.tiling == sdk::PeTiling::q_heads ? "q" : "k"); }) +
          "  # which heads the runtime tiles each pe table by\n"

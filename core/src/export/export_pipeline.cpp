@@ -8,21 +8,21 @@
 
 #include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/checkpoint/chat_template.hpp"
-#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
-#include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/dfc/calibrate_script.hpp"
 #include "llm2hef/core/dfc/compile_driver.hpp"
 #include "llm2hef/core/dfc/model_scripts.hpp"
+#include "llm2hef/core/dfc/validate_script.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/export/hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
+#include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/npy.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/runtime_contract.hpp"
-#include "llm2hef/core/dfc/validate_script.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -55,9 +55,10 @@ json report_nonfinite(const std::vector<NonFiniteWeight>& bad) {
   for (const NonFiniteWeight& w : bad) {
     const std::string value = std::isnan(w.value) ? "NaN" : w.value > 0 ? "+Inf" : "-Inf";
     const json index = w.index;
-    spdlog::warn("{}: tensor '{}' holds {} at {} (and maybe more); the export keeps it, the chip will compute "
-                 "garbage from it (--refuse-nonfinite makes this an error)",
-                 w.file, w.tensor, value, index.dump());
+    spdlog::warn(
+        "{}: tensor '{}' holds {} at {} (and maybe more); the export keeps it, the chip will compute "
+        "garbage from it (--refuse-nonfinite makes this an error)",
+        w.file, w.tensor, value, index.dump());
     entries.push_back({{"tensor", w.tensor}, {"file", w.file}, {"first_index", index}, {"value", value}});
   }
   return entries;
@@ -98,7 +99,8 @@ void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs
     w.append_block(static_cast<size_t>((e - r) * p.dims.hidden), [&](std::span<float> rows) {
       split_rows(threads, r, e, [&](int64_t a, int64_t b) {
         ckpt.read_rows(p.embedding_tensor, a, b,
-                       rows.subspan(static_cast<size_t>((a - r) * p.dims.hidden), static_cast<size_t>((b - a) * p.dims.hidden)));
+                       rows.subspan(static_cast<size_t>((a - r) * p.dims.hidden),
+                                    static_cast<size_t>((b - a) * p.dims.hidden)));
       });
     });
     progress.update(done_before + static_cast<uint64_t>(e * p.dims.hidden) * 4);
@@ -120,7 +122,8 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   if (ckpt.tokenizer_json().empty())
     throw BadInput(r.model_dir.string() +
                    ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF. Copy it from the model's Hub "
-                   "repository (huggingface-cli download ORG/NAME tokenizer.json --local-dir " + r.model_dir.string() +
+                   "repository (huggingface-cli download ORG/NAME tokenizer.json --local-dir " +
+                   r.model_dir.string() +
                    "), or save it with transformers (AutoTokenizer.from_pretrained(...).save_pretrained(folder))");
 
   // The template is checked for what hailort cannot load before the long
@@ -131,9 +134,11 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   const std::string model_name = checkpoint_model_name(r.model_dir);
   const std::string scope = dfc_scope_name(r.name.empty() ? model_name : r.name);
   // The DFC takes [a-z0-9_] names starting with a letter: say when the name given was rewritten.
-  const std::string name_note = r.name.empty() || scope == r.name ? std::string()
-      : "--name '" + r.name + "' is written '" + scope +
-            "' for the DFC (network names are lowercase letters, digits and '_', starting with a letter)";
+  const std::string name_note =
+      r.name.empty() || scope == r.name
+          ? std::string()
+          : "--name '" + r.name + "' is written '" + scope +
+                "' for the DFC (network names are lowercase letters, digits and '_', starting with a letter)";
   if (!name_note.empty()) spdlog::warn("{}", name_note);
   const std::vector<std::string> gguf = gguf_notes(ckpt);  // what reading a GGUF dequantized or assumed
   for (const auto& n : gguf) spdlog::warn("{}", n);
@@ -148,8 +153,9 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   // A durable export is fsynced before its rename: start the disk writes as
   // the bytes come, so the disk works while the export computes.
   const sdk::Writeback writeback = r.durable ? sdk::Writeback::as_written : sdk::Writeback::deferred;
-  sdk::GraphBuilder graph(scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); },
-                          writeback, std::max(1u, r.threads));
+  sdk::GraphBuilder graph(
+      scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); }, writeback,
+      std::max(1u, r.threads));
   model.adapter().build_graph(ckpt, plan, graph);
   graph.save(model_path, {{"llm2hef.adapter", info.name + " " + info.version},
                           {"llm2hef.cache_size", std::to_string(plan.cache_size)}});
@@ -167,17 +173,20 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   manifest.files = {
       {"model.onnx", "the DFC-parsable graph (static shapes, six runtime inputs, last-position logits)"},
       {"model.onnx.data", "its weights (ONNX external data)"},
-      {"resources/embeddings.npy", "embedding matrix [vocab, hidden] float32, for add_external_resources (embeddings.bin)"},
+      {"resources/embeddings.npy",
+       "embedding matrix [vocab, hidden] float32, for add_external_resources (embeddings.bin)"},
       {"resources/theta.npy", "theta vector float32, for add_external_resources (rope_theta_data.bin)"},
       {"resources/tokenizer.json", "tokenizer for add_external_file, fixed for the runtime"},
       {"resources/hailo-config.json", "runtime configuration for add_external_file"},
       {"optimize.alls", "model script for runner.optimize()"},
       {"compile.alls", "model script for runner.compile()"},
       {"compile.py", "DFC driver: parse, HN fixups, resources, calibration, optimize, compile"},
-      {kValidateScriptName, "on-device check (Hailo-10H host, HailoRT Python): generation through genai.LLM, "
-                            "per-position agreement of the __prefill/__tbt groups with model.onnx in fp32"},
-      {kCalibrateScriptName, "activation ranges, precision plan and a fake-quantization proxy of the DFC, "
-                             "run by `llm2hef calibrate` with onnxruntime (docs/quantization.md)"},
+      {kValidateScriptName,
+       "on-device check (Hailo-10H host, HailoRT Python): generation through genai.LLM, "
+       "per-position agreement of the __prefill/__tbt groups with model.onnx in fp32"},
+      {kCalibrateScriptName,
+       "activation ranges, precision plan and a fake-quantization proxy of the DFC, "
+       "run by `llm2hef calibrate` with onnxruntime (docs/quantization.md)"},
       {"manifest.json", "this file"},
   };
   check_graph_contract(model_path, manifest);
@@ -199,7 +208,8 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
                                    ckpt.tokenizer_json().string(), plan.dims.vocab);
   changes.insert(changes.end(), tok.changes.begin(), tok.changes.end());
   write_json(res_dir / "tokenizer.json", tok.tokenizer);  // its strings were parsed, so valid UTF-8
-  write_text(res_dir / "hailo-config.json", json_text(make_hailo_config(ckpt, plan, tok, chat_template, changes), 2) + "\n");
+  write_text(res_dir / "hailo-config.json",
+             json_text(make_hailo_config(ckpt, plan, tok, chat_template, changes), 2) + "\n");
   manifest.resource_changes = changes;
 
   // DFC kit.

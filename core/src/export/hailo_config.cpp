@@ -29,9 +29,10 @@ std::vector<int64_t> eos_ids(const sdk::Checkpoint& ckpt, const json& tokenizer)
     const std::string text = content.is_string() ? content.get<std::string>() : "";
     if (auto id = added_token_id(tokenizer, text)) return {*id};
   }
-  throw BadInput(ckpt.dir().string() +
-                 ": no eos_token_id in generation_config.json or config.json, and no eos_token in tokenizer_config.json;"
-                 " the Hailo runtime requires one");
+  throw BadInput(
+      ckpt.dir().string() +
+      ": no eos_token_id in generation_config.json or config.json, and no eos_token in tokenizer_config.json;"
+      " the Hailo runtime requires one");
 }
 
 }  // namespace
@@ -48,7 +49,8 @@ json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const
   for (int64_t id : eos)
     if (id < 0 || id >= plan.dims.vocab)
       throw BadInput(ckpt.dir().string() + ": eos token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                     std::to_string(plan.dims.vocab - 1) + "); check eos_token_id in generation_config.json and config.json");
+                     std::to_string(plan.dims.vocab - 1) +
+                     "); check eos_token_id in generation_config.json and config.json");
   cfg["eos_token_id"] = eos.front();
   cfg["stop_token_id"] = eos;
   cfg["chat_template"] = chat_template_for_runtime(chat_template, ckpt.tokenizer_config(), tok.bos, changes);
@@ -84,12 +86,15 @@ json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const
 
   // The same rule table `hef check` and `set-config` judge hailo-config.json
   // by: export never writes a config that the check of its own HEF refuses.
-  const std::string where = ckpt.dir().string() + ": the hailo-config.json made from it (default_generation_params "
+  const std::string where = ckpt.dir().string() +
+                            ": the hailo-config.json made from it (default_generation_params "
                             "from generation_config.json)";
   std::string refused;
   for (const rules::Finding& f : hef::check_hailo_config_text(cfg.dump(), where))
     if (f.severity == rules::Severity::error) refused += "\n  " + rules::finding_tag(f) + " " + f.message;
-  if (!refused.empty()) throw BadInput(ckpt.dir().string() + ": the hailo-config.json export would write fails `llm2hef hef check`:" + refused);
+  if (!refused.empty())
+    throw BadInput(ckpt.dir().string() +
+                   ": the hailo-config.json export would write fails `llm2hef hef check`:" + refused);
   return cfg;
 }
 

@@ -11,7 +11,8 @@
 namespace llm2hef::core {
 
 // The plan must carry the user's numbers and agree with what the runtime will do.
-void settle_plan(sdk::Plan& p, const sdk::ExportOptions& options, const sdk::Checkpoint& ckpt, const std::string& adapter) {
+void settle_plan(sdk::Plan& p, const sdk::ExportOptions& options, const sdk::Checkpoint& ckpt,
+                 const std::string& adapter) {
   auto bad = [&](const std::string& what) { throw InternalError("adapter '" + adapter + "' planned " + what); };
   // The core owns --cache and --prefill: an adapter may leave them at 0,
   // but not set other values.
@@ -21,8 +22,10 @@ void settle_plan(sdk::Plan& p, const sdk::ExportOptions& options, const sdk::Che
     bad("a prefill of " + std::to_string(p.prefill) + " for --prefill " + std::to_string(options.prefill));
   p.cache_size = options.cache_size;
   p.prefill = options.prefill;
-  if (p.theta.empty() || p.theta.size() % 2) bad("a theta of length " + std::to_string(p.theta.size()) + " (must be even)");
-  if (p.pe_q_tiles != p.dims.heads) bad("q tables tiled " + std::to_string(p.pe_q_tiles) + " times for " + std::to_string(p.dims.heads) + " heads");
+  if (p.theta.empty() || p.theta.size() % 2)
+    bad("a theta of length " + std::to_string(p.theta.size()) + " (must be even)");
+  if (p.pe_q_tiles != p.dims.heads)
+    bad("q tables tiled " + std::to_string(p.pe_q_tiles) + " times for " + std::to_string(p.dims.heads) + " heads");
   if (p.pe_k_tiles < 1) bad("no k table tiling");
   int64_t sum = 0;
   for (int64_t w : p.lm_head_shards) sum += w;
@@ -39,10 +42,12 @@ constexpr int64_t kMaxCache = 32768;
 }  // namespace
 
 void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
-  if (cache_size < 2) throw UsageError("--cache must be at least 2 (it is the KV-cache size and the graph's sequence length)");
+  if (cache_size < 2)
+    throw UsageError("--cache must be at least 2 (it is the KV-cache size and the graph's sequence length)");
   if (cache_size > kMaxCache)
-    throw UsageError("--cache " + std::to_string(cache_size) + " is larger than " + std::to_string(kMaxCache) +
-                     ", the largest llm2hef exports (the graph's sequence length equals the cache; Hailo's models use 2048)");
+    throw UsageError(
+        "--cache " + std::to_string(cache_size) + " is larger than " + std::to_string(kMaxCache) +
+        ", the largest llm2hef exports (the graph's sequence length equals the cache; Hailo's models use 2048)");
   if (prefill < 1 || prefill > cache_size)
     throw UsageError("--prefill must be between 1 and --cache (" + std::to_string(cache_size) + ")");
 }
@@ -63,16 +68,17 @@ int64_t default_cache_size(const sdk::JsonFile& config) {
     if (!raw.contains(key) || !raw[key].is_object()) continue;
     const nlohmann::json& rope = raw[key];
     const nlohmann::json type = rope.contains("rope_type") ? rope["rope_type"] : rope.value("type", nlohmann::json());
-    if (type != "longrope" || rope.value("short_factor", nlohmann::json()) == rope.value("long_factor", nlohmann::json()))
+    if (type != "longrope" ||
+        rope.value("short_factor", nlohmann::json()) == rope.value("long_factor", nlohmann::json()))
       continue;
     std::optional<int64_t> original = config.find_int("original_max_position_embeddings");
-    if (!original && rope.contains("original_max_position_embeddings") && rope["original_max_position_embeddings"].is_number_integer())
+    if (!original && rope.contains("original_max_position_embeddings") &&
+        rope["original_max_position_embeddings"].is_number_integer())
       original = rope["original_max_position_embeddings"].get<int64_t>();
     if (original && *original >= 2) limit = std::min(limit, *original);
     break;
   }
-  const int64_t layers =
-      config.find_int("num_hidden_layers").value_or(config.find_int("n_layer").value_or(0));
+  const int64_t layers = config.find_int("num_hidden_layers").value_or(config.find_int("n_layer").value_or(0));
   // Only a model with a window is read for one: the layer kinds are each
   // family's to judge (LFM2's are "conv" and "full_attention"), not a default's.
   if (layers > 0 && config.find_int("sliding_window")) {

@@ -28,8 +28,7 @@ std::optional<std::string> template_bos(const json& pp) {
       if (auto b = template_bos(p)) return b;
     return std::nullopt;
   }
-  if (type_of(pp) != "TemplateProcessing" || !pp.contains("single") || !pp["single"].is_array() ||
-      pp["single"].empty())
+  if (type_of(pp) != "TemplateProcessing" || !pp.contains("single") || !pp["single"].is_array() || pp["single"].empty())
     return std::nullopt;
   const json& first = pp["single"][0];
   if (first.is_object() && first.contains("SpecialToken") && first["SpecialToken"].contains("id") &&
@@ -41,8 +40,7 @@ std::optional<std::string> template_bos(const json& pp) {
 void check_ids(const json& vocab, const std::string& where, int64_t vocab_size) {
   if (!vocab.is_object()) return;
   for (const auto& [token, id] : vocab.items()) {
-    if (!id.is_number_integer())
-      throw BadInput(where + ": token '" + token + "' has a non-integer id");
+    if (!id.is_number_integer()) throw BadInput(where + ": token '" + token + "' has a non-integer id");
     if (id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size)
       throw BadInput(where + ": token '" + token + "' has id " + std::to_string(id.get<int64_t>()) +
                      ", outside the model's vocab_size " + std::to_string(vocab_size));
@@ -80,8 +78,7 @@ TokenizerFix fix_tokenizer(json document, const std::string& origin, int64_t voc
   if (is_strip(dec)) {
     dec = nullptr;
     out.changes.push_back("tokenizer.json: decoder Strip removed (the runtime detokenizes token by token)");
-  } else if (type_of(dec) == "Sequence" && dec.contains("decoders") &&
-             dec["decoders"].is_array()) {
+  } else if (type_of(dec) == "Sequence" && dec.contains("decoders") && dec["decoders"].is_array()) {
     json& steps = dec["decoders"];
     const size_t before = steps.size();
     steps.erase(std::remove_if(steps.begin(), steps.end(), is_strip), steps.end());
@@ -125,8 +122,9 @@ std::string chat_template_for_runtime(const ChatTemplate& found, const sdk::Json
     // passes the text through unchanged.
     tmpl = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
     origin = "the plain concatenation template";
-    changes.push_back("chat_template: none in the checkpoint (no chat_template.jinja, no chat_template in "
-                      "tokenizer_config.json); hailo-config.json gets a plain concatenation of the message contents");
+    changes.push_back(
+        "chat_template: none in the checkpoint (no chat_template.jinja, no chat_template in "
+        "tokenizer_config.json); hailo-config.json gets a plain concatenation of the message contents");
   }
   SpecialTokenTexts tokens;
   tokens.bos = bos ? bos : token_text(tc, "bos_token");

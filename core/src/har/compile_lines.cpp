@@ -99,14 +99,15 @@ ScriptLines optimize_lines(const fs::path& path, int64_t pe_width, const Precisi
     for (const auto& mode : modes)
       out.lines.push_back("quantization_param([" + join(per_mode[mode]) + "], precision_mode=" + mode + ")");
     out.notes.push_back("plan " + plan->origin + ": " + std::to_string(mapped.size()) + " entr" +
-                        (mapped.size() == 1 ? "y" : "ies") + " -> " + std::to_string(listed.size()) +
-                        " layer(s); " + std::to_string(taken_by_plan.size()) + " compressible conv(s) taken out of the " +
+                        (mapped.size() == 1 ? "y" : "ies") + " -> " + std::to_string(listed.size()) + " layer(s); " +
+                        std::to_string(taken_by_plan.size()) + " compressible conv(s) taken out of the " +
                         default_mode + " line" + (taken_by_plan.empty() ? "" : ": " + join(taken_by_plan)));
   }
-  out.notes.push_back(std::to_string(chosen.size()) + " conv(s) at " + default_mode + "; " + std::to_string(constant.size()) +
-                      " constant (> 90% zero kernel) left out" + (constant.empty() ? "" : ": " + join(constant)) +
-                      "; " + std::to_string(narrow.size()) + " with an input <= " + std::to_string(pe_width) +
-                      " wide left out" + (narrow.empty() ? "" : ": " + join(narrow)));
+  out.notes.push_back(std::to_string(chosen.size()) + " conv(s) at " + default_mode + "; " +
+                      std::to_string(constant.size()) + " constant (> 90% zero kernel) left out" +
+                      (constant.empty() ? "" : ": " + join(constant)) + "; " + std::to_string(narrow.size()) +
+                      " with an input <= " + std::to_string(pe_width) + " wide left out" +
+                      (narrow.empty() ? "" : ": " + join(narrow)));
   return out;
 }
 
@@ -139,12 +140,13 @@ ScriptLines compile_lines(const HnModel& hn) {
     }
   }
   if (!groups.base.empty())
-    out.notes.push_back("base scope '" + groups.base + "' ignored (not a network group)" +
-                        (ignored ? "; its " + std::to_string(ignored) + " cache layer(s) get no format_conversion"
-                                 : std::string()));
+    out.notes.push_back(
+        "base scope '" + groups.base + "' ignored (not a network group)" +
+        (ignored ? "; its " + std::to_string(ignored) + " cache layer(s) get no format_conversion" : std::string()));
   if (per_group[prefill] != per_group[tbt])
-    throw BadInput(hn.label() + ": the cache layers of '" + prefill + "' (" + std::to_string(per_group[prefill].size()) +
-                   ") and '" + tbt + "' (" + std::to_string(per_group[tbt].size()) +
+    throw BadInput(hn.label() + ": the cache layers of '" + prefill + "' (" +
+                   std::to_string(per_group[prefill].size()) + ") and '" + tbt + "' (" +
+                   std::to_string(per_group[tbt].size()) +
                    ") differ; both groups need the same caches (hailo-contract.md section 8)");
   if (per_group[prefill].empty())
     out.notes.push_back("no io_type cache layers: no format_conversion lines (was the KV cache set up?)");

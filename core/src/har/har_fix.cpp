@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "llm2hef/core/io/atomic_output.hpp"
 #include "fixups/fixup_common.hpp"
 #include "llm2hef/core/har/har_fix.hpp"
 #include "llm2hef/core/har/tar_writer.hpp"
+#include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/adapter.hpp"
 
@@ -69,8 +69,8 @@ std::vector<FixupResult> run_fixups(HnModel& hn, WeightsEdit& weights, sdk::HarS
     if (f.stage == stage) {
       out.push_back(f.run(in));
     } else {
-      const char* only = f.stage == sdk::HarStage::before_optimize ? "runs before optimize only "
-                                                                    : "runs after optimize only ";
+      const char* only =
+          f.stage == sdk::HarStage::before_optimize ? "runs before optimize only " : "runs after optimize only ";
       out.push_back(FixupResult{{}, false, only + std::string(f.why_this_stage_only), {}, {}});
     }
     out.back().name = f.name;
@@ -113,7 +113,8 @@ size_t FixReport::change_count() const {
 nlohmann::json FixReport::to_json() const {
   nlohmann::json fx = nlohmann::json::array();
   for (const auto& f : fixups)
-    fx.push_back({{"name", f.name}, {"ran", f.ran}, {"note", f.note}, {"changes", f.changes}, {"warnings", f.warnings}});
+    fx.push_back(
+        {{"name", f.name}, {"ran", f.ran}, {"note", f.note}, {"changes", f.changes}, {"warnings", f.warnings}});
   return {{"input", input},
           {"output", output.empty() ? nlohmann::json(nullptr) : nlohmann::json(output)},
           {"state", state},

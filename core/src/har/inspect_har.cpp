@@ -24,16 +24,18 @@ nlohmann::json inspect_har(const fs::path& path) {
     if (hn.is_cache(n)) continue;
     const auto& l = hn.layer(n);
     const auto shapes = hn.output_shapes(n);
-    inputs.push_back({{"name", n},
-                      {"shape", shapes.empty() ? nlohmann::json(nullptr) : nlohmann::json(shapes[0])},
-                      {"original_names", l.contains("original_names") ? nlohmann::json::parse(l["original_names"].dump())
-                                                                       : nlohmann::json::array()},
-                      {"consumers", hn.outputs(n)}});
+    inputs.push_back(
+        {{"name", n},
+         {"shape", shapes.empty() ? nlohmann::json(nullptr) : nlohmann::json(shapes[0])},
+         {"original_names",
+          l.contains("original_names") ? nlohmann::json::parse(l["original_names"].dump()) : nlohmann::json::array()},
+         {"consumers", hn.outputs(n)}});
   }
   nlohmann::json outputs = nlohmann::json::array();
   for (const auto& n : hn.output_order()) {
     const auto shapes = hn.output_shapes(n);
-    outputs.push_back({{"name", n}, {"type", hn.type(n)},
+    outputs.push_back({{"name", n},
+                       {"type", hn.type(n)},
                        {"shape", shapes.empty() ? nlohmann::json(nullptr) : nlohmann::json(shapes[0])}});
   }
   // After optimize: which scopes are the two network groups, and the base
@@ -50,7 +52,8 @@ nlohmann::json inspect_har(const fs::path& path) {
   nlohmann::json caches = nlohmann::json::array();
   for (const auto& n : hn.cache_layers()) {
     const auto shapes = hn.output_shapes(n);
-    caches.push_back({{"name", n}, {"type", hn.type(n)},
+    caches.push_back({{"name", n},
+                      {"type", hn.type(n)},
                       {"shape", shapes.empty() ? nlohmann::json(nullptr) : nlohmann::json(shapes[0])},
                       {"in_network_group", kv.is_group(scope_of(n))}});
   }
@@ -58,7 +61,7 @@ nlohmann::json inspect_har(const fs::path& path) {
           {"name", hn.name()},
           {"state", idx.state.empty() ? nlohmann::json(nullptr) : nlohmann::json(idx.state)},
           {"sdk_version", idx.metadata.is_object() && idx.metadata.contains("sdk_version") ? idx.metadata["sdk_version"]
-                                                                                            : nlohmann::json(nullptr)},
+                                                                                           : nlohmann::json(nullptr)},
           {"stage", idx.stage_name},
           {"stage_reason", idx.stage_reason},
           {"hn_member", idx.hn_member},
@@ -95,7 +98,8 @@ std::string inspect_har_text(const nlohmann::json& r) {
          (r["base_scope"].is_null() ? std::string()
                                     : " (base scope " + r["base_scope"].get<std::string>() + " ignored)") +
          "\n";
-  if (!r["scope_problem"].is_null()) s += "  network groups: none usable: " + r["scope_problem"].get<std::string>() + "\n";
+  if (!r["scope_problem"].is_null())
+    s += "  network groups: none usable: " + r["scope_problem"].get<std::string>() + "\n";
   s += "  layers: " + std::to_string(r["layer_count"].get<size_t>()) + " (";
   bool first = true;
   for (const auto& [t, n] : r["layers_by_type"].items()) {
@@ -106,11 +110,13 @@ std::string inspect_har_text(const nlohmann::json& r) {
   for (const auto& i : r["inputs"]) {
     std::string orig;
     for (const auto& o : i["original_names"]) orig += (orig.empty() ? "" : ", ") + o.dump();
-    s += "    " + i["name"].get<std::string>() + "  " + shape_str(i["shape"]) + (orig.empty() ? "" : "  from " + orig) + "\n";
+    s += "    " + i["name"].get<std::string>() + "  " + shape_str(i["shape"]) + (orig.empty() ? "" : "  from " + orig) +
+         "\n";
   }
   s += "  outputs (in order):\n";
   for (const auto& o : r["outputs"])
-    s += "    " + o["name"].get<std::string>() + "  " + o["type"].get<std::string>() + "  " + shape_str(o["shape"]) + "\n";
+    s += "    " + o["name"].get<std::string>() + "  " + o["type"].get<std::string>() + "  " + shape_str(o["shape"]) +
+         "\n";
   s += "  cache layers: " + std::to_string(r["cache_layers"].size()) + "\n";
   for (const auto& c : r["cache_layers"])
     s += "    " + c["name"].get<std::string>() + "  " + c["type"].get<std::string>() + "  " + shape_str(c["shape"]) +

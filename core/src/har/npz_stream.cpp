@@ -4,15 +4,15 @@
 #include <archive_entry.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <memory>
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <memory>
 
+#include "llm2hef/core/io/dims_text.hpp"
 #include "llm2hef/core/io/npy.hpp"
 #include "llm2hef/core/io/npy_header.hpp"
 #include "llm2hef/core/io/staging.hpp"
-#include "llm2hef/core/io/dims_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::har {
@@ -214,8 +214,10 @@ NpyInfo parse_npy_header(const std::string& raw, const std::string& label) {
   // arrays are not HAR weights).
   const std::string& d = fields.descr;
   const size_t kind = (!d.empty() && (d[0] == '<' || d[0] == '>' || d[0] == '|' || d[0] == '=')) ? 1 : 0;
-  const bool simple = d.size() > kind + 1 && d.size() <= kind + 3 && std::isalpha(static_cast<unsigned char>(d[kind])) &&
-                      std::all_of(d.begin() + static_cast<long>(kind) + 1, d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  const bool simple = d.size() > kind + 1 && d.size() <= kind + 3 &&
+                      std::isalpha(static_cast<unsigned char>(d[kind])) &&
+                      std::all_of(d.begin() + static_cast<long>(kind) + 1, d.end(),
+                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
   if (!simple) throw BadInput(label + ": .npy header has no simple 'descr' (structured arrays are not HAR weights)");
   info.descr = d;
   info.element_size = static_cast<size_t>(std::stoul(d.substr(kind + 1)));

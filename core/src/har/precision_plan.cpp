@@ -136,8 +136,7 @@ PrecisionPlan read_precision_plan(const fs::path& path) {
       const bool in_range = v.is_number_unsigned()
                                 ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
                                 : whole && v.get<int64_t>() >= 0;
-      if (!whole || !in_range)
-        throw BadInput(where + ": expected a whole, non-negative byte count, got " + v.dump());
+      if (!whole || !in_range) throw BadInput(where + ": expected a whole, non-negative byte count, got " + v.dump());
       return v.get<int64_t>();
     };
     plan.cost = PlanCost{bytes("extra_weight_bytes"), bytes("extra_activation_bytes"), bytes("weight_bytes_default")};
@@ -169,10 +168,10 @@ std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnM
     std::string near;
     for (const auto& c : closest(e.onnx_node, all_names, 3))
       near += std::string(near.empty() ? "" : ", ") + "'" + c + "' (" + join(by_node[c]) + ")";
-    unmapped.push_back("plan.lines[" + std::to_string(e.index) + "] '" + e.onnx_node + "' (" + e.precision_mode +
-                       "): no layer lists it in original_names" +
-                       (near.empty() ? std::string("; the HN records no original_names at all")
-                                     : "; closest: " + near));
+    unmapped.push_back(
+        "plan.lines[" + std::to_string(e.index) + "] '" + e.onnx_node + "' (" + e.precision_mode +
+        "): no layer lists it in original_names" +
+        (near.empty() ? std::string("; the HN records no original_names at all") : "; closest: " + near));
   }
   if (!unmapped.empty())
     throw BadInput(plan.origin + ": " + std::to_string(unmapped.size()) + " plan entr" +
@@ -193,8 +192,7 @@ std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnM
                             m.entry->precision_mode);
     }
   if (!conflicts.empty())
-    throw BadInput(plan.origin + ": plan entries give one HN layer two precision modes:\n  " +
-                   join(conflicts, "\n  "));
+    throw BadInput(plan.origin + ": plan entries give one HN layer two precision modes:\n  " + join(conflicts, "\n  "));
   return out;
 }
 

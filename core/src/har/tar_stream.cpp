@@ -127,5 +127,4 @@ std::string TarReader::read_all(uint64_t limit, uint64_t expected_size) {
   return out;
 }
 
-
 }  // namespace llm2hef::core::har

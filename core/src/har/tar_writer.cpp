@@ -22,7 +22,7 @@ namespace llm2hef::core::har {
 namespace {
 
 constexpr size_t kRecord = 512;
-constexpr size_t kCopyBlock = 1 << 20;  // member data copied in blocks of this size
+constexpr size_t kCopyBlock = 1 << 20;             // member data copied in blocks of this size
 constexpr uint64_t kMaxOctal11 = 077777777777ull;  // largest size an 11-digit octal field holds
 
 using Block = std::array<char, kRecord>;

@@ -38,14 +38,15 @@ class FileSource final : public ByteSource {
   const std::string& name() const override { return path_; }
   void read(uint64_t offset, void* out, size_t n) const override {
     if (offset > size_ || n > size_ - offset)
-      throw BadInput(path_ + ": " + range_text(offset, n) + " lie past the end of the file (" +
-                     std::to_string(size_) + " bytes)");
+      throw BadInput(path_ + ": " + range_text(offset, n) + " lie past the end of the file (" + std::to_string(size_) +
+                     " bytes)");
     auto* dst = static_cast<char*>(out);
     while (n > 0) {
       const ssize_t got = ::pread(fd_, dst, n, static_cast<off_t>(offset));
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) throw BadInput(path_ + ": read failed at byte " + std::to_string(offset) +
-                                   (got < 0 ? std::string(": ") + std::strerror(errno) : ": file shrank"));
+      if (got <= 0)
+        throw BadInput(path_ + ": read failed at byte " + std::to_string(offset) +
+                       (got < 0 ? std::string(": ") + std::strerror(errno) : ": file shrank"));
       dst += got;
       offset += static_cast<uint64_t>(got);
       n -= static_cast<size_t>(got);

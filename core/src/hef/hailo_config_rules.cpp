@@ -46,12 +46,11 @@ const char* cpp_type(Kind k) {
 // empty string when `v` is a proper T.
 std::string scalar_problem(const json& v, Kind k) {
   const std::string got = std::string("a JSON ") + v.type_name();
-  const std::string throws = got + ": get<" + cpp_type(k) + ">() throws (nlohmann type_error) and the model does not load";
+  const std::string throws =
+      got + ": get<" + cpp_type(k) + ">() throws (nlohmann type_error) and the model does not load";
   switch (k) {
-    case Kind::string:
-      return v.is_string() ? "" : throws;
-    case Kind::boolean:
-      return v.is_boolean() ? "" : throws;
+    case Kind::string: return v.is_string() ? "" : throws;
+    case Kind::boolean: return v.is_boolean() ? "" : throws;
     case Kind::f32:
       if (v.is_number()) return "";
       if (v.is_boolean()) return got + ": get<float>() silently reads it as " + (v.get<bool>() ? "1" : "0");
@@ -60,12 +59,11 @@ std::string scalar_problem(const json& v, Kind k) {
     case Kind::u32: {
       if (v.is_boolean())
         return got + ": get<" + cpp_type(k) + ">() silently reads it as " + (v.get<bool>() ? "1" : "0");
-      if (v.is_number_float())
-        return got + " (" + v.dump() + "): get<" + cpp_type(k) + ">() silently truncates it";
+      if (v.is_number_float()) return got + " (" + v.dump() + "): get<" + cpp_type(k) + ">() silently truncates it";
       if (!v.is_number()) return throws;
       if (k == Kind::u32) {
-        if (v.is_number_unsigned() ? v.get<uint64_t>() > UINT32_MAX : v.get<int64_t>() < 0 ||
-                                                                          v.get<int64_t>() > int64_t{UINT32_MAX})
+        if (v.is_number_unsigned() ? v.get<uint64_t>() > UINT32_MAX
+                                   : v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t{UINT32_MAX})
           return "the value " + v.dump() + " does not fit uint32_t: get<uint32_t>() silently wraps it";
       } else {
         if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t{INT32_MAX}
@@ -74,8 +72,7 @@ std::string scalar_problem(const json& v, Kind k) {
       }
       return "";
     }
-    case Kind::int_list:
-      break;
+    case Kind::int_list: break;
   }
   return "";
 }
@@ -83,8 +80,9 @@ std::string scalar_problem(const json& v, Kind k) {
 std::string value_problem(const json& v, Kind k) {
   if (k != Kind::int_list) return scalar_problem(v, k);
   if (!v.is_array())
-    return std::string("a JSON ") + v.type_name() + ": get<std::vector<int>>() throws (a list of integers is needed, "
-                                                    "even for one id) and the model does not load";
+    return std::string("a JSON ") + v.type_name() +
+           ": get<std::vector<int>>() throws (a list of integers is needed, "
+           "even for one id) and the model does not load";
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string p = scalar_problem(v[i], Kind::int32);
     if (!p.empty()) return "element " + std::to_string(i) + " is " + p;
@@ -102,9 +100,12 @@ const Key kTopLevel[] = {{"eos_token_id", Kind::int32},
                          {"stop_token_id", Kind::int_list},
                          {"begin_of_reasoning_token_id", Kind::int32},
                          {"end_of_reasoning_token_id", Kind::int32}};
-const Key kGeneration[] = {{"max_new_tokens", Kind::u32}, {"temperature", Kind::f32},
-                           {"top_p", Kind::f32},          {"top_k", Kind::u32},
-                           {"repetition_penalty", Kind::f32}, {"do_sample", Kind::boolean}};
+const Key kGeneration[] = {{"max_new_tokens", Kind::u32},
+                           {"temperature", Kind::f32},
+                           {"top_p", Kind::f32},
+                           {"top_k", Kind::u32},
+                           {"repetition_penalty", Kind::f32},
+                           {"do_sample", Kind::boolean}};
 const Key kPreProcess[] = {{"kv_cache_size", Kind::u32},
                            {"num_attention_heads", Kind::u32},
                            {"num_key_value_heads", Kind::u32},
@@ -126,8 +127,8 @@ void check_key_types(const json& obj, const std::string& prefix, const Key* begi
     if (!obj.contains(k->name)) continue;
     const std::string p = value_problem(obj[k->name], k->kind);
     if (!p.empty())
-      out.fail(where + ": " + prefix + k->name + " is read as " + cpp_type(k->kind) + " and is " + p + " (" +
-               kParser + ")");
+      out.fail(where + ": " + prefix + k->name + " is read as " + cpp_type(k->kind) + " and is " + p + " (" + kParser +
+               ")");
   }
 }
 
@@ -139,7 +140,8 @@ const json* config_section(const ConfigText& c, const char* name, RuleOut& out) 
   if (!s.is_object()) {
     out.fail(c.where + ": " + name + " is a JSON " + s.type_name() +
              ", not an object: the server's contains() is false for all its keys, so every one silently takes its "
-             "default (" + kParser + ")");
+             "default (" +
+             kParser + ")");
     return nullptr;
   }
   return &s;
@@ -160,14 +162,15 @@ void check_config_keys(const ConfigText& c, RuleOut& out) {
     return;
   }
   if (!cfg.contains("eos_token_id"))
-    err(std::string("eos_token_id is missing: the server returns HAILO_INVALID_ARGUMENT and the model does not load (") +
+    err(std::string(
+            "eos_token_id is missing: the server returns HAILO_INVALID_ARGUMENT and the model does not load (") +
         kParser + ")");
   check_key_types(cfg, "", std::begin(kTopLevel), std::end(kTopLevel), out, c.where);
   if (const json* g = config_section(c, "default_generation_params", out))
     check_key_types(*g, "default_generation_params.", std::begin(kGeneration), std::end(kGeneration), out, c.where);
-  if (const json* s = config_section(c, "input_layers_names_suffixes", out))
-  {
-    check_key_types(*s, "input_layers_names_suffixes.", kSuffixes.data(), kSuffixes.data() + kSuffixes.size(), out, c.where);
+  if (const json* s = config_section(c, "input_layers_names_suffixes", out)) {
+    check_key_types(*s, "input_layers_names_suffixes.", kSuffixes.data(), kSuffixes.data() + kSuffixes.size(), out,
+                    c.where);
     for (const auto& [role, suffix] : s->items())
       if (suffix.is_string() && suffix.get<std::string>().empty())
         err("input_layers_names_suffixes." + role +
@@ -198,8 +201,9 @@ void check_stop_tokens(const ConfigText& c, RuleOut& out) {
   const json& cfg = c.doc;
   const bool stop_ok = cfg.contains("stop_token_id") && value_problem(cfg["stop_token_id"], Kind::int_list).empty();
   if (!cfg.contains("stop_token_id")) {
-    out.fail(c.where + ": stop_token_id is missing: only stop_token_id stops generation (llm_server.cpp 821-855, "
-                       "958-962), so every answer runs to max_new_tokens");
+    out.fail(c.where +
+             ": stop_token_id is missing: only stop_token_id stops generation (llm_server.cpp 821-855, "
+             "958-962), so every answer runs to max_new_tokens");
   } else if (stop_ok && cfg.contains("eos_token_id") && value_problem(cfg["eos_token_id"], Kind::int32).empty()) {
     const int eos = cfg["eos_token_id"].get<int>();
     bool found = false;
@@ -239,7 +243,8 @@ void check_template_renders(const ConfigText& c, RuleOut& out) {
                "') also raises on hailort's placeholder message (role 'TMP'), which hailort renders when it loads the "
                "model: if that line is reached (role-order guards reach it) the model does not load. `llm2hef export` "
                "writes templates that spare the placeholder (docs/chat-templates.md)");
-    for (const std::string& w : what_minja_cannot_render(*tmpl, c.where + ": chat_template")) out.fail(c.where + ": " + w);
+    for (const std::string& w : what_minja_cannot_render(*tmpl, c.where + ": chat_template"))
+      out.fail(c.where + ": " + w);
   } catch (const Error&) {
     // A template the lexer cannot read is reported by "chat-template".
   }
@@ -253,7 +258,8 @@ ConfigText parse_config_text(const std::string* text, std::string where) {
   if (!text) return c;
   c.present = true;
   try {
-    c.doc = sdk::parse_json(*text, c.where, sdk::JsonLimits::small_file());  // bounded depth: a deep document must not crash llm2hef
+    c.doc = sdk::parse_json(*text, c.where,
+                            sdk::JsonLimits::small_file());  // bounded depth: a deep document must not crash llm2hef
   } catch (const BadInput& e) {
     c.parse_error = e.what();
     c.doc = json();

@@ -15,10 +15,10 @@ namespace llm2hef::core::hef {
 // hailo-config.json parsed once for its rules (and for the HEF rules that
 // read its values).
 struct ConfigText {
-  std::string where;             // prefixes every message
-  bool present = false;          // false: the HEF has none (the "resources" rule says so)
-  nlohmann::json doc;            // the parsed document; null when absent or not JSON
-  std::string parse_error;       // why it is not JSON
+  std::string where;        // prefixes every message
+  bool present = false;     // false: the HEF has none (the "resources" rule says so)
+  nlohmann::json doc;       // the parsed document; null when absent or not JSON
+  std::string parse_error;  // why it is not JSON
 };
 ConfigText parse_config_text(const std::string* text, std::string where);
 

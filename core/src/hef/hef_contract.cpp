@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 
+#include "llm2hef/core/runtime_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
-#include "llm2hef/core/runtime_contract.hpp"
 
 namespace llm2hef::core::hef {
 // The rules and the hailort v5.2.0 code each one follows are listed in
@@ -157,10 +157,11 @@ void check_hef_version(const HefFacts& f, RuleOut& out) {
 
 void check_proto_hash(const HefFacts& f, RuleOut& out) {
   if (f.header.proto_xxh3 == 0)
-    out.fail("proto_xxh3_64bits is 0: the genai server runs Hef::create as soon as the header+proto+padding chunk "
-             "arrives (llm_server.cpp 472-475), and without a proto hash Hef::create checks the whole-file XXH3 "
-             "and the file size (hef.cpp 598-604), which a partly received buffer cannot pass; `llm2hef hef "
-             "set-config` writes one");
+    out.fail(
+        "proto_xxh3_64bits is 0: the genai server runs Hef::create as soon as the header+proto+padding chunk "
+        "arrives (llm_server.cpp 472-475), and without a proto hash Hef::create checks the whole-file XXH3 "
+        "and the file size (hef.cpp 598-604), which a partly received buffer cannot pass; `llm2hef hef "
+        "set-config` writes one");
 }
 
 // ---- target device and extensions ----------------------------------------------
@@ -168,8 +169,9 @@ void check_proto_hash(const HefFacts& f, RuleOut& out) {
 void check_hw_arch(const HefFacts& f, RuleOut& out) {
   const auto& arch = f.info.hw_arch;
   if (!arch) {
-    out.fail("the proto header has no hw_arch: hailort reads 0 (HAILO8), which runs on the Hailo-8 only "
-             "(DeviceBase::hef_arch_to_device_compatible_archs, device_internal.cpp 736-762)");
+    out.fail(
+        "the proto header has no hw_arch: hailort reads 0 (HAILO8), which runs on the Hailo-8 only "
+        "(DeviceBase::hef_arch_to_device_compatible_archs, device_internal.cpp 736-762)");
   } else if (!hw_arch_runs_on_hailo10h(*arch)) {
     const std::string devices = hw_arch_devices(*arch);
     out.fail("hw_arch " + std::to_string(*arch) + " (" + hw_arch_name(*arch) + ") " +
@@ -189,12 +191,14 @@ void check_extensions(const HefFacts& f, RuleOut& out) {
                "\"non-compatible HEF with the following unsupported extensions\" (hef.cpp 445-456)");
     }
   if (f.info.format_version.value_or(0) == 0)
-    out.fail("the proto header's version (field 4) is 0: hailort then ignores `extensions` and reads the deprecated "
-             "included_features (hef.cpp 1925-1952), so PERIPH_CALCULATION_IN_HAILORT is off and Hef::create "
-             "refuses the HEF as outdated (hef.cpp 458-459)");
+    out.fail(
+        "the proto header's version (field 4) is 0: hailort then ignores `extensions` and reads the deprecated "
+        "included_features (hef.cpp 1925-1952), so PERIPH_CALCULATION_IN_HAILORT is off and Hef::create "
+        "refuses the HEF as outdated (hef.cpp 458-459)");
   else if (!f.info.has_extension(kExtPeriphCalculationInHailort))
-    out.fail("extension PERIPH_CALCULATION_IN_HAILORT (26) is missing: Hef::create refuses the HEF (\"this HEF is "
-             "outdated and no longer supported\", hef.cpp 458-459)");
+    out.fail(
+        "extension PERIPH_CALCULATION_IN_HAILORT (26) is missing: Hef::create refuses the HEF (\"this HEF is "
+        "outdated and no longer supported\", hef.cpp 458-459)");
 }
 
 void check_strict_version(const HefFacts& f, RuleOut& out) {
@@ -216,11 +220,13 @@ void check_net_flow(const HefFacts& f, RuleOut& out) {
   const bool net_flow = f.info.has_extension(kExtHailoNetFlow);
   for (const auto& g : f.info.network_groups) {
     if (net_flow && !g.core_op_in_ops)
-      out.fail("network group '" + g.name + "' has no ops[].core_op although the HEF carries HAILO_NET_FLOW (13): "
+      out.fail("network group '" + g.name +
+               "' has no ops[].core_op although the HEF carries HAILO_NET_FLOW (13): "
                "hailort takes the core op from ops[] without checking that one exists (only a debug assert, hef.cpp "
                "945-953), so a release build reads past the list");
     if (!net_flow && g.top_level_contexts == 0 && g.core_op_in_ops)
-      out.fail("network group '" + g.name + "' keeps its contexts under ops[].core_op, but without HAILO_NET_FLOW "
+      out.fail("network group '" + g.name +
+               "' keeps its contexts under ops[].core_op, but without HAILO_NET_FLOW "
                "(13) hailort reads the group's own contexts, which are empty (hef.cpp 945-1016)");
   }
 }
@@ -249,8 +255,9 @@ void check_group_count(const HefFacts& f, RuleOut& out) {
 
 void check_kv_groups(const HefFacts& f, RuleOut& out) {
   if (!f.prefill)
-    out.fail("no network group name ends in __prefill: the server fails with \"Model doesnt have NG with "
-             "name-suffix\" (llm_inference_manager.cpp 22-31)");
+    out.fail(
+        "no network group name ends in __prefill: the server fails with \"Model doesnt have NG with "
+        "name-suffix\" (llm_inference_manager.cpp 22-31)");
   if (!f.tbt) out.fail("no network group name ends in __tbt (the token-by-token group)");
   if (f.prefill && f.tbt &&
       f.prefill->name.substr(0, f.prefill->name.size() - std::string_view(kPrefillGroupSuffix).size()) !=
@@ -263,7 +270,8 @@ void check_kv_groups(const HefFacts& f, RuleOut& out) {
 void check_resources(const HefFacts& f, RuleOut& out) {
   for (const char* name : {kResourceEmbeddings, kResourceTheta, kResourceTokenizer, kResourceHailoConfig})
     if (!f.res.at(name))
-      out.fail("resource " + std::string(name) + " is missing: the genai server's get_external_resources returns "
+      out.fail("resource " + std::string(name) +
+               " is missing: the genai server's get_external_resources returns "
                "HAILO_NOT_FOUND (hef.cpp 4023-4047)");
 }
 
@@ -305,8 +313,8 @@ void check_resource_order(const HefFacts& f, RuleOut& out) {
   for (const char* name : {kResourceTokenizer, kResourceEmbeddings})
     if (const Resource* r = f.res.at(name)) local += r->size;
   const uint64_t buffer = f.info.file_size - std::min(local, f.info.file_size);
-  std::vector<std::pair<std::string, uint64_t>> chunks = {
-      {"header+proto+padding", h.zero_point()}, {"CCWs", h.zero_point() + (h.ccws_size - h.padding_size)}};
+  std::vector<std::pair<std::string, uint64_t>> chunks = {{"header+proto+padding", h.zero_point()},
+                                                          {"CCWs", h.zero_point() + (h.ccws_size - h.padding_size)}};
   for (const auto& r : f.info.resources)
     if (r.name != kResourceTokenizer && r.name != kResourceEmbeddings)
       chunks.push_back({r.name, r.file_offset + r.size});
@@ -314,14 +322,18 @@ void check_resource_order(const HefFacts& f, RuleOut& out) {
     if (end <= buffer) continue;
     const std::string message =
         "with optimize_memory_on_device=True the server allocates the file size minus tokenizer.json and "
-        "embeddings.bin (" + std::to_string(buffer) + " bytes, hef.cpp 4359-4360) and writes each chunk at "
-        "its absolute offset without a bounds check (genai/utils.hpp 219-224): '" + name + "' ends at byte " +
-        std::to_string(end) + ", past that buffer; tokenizer.json and embeddings.bin must be the last "
+        "embeddings.bin (" +
+        std::to_string(buffer) +
+        " bytes, hef.cpp 4359-4360) and writes each chunk at "
+        "its absolute offset without a bounds check (genai/utils.hpp 219-224): '" +
+        name + "' ends at byte " + std::to_string(end) +
+        ", past that buffer; tokenizer.json and embeddings.bin must be the last "
         "bytes of the file";
     if (f.opt.optimize_memory_on_device)
       out.fail(message);
     else
-      out.warn(message + ". Harmless with the default optimize_memory_on_device=False (llm.hpp 42; "
+      out.warn(message +
+               ". Harmless with the default optimize_memory_on_device=False (llm.hpp 42; "
                "hailo-ollama's value-initialized LLMParams, generation_context.cpp 124), which sends the whole "
                "file; an error with --optimize-memory-on-device; `llm2hef hef set-config` with the same "
                "hailo-config.json writes a copy in that order");
@@ -379,9 +391,8 @@ std::pair<int64_t, std::string> expected_width(const HefFacts& f, const std::str
                                    " x kv_cache_size " + std::to_string(f.cache) + f.origin("kv_cache_size")};
   if (f.theta_len <= 0) return {0, ""};
   if (contract.tiling == sdk::PeTiling::q_heads)
-    return {f.heads * f.theta_len, "num_attention_heads " + std::to_string(f.heads) +
-                                       f.origin("num_attention_heads") + " x theta length " +
-                                       std::to_string(f.theta_len)};
+    return {f.heads * f.theta_len, "num_attention_heads " + std::to_string(f.heads) + f.origin("num_attention_heads") +
+                                       " x theta length " + std::to_string(f.theta_len)};
   return {f.kv_heads * f.theta_len, "num_key_value_heads " + std::to_string(f.kv_heads) +
                                         f.origin("num_key_value_heads") + " x theta length " +
                                         std::to_string(f.theta_len)};
@@ -448,8 +459,8 @@ void check_output_frames(const HefFacts& f, RuleOut& out) {
     const EdgeLayer& first = g->outputs.front();
     for (const auto& o : g->outputs)
       if (o.frame_elements() != first.frame_elements())
-        out.fail(g->name + ": output " + o.name + " has " + std::to_string(o.frame_elements()) +
-                 " values per frame, " + first.name + " has " + std::to_string(first.frame_elements()) +
+        out.fail(g->name + ": output " + o.name + " has " + std::to_string(o.frame_elements()) + " values per frame, " +
+                 first.name + " has " + std::to_string(first.frame_elements()) +
                  "; the runtime requires equal frame sizes");
   }
 }

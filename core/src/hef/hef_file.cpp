@@ -145,8 +145,8 @@ void parse_context(std::string_view msg, GroupParts& parts, const std::string& c
     size_t k = 0;
     for (const auto& f : read_fields(m, mctx))
       if (f.number == 2)
-        parts.edges.push_back(parse_edge_layer(as_message(f, mctx), index,
-                                               mctx + ".edge_layers[" + std::to_string(k++) + "]"));
+        parts.edges.push_back(
+            parse_edge_layer(as_message(f, mctx), index, mctx + ".edge_layers[" + std::to_string(k++) + "]"));
   }
 }
 
@@ -299,16 +299,42 @@ bool extension_supported_by_hailort(uint32_t type) {
 }
 
 std::string extension_type_name(uint32_t type) {
-  static const char* const kNames[] = {
-      "ABBALE", "POSTED_WRITES", "DDR", "PADDED_DDR_BUFFERS", "IS_MULTI_CONTEXTS", "COMPRESSED_PARAMS",
-      "TRANSPOSE_COMPONENT", "TEST_ONE", "MULTI_NETWORK_VARIABLE_BATCH_SIZE", "IS_NMS_MULTI_CONTEXT",
-      "OFFLOAD_ARGMAX", "HW_PADDING", "KO_RUN_ASAP", "HAILO_NET_FLOW", "HAILO_NET_FLOW_YOLOV5_NMS",
-      "HAILO_NET_FLOW_YOLOX_NMS", "HAILO_NET_FLOW_SSD_NMS", "HAILO_NET_FLOW_IOU_NMS", "WRITE_DATA_BY_TYPE",
-      "NMS_OUTPUT_BURST", "DUAL_DIRECTION_STREAM_INDEX", "HAILO_NET_FLOW_ARGMAX", "HAILO_NET_FLOW_SOFTMAX",
-      "ALIGNED_FORMAT_TYPE", "HAILO_NET_FLOW_YOLOV5_SEG_NMS", "OUTPUT_SCALE_PER_FEATURE",
-      "PERIPH_CALCULATION_IN_HAILORT", "HAILO_NET_FLOW_YOLOV8_NMS", "BATCH_REGISTER_CONFIG",
-      "HAILO_NET_FLOW_BBOX_DECODING", "CCW_PTR_SQUEEZE", "EXTERNAL_RESOURCES", "SHARED_CONFIG", "CSM_CRC",
-      "ENABLE_CONFIG_CHANNELS", "STRICT_RUNTIME_VERSIONING"};
+  static const char* const kNames[] = {"ABBALE",
+                                       "POSTED_WRITES",
+                                       "DDR",
+                                       "PADDED_DDR_BUFFERS",
+                                       "IS_MULTI_CONTEXTS",
+                                       "COMPRESSED_PARAMS",
+                                       "TRANSPOSE_COMPONENT",
+                                       "TEST_ONE",
+                                       "MULTI_NETWORK_VARIABLE_BATCH_SIZE",
+                                       "IS_NMS_MULTI_CONTEXT",
+                                       "OFFLOAD_ARGMAX",
+                                       "HW_PADDING",
+                                       "KO_RUN_ASAP",
+                                       "HAILO_NET_FLOW",
+                                       "HAILO_NET_FLOW_YOLOV5_NMS",
+                                       "HAILO_NET_FLOW_YOLOX_NMS",
+                                       "HAILO_NET_FLOW_SSD_NMS",
+                                       "HAILO_NET_FLOW_IOU_NMS",
+                                       "WRITE_DATA_BY_TYPE",
+                                       "NMS_OUTPUT_BURST",
+                                       "DUAL_DIRECTION_STREAM_INDEX",
+                                       "HAILO_NET_FLOW_ARGMAX",
+                                       "HAILO_NET_FLOW_SOFTMAX",
+                                       "ALIGNED_FORMAT_TYPE",
+                                       "HAILO_NET_FLOW_YOLOV5_SEG_NMS",
+                                       "OUTPUT_SCALE_PER_FEATURE",
+                                       "PERIPH_CALCULATION_IN_HAILORT",
+                                       "HAILO_NET_FLOW_YOLOV8_NMS",
+                                       "BATCH_REGISTER_CONFIG",
+                                       "HAILO_NET_FLOW_BBOX_DECODING",
+                                       "CCW_PTR_SQUEEZE",
+                                       "EXTERNAL_RESOURCES",
+                                       "SHARED_CONFIG",
+                                       "CSM_CRC",
+                                       "ENABLE_CONFIG_CHANNELS",
+                                       "STRICT_RUNTIME_VERSIONING"};
   if (type < sizeof kNames / sizeof kNames[0]) return kNames[type];
   return type == 0xFFFF ? "UNUSED" : "";
 }
@@ -316,10 +342,17 @@ std::string extension_type_name(uint32_t type) {
 std::string hw_arch_devices(uint32_t arch) {
   switch (arch) {
     case 100: return "Hailo-8 A0";
-    case 0: case 1: case 2: case 101: case 102: return "Hailo-8";
+    case 0:
+    case 1:
+    case 2:
+    case 101:
+    case 102: return "Hailo-8";
     case 3: return "Hailo-8L, Hailo-8";
-    case 103: case 104: case 105: return "Hailo-15H, Hailo-10H";
-    case 6: case 106: return "Hailo-15L";
+    case 103:
+    case 104:
+    case 105: return "Hailo-15H, Hailo-10H";
+    case 6:
+    case 106: return "Hailo-15L";
     case 4: return "Hailo-15M, Hailo-15H, Hailo-10H";
     case 108: return "Hailo-12L";
     default: return "";
@@ -397,9 +430,9 @@ HefInfo read_hef(const ByteSource& src) {
   // per resource). Follow it: an error where it fails, a warning otherwise.
   const uint64_t declared = h.declared_file_size();
   if (declared != info.file_size) {
-    const std::string what = info.file + ": header sizes (hef_proto_size + ccws + additional_info = " +
-                             std::to_string(declared) + " bytes with the header) do not match the file size (" +
-                             std::to_string(info.file_size) + " bytes)";
+    const std::string what =
+        info.file + ": header sizes (hef_proto_size + ccws + additional_info = " + std::to_string(declared) +
+        " bytes with the header) do not match the file size (" + std::to_string(info.file_size) + " bytes)";
     if (h.version != 3 || h.proto_xxh3 == 0) throw BadInput(what);
     info.warnings.push_back(what + "; the runtime does not check this when proto_xxh3_64bits is set");
   }
@@ -424,9 +457,7 @@ HefInfo read_hef(const ByteSource& src) {
     switch (f.number) {
       case 1: parse_header_message(as_message(f, ctx), info, ctx + ".header"); break;
       case 2: groups.push_back(as_message(f, ctx)); break;
-      case 5:
-        info.extensions.push_back(parse_extension(as_message(f, ctx), ctx + ".extensions"));
-        break;
+      case 5: info.extensions.push_back(parse_extension(as_message(f, ctx), ctx + ".extensions")); break;
       case 6:
         info.optional_extensions.push_back(parse_extension(as_message(f, ctx), ctx + ".optional_extensions"));
         break;
@@ -455,15 +486,15 @@ HefInfo read_hef(const ByteSource& src) {
   }
   const bool net_flow = info.has_extension(kExtHailoNetFlow);
   for (size_t i = 0; i < groups.size(); ++i)
-    info.network_groups.push_back(parse_network_group(groups[i], i, net_flow, info.hw_arch,
-                                                      ctx + ".network_groups[" + std::to_string(i) + "]"));
+    info.network_groups.push_back(
+        parse_network_group(groups[i], i, net_flow, info.hw_arch, ctx + ".network_groups[" + std::to_string(i) + "]"));
   return info;
 }
 
 std::string read_resource(const ByteSource& src, const Resource& r, uint64_t max_bytes) {
   if (r.size > max_bytes)
-    throw BadInput(src.name() + ": resource '" + r.name + "' is " + std::to_string(r.size) +
-                   " bytes, more than the " + std::to_string(max_bytes) + " llm2hef reads for it");
+    throw BadInput(src.name() + ": resource '" + r.name + "' is " + std::to_string(r.size) + " bytes, more than the " +
+                   std::to_string(max_bytes) + " llm2hef reads for it");
   std::string out(static_cast<size_t>(r.size), '\0');
   src.read(r.file_offset, out.data(), out.size());
   return out;

@@ -47,8 +47,7 @@ uint64_t HefHeader::declared_file_size() const {
   if (version == 3) {
     // Sums of untrusted u64s: saturate instead of wrapping.
     uint64_t total = 0;
-    if (__builtin_add_overflow(base, ccws_size, &total) ||
-        __builtin_add_overflow(total, additional_info_size, &total))
+    if (__builtin_add_overflow(base, ccws_size, &total) || __builtin_add_overflow(total, additional_info_size, &total))
       return UINT64_MAX;
     return total;
   }
@@ -102,9 +101,8 @@ HefHeader parse_hef_header(std::span<const uint8_t> b, uint64_t file_size, const
     throw BadInput(file + ": header field hef_proto_size (" + std::to_string(h.proto_size) +
                    ") runs past the end of the file (" + std::to_string(file_size - hs) + " bytes after the header)");
   if (h.zero_point() > file_size)
-    throw BadInput(file + ": header fields hef_proto_size + hef_padding_size (" +
-                   std::to_string(h.zero_point()) + " with the header) run past the end of the file (" +
-                   std::to_string(file_size) + " bytes)");
+    throw BadInput(file + ": header fields hef_proto_size + hef_padding_size (" + std::to_string(h.zero_point()) +
+                   " with the header) run past the end of the file (" + std::to_string(file_size) + " bytes)");
   return h;
 }
 

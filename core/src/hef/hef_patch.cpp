@@ -1,6 +1,6 @@
-#include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/hef/hef_patch.hpp"
 #include "hailo_config_rules.hpp"
+#include "llm2hef/core/io/atomic_output.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,8 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <set>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "llm2hef/core/hef/hef_contract.hpp"
@@ -47,7 +47,7 @@ std::string patched_resource(std::string_view msg, uint64_t offset, std::optiona
   std::string out;
   bool wrote[5] = {};
   for (const auto& f : read_fields(msg, ctx)) {
-    const std::optional<uint64_t> value = f.number == 1 ? std::optional<uint64_t>(offset)
+    const std::optional<uint64_t> value = f.number == 1   ? std::optional<uint64_t>(offset)
                                           : f.number == 2 ? size
                                           : f.number == 4 ? xxhash
                                                           : std::nullopt;
@@ -80,10 +80,10 @@ struct Placement {
 
 // The new file's layout, offsets relative to the zero point.
 struct Layout {
-  uint64_t old_zero = 0;   // the input's zero point (where its CCWs start)
-  uint64_t tail = 0;       // the input's bytes from its zero point on
-  uint64_t ccws_real = 0;  // the CCWs without their padding
-  uint64_t cut = 0;        // where the prefix copied unchanged ends
+  uint64_t old_zero = 0;          // the input's zero point (where its CCWs start)
+  uint64_t tail = 0;              // the input's bytes from its zero point on
+  uint64_t ccws_real = 0;         // the CCWs without their padding
+  uint64_t cut = 0;               // where the prefix copied unchanged ends
   std::vector<Placement> placed;  // the moved resources but the config, in write order
   uint64_t new_tail = 0;          // the new file's bytes from its zero point on
 };
@@ -96,8 +96,8 @@ void refuse_invalid_config(const std::string& config_text) {
   std::vector<rules::Finding> problems = check_hailo_config_text(config_text, "new hailo-config.json");
   for (const auto& p : problems)
     if (p.severity == rules::Severity::error)
-      throw BadInput(refusal("the new hailo-config.json is refused (the genai server would reject or misread it):",
-                             problems));
+      throw BadInput(
+          refusal("the new hailo-config.json is refused (the genai server would reject or misread it):", problems));
 }
 
 void check_output_path(const fs::path& input, const fs::path& output, bool replace) {
@@ -160,8 +160,8 @@ ErrorSet check_config_against_hef(const fs::path& input, const ByteSource& src, 
     return false;
   };
   for (const auto& f : rep.findings)
-    if (about_the_config(f.rule) || (f.severity != rules::Severity::error &&
-                                     std::find(rules.begin(), rules.end(), f.rule) != rules.end()))
+    if (about_the_config(f.rule) ||
+        (f.severity != rules::Severity::error && std::find(rules.begin(), rules.end(), f.rule) != rules.end()))
       findings.push_back(f);
   return errors_before;
 }
@@ -183,11 +183,13 @@ uint64_t find_cut(const fs::path& input, const HefInfo& info, const Resource& ol
     if (!shared) cut = old_cfg.offset;
   }
   if (cut < ccws_real)
-    throw BadInput(input.string() + ": tokenizer.json or embeddings.bin lies inside the CCW section; set-config "
+    throw BadInput(input.string() +
+                   ": tokenizer.json or embeddings.bin lies inside the CCW section; set-config "
                    "cannot move it");
   for (const auto& r : info.resources)
     if (r.offset < cut && r.offset + r.size > cut)
-      throw BadInput(input.string() + ": resource '" + r.name + "' straddles the start of tokenizer.json / "
+      throw BadInput(input.string() + ": resource '" + r.name +
+                     "' straddles the start of tokenizer.json / "
                      "embeddings.bin; set-config cannot lay the file out with them last");
   return cut;
 }
@@ -203,7 +205,8 @@ Layout lay_out(const fs::path& input, const HefInfo& info, const Resource& old_c
   l.tail = info.file_size - l.old_zero;
   l.ccws_real = h.ccws_size - h.padding_size;
   if (l.tail < l.ccws_real)
-    throw BadInput(input.string() + ": the file ends inside its CCW section (ccws_size_with_padding - hef_padding_size = " +
+    throw BadInput(input.string() +
+                   ": the file ends inside its CCW section (ccws_size_with_padding - hef_padding_size = " +
                    std::to_string(l.ccws_real) + " bytes, " + std::to_string(l.tail) + " present)");
   l.cut = find_cut(input, info, old_cfg, l.ccws_real, l.tail);
 
@@ -259,8 +262,9 @@ std::string patched_proto(const fs::path& input, const std::string& old_proto, c
     }
     const size_t index = resource_index++;
     if (index == old_cfg.proto_index) {
-      put_bytes_field(proto, 7, patched_resource(f.bytes, res.config_offset, res.config_size, res.config_xxh3,
-                                                 ctx + ".external_resources"));
+      put_bytes_field(proto, 7,
+                      patched_resource(f.bytes, res.config_offset, res.config_size, res.config_xxh3,
+                                       ctx + ".external_resources"));
       continue;
     }
     const auto p = std::find_if(layout.placed.begin(), layout.placed.end(),
@@ -268,8 +272,9 @@ std::string patched_proto(const fs::path& input, const std::string& old_proto, c
     if (p == layout.placed.end() || p->new_offset == p->old_offset)
       proto.append(f.raw);
     else
-      put_bytes_field(proto, 7, patched_resource(f.bytes, p->new_offset, std::nullopt, std::nullopt,
-                                                 ctx + ".external_resources"));
+      put_bytes_field(proto, 7,
+                      patched_resource(f.bytes, p->new_offset, std::nullopt, std::nullopt,
+                                       ctx + ".external_resources"));
   }
   if (proto.size() > UINT32_MAX) throw BadInput(input.string() + ": the new proto would exceed 4 GB");
   return proto;
@@ -358,7 +363,7 @@ void verify_rewritten(const fs::path& written, const fs::path& output, const std
   if (!r || r->size != config_text.size() || xxh3_of_range(*check, r->file_offset, r->size) != config_xxh3)
     throw InternalError(output.string() + ": the rewritten HEF does not read back (hailo-config.json misplaced)");
   ContractOptions opt;
-  opt.checksum_limit = 0;  // moved bytes are copied verbatim; the tests compare them
+  opt.checksum_limit = 0;                // moved bytes are copied verbatim; the tests compare them
   opt.optimize_memory_on_device = true;  // the layout is for it: its order is an error here, not a warning
   const rules::Report rep = check_hef_contract(*check, again, opt);
   if (rep.errors_in({"proto-hash", "resource-order"}) > 0)
@@ -370,8 +375,8 @@ void verify_rewritten(const fs::path& written, const fs::path& output, const std
   for (const auto& f : as_checked.findings)
     if (f.severity == rules::Severity::error && !errors_before.count({f.rule, f.message})) errors.push_back(f);
   if (!errors.empty())
-    throw BadInput(refusal(output.string() + ": not written: the HEF set-config would write fails `llm2hef hef check`:",
-                           errors));
+    throw BadInput(
+        refusal(output.string() + ": not written: the HEF set-config would write fails `llm2hef hef check`:", errors));
 }
 
 }  // namespace

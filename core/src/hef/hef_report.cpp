@@ -38,7 +38,9 @@ json edge_json(const EdgeLayer& e) {
             {"type", data_type_name(e.data_bytes)},
             {"context", e.context_index}};
   if (e.has_quant)
-    j["quantization"] = {{"zero_point", e.qp_zp}, {"scale", e.qp_scale}, {"limvals_min", e.limvals_min},
+    j["quantization"] = {{"zero_point", e.qp_zp},
+                         {"scale", e.qp_scale},
+                         {"limvals_min", e.limvals_min},
                          {"limvals_max", e.limvals_max}};
   else
     j["quantization"] = nullptr;
@@ -51,8 +53,8 @@ json edge_json(const EdgeLayer& e) {
 
 std::string edge_text(const EdgeLayer& e) {
   std::ostringstream o;
-  o << e.name << "  " << data_type_name(e.data_bytes) << " " << format_name(e.format) << "("
-    << e.height << "x" << e.width << "x" << e.features << ")";
+  o << e.name << "  " << data_type_name(e.data_bytes) << " " << format_name(e.format) << "(" << e.height << "x"
+    << e.width << "x" << e.features << ")";
   if (e.has_quant) o << "  zp " << e.qp_zp << " scale " << e.qp_scale;
   return o.str();
 }
@@ -68,7 +70,9 @@ std::string sdk_text(const HefInfo& info) {
 
 json inspect_report_json(const HefInfo& info, const ChecksumReport& sums) {
   const auto& h = info.header;
-  json header = {{"version", h.version}, {"size", h.header_size()}, {"proto_size", h.proto_size},
+  json header = {{"version", h.version},
+                 {"size", h.header_size()},
+                 {"proto_size", h.proto_size},
                  {"zero_point", h.zero_point()}};
   if (h.version == 1) {
     header["crc"] = h.crc;
@@ -103,12 +107,17 @@ json inspect_report_json(const HefInfo& info, const ChecksumReport& sums) {
   json resources = json::array();
   for (size_t i = 0; i < info.resources.size(); ++i) {
     const auto& r = info.resources[i];
-    resources.push_back({{"name", r.name}, {"offset", r.offset}, {"file_offset", r.file_offset}, {"size", r.size},
-                         {"xxh3", hex64(r.xxhash)}, {"checksum", to_string(sums.resources[i])}});
+    resources.push_back({{"name", r.name},
+                         {"offset", r.offset},
+                         {"file_offset", r.file_offset},
+                         {"size", r.size},
+                         {"xxh3", hex64(r.xxhash)},
+                         {"checksum", to_string(sums.resources[i])}});
   }
   json ext = json::array(), opt = json::array();
   for (const auto& e : info.extensions)
-    ext.push_back({{"type", e.type}, {"name", e.name}, {"supported_by_hailort", extension_supported_by_hailort(e.type)}});
+    ext.push_back(
+        {{"type", e.type}, {"name", e.name}, {"supported_by_hailort", extension_supported_by_hailort(e.type)}});
   for (const auto& e : info.optional_extensions) opt.push_back({{"type", e.type}, {"name", e.name}});
   return {{"file", info.file},
           {"file_size", info.file_size},
@@ -153,8 +162,7 @@ std::string inspect_report_text(const HefInfo& info, const ChecksumReport& sums)
   o << "\n";
   o << "network groups: " << info.network_groups.size() << "\n";
   for (const auto& g : info.network_groups) {
-    o << "  " << (g.name.empty() ? "(no network_group_metadata name)" : g.name) << "  (" << g.contexts
-      << " contexts)";
+    o << "  " << (g.name.empty() ? "(no network_group_metadata name)" : g.name) << "  (" << g.contexts << " contexts)";
     if (!g.field10_name.empty() && g.field10_name != g.name)
       o << "  [field 10, not read by hailort: " << g.field10_name << "]";
     o << "\n";

@@ -48,9 +48,9 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
       throw BadInput(ckpt.dir().string() + ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF");
     // Only reads: the merges (about half of a BPE tokenizer.json, and not
     // what fix_tokenizer looks at) are checked but not built.
-    const TokenizerFix tok =
-        fix_tokenizer(sdk::read_json_without(ckpt.tokenizer_json(), {{"model", "merges"}}, sdk::JsonLimits::tokenizer()),
-                      ckpt.tokenizer_json().string(), plan.dims.vocab);
+    const TokenizerFix tok = fix_tokenizer(sdk::read_json_without(ckpt.tokenizer_json(), {{"model", "merges"}},
+                                                                  sdk::JsonLimits::tokenizer()),
+                                           ckpt.tokenizer_json().string(), plan.dims.vocab);
     std::vector<std::string> changes = tok.changes;
     const ChatTemplate found = chosen_chat_template(ckpt, chat_template_file);
     (void)make_hailo_config(ckpt, plan, tok, found, changes);
@@ -102,8 +102,13 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   }
   out["supported"] = true;
   const auto& d = plan.dims;
-  out["dims"] = {{"hidden", d.hidden}, {"layers", d.layers}, {"vocab", d.vocab}, {"heads", d.heads},
-                 {"kv_heads", d.kv_heads}, {"head_dim", d.head_dim}, {"intermediate", d.intermediate}};
+  out["dims"] = {{"hidden", d.hidden},
+                 {"layers", d.layers},
+                 {"vocab", d.vocab},
+                 {"heads", d.heads},
+                 {"kv_heads", d.kv_heads},
+                 {"head_dim", d.head_dim},
+                 {"intermediate", d.intermediate}};
   out["cache_size"] = plan.cache_size;
   out["prefill"] = plan.prefill;
 
@@ -159,8 +164,8 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
     // calibrate counted the plan's extra bytes on the export it measured;
     // they add to this estimate as they are.
     const har::PlanCost& c = *precision_plan->cost;
-    const double with_plan = total + static_cast<double>(c.extra_weight_bytes) +
-                             static_cast<double>(c.extra_activation_bytes);
+    const double with_plan =
+        total + static_cast<double>(c.extra_weight_bytes) + static_cast<double>(c.extra_activation_bytes);
     out["precision_plan"] = {{"file", r.precision_plan->string()},
                              {"model", precision_plan->model},
                              {"default_mode", precision_plan->default_mode},
@@ -210,8 +215,8 @@ std::string inspect_text(const json& r) {
   s += "weights A8W4  " + gib(m["weights_a8w4_bytes"].get<double>()) + "\n";
   s += "KV cache      " + gib(m["kv_cache_bytes"].get<double>()) + " (" + m.value("kv_cache_layout", "") + ")\n";
   s += "embeddings    " + gib(m["embeddings_bin_bytes"].get<double>()) + " (uint16, in the HEF)\n";
-  s += "total         " + gib(m["total_bytes"].get<double>()) + " of 8 GiB: " +
-       (m["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
+  s += "total         " + gib(m["total_bytes"].get<double>()) +
+       " of 8 GiB: " + (m["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
   if (m.contains("warning")) s += "warning: " + m["warning"].get<std::string>() + "\n";
   if (r.contains("calibration")) {
     const auto& c = r["calibration"];
@@ -225,11 +230,11 @@ std::string inspect_text(const json& r) {
     const auto& p = r["precision_plan"];
     s += "with plan     " + std::to_string(p["lines"].get<size_t>()) + " line(s) beyond " +
          p["default_mode"].get<std::string>() + " (" + p["file"].get<std::string>() +
-         (p["model"].get<std::string>().empty() ? "" : ", calibrated on " + p["model"].get<std::string>()) +
-         "): +" + gib(p["extra_weight_bytes"].get<double>()) + " weights at 8 bits, +" +
+         (p["model"].get<std::string>().empty() ? "" : ", calibrated on " + p["model"].get<std::string>()) + "): +" +
+         gib(p["extra_weight_bytes"].get<double>()) + " weights at 8 bits, +" +
          gib(p["extra_activation_bytes"].get<double>()) + " activations at 16 bits\n";
-    s += "total w/ plan " + gib(p["total_bytes"].get<double>()) + " of 8 GiB: " +
-         (p["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
+    s += "total w/ plan " + gib(p["total_bytes"].get<double>()) +
+         " of 8 GiB: " + (p["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
   }
   s += "lm_head       " + r["lm_head_shard_reason"].get<std::string>() + "\n";
   s += "rewrites:\n";
@@ -239,8 +244,10 @@ std::string inspect_text(const json& r) {
   if (res.contains("error")) {
     s += "resources     EXPORT WOULD STOP: " + res["error"].get<std::string>() + "\n";
   } else {
-    s += "chat template " + (res["chat_template_source"].is_string() ? res["chat_template_source"].get<std::string>()
-                                                                      : std::string("none in the checkpoint")) + "\n";
+    s += "chat template " +
+         (res["chat_template_source"].is_string() ? res["chat_template_source"].get<std::string>()
+                                                  : std::string("none in the checkpoint")) +
+         "\n";
     s += "resource changes:" + std::string(res["changes"].empty() ? " none\n" : "\n");
     for (const auto& c : res["changes"]) s += "  - " + c.get<std::string>() + "\n";
   }

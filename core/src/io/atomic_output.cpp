@@ -67,7 +67,8 @@ fs::path make_locked_staging(const fs::path& target, const fs::path& parent, boo
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (folder) {
-    if (!::mkdtemp(buf.data())) throw BadInput(parent.string() + ": cannot create a temporary folder: " + std::strerror(errno));
+    if (!::mkdtemp(buf.data()))
+      throw BadInput(parent.string() + ": cannot create a temporary folder: " + std::strerror(errno));
     fd = ::open(buf.data(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   } else {
     fd = ::mkostemp(buf.data(), O_CLOEXEC);
@@ -76,8 +77,8 @@ fs::path make_locked_staging(const fs::path& target, const fs::path& parent, boo
   if (fd < 0) {
     const int err = errno;
     if (folder) ::rmdir(unnamed.c_str());
-    throw BadInput(target.string() + ": cannot create a temporary " + (folder ? "folder" : "file") + " next to it: " +
-                   std::strerror(err));
+    throw BadInput(target.string() + ": cannot create a temporary " + (folder ? "folder" : "file") +
+                   " next to it: " + std::strerror(err));
   }
   lock_staging(fd);  // fresh path: nobody else can hold it
   const std::string suffix = unnamed.filename().string().substr(name.size() + std::string(".new-").size());

@@ -25,7 +25,8 @@ int64_t count(const std::vector<int64_t>& shape) {
 
 std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape) {
   std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
-  for (size_t i = 0; i < shape.size(); ++i) dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
+  for (size_t i = 0; i < shape.size(); ++i)
+    dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
   dict += "), }";
   // magic(6) + version(2) + len(2) + dict + padding + '\n', total a multiple of 64.
   size_t total = 10 + dict.size() + 1;
@@ -86,7 +87,8 @@ NpyReader::NpyReader(const std::filesystem::path& path) : path_(path), file_(pat
   unsigned char magic[12] = {};
   if (file_.size() < 10) throw BadInput(path.string() + ": not a .npy file");
   read_at(0, magic, 10, "magic");
-  if (std::string(reinterpret_cast<const char*>(magic), 6) != "\x93NUMPY") throw BadInput(path.string() + ": not a .npy file");
+  if (std::string(reinterpret_cast<const char*>(magic), 6) != "\x93NUMPY")
+    throw BadInput(path.string() + ": not a .npy file");
   uint64_t header_len = magic[8] | (static_cast<unsigned>(magic[9]) << 8);
   const int major = magic[6];
   if (major == 1) {

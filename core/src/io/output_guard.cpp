@@ -67,19 +67,22 @@ void check_export_output(const fs::path& output, const fs::path& model_dir, bool
   const fs::file_status st = fs::status(output, ec);
   if (!fs::exists(st)) return;
   if (!fs::is_directory(st))
-    throw UsageError(output.string() + ": exists and is " + (fs::is_regular_file(st) ? std::string("a file") : kind_of(st.type())) +
+    throw UsageError(output.string() + ": exists and is " +
+                     (fs::is_regular_file(st) ? std::string("a file") : kind_of(st.type())) +
                      "; the export output must be a folder (choose another -o)");
   const fs::path out = canonical_or_weak(output), in = canonical_or_weak(model_dir);
   if (is_within(in, out))
     throw UsageError(output.string() + ": is the checkpoint folder " + model_dir.string() +
-                     (out == in ? "" : " or contains it") + "; replacing it would delete the checkpoint (choose another -o)");
+                     (out == in ? "" : " or contains it") +
+                     "; replacing it would delete the checkpoint (choose another -o)");
   if (is_within(out, in))
     throw UsageError(output.string() + ": lies inside the checkpoint folder " + model_dir.string() +
                      "; llm2hef never replaces anything inside its input (choose a folder outside it)");
   check_output_is_not_input(output, other_inputs);
   if (!force) throw UsageError(output.string() + ": already exists (pass --force to replace it)");
   if (!fs::is_regular_file(output / "manifest.json", ec))
-    throw UsageError(output.string() + ": exists but holds no manifest.json, so it is not a previous llm2hef export; "
+    throw UsageError(output.string() +
+                     ": exists but holds no manifest.json, so it is not a previous llm2hef export; "
                      "--force only replaces a previous export (remove the folder yourself or choose another -o)");
 }
 
@@ -93,7 +96,8 @@ void check_file_output(const fs::path& output, bool force, const std::vector<Com
     return;
   }
   if (!fs::is_regular_file(st))
-    throw UsageError(output.string() + ": exists and is " + kind_of(st.type()) + "; only a regular file can be replaced, even with --force");
+    throw UsageError(output.string() + ": exists and is " + kind_of(st.type()) +
+                     "; only a regular file can be replaced, even with --force");
   if (!force) throw UsageError(output.string() + ": already exists (pass --force to replace it)");
 }
 

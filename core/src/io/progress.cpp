@@ -59,7 +59,9 @@ void Progress::disable_all() { g_disabled = true; }
 // A bar is drawn only on a terminal, whatever the caller asks: carriage
 // returns and escape codes in a log file or a pipe are noise.
 Progress::Progress(std::string label, uint64_t total, bool enabled)
-    : label_(std::move(label)), total_(std::max<uint64_t>(total, 1)), enabled_(enabled && !g_disabled && stderr_is_terminal()) {}
+    : label_(std::move(label)),
+      total_(std::max<uint64_t>(total, 1)),
+      enabled_(enabled && !g_disabled && stderr_is_terminal()) {}
 
 Progress::~Progress() { finish(); }
 

@@ -84,7 +84,9 @@ bool has_prefix(const std::string& entry, const std::string& prefix) {
 }
 
 // `.<name>.tmp-*`: locked before it got this name (atomic_output.cpp).
-bool is_staging_of(const std::string& entry, const std::string& name) { return has_prefix(entry, "." + name + ".tmp-"); }
+bool is_staging_of(const std::string& entry, const std::string& name) {
+  return has_prefix(entry, "." + name + ".tmp-");
+}
 
 // `.<name>.new-*`: between creation and its lock, for an instant.
 bool is_unnamed_staging_of(const std::string& entry, const std::string& name) {
@@ -173,7 +175,8 @@ namespace {
 // Removes the entries of `parent` that `matches` accepts, are regular files
 // or folders and locked by nobody; with `grace`, only those older than a
 // minute (a path created a moment ago may not be locked yet).
-std::vector<fs::path> sweep(const fs::path& parent, const std::function<bool(const std::string&)>& matches, bool grace) {
+std::vector<fs::path> sweep(const fs::path& parent, const std::function<bool(const std::string&)>& matches,
+                            bool grace) {
   std::vector<fs::path> removed;
   std::error_code ec;
   fs::directory_iterator it(parent, ec);
@@ -185,7 +188,8 @@ std::vector<fs::path> sweep(const fs::path& parent, const std::function<bool(con
     if (ec || !(fs::is_directory(st) || fs::is_regular_file(st))) continue;
     const auto age = now - fs::last_write_time(entry.path(), ec);
     if (ec || (grace && age < std::chrono::minutes(1))) continue;
-    const int fd = ::open(entry.path().c_str(), (fs::is_directory(st) ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+    const int fd = ::open(entry.path().c_str(),
+                          (fs::is_directory(st) ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) continue;
     const bool stale = lock_staging(fd);  // held by nobody: its owner is gone
     if (stale) {
@@ -208,24 +212,25 @@ std::vector<fs::path> sweep_stale_staging(const fs::path& target) {
   // A `.tmp-` path is locked from the moment it has that name, so nobody
   // holding it means its run is dead: removed at once, so an export killed
   // and rerun straight away leaves nothing. The `.new-` instant keeps the minute.
-  std::vector<fs::path> removed =
-      sweep(parent, [&](const std::string& entry) { return is_staging_of(entry, name); }, false);
-  for (auto& p : sweep(parent, [&](const std::string& entry) { return is_unnamed_staging_of(entry, name); }, true))
+  std::vector<fs::path> removed = sweep(
+      parent, [&](const std::string& entry) { return is_staging_of(entry, name); }, false);
+  for (auto& p : sweep(
+           parent, [&](const std::string& entry) { return is_unnamed_staging_of(entry, name); }, true))
     removed.push_back(std::move(p));
   return removed;
 }
 
 std::vector<fs::path> sweep_stale_scratch(const fs::path& dir, const std::string& prefix) {
-  return sweep(dir.empty() ? fs::path(".") : dir, [&](const std::string& entry) {
-    return has_prefix(entry, prefix);
-  }, true);
+  return sweep(
+      dir.empty() ? fs::path(".") : dir, [&](const std::string& entry) { return has_prefix(entry, prefix); }, true);
 }
 
 ScratchFile::ScratchFile(const fs::path& dir, const std::string& prefix) {
   path_ = create_staging([&] {
     std::string templ = (dir / (prefix + "XXXXXX")).string();
     fd_ = ::mkstemp(templ.data());
-    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), dir.string() + ": cannot create a scratch file");
+    if (fd_ < 0)
+      throw std::system_error(errno, std::generic_category(), dir.string() + ": cannot create a scratch file");
     return fs::path(templ);
   });
   lock_staging(fd_);  // a fresh file: nobody else can hold it

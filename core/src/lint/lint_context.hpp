@@ -14,7 +14,6 @@
 #include <unordered_set>
 #include <vector>
 
-
 #include "../rules/rule_table.hpp"
 #include "llm2hef/core/lint/lint.hpp"
 

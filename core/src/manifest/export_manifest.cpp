@@ -10,8 +10,9 @@ namespace llm2hef::core {
 using nlohmann::json;
 
 std::string ExportManifest::adapter_name() const {
-  return adapter.is_object() && adapter.contains("name") && adapter["name"].is_string() ? adapter["name"].get<std::string>()
-                                                                                         : std::string();
+  return adapter.is_object() && adapter.contains("name") && adapter["name"].is_string()
+             ? adapter["name"].get<std::string>()
+             : std::string();
 }
 
 const ManifestInput* ExportManifest::input(std::string_view role) const {
@@ -30,7 +31,11 @@ ExportManifest manifest_for_plan(const sdk::Plan& plan) {
   m.pe_k_tiles = plan.pe_k_tiles;
   const sdk::RuntimeSizes sizes = sdk::runtime_sizes(plan);
   for (const sdk::RuntimeInput& ri : sdk::kRuntimeInputs) {
-    ManifestInput in{std::string(ri.name), std::string(ri.role), sdk::graph_shape(ri, sizes), std::string(ri.dfc_layer), {}};
+    ManifestInput in{std::string(ri.name),
+                     std::string(ri.role),
+                     sdk::graph_shape(ri, sizes),
+                     std::string(ri.dfc_layer),
+                     {}};
     for (std::string_view axis : ri.dfc_format) in.dfc_format.emplace_back(axis);
     m.inputs.push_back(std::move(in));
   }
@@ -51,18 +56,27 @@ json manifest_json(const ExportManifest& m) {
   doc["manifest_version"] = m.manifest_version;
   doc["llm2hef_version"] = m.llm2hef_version;
   doc["adapter"] = m.adapter;
-  doc["model"] = {{"name", m.model.name}, {"dir", m.model.dir}, {"architectures", m.model.architectures},
+  doc["model"] = {{"name", m.model.name},
+                  {"dir", m.model.dir},
+                  {"architectures", m.model.architectures},
                   {"model_type", m.model.model_type}};
   doc["cache_size"] = m.cache_size;
   doc["prefill"] = m.prefill;
-  doc["dims"] = {{"hidden", m.dims.hidden},     {"layers", m.dims.layers},     {"vocab", m.dims.vocab},
-                 {"heads", m.dims.heads},       {"kv_heads", m.dims.kv_heads}, {"head_dim", m.dims.head_dim},
+  doc["dims"] = {{"hidden", m.dims.hidden},
+                 {"layers", m.dims.layers},
+                 {"vocab", m.dims.vocab},
+                 {"heads", m.dims.heads},
+                 {"kv_heads", m.dims.kv_heads},
+                 {"head_dim", m.dims.head_dim},
                  {"intermediate", m.dims.intermediate}};
   doc["theta_length"] = m.theta_length;
   doc["pe_tiles"] = {{"q", m.pe_q_tiles}, {"k", m.pe_k_tiles}};
   json inputs = json::array();
   for (const ManifestInput& i : m.inputs)
-    inputs.push_back({{"name", i.name}, {"role", i.role}, {"shape", i.shape}, {"dfc_layer", i.dfc_layer},
+    inputs.push_back({{"name", i.name},
+                      {"role", i.role},
+                      {"shape", i.shape},
+                      {"dfc_layer", i.dfc_layer},
                       {"dfc_format", i.dfc_format}});
   doc["inputs"] = inputs;
   json outputs = json::array();
@@ -150,7 +164,8 @@ class Fields {
     }
     return out;
   }
-  std::map<std::string, std::string> string_map(const json& parent, const std::string& path, const std::string& key) const {
+  std::map<std::string, std::string> string_map(const json& parent, const std::string& path,
+                                                const std::string& key) const {
     std::map<std::string, std::string> out;
     for (const auto& [k, v] : object(parent, path, key).items()) out[k] = string(v, path + "." + k);
     return out;
@@ -209,7 +224,8 @@ ExportManifest parse_manifest(const json& document, const std::string& origin) {
     const std::string p = "inputs[" + std::to_string(i) + "]";
     if (!inputs[i].is_object()) f.fail(p, "expected an object");
     m.inputs.push_back({f.string(inputs[i], p + ".name", "name"), f.string(inputs[i], p + ".role", "role"),
-                        f.positives(inputs[i], p + ".shape", "shape"), f.string(inputs[i], p + ".dfc_layer", "dfc_layer"),
+                        f.positives(inputs[i], p + ".shape", "shape"),
+                        f.string(inputs[i], p + ".dfc_layer", "dfc_layer"),
                         f.strings(inputs[i], p + ".dfc_format", "dfc_format")});
   }
   const json& outputs = f.array(doc, "outputs", "outputs");

@@ -24,7 +24,8 @@ void require_folder_name(const std::string& part, const char* what, const std::s
     throw UsageError("--model '" + whole + "': the " + what + " must start with a letter or a digit");
   for (char c : part)
     if (!is_alnum(c) && c != '.' && c != '_' && c != '-')
-      throw UsageError("--model '" + whole + "': the " + what + " may hold only letters, digits, '.', '_' and '-'"
+      throw UsageError("--model '" + whole + "': the " + what +
+                       " may hold only letters, digits, '.', '_' and '-'"
                        " (it becomes a folder name in the store)");
 }
 

@@ -60,7 +60,8 @@ ordered_json generation_params(const json& cfg, const std::vector<std::string>& 
   if (!gp.is_object()) throw BadInput(where(file, "default_generation_params") + ": expected an object");
   auto number = [&](const char* key) -> std::optional<double> {
     if (!gp.contains(key) || gp[key].is_null()) return std::nullopt;
-    if (!gp[key].is_number()) throw BadInput(where(file, std::string("default_generation_params.") + key) + ": expected a number");
+    if (!gp[key].is_number())
+      throw BadInput(where(file, std::string("default_generation_params.") + key) + ": expected a number");
     return gp[key].get<double>();
   };
   // hailo-ollama (controller.cpp handle_completion) samples unless the
@@ -85,7 +86,8 @@ ordered_json generation_params(const json& cfg, const std::vector<std::string>& 
 
 }  // namespace
 
-ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& sha256, std::vector<std::string>& notes) {
+ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& sha256,
+                                  std::vector<std::string>& notes) {
   const std::string cfg_file = facts.hailo_config_path.empty()
                                    ? "resources/hailo-config.json (beside " + facts.manifest_path + ")"
                                    : facts.hailo_config_path;
@@ -105,8 +107,9 @@ ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& s
   for (int64_t id : stops) {
     auto text = added_token_text(facts.tokenizer, id);
     if (!text) {
-      notes.push_back("stop token id " + std::to_string(id) +
-                      " is not an added token of tokenizer.json: left out of stop_tokens (the runtime still stops on it)");
+      notes.push_back(
+          "stop token id " + std::to_string(id) +
+          " is not an added token of tokenizer.json: left out of stop_tokens (the runtime still stops on it)");
       continue;
     }
     if (std::find(stop_texts.begin(), stop_texts.end(), *text) == stop_texts.end()) stop_texts.push_back(*text);
@@ -134,12 +137,9 @@ ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& s
   m["license"] = nullptr;
   m["system_prompt"] = nullptr;
   // ModelInfoDetails (dto/DTOs.hpp): shown by /api/tags and /api/show only.
-  m["details"] = {{"parent_model", ""},
-                  {"format", "hef"},
-                  {"family", family},
-                  {"families", ordered_json::array({family})},
-                  {"parameter_size", ""},
-                  {"quantization_level", "A8W4"}};
+  m["details"] = {{"parent_model", ""},   {"format", "hef"},
+                  {"family", family},     {"families", ordered_json::array({family})},
+                  {"parameter_size", ""}, {"quantization_level", "A8W4"}};
   return m;
 }
 

@@ -7,11 +7,11 @@
 #include <string_view>
 
 #include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
-#include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/package/package.hpp"
 #include "llm2hef/core/rules/render.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -62,8 +62,7 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, con
     msg << hef_path.string() << ": fails `llm2hef hef check --manifest " << facts.manifest_path << " --hailort "
         << version << "` (" << report.errors() << " error(s)); not packaged:";
     for (const auto& f : report.findings)
-      if (f.severity == rules::Severity::error)
-        msg << "\n  " << rules::finding_tag(f) << " " << f.message;
+      if (f.severity == rules::Severity::error) msg << "\n  " << rules::finding_tag(f) << " " << f.message;
     msg << "\nsections cited refer to " << contract_doc_path().string();
     throw Error(ExitCode::failure, msg.str());
   }
@@ -84,13 +83,13 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, con
                                                                                 : sdk::JsonLimits::small_file());
     if (embedded != *exported) {
       const bool config = std::string(name) == "hailo-config.json";
-      throw BadInput(hef_path.string() + ": its " + name + " differs from " +
-                     (config ? facts.hailo_config_path : "resources/" + std::string(name) + " beside " +
-                                                             facts.manifest_path) +
-                     "; the HEF was not compiled from this export" +
-                     (config ? " (or its config was replaced with `hef set-config`: pass that file with "
-                               "--config NEW.json)"
-                             : std::string()));
+      throw BadInput(
+          hef_path.string() + ": its " + name + " differs from " +
+          (config ? facts.hailo_config_path : "resources/" + std::string(name) + " beside " + facts.manifest_path) +
+          "; the HEF was not compiled from this export" +
+          (config ? " (or its config was replaced with `hef set-config`: pass that file with "
+                    "--config NEW.json)"
+                  : std::string()));
     }
   }
   return rules::report_json(report);
@@ -142,7 +141,8 @@ std::optional<std::string> manifests_live_elsewhere(const fs::path& store) {
 }
 
 std::string docker_mount_warning(const std::string& seen, const fs::path& store, const ModelRef& model) {
-  return seen + ": the layout of Hailo's Docker instructions for hailo-ollama, which mount only models/blob into "
+  return seen +
+         ": the layout of Hailo's Docker instructions for hailo-ollama, which mount only models/blob into "
          "the container (hailo_model_zoo_genai docs/USAGE.rst); the server there reads manifests from its image, so " +
          model.key() + " will not be listed. If hailo-ollama runs in Docker, also mount this model's manifests: -v " +
          // Docker takes a relative host path for a volume name: the mount needs it absolute.
@@ -172,9 +172,10 @@ PackageResult package_model(const PackageOptions& o) {
   r.manifest = store.manifest_path(o.model);
   // The store manifest is this command's output: never one of its inputs, nor
   // inside the export's resources it reads (the same rule as every -o).
-  check_output_is_not_input(r.manifest, {{"the HEF (MODEL.hef)", o.hef, {}},
-                                         {"the export's manifest (--manifest)", o.export_manifest, {}},
-                                         {"the export's resources folder", o.export_manifest.parent_path() / "resources", {}}});
+  check_output_is_not_input(r.manifest,
+                            {{"the HEF (MODEL.hef)", o.hef, {}},
+                             {"the export's manifest (--manifest)", o.export_manifest, {}},
+                             {"the export's resources folder", o.export_manifest.parent_path() / "resources", {}}});
   // Cheap refusals before hashing a multi-GB file.
   if (fs::exists(r.manifest, ec) && !o.force)
     throw UsageError(o.model.key() + " already exists in " + o.store.string() + " (" + r.manifest.string() +
@@ -198,7 +199,8 @@ PackageResult package_model(const PackageOptions& o) {
   r.blob = store.blob_path(r.sha256);
   r.ollama_manifest["hef_h10h"] = r.sha256;
 
-  if (const auto seen = manifests_live_elsewhere(o.store)) r.warnings.push_back(docker_mount_warning(*seen, o.store, o.model));
+  if (const auto seen = manifests_live_elsewhere(o.store))
+    r.warnings.push_back(docker_mount_warning(*seen, o.store, o.model));
   r.blob_reused = store.put_blob(o.hef, r.sha256, o.progress);
   store.put_manifest(o.model, core::json_text(r.ollama_manifest, 4) + "\n", o.force);
   store.commit();

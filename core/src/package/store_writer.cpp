@@ -116,8 +116,7 @@ struct TempFile {
 
 std::string sha256_of_file(const fs::path& file, bool progress) {
   registry::Sha256 h;
-  stream_file(file, "hashing " + file.filename().string(), progress,
-              [&](const char* p, size_t n) { h.update(p, n); });
+  stream_file(file, "hashing " + file.filename().string(), progress, [&](const char* p, size_t n) { h.update(p, n); });
   return h.finish_hex();
 }
 

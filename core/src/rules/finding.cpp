@@ -23,8 +23,8 @@ size_t Report::errors() const {
 }
 
 size_t Report::warnings() const {
-  return static_cast<size_t>(
-      std::count_if(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::warning; }));
+  return static_cast<size_t>(std::count_if(findings.begin(), findings.end(),
+                                           [](const Finding& f) { return f.severity == Severity::warning; }));
 }
 
 size_t Report::errors_in(const std::vector<std::string>& rules) const {

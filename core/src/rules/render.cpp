@@ -20,9 +20,7 @@ std::string subject_text(const Subject& s) {
   return text;
 }
 
-std::string count_text(size_t n, const char* noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+std::string count_text(size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 json null_if_empty(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
@@ -50,7 +48,9 @@ std::string report_text(const Report& report) {
 }
 
 json finding_json(const Finding& f) {
-  json j = {{"rule", f.rule}, {"section", null_if_empty(f.section)}, {"severity", severity_name(f.severity)},
+  json j = {{"rule", f.rule},
+            {"section", null_if_empty(f.section)},
+            {"severity", severity_name(f.severity)},
             {"message", f.message}};
   if (f.subject) {
     j["kind"] = f.subject->kind;
@@ -63,12 +63,9 @@ json finding_json(const Finding& f) {
 json report_json(const Report& report) {
   json findings = json::array();
   for (const Finding& f : report.findings) findings.push_back(finding_json(f));
-  json j = {{"file", report.file},
-            {"ok", report.errors() == 0},
-            {"errors", report.errors()},
-            {"warnings", report.warnings()},
-            {"findings", findings},
-            {"contract_doc", contract_doc_path().string()}};
+  json j = {{"file", report.file},       {"ok", report.errors() == 0},
+            {"errors", report.errors()}, {"warnings", report.warnings()},
+            {"findings", findings},      {"contract_doc", contract_doc_path().string()}};
   if (report.passed) j["passed"] = *report.passed;
   if (!report.derived.is_null()) j["derived"] = report.derived;
   return j;

@@ -81,9 +81,7 @@ class RuleRunner {
   }
 
   void add(Finding finding);
-  bool has_error_about(const Subject& subject) const {
-    return error_subjects_.count({subject.kind, subject.name}) > 0;
-  }
+  bool has_error_about(const Subject& subject) const { return error_subjects_.count({subject.kind, subject.name}) > 0; }
   // Rules that ran without an error or warning, in the order they first ran.
   std::vector<std::string> passed() const;
 

@@ -90,18 +90,22 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
   constexpr int64_t kMaxElements = kMaxInputElements;
   const std::string mask_name(sdk::runtime_input(sdk::InputRole::attention_mask).name);
   const std::string embeds_name(sdk::runtime_input(sdk::InputRole::embeddings).name);
-  for (const auto& [what, a, b, c] : {std::tuple{mask_name, n, heads, n}, std::tuple{embeds_name, n, hidden, int64_t{1}}})
+  for (const auto& [what, a, b, c] :
+       {std::tuple{mask_name, n, heads, n}, std::tuple{embeds_name, n, hidden, int64_t{1}}})
     if (a > kMaxElements / b / c)
-      throw BadInput(manifest_path.string() + ": " + what + " would need " + std::to_string(a) + " x " + std::to_string(b) +
-                     " x " + std::to_string(c) + " values, more than the limit of " + std::to_string(kMaxElements) + " (the largest cache whose inputs fit is " +
-                     std::to_string(largest_calibration_cache({n, hidden, heads, manifest.theta_length, q_tiles, k_tiles})) +
-                     ": export again with --cache at most that)");
+      throw BadInput(
+          manifest_path.string() + ": " + what + " would need " + std::to_string(a) + " x " + std::to_string(b) +
+          " x " + std::to_string(c) + " values, more than the limit of " + std::to_string(kMaxElements) +
+          " (the largest cache whose inputs fit is " +
+          std::to_string(largest_calibration_cache({n, hidden, heads, manifest.theta_length, q_tiles, k_tiles})) +
+          ": export again with --cache at most that)");
 
   const int64_t count = static_cast<int64_t>(tokens.size());
   if (count == 0) throw UsageError("--tokens: the prompt is empty");
   if (count > n)
-    throw UsageError("--tokens: " + std::to_string(count) + " tokens exceed the cache size " + std::to_string(n) +
-                     " of this export (the runtime would split the prompt into chunks; the base graph holds one window)");
+    throw UsageError(
+        "--tokens: " + std::to_string(count) + " tokens exceed the cache size " + std::to_string(n) +
+        " of this export (the runtime would split the prompt into chunks; the base graph holds one window)");
   for (int64_t t : tokens)
     if (t < 0 || t >= vocab)
       throw UsageError("--tokens: id " + std::to_string(t) + " is outside the vocabulary (0.." +
@@ -114,17 +118,22 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
   const fs::path theta_path = dir / "resources" / "theta.npy";
   NpyReader theta_file(theta_path);
   int64_t theta_values = 1;
-  for (int64_t d : theta_file.shape()) theta_values = d > kMaxDim ? kMaxDim + 1 : std::min(theta_values * d, kMaxDim + 1);
+  for (int64_t d : theta_file.shape())
+    theta_values = d > kMaxDim ? kMaxDim + 1 : std::min(theta_values * d, kMaxDim + 1);
   if (theta_values != theta_length)
-    throw BadInput(theta_path.string() + ": holds " + (theta_values > kMaxDim ? "more than " + std::to_string(kMaxDim) : std::to_string(theta_values)) +
-                   " values, but " + manifest_path.string() + " field 'theta_length' says " + std::to_string(theta_length));
+    throw BadInput(theta_path.string() + ": holds " +
+                   (theta_values > kMaxDim ? "more than " + std::to_string(kMaxDim) : std::to_string(theta_values)) +
+                   " values, but " + manifest_path.string() + " field 'theta_length' says " +
+                   std::to_string(theta_length));
   const std::vector<float> theta = theta_file.read_all();
   const int64_t t = static_cast<int64_t>(theta.size());
   if (t < 2 || t % 2)
-    throw BadInput(theta_path.string() + ": " + std::to_string(t) + " values; the runtime needs an even, non-zero length");
+    throw BadInput(theta_path.string() + ": " + std::to_string(t) +
+                   " values; the runtime needs an even, non-zero length");
   if (n * t > kMaxElements / std::max(q_tiles, k_tiles))
     throw BadInput(manifest_path.string() + ": pe tables of " + std::to_string(n) + " x " + std::to_string(t) + " x " +
-                   std::to_string(std::max(q_tiles, k_tiles)) + " values exceed the limit of " + std::to_string(kMaxElements));
+                   std::to_string(std::max(q_tiles, k_tiles)) + " values exceed the limit of " +
+                   std::to_string(kMaxElements));
   NpyReader embed_file(dir / "resources" / "embeddings.npy");
   if (embed_file.shape() != std::vector<int64_t>{vocab, hidden})
     throw BadInput((dir / "resources" / "embeddings.npy").string() + ": shape does not match the manifest's [" +
@@ -170,7 +179,9 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
     switch (input.shape) {
       case sdk::InputShape::embeddings: members.push_back(npz_f32(name, shape, embeds)); break;
       case sdk::InputShape::mask: members.push_back(npz_f32(name, shape, mask)); break;
-      case sdk::InputShape::pe_table: members.push_back(npz_f32(name, shape, table(input.cosine, shape.back() / t))); break;
+      case sdk::InputShape::pe_table:
+        members.push_back(npz_f32(name, shape, table(input.cosine, shape.back() / t)));
+        break;
     }
   }
   members.push_back(npz_i64("positions", {n}, positions));

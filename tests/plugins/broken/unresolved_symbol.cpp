@@ -7,8 +7,7 @@ extern "C" __attribute__((visibility("default"))) int llm2hef_test_defined_nowhe
 
 namespace {
 struct Unresolved : llm2hef_test::FakeAdapter {
-  Unresolved()
-      : FakeAdapter(llm2hef_test::fake_info("unresolved_symbol", {"UnresolvedForCausalLM"}, {})) {
+  Unresolved() : FakeAdapter(llm2hef_test::fake_info("unresolved_symbol", {"UnresolvedForCausalLM"}, {})) {
     if (llm2hef_test_defined_nowhere(1) != 1) throw std::runtime_error("unreachable");
   }
 };

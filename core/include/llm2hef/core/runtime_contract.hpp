@@ -25,10 +25,10 @@ namespace llm2hef::core {
 // "pre_process_params"). 2048 is also the context of Hailo's own Hailo-10H
 // models (section 11), and Hailo's recipe quantizes with a 96-token prefill
 // at cache 2048 (section 7).
-inline constexpr int64_t kRuntimeDefaultCacheSize = 2048;       // kv_cache_size
-inline constexpr int64_t kRuntimeDefaultAttentionHeads = 12;    // num_attention_heads
-inline constexpr int64_t kRuntimeDefaultKeyValueHeads = 2;      // num_key_value_heads
-inline constexpr int64_t kRuntimeDefaultPrefillTokens = 96;     // prefill_input_tokens_count
+inline constexpr int64_t kRuntimeDefaultCacheSize = 2048;     // kv_cache_size
+inline constexpr int64_t kRuntimeDefaultAttentionHeads = 12;  // num_attention_heads
+inline constexpr int64_t kRuntimeDefaultKeyValueHeads = 2;    // num_key_value_heads
+inline constexpr int64_t kRuntimeDefaultPrefillTokens = 96;   // prefill_input_tokens_count
 
 // The four resources a genai HEF carries, named as the runtime's constants
 // spell them (hailo-contract.md section 6, "The HEF then carries four

@@ -14,7 +14,8 @@ namespace {
 int64_t width_towards(const HnModel& hn, const std::string& producer, const std::string& consumer) {
   const auto shapes = hn.output_shapes(producer);
   const auto outs = hn.outputs(producer);
-  if (shapes.empty() || shapes[0].empty()) throw BadInput(hn.label() + ": layer '" + producer + "' has no output_shapes");
+  if (shapes.empty() || shapes[0].empty())
+    throw BadInput(hn.label() + ": layer '" + producer + "' has no output_shapes");
   if (shapes.size() == outs.size())
     for (size_t i = 0; i < outs.size(); ++i)
       if (outs[i] == consumer && !shapes[i].empty()) return shapes[i].back();
@@ -34,8 +35,8 @@ FixupResult conv_input_order(FixupInput& in) {
     ++checked;
     const auto declared = hn.input_shapes(conv);
     if (declared.size() != inputs.size()) {
-      unmatched.push_back(conv + " (" + std::to_string(inputs.size()) + " inputs, " +
-                          std::to_string(declared.size()) + " input_shapes)");
+      unmatched.push_back(conv + " (" + std::to_string(inputs.size()) + " inputs, " + std::to_string(declared.size()) +
+                          " input_shapes)");
       continue;
     }
     std::vector<int64_t> wanted, actual;

@@ -27,8 +27,7 @@ inline std::string join_ints(const std::vector<int64_t>& v) {
 // Last dimension of the first shape in `shapes`; BadInput when there is none.
 inline int64_t last_width(const HnModel& hn, const std::string& layer, const std::vector<Shape>& shapes,
                           const char* field) {
-  if (shapes.empty() || shapes[0].empty())
-    throw BadInput(hn.label() + ": layer '" + layer + "' has no " + field);
+  if (shapes.empty() || shapes[0].empty()) throw BadInput(hn.label() + ": layer '" + layer + "' has no " + field);
   return shapes[0].back();
 }
 

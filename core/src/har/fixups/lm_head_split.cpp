@@ -71,8 +71,8 @@ FixupResult lm_head_split(FixupInput& in) {
 
   const std::string conv = outs[0];
   if (hn.type(conv) != "conv" || hn.inputs(conv).size() != 1)
-    throw BadInput(hn.label() + ": output '" + conv + "' is a " + hn.type(conv) +
-                   " with " + std::to_string(hn.inputs(conv).size()) + " inputs; expected the single-input lm_head conv");
+    throw BadInput(hn.label() + ": output '" + conv + "' is a " + hn.type(conv) + " with " +
+                   std::to_string(hn.inputs(conv).size()) + " inputs; expected the single-input lm_head conv");
   const auto conv_outs = hn.outputs(conv);
   if (conv_outs.size() != 1 || hn.type(conv_outs[0]) != "output_layer")
     throw BadInput(hn.label() + ": lm_head conv '" + conv + "' feeds " + join(conv_outs) +
@@ -125,8 +125,8 @@ FixupResult lm_head_split(FixupInput& in) {
     split.shards.push_back(c);
     split.widths.push_back(w);
     new_convs.push_back(c);
-    r.changes.push_back("shard " + std::to_string(k) + ": conv '" + c + "' (" + std::to_string(w) + " wide) -> '" +
-                        o + "'" + (made.empty() ? "" : " behind copies " + join(made)) + " of " + join(chain) +
+    r.changes.push_back("shard " + std::to_string(k) + ": conv '" + c + "' (" + std::to_string(w) + " wide) -> '" + o +
+                        "'" + (made.empty() ? "" : " behind copies " + join(made)) + " of " + join(chain) +
                         ", fed by '" + fan + "'");
   }
   set_last(hn.layer(conv), "output_shapes", w);

@@ -33,9 +33,9 @@ enum class Side { unknown, q, k, either };
 enum class Trig { unknown, cos, sin };
 
 struct PeInput {
-  std::string layer;                      // `<scope>/input_layerN`
-  const sdk::RuntimeInput* claimed;       // the manifest's role
-  std::string table;                      // the tiling conv, or the input itself once widened
+  std::string layer;                 // `<scope>/input_layerN`
+  const sdk::RuntimeInput* claimed;  // the manifest's role
+  std::string table;                 // the tiling conv, or the input itself once widened
   int64_t table_width = 0;
   std::vector<std::pair<std::string, std::string>> multiplies;  // (ew_mult, its other operand)
   std::vector<std::string> other_consumers;                     // table consumers that are no RoPE multiply
@@ -116,9 +116,12 @@ void read_side(const HnModel& hn, const ExportManifest& m, PeInput& p) {
     by_operand.insert(w == q_op && q_op != k_op ? Side::q : w == k_op && q_op != k_op ? Side::k : Side::unknown);
   }
   const Side operand_side = by_operand.size() == 1 ? *by_operand.begin() : Side::unknown;
-  const std::string operand_why = p.multiplies.empty() ? "" : ", and its multiplies take " +
-      std::string(operand_side == Side::q ? "q-wide" : operand_side == Side::k ? "k-wide" : "mixed or other") +
-      " operands (q " + str(q_op) + ", k " + str(k_op) + ")";
+  const std::string operand_why = p.multiplies.empty() ? ""
+                                                       : ", and its multiplies take " +
+                                                             std::string(operand_side == Side::q   ? "q-wide"
+                                                                         : operand_side == Side::k ? "k-wide"
+                                                                                                   : "mixed or other") +
+                                                             " operands (q " + str(q_op) + ", k " + str(k_op) + ")";
   if (by_table != Side::unknown && operand_side != Side::unknown && by_table != operand_side) {
     p.side_why = table_why + operand_why + ": the two disagree";
     return;
@@ -150,10 +153,13 @@ void read_trig(const HnModel& hn, std::vector<PeInput>& pes) {
         if (square_single_input_conv(hn, r) && by_another(r, i)) plain = true;
       if (rotated && !plain) {
         ++sin;
-        if (sin_example.empty()) sin_example = "'" + mult + "' multiplies it with '" + operand + "', the rotate-half conv of '" + hn.inputs(operand)[0] + "'";
+        if (sin_example.empty())
+          sin_example = "'" + mult + "' multiplies it with '" + operand + "', the rotate-half conv of '" +
+                        hn.inputs(operand)[0] + "'";
       } else if (plain && !rotated) {
         ++cos;
-        if (cos_example.empty()) cos_example = "'" + mult + "' multiplies it with '" + operand + "', the input of a rotate-half conv";
+        if (cos_example.empty())
+          cos_example = "'" + mult + "' multiplies it with '" + operand + "', the input of a rotate-half conv";
       }
     }
     const std::string counted = " (" + str(static_cast<int64_t>(p.multiplies.size())) + " multiplies";
@@ -214,9 +220,12 @@ FixupResult pe_input_roles(FixupInput& in) {
                          structural_role(p) + " by the HN's structure (" + why + ")");
       continue;
     }
-    if (p.side == Side::unknown) unconfirmed.push_back("'" + p.layer + "' as a " + side_name(claimed_side(p)) + " table: " + p.side_why);
-    if (p.trig == Trig::unknown) unconfirmed.push_back("'" + p.layer + "' as " + trig_name(claimed_trig(p)) + ": " + p.trig_why);
-    if (p.side != Side::unknown && p.trig != Trig::unknown) confirmed.push_back(short_name(p.layer) + " " + std::string(p.claimed->role));
+    if (p.side == Side::unknown)
+      unconfirmed.push_back("'" + p.layer + "' as a " + side_name(claimed_side(p)) + " table: " + p.side_why);
+    if (p.trig == Trig::unknown)
+      unconfirmed.push_back("'" + p.layer + "' as " + trig_name(claimed_trig(p)) + ": " + p.trig_why);
+    if (p.side != Side::unknown && p.trig != Trig::unknown)
+      confirmed.push_back(short_name(p.layer) + " " + std::string(p.claimed->role));
   }
   if (!disagree.empty())
     throw BadInput(hn.label() + ": the manifest's pe input roles disagree with the HN: " + join(disagree, "; ") +
@@ -227,7 +236,8 @@ FixupResult pe_input_roles(FixupInput& in) {
   if (!unconfirmed.empty())
     r.warnings.push_back("pe input roles not confirmed by the HN's structure, the manifest is trusted for: " +
                          join(unconfirmed, "; "));
-  std::string note = confirmed.empty() ? "no pe role confirmed by structure" : "confirmed by structure: " + join(confirmed);
+  std::string note =
+      confirmed.empty() ? "no pe role confirmed by structure" : "confirmed by structure: " + join(confirmed);
   if (!pes.empty() && pes.front().side == Side::either) note += "; " + pes.front().side_why + ", so q/k need no check";
   r.note = note;
   return r;

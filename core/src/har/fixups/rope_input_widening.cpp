@@ -20,7 +20,8 @@ FixupResult rope_input_widening(FixupInput& in) {
       // The pe tables and their tiling, by role (the runtime contract's table).
       const sdk::RuntimeInput* contract = sdk::find_runtime_input(inp.role);
       if (!contract || contract->tiling == sdk::PeTiling::none) continue;
-      const int64_t tiles = contract->tiling == sdk::PeTiling::q_heads ? in.manifest->pe_q_tiles : in.manifest->pe_k_tiles;
+      const int64_t tiles =
+          contract->tiling == sdk::PeTiling::q_heads ? in.manifest->pe_q_tiles : in.manifest->pe_k_tiles;
       expected.push_back({find_input_layer(hn, inp.dfc_layer), tiles});
     }
   } else {
@@ -72,8 +73,7 @@ FixupResult rope_input_widening(FixupInput& in) {
                         " tiles) and removed tiling conv '" + c.conv + "', now feeding " + join(consumers));
   }
   if (found.empty())
-    r.note = already.empty() ? "no pe input feeds a tiling conv"
-                             : "pe inputs already widened: " + join(already);
+    r.note = already.empty() ? "no pe input feeds a tiling conv" : "pe inputs already widened: " + join(already);
   return r;
 }
 

@@ -46,8 +46,9 @@ void input_format(const LintItem& item, rules::RuleOut& out) {
 void input_consumed(const LintItem& item, rules::RuleOut& out) {
   const LintContext& c = item.context;
   if (!c.consumed_anywhere(item.value->name()))
-    out.fail("input is never consumed by a node; the runtime feeds all six inputs and the DFC numbers "
-             "input_layer1..N in ONNX input order");
+    out.fail(
+        "input is never consumed by a node; the runtime feeds all six inputs and the DFC numbers "
+        "input_layer1..N in ONNX input order");
 }
 
 void output_static(const LintItem& item, rules::RuleOut& out) {

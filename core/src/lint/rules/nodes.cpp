@@ -15,10 +15,12 @@ namespace {
 // patterns"): rsqrt is Sqrt then Div(1, .), so Reciprocal is not here;
 // LayerNormalization is torch's opset-17 spelling of nn.LayerNorm (GPT-2 in
 // SEED's run, docs/gpt2.md).
-const std::set<std::string> kKnownOps = {
-    "MatMul", "Add",     "Sub",     "Mul",       "Div",       "Pow",    "Sqrt",  "LayerNormalization",
-    "ReduceMean", "Sigmoid", "Tanh", "Softmax",  "Reshape",   "Transpose", "Slice", "Concat",
-    "Split",  "Neg",     "Identity", "Constant", "Relu",      "Erf"};
+const std::set<std::string> kKnownOps = {"MatMul",     "Add",       "Sub",      "Mul",
+                                         "Div",        "Pow",       "Sqrt",     "LayerNormalization",
+                                         "ReduceMean", "Sigmoid",   "Tanh",     "Softmax",
+                                         "Reshape",    "Transpose", "Slice",    "Concat",
+                                         "Split",      "Neg",       "Identity", "Constant",
+                                         "Relu",       "Erf"};
 // Spellings of a known computation that torch writes otherwise: the hint names torch's.
 const std::map<std::string, std::string> kTorchSpelling = {
     {"Reciprocal", "torch writes rsqrt as Sqrt then Div with a constant 1, and 1/x as Div"},
@@ -48,8 +50,9 @@ void node_static(const LintItem& item, rules::RuleOut& out) {
 
 void no_expand(const LintItem& item, rules::RuleOut& out) {
   if (default_domain(*item.node) && item.node->op_type() == "Expand")
-    out.fail("Expand is not parsable (SEED round 1); expand GQA k/v with a constant 0/1 "
-             "(NKVHEAD*HD) x (NHEAD*HD) matmul in repeat_interleave order");
+    out.fail(
+        "Expand is not parsable (SEED round 1); expand GQA k/v with a constant 0/1 "
+        "(NKVHEAD*HD) x (NHEAD*HD) matmul in repeat_interleave order");
 }
 
 void reshape_transpose(const LintItem& item, rules::RuleOut& out) {
@@ -99,8 +102,7 @@ void known_op(const LintItem& item, rules::RuleOut& out) {
   out.fail(op_label(n) +
            " is outside the op patterns the DFC parser is known to accept; a graph built this way is "
            "unproven against the DFC" +
-           (std_op && kTorchSpelling.count(n.op_type()) ? " (" + kTorchSpelling.at(n.op_type()) + ")"
-                                                        : std::string()));
+           (std_op && kTorchSpelling.count(n.op_type()) ? " (" + kTorchSpelling.at(n.op_type()) + ")" : std::string()));
 }
 
 }  // namespace llm2hef::core::lint

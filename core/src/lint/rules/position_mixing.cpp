@@ -10,13 +10,12 @@ namespace llm2hef::core::lint {
 
 namespace {
 
-const std::set<std::string> kReduceOps = {"ReduceMean", "ReduceSum",  "ReduceMax",       "ReduceMin",
-                                          "ReduceProd", "ReduceL1",   "ReduceL2",        "ReduceLogSum",
+const std::set<std::string> kReduceOps = {"ReduceMean",      "ReduceSum",      "ReduceMax", "ReduceMin",
+                                          "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
                                           "ReduceLogSumExp", "ReduceSumSquare"};
 const std::set<std::string> kSoftmaxOps = {"Softmax", "LogSoftmax", "Hardmax"};
 const std::set<std::string> kPoolOps = {"AveragePool", "MaxPool", "LpPool"};
 const std::set<std::string> kGlobalPoolOps = {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"};
-
 
 // One node's check, with the context's lookups under short names.
 struct MixingCheck {
@@ -109,8 +108,9 @@ struct MixingCheck {
       }
       const int64_t na = normalize_axis((*axis)[0], s.rank());
       if (is_seq_axis(s, na))
-        mixing(n, index, "CumSum over axis " + std::to_string((*axis)[0]) + " of " + shape_text(s) +
-                             " is a cumulative sum across positions");
+        mixing(n, index,
+               "CumSum over axis " + std::to_string((*axis)[0]) + " of " + shape_text(s) +
+                   " is a cumulative sum across positions");
       return;
     }
     if (op == "LayerNormalization" || op == "LpNormalization" || op == "MeanVarianceNormalization") {
@@ -143,7 +143,7 @@ struct MixingCheck {
     const std::string& op = n.op_type();
     const int64_t spatial = s.known ? s.rank() - 2 : -1;
     auto along_seq = [&](int64_t j) {  // spatial axis j (0-based)
-      if (!s.known) return true;      // cannot tell: assume the worst
+      if (!s.known) return true;       // cannot tell: assume the worst
       const int64_t d = s.dims[static_cast<size_t>(2 + j)];
       return d < 0 || (seq_ > 1 && d == seq_);
     };

@@ -59,9 +59,9 @@ void graph_cycle(const LintItem& item, rules::RuleOut& out) {
   if (sorted < static_cast<size_t>(g.node_size()))
     for (int i = 0; i < g.node_size(); ++i)
       if (pending[static_cast<size_t>(i)] > 0) {
-        out.fail_about(node_subject(g.node(i), i),
-                       "lies on a cycle (" + std::to_string(static_cast<size_t>(g.node_size()) - sorted) +
-                           " nodes never become ready); an ONNX graph must be acyclic");
+        out.fail_about(node_subject(g.node(i), i), "lies on a cycle (" +
+                                                       std::to_string(static_cast<size_t>(g.node_size()) - sorted) +
+                                                       " nodes never become ready); an ONNX graph must be acyclic");
         break;
       }
 }

@@ -13,12 +13,12 @@
 namespace llm2hef::plugins {
 
 struct ChildOutcome {
-  bool started = false;     // false: pipe() or fork() failed, see `failure`
-  std::string failure;      // why the child could not be started
-  bool timed_out = false;   // no end of report within the timeout: the child was killed
-  bool too_long = false;    // the report passed max_report bytes: the child was killed
+  bool started = false;         // false: pipe() or fork() failed, see `failure`
+  std::string failure;          // why the child could not be started
+  bool timed_out = false;       // no end of report within the timeout: the child was killed
+  bool too_long = false;        // the report passed max_report bytes: the child was killed
   bool exited_cleanly = false;  // the child got to _exit(0)
-  std::string report;       // what `work` returned; empty unless it arrived whole
+  std::string report;           // what `work` returned; empty unless it arrived whole
   // How the child ended, when it was not killed for time or size: "the
   // library killed its process while loading (signal 6, Aborted)", "... (exit
   // status 0)" (meaningful when the report is missing: the work was cut short).

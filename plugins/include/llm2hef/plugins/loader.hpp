@@ -20,20 +20,20 @@ class PluginLoadError : public std::runtime_error {
  public:
   // Which check failed, in the order load_adapter() runs them.
   enum class Reason {
-    unreadable,          // the file cannot be opened at all
-    not_elf,             // no ELF magic, or an ELF file that is no shared library
-    wrong_platform,      // an ELF shared library for another class, byte order or machine
-    load_failed,         // dlopen refused it
-    unresolved_symbol,   // dlopen refused it because of an undefined symbol
-    missing_entry,       // no llm2hef_adapter_entry symbol
-    entry_failed,        // the entry point threw or returned null
-    abi_mismatch,        // descriptor abi_version differs from the host's
-    bad_descriptor,      // descriptor too small or with null fields
+    unreadable,         // the file cannot be opened at all
+    not_elf,            // no ELF magic, or an ELF file that is no shared library
+    wrong_platform,     // an ELF shared library for another class, byte order or machine
+    load_failed,        // dlopen refused it
+    unresolved_symbol,  // dlopen refused it because of an undefined symbol
+    missing_entry,      // no llm2hef_adapter_entry symbol
+    entry_failed,       // the entry point threw or returned null
+    abi_mismatch,       // descriptor abi_version differs from the host's
+    bad_descriptor,     // descriptor too small or with null fields
     fingerprint_mismatch,
-    factory_failed,      // create() threw or returned null
-    info_failed,         // info() threw
-    name_mismatch,       // descriptor name != info().name
-    killed_process,      // loading it in a child process ended that process (probe.hpp)
+    factory_failed,  // create() threw or returned null
+    info_failed,     // info() threw
+    name_mismatch,   // descriptor name != info().name
+    killed_process,  // loading it in a child process ended that process (probe.hpp)
   };
 
   PluginLoadError(std::filesystem::path path, Reason reason, std::string detail);

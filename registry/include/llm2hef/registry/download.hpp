@@ -13,7 +13,7 @@
 namespace llm2hef::registry {
 
 struct DownloadLimits {
-  std::uint64_t max_bytes = 0;                                  // required: the most that may arrive
+  std::uint64_t max_bytes = 0;  // required: the most that may arrive
   std::chrono::seconds connect_timeout = std::chrono::seconds(15);
   std::chrono::seconds total_timeout = std::chrono::seconds(300);
   // Abort when fewer than 1 byte/s arrive for this long (a stalled server).

@@ -20,9 +20,10 @@
 #include "llm2hef/sdk/adapter.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 
-#define LLM2HEF_ADAPTER_ABI_VERSION 4u  // 4: Plan::adapter_state; DecoderAdapter and the decoder description replace LlamaFamilyAdapter (issue 29)
-                                        // 3: SDK building blocks for the issue-14 families (spec layouts changed)
-                                        // 2: Plan.cache_cost; the core fills Plan.cache_size and prefill
+#define LLM2HEF_ADAPTER_ABI_VERSION \
+  4u  // 4: Plan::adapter_state; DecoderAdapter and the decoder description replace LlamaFamilyAdapter (issue 29)
+      // 3: SDK building blocks for the issue-14 families (spec layouts changed)
+      // 2: Plan.cache_cost; the core fills Plan.cache_size and prefill
 #define LLM2HEF_ADAPTER_ENTRY_SYMBOL "llm2hef_adapter_entry"
 
 #define LLM2HEF_STR2(x) #x
@@ -44,11 +45,11 @@
 
 // Computed in the translation unit that includes it: the host's copy and each
 // plugin's copy reflect how *they* were compiled.
-#define LLM2HEF_BUILD_FINGERPRINT                                                  \
-  LLM2HEF_COMPILER_ID ";" LLM2HEF_CXX_ABI ";sdk-" LLM2HEF_SDK_VERSION           \
-  ";protobuf-" LLM2HEF_SDK_PROTOBUF_VERSION ";onnx-" LLM2HEF_SDK_ONNX_VERSION   \
-  ";json-" LLM2HEF_STR(NLOHMANN_JSON_VERSION_MAJOR) "." LLM2HEF_STR(         \
-      NLOHMANN_JSON_VERSION_MINOR) "." LLM2HEF_STR(NLOHMANN_JSON_VERSION_PATCH)
+#define LLM2HEF_BUILD_FINGERPRINT                                                                               \
+  LLM2HEF_COMPILER_ID ";" LLM2HEF_CXX_ABI ";sdk-" LLM2HEF_SDK_VERSION ";protobuf-" LLM2HEF_SDK_PROTOBUF_VERSION \
+                      ";onnx-" LLM2HEF_SDK_ONNX_VERSION                                                         \
+                      ";json-" LLM2HEF_STR(NLOHMANN_JSON_VERSION_MAJOR) "." LLM2HEF_STR(                        \
+                          NLOHMANN_JSON_VERSION_MINOR) "." LLM2HEF_STR(NLOHMANN_JSON_VERSION_PATCH)
 
 extern "C" {
 
@@ -72,18 +73,18 @@ typedef const llm2hef_adapter_entry_t* (*llm2hef_adapter_entry_fn)();
 // Defines the entry point of an adapter library. Use once per .so (or the
 // class form below, which takes the name and version from the class):
 //   LLM2HEF_DEFINE_ADAPTER(Gpt2Adapter, "gpt2", "0.1.0")
-#define LLM2HEF_DEFINE_ADAPTER(CLASS, NAME, VERSION)                                   \
-  extern "C" LLM2HEF_EXPORT const llm2hef_adapter_entry_t* llm2hef_adapter_entry() {    \
-    static const llm2hef_adapter_entry_t entry = {                                     \
-        LLM2HEF_ADAPTER_ABI_VERSION,                                                   \
-        sizeof(llm2hef_adapter_entry_t),                                               \
-        NAME,                                                                          \
-        VERSION,                                                                       \
-        LLM2HEF_BUILD_FINGERPRINT,                                                     \
-        []() -> llm2hef::sdk::Adapter* { return new CLASS(); },                        \
-        [](llm2hef::sdk::Adapter* a) { delete a; },                                    \
-    };                                                                                 \
-    return &entry;                                                                     \
+#define LLM2HEF_DEFINE_ADAPTER(CLASS, NAME, VERSION)                                 \
+  extern "C" LLM2HEF_EXPORT const llm2hef_adapter_entry_t* llm2hef_adapter_entry() { \
+    static const llm2hef_adapter_entry_t entry = {                                   \
+        LLM2HEF_ADAPTER_ABI_VERSION,                                                 \
+        sizeof(llm2hef_adapter_entry_t),                                             \
+        NAME,                                                                        \
+        VERSION,                                                                     \
+        LLM2HEF_BUILD_FINGERPRINT,                                                   \
+        []() -> llm2hef::sdk::Adapter* { return new CLASS(); },                      \
+        [](llm2hef::sdk::Adapter* a) { delete a; },                                  \
+    };                                                                               \
+    return &entry;                                                                   \
   }
 
 // The usual form: CLASS states its name and version once, as static members

@@ -24,25 +24,25 @@ class HnFixupContext;  // llm2hef/sdk/hn_fixup.hpp; adapters that need no HN sur
 
 // An adapter-specific command-line option, e.g. GPT-2's `--gelu sigmoid|tanh`.
 struct OptionSpec {
-  std::string name;                 // without the leading dashes
-  std::vector<std::string> choices; // allowed values; empty = free text
+  std::string name;                  // without the leading dashes
+  std::vector<std::string> choices;  // allowed values; empty = free text
   std::string default_value;
   std::string help;
 };
 
 struct AdapterInfo {
-  std::string name;                       // "gpt2"
-  std::string version;                    // adapter's own version, semver
-  std::string description;                // one line
-  std::vector<std::string> architectures; // HF config.json "architectures" values claimed
-  std::vector<std::string> model_types;   // HF config.json "model_type" values claimed
+  std::string name;                        // "gpt2"
+  std::string version;                     // adapter's own version, semver
+  std::string description;                 // one line
+  std::vector<std::string> architectures;  // HF config.json "architectures" values claimed
+  std::vector<std::string> model_types;    // HF config.json "model_type" values claimed
   std::vector<OptionSpec> options;
 };
 
 struct ExportOptions {
-  int64_t cache_size = 0;     // SEQ of the exported graph and the runtime's kv_cache_size
-  int64_t prefill = 0;        // prefill_input_tokens_count
-  int64_t lm_head_shards = 0; // 0 = let the adapter choose
+  int64_t cache_size = 0;                              // SEQ of the exported graph and the runtime's kv_cache_size
+  int64_t prefill = 0;                                 // prefill_input_tokens_count
+  int64_t lm_head_shards = 0;                          // 0 = let the adapter choose
   std::map<std::string, std::string> adapter_options;  // validated against AdapterInfo::options
 
   // The value of an adapter option, or its declared default.
@@ -53,8 +53,8 @@ struct ExportOptions {
 // (LFM2's conv layers cache B*x), and the figures behind it. Recorded in
 // manifest.json (`cache_cost`) and used by inspect's memory estimate.
 struct CacheCost {
-  int64_t values_per_position = 0;  // 0: not stated (K and V in every layer)
-  std::string layout;               // one line: what is cached
+  int64_t values_per_position = 0;                    // 0: not stated (K and V in every layer)
+  std::string layout;                                 // one line: what is cached
   nlohmann::json figures = nlohmann::json::object();  // the adapter's own cost figures, by name
 };
 
@@ -63,8 +63,8 @@ struct ModelDims {
   int64_t hidden = 0;
   int64_t layers = 0;
   int64_t vocab = 0;
-  int64_t heads = 0;       // attention heads (mask is tiled this many times)
-  int64_t kv_heads = 0;    // key/value heads (k tables are tiled this many times)
+  int64_t heads = 0;     // attention heads (mask is tiled this many times)
+  int64_t kv_heads = 0;  // key/value heads (k tables are tiled this many times)
   int64_t head_dim = 0;
   int64_t intermediate = 0;
 };
@@ -82,12 +82,12 @@ struct Plan {
   int64_t pe_q_tiles = 0;
   int64_t pe_k_tiles = 0;
 
-  std::string embedding_tensor;          // checkpoint tensor behind embeddings.bin
-  std::vector<int64_t> lm_head_shards;   // output widths, summing to dims.vocab
-  std::string lm_head_shard_reason;      // why this split (shown by inspect, kept in manifest)
+  std::string embedding_tensor;         // checkpoint tensor behind embeddings.bin
+  std::vector<int64_t> lm_head_shards;  // output widths, summing to dims.vocab
+  std::string lm_head_shard_reason;     // why this split (shown by inspect, kept in manifest)
 
-  std::vector<std::string> rewrites;     // what the export does differently from HF, one line each
-  std::vector<std::string> notes;        // anything else the user should know
+  std::vector<std::string> rewrites;                  // what the export does differently from HF, one line each
+  std::vector<std::string> notes;                     // anything else the user should know
   nlohmann::json options = nlohmann::json::object();  // resolved options, recorded in manifest.json
   CacheCost cache_cost;
   nlohmann::json hailo_config_overrides = nlohmann::json::object();  // merged last into hailo-config.json

@@ -18,16 +18,16 @@
 namespace llm2hef::sdk {
 
 struct AttentionBlockSpec {
-  std::string prefix;        // checkpoint prefix of the module, "model.layers.3.self_attn."
-  std::string q_norm = {};   // per-head norm modules ("q_norm", "q_layernorm"); empty = no QK-Norm
+  std::string prefix;       // checkpoint prefix of the module, "model.layers.3.self_attn."
+  std::string q_norm = {};  // per-head norm modules ("q_norm", "q_layernorm"); empty = no QK-Norm
   std::string k_norm = {};
-  std::string out_proj;      // "o_proj", "out_proj"
+  std::string out_proj;  // "o_proj", "out_proj"
   bool qkv_bias = false;
   bool out_bias = false;
-  bool rope = true;          // false on NoPE layers
-  AttentionShape shape = {}; // seq, heads, kv_heads, head_dim, score_divisor (DecoderAdapter fills it)
-  float norm_eps = 1e-6f;    // of the QK-Norm
-  float out_scale = 1.0f;    // folded into the output projection (Granite's residual_multiplier)
+  bool rope = true;                 // false on NoPE layers
+  AttentionShape shape = {};        // seq, heads, kv_heads, head_dim, score_divisor (DecoderAdapter fills it)
+  float norm_eps = 1e-6f;           // of the QK-Norm
+  float out_scale = 1.0f;           // folded into the output projection (Granite's residual_multiplier)
   bool qk_norm_full_width = false;  // OLMo 2: one RMSNorm over all of q (heads*D) and all of k (kv_heads*D)
   float norm_weight_offset = 0.0f;  // Gemma 3: the QK-Norm scales by (1 + w)
   // Partial rotary (sdk/partial_rotary.hpp): RoPE on the first rotary_dim

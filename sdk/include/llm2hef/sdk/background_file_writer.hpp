@@ -44,7 +44,7 @@ enum class Writeback {
 class LLM2HEF_SDK_API BackgroundFileWriter {
  public:
   static constexpr size_t kBatchBytes = 1u << 20;  // small constants only: weights go as blocks
-  static constexpr size_t kBatchesInFlight = 3;  // filling + queued + being written
+  static constexpr size_t kBatchesInFlight = 3;    // filling + queued + being written
   // Blocks handed over whole (acquire_block): one being filled, one queued,
   // one being written.
   static constexpr size_t kBlocks = 3;
@@ -128,7 +128,7 @@ class LLM2HEF_SDK_API BackgroundFileWriter {
   struct Job {
     Buffer buffer;
     std::vector<Piece> pieces;
-    bool block = false;            // counts among the kBlocks
+    bool block = false;             // counts among the kBlocks
     std::function<void()> written;  // borrowed bytes: told when they are written
   };
 
@@ -147,18 +147,18 @@ class LLM2HEF_SDK_API BackgroundFileWriter {
   Writeback writeback_;
   int fd_ = -1;
   uint64_t size_ = 0;
-  Job current_;           // copied pieces being gathered
-  Buffer acquired_;       // the block the caller fills, if any
+  Job current_;      // copied pieces being gathered
+  Buffer acquired_;  // the block the caller fills, if any
   bool block_acquired_ = false;
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Job> queued_;            // waiting for the writer
+  std::deque<Job> queued_;                            // waiting for the writer
   std::vector<Buffer> spare_batches_, spare_blocks_;  // written, their memory reused
-  size_t batches_in_flight_ = 0;      // queued + being written
-  size_t blocks_out_ = 0;             // acquired + queued + being written
+  size_t batches_in_flight_ = 0;                      // queued + being written
+  size_t blocks_out_ = 0;                             // acquired + queued + being written
   bool stopping_ = false;
-  std::string failure_;               // first write error, empty when none
+  std::string failure_;  // first write error, empty when none
   std::thread writer_;
 
   // as_written, writer thread only: every byte below complete_ is written;

@@ -124,7 +124,8 @@ struct AttentionShape {
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
   float score_divisor = 0;  // divides q k^T (a Div, as LNM's q k^T / sqrt(HD)); usually sqrt(head_dim)
   float logit_softcap = 0;  // > 0: scores = tanh(scores / c) * c before the mask (Gemma 2); 0 = none
-  std::optional<Value> window_band = std::nullopt;  // added after the mask: a sliding-window layer (sliding_window_band.hpp)
+  std::optional<Value> window_band =
+      std::nullopt;  // added after the mask: a sliding-window layer (sliding_window_band.hpp)
 };
 // q [1, S, heads*D], k and v [1, S, kv_heads*D] (already position-encoded);
 // `mask` the runtime's attention_mask input [1, 1, S, heads*S], whose first

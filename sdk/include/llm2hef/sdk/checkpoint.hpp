@@ -60,8 +60,7 @@ class Checkpoint {
   // grow the resident set. Called from several threads at once (the graph
   // builder converts slices of a block of rows in parallel): an
   // implementation must be safe for that.
-  virtual void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
-                         std::span<float> out) const = 0;
+  virtual void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end, std::span<float> out) const = 0;
 
   // Rows [row_begin, row_end) of `tensor` as the file stores them, when it
   // stores them as little-endian float32 in a mapping that lives as long as

@@ -107,7 +107,7 @@ using Block = std::function<Value(GraphBuilder& g, const Value& x)>;
 // norms, OLMo 2); without `pre_norm` the body reads h itself (OLMo 2).
 struct Branch {
   NormSpec norm;
-  std::string scope;     // the body's scope, named after the HF module ("self_attn", "mlp")
+  std::string scope;  // the body's scope, named after the HF module ("self_attn", "mlp")
   Block body;
   std::string residual;  // scope of the residual Add ("attn_residual")
   // Post-LN placement (OPT-350m): when set, the branch is

@@ -96,9 +96,9 @@ struct DecoderContext {
   const Checkpoint& ckpt;
   const DecoderInputs& io;
   AttentionShape attention;
-  CausalShifts shifts;                // built once when a layer's mixer is a short conv (short_conv.hpp)
-  std::vector<PeTables> pe_by_base;   // the pe tables of each RoPE base (rope_bases.hpp); one base: io.pe
-  std::optional<Value> window_band;   // --sliding-window band beyond the window (sliding_window_band.hpp)
+  CausalShifts shifts;               // built once when a layer's mixer is a short conv (short_conv.hpp)
+  std::vector<PeTables> pe_by_base;  // the pe tables of each RoPE base (rope_bases.hpp); one base: io.pe
+  std::optional<Value> window_band;  // --sliding-window band beyond the window (sliding_window_band.hpp)
 };
 
 // Attention through attention_block(); `spec.shape` is left empty by the
@@ -153,16 +153,16 @@ AttentionBlockSpec& attention_spec(LayerDescription& layer);
 // ---- the description ----
 
 struct DecoderModel {
-  ModelDims dims;              // hidden, layers, vocab, heads, kv_heads, head_dim, intermediate
+  ModelDims dims;  // hidden, layers, vocab, heads, kv_heads, head_dim, intermediate
   // The residual stream's width where it differs from the rows the runtime
   // feeds (dims.hidden): OPT's project_in / project_out. 0 = dims.hidden.
   int64_t residual_width = 0;
-  int64_t max_positions = 0;   // max_position_embeddings; a --cache beyond it gets a note (0: no note)
-  std::string embedding;       // the tensor behind embeddings.bin
-  std::vector<float> theta;    // rope_theta_data.bin
-  float score_divisor = 0;     // divides q k^T in every layer; 0 = sqrt(head_dim)
-  float attention_softcap = 0; // > 0: attention logits capped as tanh(s / c) * c (Gemma 2)
-  int64_t rope_bases = 1;      // RoPE bases side by side in theta (rope_bases.hpp); layers pick theirs
+  int64_t max_positions = 0;    // max_position_embeddings; a --cache beyond it gets a note (0: no note)
+  std::string embedding;        // the tensor behind embeddings.bin
+  std::vector<float> theta;     // rope_theta_data.bin
+  float score_divisor = 0;      // divides q k^T in every layer; 0 = sqrt(head_dim)
+  float attention_softcap = 0;  // > 0: attention logits capped as tanh(s / c) * c (Gemma 2)
+  int64_t rope_bases = 1;       // RoPE bases side by side in theta (rope_bases.hpp); layers pick theirs
   TensorTable tensors;
   std::vector<LayerDescription> layers;  // one per layer, dims.layers of them
   TailSpec tail;
@@ -194,7 +194,9 @@ OptionSpec sliding_window_option();
 // or "tanh" (gelu_new exactly); the form it chose, and the rewrite line that
 // says so. Header-only: no symbol added to the SDK library.
 inline OptionSpec gelu_new_option() {
-  return {"gelu", {"sigmoid", "tanh"}, "sigmoid",
+  return {"gelu",
+          {"sigmoid", "tanh"},
+          "sigmoid",
           "GELU form: sigmoid = x*sigmoid(1.702x) (parsable approximation), tanh = gelu_new exactly"};
 }
 inline GeluForm gelu_new_form(const std::string& option) {

@@ -50,9 +50,8 @@ class GraphBuilder {
   // when the output will be fsynced); `threads` (>= 1, counting the caller)
   // convert the weights, each block shared among them: the bytes written
   // are the same whatever their number, and so is the memory used.
-  GraphBuilder(std::string graph_name, std::filesystem::path data_path,
-               std::function<void(uint64_t)> on_bytes = {}, Writeback writeback = Writeback::deferred,
-               unsigned threads = 1);
+  GraphBuilder(std::string graph_name, std::filesystem::path data_path, std::function<void(uint64_t)> on_bytes = {},
+               Writeback writeback = Writeback::deferred, unsigned threads = 1);
   ~GraphBuilder();
   GraphBuilder(const GraphBuilder&) = delete;
   GraphBuilder& operator=(const GraphBuilder&) = delete;
@@ -79,12 +78,11 @@ class GraphBuilder {
 
   // ---- constants ----
   // A checkpoint tensor (through `view`), streamed block by block.
-  Value weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor,
-               const WeightView& view = {});
+  Value weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor, const WeightView& view = {});
   // The same, every value multiplied by `scale` in float32 as it streams
   // (scalar multipliers folded into a weight: sdk/scalar_multipliers.hpp).
-  Value scaled_weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor, const WeightView& view,
-                      float scale);
+  Value scaled_weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor,
+                      const WeightView& view, float scale);
   // A computed constant, given whole.
   Value constant(const std::string& leaf, std::vector<int64_t> shape, std::span<const float> data);
   // A computed constant, generated row by row (shape[0] rows).

@@ -34,8 +34,8 @@ Value head_layer_norm(GraphBuilder& g, const Value& x, const std::vector<float>&
 // `weights` and `biases` (may be empty) name one [D] tensor shared by every
 // head or one per head; they are read when the graph is built.
 std::function<Value(GraphBuilder&, const Value&)> head_layer_norm_fn(const Checkpoint& ckpt,
-                                                                    std::vector<std::string> weights,
-                                                                    std::vector<std::string> biases, int64_t heads,
-                                                                    int64_t head_dim, float eps);
+                                                                     std::vector<std::string> weights,
+                                                                     std::vector<std::string> biases, int64_t heads,
+                                                                     int64_t head_dim, float eps);
 
 }  // namespace llm2hef::sdk

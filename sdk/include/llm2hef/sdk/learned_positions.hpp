@@ -22,12 +22,12 @@
 namespace llm2hef::sdk {
 
 struct FourierPositions {
-  int64_t positions = 0;       // N
-  int64_t width = 0;           // H
-  int64_t frequencies = 0;     // K = floor(N/2) + 1
-  std::vector<float> theta;    // T = K rounded up to even (the runtime fills only even widths)
-  std::vector<float> cos_coef; // [T, H], row k multiplies cos(theta_k p)
-  std::vector<float> sin_coef; // [T, H]
+  int64_t positions = 0;        // N
+  int64_t width = 0;            // H
+  int64_t frequencies = 0;      // K = floor(N/2) + 1
+  std::vector<float> theta;     // T = K rounded up to even (the runtime fills only even widths)
+  std::vector<float> cos_coef;  // [T, H], row k multiplies cos(theta_k p)
+  std::vector<float> sin_coef;  // [T, H]
   // max |reconstruction - wpe| over all positions and channels, evaluated in
   // double from the float32 coefficients and the runtime's float32 tables.
   double max_abs_error = 0;

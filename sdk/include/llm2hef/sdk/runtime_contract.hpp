@@ -54,14 +54,14 @@ inline constexpr std::array<RuntimeInput, 6> kRuntimeInputs = {{
      PeTiling::none, false},
     {InputRole::attention_mask, "attention_mask", "attention_mask", "input_layer2", InputShape::mask, kFormatMask,
      PeTiling::none, false},
-    {InputRole::pe_q_cos, "pe_q_cos", "pe_q_cos", "input_layer3", InputShape::pe_table, kFormatRows,
-     PeTiling::q_heads, true},
-    {InputRole::pe_q_sin, "pe_q_sin", "pe_q_sin", "input_layer4", InputShape::pe_table, kFormatRows,
-     PeTiling::q_heads, false},
-    {InputRole::pe_k_cos, "pe_k_cos", "pe_k_cos", "input_layer5", InputShape::pe_table, kFormatRows,
-     PeTiling::k_heads, true},
-    {InputRole::pe_k_sin, "pe_k_sin", "pe_k_sin", "input_layer6", InputShape::pe_table, kFormatRows,
-     PeTiling::k_heads, false},
+    {InputRole::pe_q_cos, "pe_q_cos", "pe_q_cos", "input_layer3", InputShape::pe_table, kFormatRows, PeTiling::q_heads,
+     true},
+    {InputRole::pe_q_sin, "pe_q_sin", "pe_q_sin", "input_layer4", InputShape::pe_table, kFormatRows, PeTiling::q_heads,
+     false},
+    {InputRole::pe_k_cos, "pe_k_cos", "pe_k_cos", "input_layer5", InputShape::pe_table, kFormatRows, PeTiling::k_heads,
+     true},
+    {InputRole::pe_k_sin, "pe_k_sin", "pe_k_sin", "input_layer6", InputShape::pe_table, kFormatRows, PeTiling::k_heads,
+     false},
 }};
 
 // The table's entry for a role.
@@ -72,10 +72,10 @@ const RuntimeInput* find_runtime_input(std::string_view role);
 
 // The numbers an input's shape depends on.
 struct RuntimeSizes {
-  int64_t cache = 0;   // N
+  int64_t cache = 0;  // N
   int64_t hidden = 0;
-  int64_t heads = 0;   // attention heads: the mask's tiling
-  int64_t theta = 0;   // T
+  int64_t heads = 0;                 // attention heads: the mask's tiling
+  int64_t theta = 0;                 // T
   int64_t q_tiles = 0, k_tiles = 0;  // the runtime's pe tiling
 };
 
@@ -92,7 +92,6 @@ std::vector<int64_t> device_shape(const RuntimeInput& input, const RuntimeSizes&
 
 // cos/sin(theta[l] * position) exactly as the runtime computes them: the
 // product rounded to float32, then float32 cos and sin.
-void runtime_pe_row(std::span<const float> theta, int64_t position, std::span<float> cos_out,
-                    std::span<float> sin_out);
+void runtime_pe_row(std::span<const float> theta, int64_t position, std::span<float> cos_out, std::span<float> sin_out);
 
 }  // namespace llm2hef::sdk

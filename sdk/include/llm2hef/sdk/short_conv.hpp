@@ -60,9 +60,9 @@ Value short_conv(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
 // row (each generated token is one row; a prefill chunk of P rows costs P times
 // the per-row figures), for plan notes, inspect and the docs.
 struct ShortConvCost {
-  int64_t shift_constant_values = 0;  // the [N, N] 0/1 shift constant (one, shared; applied `kernel` times)
-  int64_t mask_macs_per_row = 0;      // kernel x N x N: shifting the mask, once per graph
-  int64_t per_layer_matmuls = 0;      // D_s Bx products per conv layer (kernel - 1)
+  int64_t shift_constant_values = 0;    // the [N, N] 0/1 shift constant (one, shared; applied `kernel` times)
+  int64_t mask_macs_per_row = 0;        // kernel x N x N: shifting the mask, once per graph
+  int64_t per_layer_matmuls = 0;        // D_s Bx products per conv layer (kernel - 1)
   int64_t per_layer_macs_per_row = 0;   // (kernel - 1) x N x H
   int64_t per_layer_cached_values = 0;  // B*x cached once: N x H
 };

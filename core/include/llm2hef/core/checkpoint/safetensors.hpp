@@ -39,8 +39,8 @@ struct SafetensorsEntry {
 };
 
 struct SafetensorsHeader {
-  uint64_t header_size = 0;  // N
-  uint64_t data_start = 0;   // 8 + N: where the data section starts
+  uint64_t header_size = 0;               // N
+  uint64_t data_start = 0;                // 8 + N: where the data section starts
   std::vector<SafetensorsEntry> entries;  // ordered by begin offset
 };
 
@@ -90,8 +90,7 @@ class SafetensorsFile {
   // dtype other than F32/F16/BF16 and InternalError for a bad row range or
   // output size (a caller's bug, not the file's). Returns the index in
   // `out` of the first NaN or infinity, or out.size() when there is none.
-  size_t read_rows(const SafetensorsEntry& entry, int64_t row_begin, int64_t row_end,
-                   std::span<float> out) const;
+  size_t read_rows(const SafetensorsEntry& entry, int64_t row_begin, int64_t row_end, std::span<float> out) const;
 
   // Rows [row_begin, row_end) of an F32 tensor as stored (empty for another
   // dtype), with `first_bad` set to the index of the first NaN or infinity

@@ -19,9 +19,9 @@ namespace llm2hef::core {
 // adapter_options) is shared with inspect.
 struct ExportRequest : PlanRequest {
   std::filesystem::path output;
-  int64_t calib_size = 64;     // calibset_size written into optimize.alls
-  std::string name;            // DFC network name; default from the folder name
-  bool force = false;          // replace an existing output folder
+  int64_t calib_size = 64;  // calibset_size written into optimize.alls
+  std::string name;         // DFC network name; default from the folder name
+  bool force = false;       // replace an existing output folder
   bool progress = false;
 };
 

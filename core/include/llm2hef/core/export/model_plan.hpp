@@ -27,8 +27,8 @@ struct PlanRequest {
   bool refuse_nonfinite = false;  // a NaN/Inf weight read fails (else: recorded, see nonfinite_weights)
   // --chat-template FILE: the template the runtime gets, in place of the checkpoint's.
   std::optional<std::filesystem::path> chat_template_file;
-  bool durable = true;            // flush the output to the disk before the final rename (--no-sync: false)
-  unsigned threads = 1;           // threads converting the weights (--threads; the CLI defaults to the cores available)
+  bool durable = true;   // flush the output to the disk before the final rename (--no-sync: false)
+  unsigned threads = 1;  // threads converting the weights (--threads; the CLI defaults to the cores available)
 };
 
 struct ResolvedModel {

@@ -29,20 +29,20 @@ struct HarMember {
 };
 
 struct HarIndex {
-  std::string label;                  // the HAR's path, for messages
-  std::vector<HarMember> members;     // archive order
-  std::string hn_member;              // `<name>.hn`, neither .fp.hn nor .native.hn
+  std::string label;               // the HAR's path, for messages
+  std::vector<HarMember> members;  // archive order
+  std::string hn_member;           // `<name>.hn`, neither .fp.hn nor .native.hn
   std::optional<HnModel> hn;
-  std::string weights_member;         // `<name>.npz` (parsed weights); "" when absent
-  std::string metadata_member;        // `<name>.metadata.json`; "" when absent
-  nlohmann::json metadata;            // null when absent
-  std::string state;                  // metadata `state`, "" when absent
+  std::string weights_member;   // `<name>.npz` (parsed weights); "" when absent
+  std::string metadata_member;  // `<name>.metadata.json`; "" when absent
+  nlohmann::json metadata;      // null when absent
+  std::string state;            // metadata `state`, "" when absent
 
   sdk::HarStage stage = sdk::HarStage::before_optimize;
-  std::string stage_reason;           // how the stage was decided, for the report
+  std::string stage_reason;                    // how the stage was decided, for the report
   std::string stage_name = "before_optimize";  // also "after_optimize", "compiled", "unknown"
-  std::string refusal;                // why `fix` must refuse this HAR ("" = it may fix it)
-  uint64_t total_bytes = 0;           // sum of member sizes
+  std::string refusal;                         // why `fix` must refuse this HAR ("" = it may fix it)
+  uint64_t total_bytes = 0;                    // sum of member sizes
 };
 
 // Largest HN / metadata member read into memory (sdk::JsonLimits: the HN's

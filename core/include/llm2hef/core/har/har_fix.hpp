@@ -22,12 +22,12 @@ namespace llm2hef::core::har {
 struct FixOptions {
   std::filesystem::path input, output;
   bool dry_run = false;
-  bool force = false;            // replace an existing output
+  bool force = false;  // replace an existing output
   bool progress = false;
   std::optional<ExportManifest> manifest;  // absent without --manifest
-  const sdk::Adapter* adapter = nullptr;  // its har_fixups hook runs last
+  const sdk::Adapter* adapter = nullptr;   // its har_fixups hook runs last
   std::string adapter_name;
-  std::string adapter_note;      // why no adapter hook runs, when adapter is null
+  std::string adapter_note;  // why no adapter hook runs, when adapter is null
 };
 
 struct FixReport {

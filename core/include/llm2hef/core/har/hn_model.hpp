@@ -44,7 +44,7 @@ class HnModel {
   // second copy of a DOM that can be hundreds of MB.
   std::pair<uint64_t, uint64_t> digest() const;
 
-  std::string name() const;                 // top-level `name`
+  std::string name() const;                      // top-level `name`
   std::vector<std::string> layer_names() const;  // document order
   bool has(const std::string& layer) const;
   nlohmann::ordered_json& layer(const std::string& name);
@@ -89,10 +89,10 @@ class HnModel {
 // in each). Only the two suffixed scopes become network groups; the base
 // scope is accepted and ignored.
 struct KvScopes {
-  std::string base;     // "<x>" when the HN has it, else ""
-  std::string prefill;  // "<x>__prefill", "" when there is not exactly one
-  std::string tbt;      // "<x>__tbt", "" when there is not exactly one
-  std::string problem;  // why these are not one base (optional) + one of each suffix; "" when they are
+  std::string base;            // "<x>" when the HN has it, else ""
+  std::string prefill;         // "<x>__prefill", "" when there is not exactly one
+  std::string tbt;             // "<x>__tbt", "" when there is not exactly one
+  std::string problem;         // why these are not one base (optional) + one of each suffix; "" when they are
   bool has_kv_suffix = false;  // some scope ends in __prefill or __tbt
   bool is_group(const std::string& scope) const { return problem.empty() && (scope == prefill || scope == tbt); }
 };

@@ -17,7 +17,7 @@ namespace llm2hef::core::har {
 
 // What the HN edits mean for the weights, keyed by full HN layer name.
 struct WeightsEdit {
-  std::set<std::string> dropped;  // layers deleted from the HN: their arrays go
+  std::set<std::string> dropped;                           // layers deleted from the HN: their arrays go
   std::map<std::string, std::vector<std::string>> copies;  // layer -> new layers getting a copy of every array
   struct Split {
     std::vector<std::string> shards;  // layer per shard; shards[0] may be the original name
@@ -42,7 +42,7 @@ NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, c
 // Visits every array of an .npz read from `read`: key (without .npy), dtype
 // descr, shape, and its data as a sequence of blocks.
 struct NpyInfo {
-  std::string descr;      // e.g. "<f4"
+  std::string descr;  // e.g. "<f4"
   size_t element_size = 0;
   std::vector<int64_t> shape;
   uint64_t header_bytes = 0;

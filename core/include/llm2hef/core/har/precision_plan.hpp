@@ -40,11 +40,11 @@ struct PlanCost {
 };
 
 struct PrecisionPlan {
-  std::string origin;                   // the file, for messages
-  std::string model;                    // `model`: the export calibrate ran on; may be empty
-  std::string default_mode = "a8_w4";   // plan.default_mode: the compressible convs' mode
+  std::string origin;                  // the file, for messages
+  std::string model;                   // `model`: the export calibrate ran on; may be empty
+  std::string default_mode = "a8_w4";  // plan.default_mode: the compressible convs' mode
   std::vector<PlanEntry> entries;
-  std::optional<PlanCost> cost;         // absent when the file has no `budget`
+  std::optional<PlanCost> cost;  // absent when the file has no `budget`
 };
 
 // Reads and checks quantization.json (version 1): every field the plan uses

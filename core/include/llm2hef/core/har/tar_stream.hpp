@@ -22,8 +22,8 @@ struct archive;
 namespace llm2hef::core::har {
 
 struct TarMember {
-  std::string name;      // as stored, validated
-  uint64_t size = 0;     // data bytes (0 for folders)
+  std::string name;   // as stored, validated
+  uint64_t size = 0;  // data bytes (0 for folders)
   bool is_dir = false;
   uint32_t mode = 0644;  // permission bits
   int64_t mtime = 0;

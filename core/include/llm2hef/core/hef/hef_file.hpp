@@ -61,9 +61,9 @@ struct NetworkGroup {
   size_t contexts = 0;
   // Where the contexts were read: with HAILO_NET_FLOW (13) hailort takes the
   // core op from ops[i].core_op (hef.cpp 945-953), otherwise the top-level contexts.
-  bool core_op_in_ops = false;        // some ops[i] carries a core_op
-  size_t top_level_contexts = 0;      // contexts directly in the group
-  bool contexts_from_core_op = false;  // the contexts reported come from ops[i].core_op
+  bool core_op_in_ops = false;                     // some ops[i] carries a core_op
+  size_t top_level_contexts = 0;                   // contexts directly in the group
+  bool contexts_from_core_op = false;              // the contexts reported come from ops[i].core_op
   std::vector<EdgeLayer> inputs, outputs, caches;  // boundary in, boundary out, cache edges
   std::vector<std::string> sorted_outputs;         // sorted_outputs_order, when present
 };
@@ -143,20 +143,20 @@ enum class ChecksumStatus { ok, mismatch, absent, not_checked, unsupported };
 std::string to_string(ChecksumStatus s);
 
 struct ChecksumReport {
-  ChecksumStatus proto = ChecksumStatus::absent;  // v3 proto_xxh3_64bits
+  ChecksumStatus proto = ChecksumStatus::absent;      // v3 proto_xxh3_64bits
   ChecksumStatus file = ChecksumStatus::not_checked;  // the header's whole-file hash (xxh3, crc32 or md5)
-  std::string file_kind;                          // "xxh3", "crc32", "md5"
+  std::string file_kind;                              // "xxh3", "crc32", "md5"
   // The runtime verifies the whole-file hash for v0, v1, v2 and v3 without a
   // proto hash; for v3 with one a mismatch is reported but is not an error.
   bool file_checked_by_runtime = false;
-  std::vector<ChecksumStatus> resources;          // one per HefInfo::resources
+  std::vector<ChecksumStatus> resources;  // one per HefInfo::resources
   bool any_mismatch() const;
 };
 
 // Resources no larger than `resource_limit` bytes are hashed (all of them with
 // UINT64_MAX); the whole-file hash only when `whole_file`. The proto hash is
 // verified by read_hef() already and reported as ok here.
-ChecksumReport verify_checksums(const ByteSource& src, const HefInfo& info, uint64_t resource_limit,
-                                bool whole_file, const std::function<void(uint64_t)>& progress = {});
+ChecksumReport verify_checksums(const ByteSource& src, const HefInfo& info, uint64_t resource_limit, bool whole_file,
+                                const std::function<void(uint64_t)>& progress = {});
 
 }  // namespace llm2hef::core::hef

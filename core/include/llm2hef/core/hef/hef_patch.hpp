@@ -15,8 +15,8 @@ namespace llm2hef::core::hef {
 struct SetConfigResult {
   uint64_t old_size = 0, new_size = 0;
   uint64_t config_offset = 0, config_size = 0, config_xxh3 = 0;
-  uint64_t dead_bytes = 0;     // the previous hailo-config.json, when it stays in place unreferenced
-  uint64_t dropped_bytes = 0;  // unreferenced bytes after the moved resources, not copied
+  uint64_t dead_bytes = 0;         // the previous hailo-config.json, when it stays in place unreferenced
+  uint64_t dropped_bytes = 0;      // unreferenced bytes after the moved resources, not copied
   std::vector<std::string> moved;  // resources written at a new offset (bytes unchanged)
   // Warnings about the new config against the HEF (e.g. stop-tokens).
   std::vector<rules::Finding> findings;

@@ -37,7 +37,7 @@ class AtomicDir {
  private:
   std::filesystem::path target_, staging_;
   std::vector<std::filesystem::path> created_parents_;  // made for target_, removed again unless committed
-  int lock_fd_ = -1;  // flock()ed while the staging folder is ours
+  int lock_fd_ = -1;                                    // flock()ed while the staging folder is ours
   bool replace_, durable_, committed_ = false;
 };
 

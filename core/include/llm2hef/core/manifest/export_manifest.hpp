@@ -63,7 +63,7 @@ struct ExportManifest {
   std::vector<int64_t> lm_head_shards;
   std::string lm_head_shard_reason;
   nlohmann::json options = nlohmann::json::object();  // the adapter's resolved options
-  sdk::CacheCost cache_cost;                           // written only when the adapter states one
+  sdk::CacheCost cache_cost;                          // written only when the adapter states one
   std::vector<std::string> rewrites, notes, resource_changes;
   // Tensors found holding NaN/Inf, {tensor, file, first_index, value} each;
   // written only when there is one.

@@ -65,11 +65,11 @@ struct PackageResult {
   std::filesystem::path store, blob, manifest;
   std::string sha256;
   uint64_t hef_bytes = 0;
-  bool blob_reused = false;                   // an identical blob was already there (hash verified)
-  std::optional<std::string> replaced_hef;    // --force: hef_h10h of the manifest replaced
-  nlohmann::ordered_json ollama_manifest;     // what was written
-  nlohmann::json hef_check;                   // the `hef check` report (rules::report_json)
-  std::vector<std::string> notes;             // choices worth telling the user (stderr)
+  bool blob_reused = false;                 // an identical blob was already there (hash verified)
+  std::optional<std::string> replaced_hef;  // --force: hef_h10h of the manifest replaced
+  nlohmann::ordered_json ollama_manifest;   // what was written
+  nlohmann::json hef_check;                 // the `hef check` report (rules::report_json)
+  std::vector<std::string> notes;           // choices worth telling the user (stderr)
   // What may stop the server from listing the model although the store is
   // right (e.g. a store laid out for hailo-ollama in Docker); stderr.
   std::vector<std::string> warnings;
@@ -81,10 +81,10 @@ PackageResult package_model(const PackageOptions& options);
 
 // Inputs the hailo-ollama manifest is built from, as `llm2hef export` wrote them.
 struct ExportFacts {
-  ExportManifest manifest;       // OUT/manifest.json
-  nlohmann::json hailo_config;   // OUT/resources/hailo-config.json
-  nlohmann::json tokenizer;      // OUT/resources/tokenizer.json
-  std::string manifest_path;     // for messages
+  ExportManifest manifest;      // OUT/manifest.json
+  nlohmann::json hailo_config;  // OUT/resources/hailo-config.json
+  nlohmann::json tokenizer;     // OUT/resources/tokenizer.json
+  std::string manifest_path;    // for messages
   // Where hailo_config was read from, for messages: resources/hailo-config.json
   // beside the manifest, or package --config.
   std::string hailo_config_path;

@@ -28,7 +28,7 @@ struct Subject {
 };
 
 struct Finding {
-  std::string rule;     // e.g. "expand", "network-groups"
+  std::string rule;  // e.g. "expand", "network-groups"
   // The hailo-contract.md section(s) it cites, as the rule table writes them
   // ("9", "8, 9"); empty when no section is about it (an ONNX IR rule, or
   // agreement with llm2hef's own manifest).
