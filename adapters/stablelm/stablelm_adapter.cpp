@@ -80,12 +80,7 @@ class StableLmAdapter final : public DecoderAdapter {
         };
         attn.head_layer_norms = {per_head("q_layernorm", d.heads), {}, per_head("k_layernorm", d.kv_heads), {}};
       }
-      const SwigluSpec mlp{p + "mlp.gate_proj.weight",
-                           p + "mlp.up_proj.weight",
-                           p + "mlp.down_proj.weight",
-                           "gate_proj",
-                           "up_proj",
-                           "down_proj"};
+      const SwigluSpec mlp = hf_gated_mlp(p);
       m.layers.push_back({{norm("input_layernorm"), "self_attn", attn, "attn_residual"},
                           {parallel ? NormSpec{} : norm("post_attention_layernorm"), "mlp", mlp, "mlp_residual"},
                           parallel,

@@ -38,12 +38,7 @@ DecoderModel describe_llama_family(const Checkpoint& ckpt) {
                                   .qkv_bias = attention_bias,
                                   .out_bias = attention_bias,
                                   .norm_eps = eps};
-    const SwigluSpec mlp{p + "mlp.gate_proj.weight",
-                         p + "mlp.up_proj.weight",
-                         p + "mlp.down_proj.weight",
-                         "gate_proj",
-                         "up_proj",
-                         "down_proj"};
+    const SwigluSpec mlp = hf_gated_mlp(p);
     m.layers.push_back({{norm("input_layernorm"), "attn", AttentionMixer{attn}, "attn_residual"},
                         {norm("post_attention_layernorm"), "mlp", mlp, "mlp_residual"}});
   }

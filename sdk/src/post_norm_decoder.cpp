@@ -26,12 +26,7 @@ DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_e
     const std::string p = "model.layers." + std::to_string(i) + ".";
     auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
     const AttentionBlockSpec attention{.prefix = p + "self_attn.", .out_proj = "o_proj", .norm_eps = eps};
-    const SwigluSpec mlp{p + "mlp.gate_proj.weight",
-                         p + "mlp.up_proj.weight",
-                         p + "mlp.down_proj.weight",
-                         "gate_proj",
-                         "up_proj",
-                         "down_proj"};
+    const SwigluSpec mlp = hf_gated_mlp(p);
     m.layers.push_back({BranchDescription{.norm = norm("input_layernorm"),
                                           .scope = "attn",
                                           .body = AttentionMixer{attention},

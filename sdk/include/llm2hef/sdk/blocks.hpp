@@ -97,6 +97,18 @@ struct SwigluSpec {
   int64_t gate_begin = 0, gate_end = -1, up_begin = 0, up_end = -1;
 };
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
+// The gated MLP module transformers' Llama-style models name `mlp` under a
+// layer ("model.layers.3."): mlp.gate_proj, mlp.up_proj, mlp.down_proj, each
+// in the scope of its module name (Llama family, Gemma, OLMo 2, StableLM).
+// Header-only: no symbol added to the SDK library.
+inline SwigluSpec hf_gated_mlp(const std::string& layer_prefix) {
+  return {layer_prefix + "mlp.gate_proj.weight",
+          layer_prefix + "mlp.up_proj.weight",
+          layer_prefix + "mlp.down_proj.weight",
+          "gate_proj",
+          "up_proj",
+          "down_proj"};
+}
 // GeGLU: down(gelu(gate(x)) * up(x)) with the tanh GELU, which is exactly
 // HF's gelu_pytorch_tanh (Gemma 2/3). Same weights and scopes as SwigluSpec.
 Value geglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
