@@ -20,6 +20,10 @@ const char* host_fingerprint() {
 AdapterManifest parse_adapter_manifest(const json& document, const std::string& origin) {
   const auto violations = manifest_schema().validate(document);
   if (!violations.empty()) throw BadInput(origin + ": " + describe(violations));
+  return adapter_manifest_from_valid(document);
+}
+
+AdapterManifest adapter_manifest_from_valid(const json& document) {
   AdapterManifest m;
   m.manifest_version = document["manifest_version"].get<int64_t>();
   m.name = document["name"].get<std::string>();

@@ -44,7 +44,7 @@ class Verifier {
       v_.adapter = document["name"].get<std::string>();
     const auto violations = manifest_schema().validate(document);
     if (!record("schema", violations.empty(), violations.empty() ? "valid" : describe(violations))) return;
-    const AdapterManifest manifest = parse_adapter_manifest(document, v_.source);
+    const AdapterManifest manifest = adapter_manifest_from_valid(document);
     if (!locate_library(manifest.library, folder)) return;
     if (!check_checksum(manifest.library)) return;
     if (!check_abi(manifest)) return;

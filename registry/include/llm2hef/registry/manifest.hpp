@@ -62,6 +62,9 @@ struct AdapterManifest {
 // The document checked against manifest_schema(), as the type. BadInput
 // "<origin>: <what the schema refuses>" when it does not pass.
 AdapterManifest parse_adapter_manifest(const nlohmann::json& document, const std::string& origin);
+// The same for a document that has passed manifest_schema() already (verify
+// reports the schema's verdict itself): no second validation.
+AdapterManifest adapter_manifest_from_valid(const nlohmann::json& document);
 
 // The document. A document that passed the schema comes back equal from
 // adapter_manifest_json(parse_adapter_manifest(document)), so a manifest is
