@@ -79,29 +79,33 @@ class Gpt2Adapter final : public DecoderAdapter {
     const LmHead head = choose_lm_head(ckpt, m.embedding, vocab, hidden);
     m.tensors.add_optional("lm_head.weight", {vocab, hidden});
 
-    const int64_t n = options.cache_size;
-    if (n > positions)
-      throw Unsupported("--cache " + std::to_string(n) + " exceeds n_positions " + std::to_string(positions) +
-                        ": GPT-2 has learned positions only for 0.." + std::to_string(positions - 1) +
-                        "; the largest cache that works is --cache " + std::to_string(positions));
-    // theta_k = 2 pi k / N for k = 0..N/2, padded to an even length (the
-    // runtime fills only an even number of columns).
-    m.theta = fourier_theta(n);
-    const auto t = static_cast<int64_t>(m.theta.size());
-    m.embed = [wpe, n, t, hidden](GraphBuilder& g, const DecoderContext& ctx, const Value& embeds) {
-      const Value positions = learned_positions(g, ctx.ckpt, wpe, 0, ctx.io.pe, n, t, hidden);
-      return g.add(embeds, positions, "embed_positions/Add");
-    };
+    m.largest_exact_cache = positions;
+    m.largest_exact_cache_reason = c.where(c.has("n_positions") ? "n_positions" : "max_position_embeddings") +
+                                   ": GPT-2 has learned positions only for 0.." + std::to_string(positions - 1);
     const std::string gelu_option = options.option(info(), "gelu");
     m.options["gelu"] = gelu_option;
     const GeluForm gelu = gelu_new_form(gelu_option);
     m.rewrites = {
         "c_attn split into q_proj, k_proj, v_proj",
-        "wpe rows 0.." + std::to_string(n - 1) + " rebuilt from the cos/sin tables (" + std::to_string(n / 2 + 1) +
-            " frequencies 2*pi*k/" + std::to_string(n) + ", theta length " + std::to_string(t) + ")",
         gelu_new_rewrite(gelu),
         "lm_head " + std::string(head.tied ? "tied to wte, written as its own tensor" : "from lm_head.weight") +
             " after a last-position slice",
+    };
+    // The positions of a cache of n: theta_k = 2 pi k / n for k = 0..n/2,
+    // padded to an even length (the runtime fills only an even number of
+    // columns), and wpe rows 0..n-1 rebuilt from the tables.
+    m.for_cache = [wpe, hidden](DecoderModel& d, int64_t n) {
+      d.theta = fourier_theta(n);
+      const auto t = static_cast<int64_t>(d.theta.size());
+      d.embed = [wpe, n, t, hidden](GraphBuilder& g, const DecoderContext& ctx, const Value& embeds) {
+        const Value positions = learned_positions(g, ctx.ckpt, wpe, 0, ctx.io.pe, n, t, hidden);
+        return g.add(embeds, positions, "embed_positions/Add");
+      };
+      // Listed second, after the c_attn split.
+      d.rewrites.insert(d.rewrites.begin() + 1, "wpe rows 0.." + std::to_string(n - 1) +
+                                                    " rebuilt from the cos/sin tables (" + std::to_string(n / 2 + 1) +
+                                                    " frequencies 2*pi*k/" + std::to_string(n) + ", theta length " +
+                                                    std::to_string(t) + ")");
     };
     if (scale_by_inverse_layer)
       m.rewrites.push_back("attention scores divided by layer index + 1 (scale_attn_by_inverse_layer_idx)");

@@ -121,7 +121,7 @@ class Lfm2Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = description_applying(c, {"conv_bias", "conv_L_cache", "layer_types"});
     const DecoderDims d = read_decoder_dims(c);
@@ -198,7 +198,9 @@ class Lfm2Adapter final : public DecoderAdapter {
         "embedding_norm applied as the final norm; " +
         std::string(head.tied ? "tied lm_head written as its own tensor" : "lm_head from lm_head.weight") +
         " after a last-position slice");
-    describe_conv_cost(m, options.cache_size, attention_layers, conv_layers, kernel);
+    m.for_cache = [attention_layers, conv_layers, kernel](DecoderModel& d, int64_t n) {
+      describe_conv_cost(d, n, attention_layers, conv_layers, kernel);
+    };
     return m;
   }
 

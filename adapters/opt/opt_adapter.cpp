@@ -53,7 +53,7 @@ class OptAdapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = description_applying(c, {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias",
                                               "layer_norm_elementwise_affine", "word_embed_proj_dim"});
@@ -88,29 +88,35 @@ class OptAdapter final : public DecoderAdapter {
     m.tensors.add_optional("lm_head.weight", {vocab, embed_dim});
     const LmHead head = choose_lm_head(ckpt, m.embedding, vocab, embed_dim);
 
-    const int64_t n = options.cache_size;
-    if (n > positions)
-      throw Unsupported("--cache " + std::to_string(n) + " exceeds max_position_embeddings " +
-                        std::to_string(positions) + ": OPT has learned positions only for 0.." +
-                        std::to_string(positions - 1) + "; the largest cache that works is --cache " +
-                        std::to_string(positions));
-    m.theta = fourier_theta(n);
-    const auto t = static_cast<int64_t>(m.theta.size());
-    m.embed = [project_in, table, n, t, hidden](GraphBuilder& g, const DecoderContext& ctx,
-                                                const Value& runtime_embeds) {
-      Value embeds = runtime_embeds;
-      if (!project_in.empty()) {
-        auto s = g.scope("project_in");
-        embeds = linear(g, ctx.ckpt, embeds, {project_in, std::nullopt});
-      }
-      const Value positions = learned_positions(g, ctx.ckpt, table, kPositionOffset, ctx.io.pe, n, t, hidden);
-      return g.add(embeds, positions, "embed_positions/Add");
+    m.largest_exact_cache = positions;
+    m.largest_exact_cache_reason =
+        c.where("max_position_embeddings") + ": OPT has learned positions only for 0.." + std::to_string(positions - 1);
+    // The positions of a cache of n, rows offset by 2, rebuilt from the
+    // cos/sin tables of theta 2 pi k / n (sdk/learned_positions.hpp); the
+    // runtime's rows are word_embed_proj_dim wide, project_in first.
+    m.for_cache = [project_in, table, hidden](DecoderModel& d, int64_t n) {
+      d.theta = fourier_theta(n);
+      const auto t = static_cast<int64_t>(d.theta.size());
+      d.embed = [project_in, table, n, t, hidden](GraphBuilder& g, const DecoderContext& ctx,
+                                                  const Value& runtime_embeds) {
+        Value embeds = runtime_embeds;
+        if (!project_in.empty()) {
+          auto s = g.scope("project_in");
+          embeds = linear(g, ctx.ckpt, embeds, {project_in, std::nullopt});
+        }
+        const Value positions = learned_positions(g, ctx.ckpt, table, kPositionOffset, ctx.io.pe, n, t, hidden);
+        return g.add(embeds, positions, "embed_positions/Add");
+      };
+      // Listed first.
+      d.rewrites.insert(d.rewrites.begin(), "embed_positions rows " + std::to_string(kPositionOffset) + ".." +
+                                                std::to_string(n + kPositionOffset - 1) + " (positions 0.." +
+                                                std::to_string(n - 1) +
+                                                " plus OPT's offset 2) rebuilt from the "
+                                                "cos/sin tables (" +
+                                                std::to_string(n / 2 + 1) + " frequencies 2*pi*k/" + std::to_string(n) +
+                                                ", theta length " + std::to_string(t) + ")");
     };
     m.rewrites = {
-        "embed_positions rows " + std::to_string(kPositionOffset) + ".." + std::to_string(n + kPositionOffset - 1) +
-            " (positions 0.." + std::to_string(n - 1) + " plus OPT's offset 2) rebuilt from the cos/sin tables (" +
-            std::to_string(n / 2 + 1) + " frequencies 2*pi*k/" + std::to_string(n) + ", theta length " +
-            std::to_string(t) + ")",
         "q scaled by head_dim^-0.5 written as scores divided by sqrt(head_dim)",
         std::string(pre_norm ? "pre-LN layers (do_layer_norm_before true)"
                              : "post-LN layers (do_layer_norm_before false): LayerNorm after each residual Add") +

@@ -57,7 +57,7 @@ class Phi3Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
     const JsonFile& raw = ckpt.config();
     DecoderModel m =
         description_applying(raw, {"partial_rotary_factor", "sliding_window", "use_sliding_window", "layer_types"});
@@ -84,7 +84,9 @@ class Phi3Adapter final : public DecoderAdapter {
       // Phi3Config always has original_max_position_embeddings (default 4096),
       // and it overrides the one in the rope dict.
       const int64_t original = raw.find_int("original_max_position_embeddings").value_or(4096);
-      LongRope lr = longrope_inv_freq(c, rotary_dim, original, options.cache_size);
+      LongRope lr = longrope_inv_freq(c, rotary_dim, original);
+      m.largest_exact_cache = lr.largest_exact_cache;
+      m.largest_exact_cache_reason = std::move(lr.largest_exact_cache_reason);
       inv = std::move(lr.inv_freq);
       attention_factor = lr.attention_factor;
       m.rewrites.push_back(lr.rewrite);

@@ -43,7 +43,8 @@ on stderr and recorded in manifest.json.
 Options:
   -o, --output OUT        output folder (must not exist unless --force)
   --cache N               KV-cache size = the graph's sequence length (default: the
-                          model's max_position_embeddings, or its sliding window,
+                          model's max_position_embeddings, its largest exact cache
+                          (learned positions, LongRoPE) or its sliding window,
                           capped at 2048 as Hailo's own models; inspect uses the same)
   --prefill P             prefill chunk, prefill_input_tokens_count (<= N; default 96,
                           or N when smaller)

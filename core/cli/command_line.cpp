@@ -395,8 +395,6 @@ std::map<std::string, std::string> adapter_options(const CLI::App& command, cons
       try {
         core::PlanRequest probe;
         probe.model_dir = args.positionals[0];
-        probe.cache_size = 2;  // only the adapter is wanted: no cache rule may refuse
-        probe.prefill = 1;
         const CLI::Option* forced = command.get_option_no_throw("--adapter");
         if (forced && forced->count() > 0) probe.adapter = forced->as<std::string>();
         const core::ResolvedModel model = core::resolve_model(probe, host);

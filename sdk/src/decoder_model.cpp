@@ -1,5 +1,6 @@
 #include "llm2hef/sdk/decoder_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/head_norm.hpp"
 #include "llm2hef/sdk/rope_bases.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 #include "llm2hef/sdk/sliding_window_band.hpp"
 
 namespace llm2hef::sdk {
@@ -248,14 +250,33 @@ void settle_sliding_window(Plan& p, const ExportOptions& opt, const DecoderModel
 
 }  // namespace
 
-Plan DecoderAdapter::plan(const Checkpoint& ckpt, const ExportOptions& options) const {
+int64_t default_cache_size(const DecoderModel& m) {
+  int64_t cache = kRuntimeDefaultCacheSize;
+  for (const int64_t limit :
+       {m.max_positions, m.largest_exact_cache, m.sliding_window.any() ? m.sliding_window.window : 0})
+    if (limit >= 2) cache = std::min(cache, limit);
+  return cache;
+}
+
+Plan DecoderAdapter::plan(const Checkpoint& ckpt, const ExportOptions& requested) const {
+  ExportOptions options = requested;
+  options.cache_size = options.prefill = 0;
   auto model = std::make_shared<DecoderModel>(describe(ckpt, options));
   refuse_unapplied_forward_keys(ckpt.config(), model->applied_keys);
   described_tensors(*model).check(ckpt);
   if (static_cast<int64_t>(model->layers.size()) != model->dims.layers)
     throw InternalError("decoder description: " + std::to_string(model->layers.size()) + " layers described for " +
                         std::to_string(model->dims.layers));
+  options.cache_size = requested.cache_size ? requested.cache_size : default_cache_size(*model);
+  options.prefill = requested.prefill;
+  const int64_t exact = model->largest_exact_cache;
+  if (exact > 0 && options.cache_size > exact)
+    throw Unsupported(model->largest_exact_cache_reason + "; --cache " + std::to_string(options.cache_size) +
+                      " is too large, the largest exact cache is " + std::to_string(exact) + " (pass --cache " +
+                      std::to_string(exact) + " or less)");
+  if (model->for_cache) model->for_cache(*model, options.cache_size);
   Plan p = decoder_plan(model->dims, model->embedding, options);
+  p.cache_size = options.cache_size;
   p.theta = model->theta;
   p.rewrites = model->rewrites;
   p.notes = model->notes;

@@ -35,7 +35,7 @@ std::vector<double> factor_list(const JsonFile& c, const char* dict, const char*
 
 }  // namespace
 
-LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t original_max, int64_t cache_size) {
+LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t original_max) {
   const char* dict = rope_key(c);
   const nlohmann::json& p = c.raw()[dict];
   const int64_t half = rotary_dim / 2;
@@ -64,14 +64,6 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
   }
 
   const bool equal = short_f == long_f;
-  if (cache_size > original_max && !equal)
-    throw Unsupported(
-        c.where(dict) +
-        ": longrope uses long_factor once a sequence exceeds "
-        "original_max_position_embeddings " +
-        std::to_string(original_max) + " and short_factor below it, which one constant theta cannot do; --cache " +
-        std::to_string(cache_size) + " is too large, the largest exact cache is " + std::to_string(original_max));
-
   // Step by step in float32 as transformers: 1 / (ext * base ** (2j / dim)).
   // resolve_rope_keys copied the base to the top level; name the key the file has.
   const bool base_in_dict = p.contains("rope_theta") && !p["rope_theta"].is_null();
@@ -80,6 +72,14 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
                                         base_in_dict ? in_dict + "rope_theta'" : c.where("rope_theta"), kRopeBase));
   LongRope r;
   r.attention_factor = static_cast<float>(attention);
+  if (!equal) {
+    r.largest_exact_cache = original_max;
+    r.largest_exact_cache_reason = c.where(dict) +
+                                   ": longrope uses long_factor once a sequence exceeds "
+                                   "original_max_position_embeddings " +
+                                   std::to_string(original_max) +
+                                   " and short_factor below it, which one constant theta cannot do";
+  }
   r.inv_freq.resize(static_cast<size_t>(half));
   for (int64_t j = 0; j < half; ++j) {
     const float e = static_cast<float>(2 * j) / static_cast<float>(rotary_dim);

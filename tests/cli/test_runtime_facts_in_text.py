@@ -1,8 +1,9 @@
 """The runtime facts that prose repeats agree with their one home.
 
-core/include/llm2hef/core/runtime_contract.hpp holds the genai runtime's
-defaults, the names of the HEF resources and the suffixes of the two network
-groups; the code reads them from there. Messages and help text still spell
+core/include/llm2hef/core/runtime_contract.hpp holds the names of the HEF
+resources and the suffixes of the two network groups, and the SDK's
+runtime_contract.hpp the genai runtime's defaults; the code reads them from
+there. Messages and help text still spell
 some of them out, for the reader's sake. These tests fail when such prose
 and the table part ways: a `*.bin` resource or a `__group` suffix named in
 core's sources that the table does not hold (the table was changed, the
@@ -16,6 +17,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT = REPO / "core" / "include" / "llm2hef" / "core" / "runtime_contract.hpp"
+# The runtime's defaults live beside the inputs, in the SDK's half of the table.
+SDK_CONTRACT = REPO / "sdk" / "include" / "llm2hef" / "sdk" / "runtime_contract.hpp"
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 
 # File names ending in .bin that are not HEF resources (checkpoint formats).
@@ -25,7 +28,7 @@ NOT_RESOURCES = {"pytorch_model.bin"}
 def contract():
     text = CONTRACT.read_text()
     ints = {m.group(1): int(m.group(2))
-            for m in re.finditer(r"constexpr int64_t (kRuntimeDefault\w+) = (\d+);", text)}
+            for m in re.finditer(r"constexpr int64_t (kRuntimeDefault\w+) = (\d+);", SDK_CONTRACT.read_text())}
     strings = {m.group(1): m.group(2) for m in re.finditer(r'constexpr char (k\w+)\[\] = "([^"]+)";', text)}
     return ints, strings
 

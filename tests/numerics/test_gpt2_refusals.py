@@ -41,7 +41,8 @@ def test_a_cache_beyond_the_positions_names_the_largest_that_works(tmp_path):
     out = tmp_path / "out"
     proc = run_llm2hef(["export", FIXTURES / "gpt2-tiny", "-o", out, "--cache", 128], check=False)
     assert proc.returncode == 4, proc.stderr
-    assert "the largest cache that works is --cache 64" in proc.stderr
+    assert "n_positions': GPT-2 has learned positions only for 0..63" in proc.stderr
+    assert "--cache 128 is too large, the largest exact cache is 64 (pass --cache 64 or less)" in proc.stderr
     assert not out.exists()
 
 

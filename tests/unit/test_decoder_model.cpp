@@ -13,6 +13,7 @@
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 #include "llm2hef/sdk/llama_family.hpp"
+#include "llm2hef/sdk/runtime_contract.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -174,6 +175,64 @@ TEST(DecoderModel, ThePlanCarriesTheDescriptionToTheBuild) {
   const llm2hef::testing::TempDir dir;
   GraphBuilder g("test", dir / "model.onnx.data");
   EXPECT_THROW(Llama().build_graph(ckpt, without_description, g), llm2hef::InternalError);
+}
+
+// A Llama whose description limits its exact cache (as GPT-2's learned
+// positions or LongRoPE's factors do) and records what describe() and
+// for_cache() saw.
+class Limited final : public DecoderAdapter {
+ public:
+  int64_t limit = 0;
+  mutable int64_t cache_seen_by_describe = -1, cache_seen_by_for_cache = -1;
+  AdapterInfo info() const override { return {"test_limited", "0.0.0", "", {}, {}, {}}; }
+
+ protected:
+  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
+    cache_seen_by_describe = options.cache_size;
+    DecoderModel m = describe_llama_family(ckpt);
+    m.largest_exact_cache = limit;
+    m.largest_exact_cache_reason = "config.json: field 'positions': learned for 0.." + std::to_string(limit - 1);
+    m.for_cache = [this](DecoderModel& d, int64_t n) {
+      cache_seen_by_for_cache = n;
+      d.notes.push_back("cache " + std::to_string(n));
+    };
+    return m;
+  }
+};
+
+TEST(DecoderModel, TheCacheIsSettledFromTheDescriptionBeforeForCacheRuns) {
+  json config = llama_config();
+  config["max_position_embeddings"] = 512;
+  const ShapesOnlyCheckpoint ckpt(config, llama_shapes());
+  Limited a;
+  a.limit = 100;
+  // No --cache: the smallest of the runtime's 2048, max_positions and the
+  // largest exact cache; describe() saw no cache, for_cache() the chosen one.
+  const Plan p = a.plan(ckpt, ExportOptions{});
+  EXPECT_EQ(p.cache_size, 100);
+  EXPECT_EQ(a.cache_seen_by_describe, 0);
+  EXPECT_EQ(a.cache_seen_by_for_cache, 100);
+  EXPECT_NE(std::find(p.notes.begin(), p.notes.end(), "cache 100"), p.notes.end());
+  a.limit = 0;
+  EXPECT_EQ(a.plan(ckpt, ExportOptions{}).cache_size, 512);
+  config.erase("max_position_embeddings");
+  EXPECT_EQ(a.plan(ShapesOnlyCheckpoint(config, llama_shapes()), ExportOptions{}).cache_size, kRuntimeDefaultCacheSize);
+
+  // --cache given: kept up to the largest exact cache, refused beyond it with
+  // the description's reason.
+  a.limit = 100;
+  EXPECT_EQ(a.plan(ckpt, cache(100)).cache_size, 100);
+  EXPECT_EQ(a.cache_seen_by_describe, 0);
+  try {
+    a.plan(ckpt, cache(101));
+    FAIL() << "a cache beyond the largest exact one was accepted";
+  } catch (const llm2hef::Unsupported& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("field 'positions': learned for 0..99; --cache 101 is too large, the largest exact cache is "
+                        "100 (pass --cache 100 or less)"),
+              std::string::npos)
+        << what;
+  }
 }
 
 }  // namespace

@@ -199,6 +199,22 @@ TEST(PlanStep, CoreFillsOrRefusesTheUsersNumbers) {
   sdk::Plan wrong_prefill = plan_for_checkpoint();
   wrong_prefill.prefill = 9;
   EXPECT_THROW(core::settle_plan(wrong_prefill, opt, *ckpt, "fake"), InternalError);
+
+  // No --cache: the adapter's choice, else the runtime's default; no
+  // --prefill: 96, or the cache when smaller.
+  sdk::ExportOptions unset;
+  sdk::Plan runtime_default = plan_for_checkpoint();
+  core::settle_plan(runtime_default, unset, *ckpt, "fake");
+  EXPECT_EQ(runtime_default.cache_size, core::kDefaultCacheCap);
+  EXPECT_EQ(runtime_default.prefill, core::kDefaultPrefill);
+  sdk::Plan adapter_default = plan_for_checkpoint();
+  adapter_default.cache_size = 40;
+  core::settle_plan(adapter_default, unset, *ckpt, "fake");
+  EXPECT_EQ(adapter_default.cache_size, 40);
+  EXPECT_EQ(adapter_default.prefill, 40);
+  sdk::Plan too_small = plan_for_checkpoint();
+  too_small.cache_size = 1;
+  EXPECT_THROW(core::settle_plan(too_small, unset, *ckpt, "fake"), llm2hef::UsageError);
 }
 
 }  // namespace

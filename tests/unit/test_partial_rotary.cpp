@@ -58,27 +58,32 @@ TEST(LongRope, ShortFactorsAndTheAttentionFactor) {
   const json j = {{"rope_theta", 10000.0},
                   {"max_position_embeddings", 256},
                   {"rope_scaling", {{"type", "longrope"}, {"short_factor", {1.0, 2.0}}, {"long_factor", {3.0, 4.0}}}}};
-  const LongRope r = longrope_inv_freq(cfg(j), 4, 64, 64);
+  const LongRope r = longrope_inv_freq(cfg(j), 4, 64);
   ASSERT_EQ(r.inv_freq.size(), 2u);
   EXPECT_EQ(r.inv_freq[0], 1.0f);
   EXPECT_NEAR(r.inv_freq[1], 1.0 / (2.0 * 100.0), 1e-9);
   EXPECT_NEAR(r.attention_factor, std::sqrt(1.0 + std::log(4.0) / std::log(64.0)), 1e-6);
 }
 
-TEST(LongRope, CacheBeyondOriginalIsRefusedUnlessTheFactorsAgree) {
+// Distinct factor lists: exact only up to original_max, which the result
+// names (the decoder adapter refuses beyond it and defaults to it); equal
+// lists: no limit of their own.
+TEST(LongRope, OriginalIsTheLargestExactCacheUnlessTheFactorsAgree) {
   json j = {{"rope_theta", 10000.0},
             {"max_position_embeddings", 256},
             {"rope_scaling", {{"type", "longrope"}, {"short_factor", {1.0, 2.0}}, {"long_factor", {3.0, 4.0}}}}};
-  try {
-    longrope_inv_freq(cfg(j), 4, 64, 65);
-    FAIL() << "no refusal";
-  } catch (const Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("largest exact cache is 64"), std::string::npos) << e.what();
-  }
+  const LongRope distinct = longrope_inv_freq(cfg(j), 4, 64);
+  EXPECT_EQ(distinct.largest_exact_cache, 64);
+  EXPECT_NE(distinct.largest_exact_cache_reason.find("original_max_position_embeddings 64"), std::string::npos)
+      << distinct.largest_exact_cache_reason;
+  EXPECT_NE(distinct.largest_exact_cache_reason.find("rope_scaling"), std::string::npos)
+      << distinct.largest_exact_cache_reason;
   j["rope_scaling"]["long_factor"] = {1.0, 2.0};
-  EXPECT_NO_THROW(longrope_inv_freq(cfg(j), 4, 64, 4096));
+  const LongRope equal = longrope_inv_freq(cfg(j), 4, 64);
+  EXPECT_EQ(equal.largest_exact_cache, 0);
+  EXPECT_EQ(equal.largest_exact_cache_reason, "");
   j["rope_scaling"]["attention_factor"] = 1.5;
-  EXPECT_FLOAT_EQ(longrope_inv_freq(cfg(j), 4, 64, 64).attention_factor, 1.5f);
+  EXPECT_FLOAT_EQ(longrope_inv_freq(cfg(j), 4, 64).attention_factor, 1.5f);
   j["rope_scaling"]["short_factor"] = {1.0};
-  EXPECT_THROW(longrope_inv_freq(cfg(j), 4, 64, 64), BadInput);
+  EXPECT_THROW(longrope_inv_freq(cfg(j), 4, 64), BadInput);
 }

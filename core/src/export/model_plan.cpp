@@ -14,14 +14,17 @@ namespace llm2hef::core {
 void settle_plan(sdk::Plan& p, const sdk::ExportOptions& options, const sdk::Checkpoint& ckpt,
                  const std::string& adapter) {
   auto bad = [&](const std::string& what) { throw InternalError("adapter '" + adapter + "' planned " + what); };
-  // The core owns --cache and --prefill: an adapter may leave them at 0,
-  // but not set other values.
-  if (p.cache_size != 0 && p.cache_size != options.cache_size)
+  // --cache given: the adapter may leave it at 0 but not plan another. Not
+  // given: the adapter's default (the decoder adapter's comes from its
+  // description), else the runtime's. --prefill is the core's alone.
+  if (options.cache_size != 0 && p.cache_size != 0 && p.cache_size != options.cache_size)
     bad("a cache of " + std::to_string(p.cache_size) + " for --cache " + std::to_string(options.cache_size));
   if (p.prefill != 0 && p.prefill != options.prefill)
     bad("a prefill of " + std::to_string(p.prefill) + " for --prefill " + std::to_string(options.prefill));
-  p.cache_size = options.cache_size;
-  p.prefill = options.prefill;
+  if (options.cache_size != 0) p.cache_size = options.cache_size;
+  if (p.cache_size == 0) p.cache_size = kDefaultCacheCap;
+  p.prefill = options.prefill != 0 ? options.prefill : default_prefill(p.cache_size);
+  check_cache_and_prefill(p.cache_size, p.prefill);
   if (p.theta.empty() || p.theta.size() % 2)
     bad("a theta of length " + std::to_string(p.theta.size()) + " (must be even)");
   if (p.pe_q_tiles != p.dims.heads)
@@ -52,66 +55,26 @@ void check_cache_and_prefill(int64_t cache_size, int64_t prefill) {
     throw UsageError("--prefill must be between 1 and --cache (" + std::to_string(cache_size) + ")");
 }
 
-int64_t default_cache_size(const sdk::JsonFile& config) {
-  int64_t limit = kDefaultCacheCap;
-  for (const char* key : {"max_position_embeddings", "n_positions", "n_ctx"}) {
-    const std::optional<int64_t> positions = config.find_int(key);
-    if (positions && *positions >= 2) {
-      limit = std::min(limit, *positions);
-      break;
-    }
-  }
-  // LongRoPE with distinct short and long factors is exact only up to
-  // original_max_position_embeddings (the phi3 adapter refuses beyond it).
-  const nlohmann::json& raw = config.raw();
-  for (const char* key : {"rope_scaling", "rope_parameters"}) {
-    if (!raw.contains(key) || !raw[key].is_object()) continue;
-    const nlohmann::json& rope = raw[key];
-    const nlohmann::json type = rope.contains("rope_type") ? rope["rope_type"] : rope.value("type", nlohmann::json());
-    if (type != "longrope" ||
-        rope.value("short_factor", nlohmann::json()) == rope.value("long_factor", nlohmann::json()))
-      continue;
-    std::optional<int64_t> original = config.find_int("original_max_position_embeddings");
-    if (!original && rope.contains("original_max_position_embeddings") &&
-        rope["original_max_position_embeddings"].is_number_integer())
-      original = rope["original_max_position_embeddings"].get<int64_t>();
-    if (original && *original >= 2) limit = std::min(limit, *original);
-    break;
-  }
-  const int64_t layers = config.find_int("num_hidden_layers").value_or(config.find_int("n_layer").value_or(0));
-  // Only a model with a window is read for one: the layer kinds are each
-  // family's to judge (LFM2's are "conv" and "full_attention"), not a default's.
-  if (layers > 0 && config.find_int("sliding_window")) {
-    const sdk::SlidingWindow window = sdk::read_sliding_window(config, layers);
-    if (window.any() && window.window >= 2) limit = std::min(limit, window.window);
-  }
-  return limit;
-}
-
 int64_t default_prefill(int64_t cache_size) { return std::min(kDefaultPrefill, cache_size); }
 
 ResolvedModel resolve_model(const PlanRequest& r, const plugins::AdapterHost& host) {
   // Numbers given are checked before anything is read.
   if (r.cache_size) check_cache_and_prefill(*r.cache_size, r.prefill.value_or(1));
+  if (r.prefill && *r.prefill < 1) throw UsageError("--prefill must be at least 1");
   ResolvedModel m;
   m.checkpoint = open_checkpoint(r.model_dir, r.refuse_nonfinite ? NonFinitePolicy::refuse : NonFinitePolicy::record);
-  m.cache_size = r.cache_size ? *r.cache_size : default_cache_size(m.checkpoint->config());
-  m.prefill = r.prefill ? *r.prefill : default_prefill(m.cache_size);
-  check_cache_and_prefill(m.cache_size, m.prefill);
   m.resolution = registry::resolve(m.checkpoint->config(), host, r.adapter);
   if (!m.resolution.warning.empty()) spdlog::warn("{}", m.resolution.warning);
-  spdlog::info("{}: adapter {} {} ({}, matched by {} '{}'); cache {}{}, prefill {}{}", r.model_dir.string(),
-               m.info().name, m.info().version, m.resolution.adapter->path().string(),
-               registry::to_string(m.resolution.how), m.resolution.matched, m.cache_size,
-               r.cache_size ? "" : " (default)", m.prefill, r.prefill ? "" : " (default)");
+  spdlog::info("{}: adapter {} {} ({}, matched by {} '{}')", r.model_dir.string(), m.info().name, m.info().version,
+               m.resolution.adapter->path().string(), registry::to_string(m.resolution.how), m.resolution.matched);
   return m;
 }
 
 sdk::ExportOptions export_options(const PlanRequest& r, const ResolvedModel& model) {
   const sdk::AdapterInfo& info = model.info();
   sdk::ExportOptions o;
-  o.cache_size = model.cache_size;
-  o.prefill = model.prefill;
+  o.cache_size = r.cache_size.value_or(0);
+  o.prefill = r.prefill.value_or(0);
   o.lm_head_shards = r.lm_head_shards;
   for (const auto& [name, value] : r.adapter_options) {
     const sdk::OptionSpec* spec = nullptr;
@@ -136,6 +99,8 @@ sdk::ExportOptions export_options(const PlanRequest& r, const ResolvedModel& mod
 sdk::Plan plan_model(const ResolvedModel& model, const sdk::ExportOptions& options) {
   sdk::Plan plan = model.adapter().plan(*model.checkpoint, options);
   settle_plan(plan, options, *model.checkpoint, model.info().name);
+  spdlog::info("cache {}{}, prefill {}{}", plan.cache_size, options.cache_size ? "" : " (default)", plan.prefill,
+               options.prefill ? "" : " (default)");
   return plan;
 }
 

@@ -21,10 +21,11 @@
 #include "llm2hef/sdk/build_info.hpp"
 
 // The adapter ABI version (on one line: tests and scripts read it). History:
+//   5: DecoderModel's largest exact cache and for_cache; describe() sees no cache; a plan may choose the cache
 //   4: Plan::adapter_state; DecoderAdapter and the decoder description replace LlamaFamilyAdapter (issue 29)
 //   3: SDK building blocks for the issue-14 families (spec layouts changed)
 //   2: Plan.cache_cost; the core fills Plan.cache_size and prefill
-#define LLM2HEF_ADAPTER_ABI_VERSION 4u
+#define LLM2HEF_ADAPTER_ABI_VERSION 5u
 #define LLM2HEF_ADAPTER_ENTRY_SYMBOL "llm2hef_adapter_entry"
 
 #define LLM2HEF_STR2(x) #x

@@ -157,7 +157,14 @@ struct DecoderModel {
   // The residual stream's width where it differs from the rows the runtime
   // feeds (dims.hidden): OPT's project_in / project_out. 0 = dims.hidden.
   int64_t residual_width = 0;
-  int64_t max_positions = 0;    // max_position_embeddings; a --cache beyond it gets a note (0: no note)
+  int64_t max_positions = 0;  // max_position_embeddings; a --cache beyond it gets a note (0: no note)
+  // The largest --cache the export is exact for, when the model itself sets
+  // one (GPT-2's and OPT's learned positions, LongRoPE's two factor lists),
+  // and why, in a clause naming the file and key. 0: none of its own. A
+  // larger --cache is refused with the reason; the sliding window has its own
+  // policy (below).
+  int64_t largest_exact_cache = 0;
+  std::string largest_exact_cache_reason;
   std::string embedding;        // the tensor behind embeddings.bin
   std::vector<float> theta;     // rope_theta_data.bin
   float score_divisor = 0;      // divides q k^T in every layer; 0 = sqrt(head_dim)
@@ -180,9 +187,18 @@ struct DecoderModel {
   std::vector<std::string> notes;
   nlohmann::json options = nlohmann::json::object();  // resolved adapter options, recorded in the manifest
   CacheCost cache_cost;  // when the cache holds more than K and V in every layer (LFM2's conv layers)
+  // What depends on the cache, run once it is settled and before the plan is
+  // made (GPT-2's and OPT's positions and theta, LFM2's cost); empty = none.
+  std::function<void(DecoderModel&, int64_t cache_size)> for_cache = {};
   // A last word on the plan (the sliding-window policy); empty = none.
   std::function<void(Plan&, const ExportOptions&)> settle_plan = {};
 };
+
+// The cache an export gets when --cache is not given: the smallest of the
+// runtime's default (kRuntimeDefaultCacheSize, the context of Hailo's own
+// models), max_positions, the largest exact cache and the sliding window when
+// a layer slides (limits under 2 are ignored).
+int64_t default_cache_size(const DecoderModel& model);
 
 // The adapter option that lets sliding-window layers go beyond their window:
 // "refuse" (default) or "band" (sliding_window_band.hpp).
@@ -220,15 +236,20 @@ TensorTable described_tensors(const DecoderModel& m);
 // The one adapter: a family supplies info() and describe().
 class DecoderAdapter : public Adapter {
  public:
-  // Refuses unapplied forward keys, checks the tensor table, then the plan
-  // with the description inside it (Plan::description).
+  // Describes (once), refuses unapplied forward keys, checks the tensor
+  // table, settles the cache (options.cache_size, or default_cache_size when
+  // it is 0; a cache beyond the largest exact one is refused), runs
+  // for_cache, then plans with the description inside the plan
+  // (Plan::adapter_state). The plan carries the cache it chose.
   Plan plan(const Checkpoint& ckpt, const ExportOptions& options) const final;
   // Builds from the description plan() left in the plan.
   void build_graph(const Checkpoint& ckpt, const Plan& plan, GraphBuilder& graph) const final;
 
  protected:
   // Reads config.json (and tensor presence) into a description; throws
-  // Unsupported / BadInput for what cannot be exported exactly.
+  // Unsupported / BadInput for what cannot be exported exactly. The cache is
+  // not chosen yet (options.cache_size and prefill are 0): what depends on it
+  // goes in the description's for_cache.
   virtual DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const = 0;
 };
 

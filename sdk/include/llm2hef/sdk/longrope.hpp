@@ -20,13 +20,17 @@ struct LongRope {
   std::vector<float> inv_freq;    // rotary_dim/2 entries, the short (or equal) factors folded in
   float attention_factor = 1.0f;  // multiplies cos and sin (the rotary dimensions of q and k)
   std::string rewrite;            // one line for the plan
+  // original_max when the factor lists differ (0 when they are equal), and
+  // why: the description's largest exact cache (decoder_model.hpp).
+  int64_t largest_exact_cache = 0;
+  std::string largest_exact_cache_reason;
 };
 
 // `config` as resolve_rope_keys leaves it (rope_theta and partial_rotary_factor
 // at the top level), with a longrope rope dict. `original_max` is
 // original_max_position_embeddings as the family's config class settles it.
-// Throws Unsupported when `cache_size` needs the long factors and they differ
-// from the short ones, naming the largest exact cache.
-LongRope longrope_inv_freq(const JsonFile& config, int64_t rotary_dim, int64_t original_max, int64_t cache_size);
+// A larger cache would need the long factors; when they differ from the
+// short ones the result names original_max as the largest exact cache.
+LongRope longrope_inv_freq(const JsonFile& config, int64_t rotary_dim, int64_t original_max);
 
 }  // namespace llm2hef::sdk

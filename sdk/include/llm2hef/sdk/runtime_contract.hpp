@@ -13,6 +13,16 @@
 
 namespace llm2hef::sdk {
 
+// What the server uses when hailo-config's pre_process_params leaves a value
+// out (llm_server.cpp parse_config_json; hailo-contract.md section 6,
+// "pre_process_params"). 2048 is also the context of Hailo's own Hailo-10H
+// models (section 11), and Hailo's recipe quantizes with a 96-token prefill
+// at cache 2048 (section 7). The decoder adapter caps its default --cache at the first.
+inline constexpr int64_t kRuntimeDefaultCacheSize = 2048;     // kv_cache_size
+inline constexpr int64_t kRuntimeDefaultAttentionHeads = 12;  // num_attention_heads
+inline constexpr int64_t kRuntimeDefaultKeyValueHeads = 2;    // num_key_value_heads
+inline constexpr int64_t kRuntimeDefaultPrefillTokens = 96;   // prefill_input_tokens_count
+
 // Additive mask values as the DFC calibration and LNM's recipe use them
 // (the runtime quantizes them to uint8 itself): 0 = may attend, -100 = blocked.
 inline constexpr float kMaskAllowed = 0.0f;

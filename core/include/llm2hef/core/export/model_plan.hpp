@@ -19,7 +19,8 @@ namespace llm2hef::core {
 // What the user asked for, as far as planning goes.
 struct PlanRequest {
   std::filesystem::path model_dir;
-  // Unset: the default rule (default_cache_size, default_prefill).
+  // Unset: the adapter's default cache (the decoder adapter's
+  // default_cache_size), then default_prefill.
   std::optional<int64_t> cache_size, prefill;
   int64_t lm_head_shards = 0;  // 0 = adapter's choice
   std::optional<std::string> adapter;
@@ -34,7 +35,6 @@ struct PlanRequest {
 struct ResolvedModel {
   std::unique_ptr<sdk::Checkpoint> checkpoint;
   registry::Resolution resolution;
-  int64_t cache_size = 0, prefill = 0;  // the request's, or the defaults for this model
 
   const sdk::Adapter& adapter() const { return resolution.adapter->adapter(); }
   const sdk::AdapterInfo& info() const { return resolution.adapter->info(); }
@@ -43,31 +43,28 @@ struct ResolvedModel {
 // Throws UsageError unless cache >= 2 and 1 <= prefill <= cache.
 void check_cache_and_prefill(int64_t cache_size, int64_t prefill);
 
-// The cache `export` and `inspect` use when --cache is not given: the model's
-// own limit (max_position_embeddings, n_positions or n_ctx, and the sliding
-// window when its layers slide, and original_max_position_embeddings under
-// LongRoPE with distinct short and long factors, since a larger cache is not
-// exact), capped at
-// kDefaultCacheCap, the context Hailo's own Hailo-10H models use: the
-// runtime's default kv_cache_size.
+// The cache when --cache is not given and the adapter chose none: the
+// runtime's default kv_cache_size, the context Hailo's own Hailo-10H models
+// use. The decoder adapter chooses its own, capped at the same (the model's
+// positions, its largest exact cache and its sliding window:
+// sdk::default_cache_size).
 inline constexpr int64_t kDefaultCacheCap = kRuntimeDefaultCacheSize;
-int64_t default_cache_size(const sdk::JsonFile& config);
 // The prefill chunk when --prefill is not given: 96 (Hailo's models, the
 // runtime's default prefill_input_tokens_count), or the cache when smaller.
 inline constexpr int64_t kDefaultPrefill = kRuntimeDefaultPrefillTokens;
 int64_t default_prefill(int64_t cache_size);
 
-// Opens the checkpoint, settles --cache / --prefill (the defaults above when
-// not given) and checks them, and resolves the adapter (the registry's
-// warning, if any, goes to the log).
+// Checks the --cache / --prefill given, opens the checkpoint and resolves the
+// adapter (the registry's warning, if any, goes to the log).
 ResolvedModel resolve_model(const PlanRequest& request, const plugins::AdapterHost& host);
 
 // The adapter's options from the request; UsageError for an option the
 // adapter does not declare or a value outside its choices.
 sdk::ExportOptions export_options(const PlanRequest& request, const ResolvedModel& model);
 
-// Fills --cache and --prefill into an adapter's plan and checks it against
-// the options and the runtime; InternalError naming `adapter` (exit 5) when an
+// Fills --cache and --prefill into an adapter's plan (the adapter's or the
+// defaults above when not given) and checks it against the options and the
+// runtime (UsageError for a cache or prefill out of range); InternalError naming `adapter` (exit 5) when an
 // adapter set other numbers than the user's or planned what the runtime
 // cannot run.
 void settle_plan(sdk::Plan& plan, const sdk::ExportOptions& options, const sdk::Checkpoint& ckpt,
