@@ -1,7 +1,7 @@
 # llm2hef_add_adapter(name SOURCES src... [OUTPUT_DIRECTORY dir] [INSTALL_DESTINATION dir])
 #
 # Builds one adapter plugin: a MODULE library named exactly `name`.so (no
-# "lib" prefix), linked against llm2hef::sdk, with hidden visibility and
+# "lib" prefix), linked against llm2hef::families and llm2hef::sdk, with hidden visibility and
 # -Wl,--no-undefined so an unresolved symbol fails at link time, not at load.
 #
 # Shared by the llm2hef tree (cmake/Warnings.cmake includes it) and by the
@@ -58,6 +58,11 @@ function(llm2hef_add_adapter name)
 
   add_library(${name} MODULE ${A_SOURCES})
   target_compile_options(${name} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+  # The families library first (static: only the family code the adapter
+  # calls is linked in), then the SDK it calls into.
+  if(TARGET llm2hef::families)
+    target_link_libraries(${name} PRIVATE llm2hef::families)
+  endif()
   target_link_libraries(${name} PRIVATE llm2hef::sdk)
   target_compile_features(${name} PRIVATE cxx_std_20)
   set_target_properties(${name} PROPERTIES

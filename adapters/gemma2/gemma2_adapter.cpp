@@ -1,13 +1,14 @@
 // Gemma 2 (Gemma2ForCausalLM): docs/architectures.md section 8.2. The Gemma
-// reading (sdk/gemma_family.hpp) without QK-Norm, with attention-logit and
+// reading (families/gemma_family.hpp) without QK-Norm, with attention-logit and
 // final-logit soft-capping and one RoPE base, described on the post-norm
 // decoder.
+#include "llm2hef/families/gemma_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/gemma_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class Gemma2Adapter final : public DecoderAdapter {
  public:

@@ -1,13 +1,14 @@
 // Gemma 3 text (Gemma3ForCausalLM: 270M, 1B): docs/architectures.md section 8.1.
-// The Gemma reading (sdk/gemma_family.hpp) with per-head QK-Norm and two
+// The Gemma reading (families/gemma_family.hpp) with per-head QK-Norm and two
 // RoPE bases, a local one for the sliding-window layers and a global one for
 // the full-attention layers, side by side in one theta vector.
+#include "llm2hef/families/gemma_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/gemma_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class Gemma3Adapter final : public DecoderAdapter {
  public:

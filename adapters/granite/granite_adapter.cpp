@@ -1,15 +1,16 @@
 // Granite 3.x dense (GraniteForCausalLM): docs/architectures.md section 3 plus
 // four scalars. The Llama-family description with Granite's multipliers
-// placed by the SDK (sdk/scalar_multipliers.hpp): embedding_multiplier as a
+// placed by the SDK (families/scalar_multipliers.hpp): embedding_multiplier as a
 // Mul on inputs_embeds, attention_multiplier as the score scale (instead of
 // 1/sqrt(head_dim)), residual_multiplier folded into o_proj and down_proj,
 // 1/logits_scaling folded into the lm_head.
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class GraniteAdapter final : public DecoderAdapter {
  public:

@@ -1,12 +1,13 @@
 // Llama (Llama 2/3/3.1/3.2, SmolLM2, TinyLlama): docs/architectures.md section 3.
 // The Llama-family description as is: Llama 3's rope_scaling is folded into
 // theta and attention_bias read by the SDK.
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class LlamaAdapter final : public DecoderAdapter {
  public:

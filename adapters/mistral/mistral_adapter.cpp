@@ -4,12 +4,13 @@
 // (sdk/sliding_window.hpp): exact when --cache <= window, refused beyond.
 // head_dim may be explicit (Mistral-Nemo-style configs); the shared reading
 // takes it from config.json when present.
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class MistralAdapter final : public DecoderAdapter {
  public:

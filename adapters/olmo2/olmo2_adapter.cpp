@@ -2,15 +2,16 @@
 // decoder description with norms only after attention and MLP (h = h + norm(attn(h))),
 // SwiGLU, one RoPE base, and QK-Norm over the full q and k width (one
 // RMSNorm over heads*head_dim, before the head split).
+#include "llm2hef/families/post_norm_decoder.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
-#include "llm2hef/sdk/post_norm_decoder.hpp"
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/rope_bases.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class Olmo2Adapter final : public DecoderAdapter {
  public:

@@ -4,17 +4,17 @@
 //   export by column ranges of the transposed weight;
 // - longrope: the short factors folded into theta and the attention factor
 //   as a Mul of q and k's rotary dimensions, exact for caches up to
-//   original_max_position_embeddings (sdk/longrope.hpp);
+//   original_max_position_embeddings (families/longrope.hpp);
 // - partial rotary (Phi-4-mini's 0.75) through zero theta entries;
 // - sliding_window: exact when the cache fits in it (every layer then sees
 //   the whole cache), refused otherwise.
 #include <string>
 
+#include "llm2hef/families/longrope.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/longrope.hpp"
 #include "llm2hef/sdk/partial_rotary.hpp"
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/sliding_window.hpp"
@@ -23,6 +23,7 @@ namespace {
 
 using namespace llm2hef;
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 // rope_type as Phi3Config settles it: "su" and "yarn" are old names of longrope.
 std::string rope_type(const JsonFile& c) {

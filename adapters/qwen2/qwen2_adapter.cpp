@@ -1,11 +1,12 @@
 // Qwen2 / Qwen2.5: docs/architectures.md section 4. The Llama-family description
 // with biases on q/k/v (always present in Qwen2Attention), none on o_proj.
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class Qwen2Adapter final : public DecoderAdapter {
  public:

@@ -2,12 +2,13 @@
 // with QK-Norm (per-head RMSNorm on q and k, before RoPE) done with constant
 // segment matrices, so nothing sits between a head Reshape and its Transpose.
 // head_dim comes from config.json and may differ from hidden/heads.
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class Qwen3Adapter final : public DecoderAdapter {
  public:

@@ -4,13 +4,14 @@
 // multiple of `no_rope_layer_interval` (default 4), as HF's config does.
 #include <string>
 
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class SmolLM3Adapter final : public DecoderAdapter {
  public:

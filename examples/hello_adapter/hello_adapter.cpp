@@ -4,12 +4,13 @@
 // config.json, RoPE (with its scaling), the tensor checks, the plan and the
 // graph -- is the SDK's Llama-family description and its DecoderAdapter,
 // exactly what the first-party llama adapter uses.
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class HelloAdapter final : public DecoderAdapter {
  public:

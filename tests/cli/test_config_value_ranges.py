@@ -101,7 +101,7 @@ def test_huge_norm_epsilon_is_refused(tmp_path):
 
 @pytest.mark.parametrize("theta", [0, -10000.0, 1e-320])
 def test_longrope_base_must_be_positive(tmp_path, theta):
-    """sdk/src/longrope.cpp used the base unchecked (the Llama reading checked it)."""
+    """adapters/families/src/longrope.cpp used the base unchecked (the Llama reading checked it)."""
     refused(tmp_path, "phi3-longrope", lambda c: c["rope_parameters"].update(rope_theta=theta), BAD_INPUT,
             "'rope_parameters' 'rope_theta'", "the RoPE base")
 

@@ -1,7 +1,9 @@
 """The tree's rooms include each other in one direction only.
 
 Top level: sdk (what adapters compile against) <- plugins <- registry <- core,
-and adapters on the SDK alone. Inside core, each folder (a stage of the
+and adapters on the SDK and the families library beside them
+(adapters/families: llm2hef/families/, which nothing outside adapters/ may
+include). Inside core, each folder (a stage of the
 pipeline or something several stages read) includes only folders listed
 before it in CORE_LAYERS. An include that goes the other way is a cycle in
 the making: the file and the include are named. Static: reads the sources,
@@ -21,7 +23,7 @@ TOP_ALLOWED = {
     "plugins": {"sdk"},
     "registry": {"sdk", "plugins"},
     "core": {"sdk", "plugins", "registry"},
-    "adapters": {"sdk"},
+    "adapters": {"sdk", "families"},
 }
 
 # core's folders, each allowed to include only those before it:

@@ -21,8 +21,8 @@
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/core/export/hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 
 using namespace llm2hef;
 
@@ -92,7 +92,7 @@ class LlamaFamily final : public sdk::DecoderAdapter {
 
  protected:
   sdk::DecoderModel describe(const sdk::Checkpoint& ckpt, const sdk::ExportOptions&) const override {
-    return sdk::describe_llama_family(ckpt);
+    return families::describe_llama_family(ckpt);
   }
 };
 

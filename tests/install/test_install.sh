@@ -25,7 +25,7 @@ step "install $BUILD to $P"
 
 for f in "$LLM2HEF" "$P/$LIBDIR/libllm2hef_sdk.so" \
          "$P/$INCDIR/llm2hef/sdk/abi.hpp" "$P/$INCDIR/llm2hef/sdk/build_info.hpp" \
-         "$P/$INCDIR/llm2hef/sdk/llama_family.hpp" \
+         "$P/$INCDIR/llm2hef/families/llama_family.hpp" \
          "$P/$LIBDIR/cmake/llm2hef_sdk/llm2hef_sdkConfig.cmake" \
          "$P/$LIBDIR/cmake/llm2hef_sdk/llm2hef_sdkConfigVersion.cmake" \
          "$P/$LIBDIR/cmake/llm2hef_sdk/llm2hef_sdkTargets.cmake" \

@@ -9,16 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
-#include "llm2hef/sdk/llama_family.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 #include "temp_dir.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 using nlohmann::json;
 
 // Tensor shapes only: enough to describe and plan, nothing to build from.

@@ -1,16 +1,17 @@
 // Partial rotary and longrope building blocks (sdk/partial_rotary.hpp,
-// sdk/longrope.hpp): HF's precedence of the rope keys, the truncated rotary
+// families/longrope.hpp): HF's precedence of the rope keys, the truncated rotary
 // width, the theta layout, longrope's factors, attention factor and cache limit.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "llm2hef/families/longrope.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/longrope.hpp"
 #include "llm2hef/sdk/partial_rotary.hpp"
 
 using namespace llm2hef;
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 using nlohmann::json;
 
 namespace {

@@ -1,19 +1,20 @@
 // Two SDK pieces of the Llama-family reading: the sliding-window policy
 // (sdk/sliding_window.hpp: transformers' per-family rules for which layers
 // slide; exact when --cache <= window, refused beyond) and Granite's scalar
-// multipliers (sdk/scalar_multipliers.hpp: what is read, where it goes).
+// multipliers (families/scalar_multipliers.hpp: what is read, where it goes).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
+#include "llm2hef/families/scalar_multipliers.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/scalar_multipliers.hpp"
 #include "llm2hef/sdk/sliding_window.hpp"
 
 namespace {
 
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 JsonFile config(const char* text) { return JsonFile("cfg/config.json", nlohmann::json::parse(text)); }
 

@@ -48,7 +48,7 @@ struct LinearSpec {
   std::optional<std::string> bias;
   WeightLayout layout = WeightLayout::out_in;
   int64_t out_begin = 0, out_end = -1;  // output-feature range (fused projections)
-  float scale = 1.0f;                   // folded into weight and bias (sdk/scalar_multipliers.hpp)
+  float scale = 1.0f;                   // folded into weight and bias (families/scalar_multipliers.hpp)
 };
 // MatMul with a constant [in, out] weight, then Add of the bias if present.
 Value linear(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const LinearSpec& spec);

@@ -80,7 +80,7 @@ class GraphBuilder {
   // A checkpoint tensor (through `view`), streamed block by block.
   Value weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor, const WeightView& view = {});
   // The same, every value multiplied by `scale` in float32 as it streams
-  // (scalar multipliers folded into a weight: sdk/scalar_multipliers.hpp).
+  // (scalar multipliers folded into a weight: families/scalar_multipliers.hpp).
   Value scaled_weight(const std::string& leaf, const Checkpoint& ckpt, const std::string& tensor,
                       const WeightView& view, float scale);
   // A computed constant, given whole.

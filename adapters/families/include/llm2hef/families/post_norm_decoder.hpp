@@ -10,11 +10,12 @@
 // sliding layers and RoPE bases.
 #pragma once
 
+#include "llm2hef/families/families.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 // The keys all three share: sizes (head_dim from config.json when given),
 // intermediate_size, rms_norm_eps (`default_eps` when absent: the member's
@@ -31,4 +32,4 @@ DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_e
 // scales by (offset + w) instead of w (Gemma's (1 + w)).
 void set_norm_weight_offset(DecoderModel& m, float offset);
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

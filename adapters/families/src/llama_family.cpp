@@ -1,4 +1,4 @@
-#include "llm2hef/sdk/llama_family.hpp"
+#include "llm2hef/families/llama_family.hpp"
 
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -6,7 +6,7 @@
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/sliding_window.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 DecoderModel describe_llama_family(const Checkpoint& ckpt) {
   const JsonFile& c = ckpt.config();
@@ -68,4 +68,4 @@ void apply_scalar_multipliers(DecoderModel& m, const ScalarMultipliers& mult) {
                           {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"});
 }
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

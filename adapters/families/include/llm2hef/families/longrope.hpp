@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/families/families.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 struct LongRope {
   std::vector<float> inv_freq;    // rotary_dim/2 entries, the short (or equal) factors folded in
@@ -33,4 +34,4 @@ struct LongRope {
 // short ones the result names original_max as the largest exact cache.
 LongRope longrope_inv_freq(const JsonFile& config, int64_t rotary_dim, int64_t original_max);
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

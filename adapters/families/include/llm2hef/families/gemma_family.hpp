@@ -7,10 +7,11 @@
 // global one (possibly linearly scaled) for its full-attention layers.
 #pragma once
 
+#include "llm2hef/families/families.hpp"
+#include "llm2hef/families/post_norm_decoder.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
-#include "llm2hef/sdk/post_norm_decoder.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 enum class GemmaGeneration { gemma2, gemma3 };
 
@@ -19,4 +20,4 @@ enum class GemmaGeneration { gemma2, gemma3 };
 // value.
 DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration generation);
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

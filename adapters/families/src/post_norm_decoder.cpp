@@ -1,9 +1,9 @@
-#include "llm2hef/sdk/post_norm_decoder.hpp"
+#include "llm2hef/families/post_norm_decoder.hpp"
 
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_eps) {
   const JsonFile& c = ckpt.config();
@@ -58,4 +58,4 @@ void set_norm_weight_offset(DecoderModel& m, float offset) {
   if (m.tail.final_norm) set(*m.tail.final_norm);
 }
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

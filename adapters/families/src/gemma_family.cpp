@@ -1,4 +1,4 @@
-#include "llm2hef/sdk/gemma_family.hpp"
+#include "llm2hef/families/gemma_family.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
 
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/rope_bases.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 namespace {
 
@@ -170,4 +170,4 @@ DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration gen) 
   return m;
 }
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

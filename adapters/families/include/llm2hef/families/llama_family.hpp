@@ -5,11 +5,12 @@
 // SmolLM3 its NoPE layers and applied keys, Granite its multipliers).
 #pragma once
 
+#include "llm2hef/families/families.hpp"
+#include "llm2hef/families/scalar_multipliers.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
-#include "llm2hef/sdk/scalar_multipliers.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 // The keys every member shares: sizes, head_dim (config value, else
 // hidden/heads), intermediate_size, rms_norm_eps, hidden_act (silu),
@@ -22,10 +23,10 @@ namespace llm2hef::sdk {
 // --adapter llama on a Qwen2 or Qwen3 checkpoint cannot drop them silently.
 DecoderModel describe_llama_family(const Checkpoint& ckpt);
 
-// Granite's multipliers placed on a description (sdk/scalar_multipliers.hpp):
+// Granite's multipliers placed on a description (families/scalar_multipliers.hpp):
 // the embedding Mul, the score divisor, the residual scale folded into every
 // o_proj and down_proj, the logit scale into the head; their rewrites and
 // keys when any is not neutral.
 void apply_scalar_multipliers(DecoderModel& m, const ScalarMultipliers& multipliers);
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

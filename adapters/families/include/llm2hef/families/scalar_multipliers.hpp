@@ -17,10 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/families/families.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 struct ScalarMultipliers {
   double embedding = 1.0;  // inputs_embeds * embedding
@@ -43,4 +44,4 @@ ScalarMultipliers read_granite_multipliers(const JsonFile& config);
 // x * factor as one Mul by a scalar constant (leaf names the constant).
 Value scale_by(GraphBuilder& g, const Value& x, float factor, const std::string& leaf);
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

@@ -1,4 +1,4 @@
-#include "llm2hef/sdk/longrope.hpp"
+#include "llm2hef/families/longrope.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 namespace {
 
@@ -98,4 +98,4 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
   return r;
 }
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families

@@ -1,4 +1,4 @@
-#include "llm2hef/sdk/scalar_multipliers.hpp"
+#include "llm2hef/families/scalar_multipliers.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 namespace {
 
@@ -62,4 +62,4 @@ Value scale_by(GraphBuilder& g, const Value& x, float factor, const std::string&
   return g.mul(x, s, leaf + "/Mul");
 }
 
-}  // namespace llm2hef::sdk
+}  // namespace llm2hef::families
