@@ -1,5 +1,6 @@
 #include "llm2hef/core/export/hailo_config.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
+#include "llm2hef/core/runtime/hailo_config.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
@@ -44,44 +45,45 @@ json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const
 
 json make_hailo_config(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, const TokenizerFix& tok,
                        const ChatTemplate& chat_template, std::vector<std::string>& changes) {
-  json cfg;
+  HailoConfig config;
   const std::vector<int64_t> eos = eos_ids(ckpt, tok.tokenizer);
   for (int64_t id : eos)
     if (id < 0 || id >= plan.dims.vocab)
       throw BadInput(ckpt.dir().string() + ": eos token id " + std::to_string(id) + " is outside the vocabulary (0.." +
                      std::to_string(plan.dims.vocab - 1) +
                      "); check eos_token_id in generation_config.json and config.json");
-  cfg["eos_token_id"] = eos.front();
-  cfg["stop_token_id"] = eos;
-  cfg["chat_template"] = chat_template_for_runtime(chat_template, ckpt.tokenizer_config(), tok.bos, changes);
+  config.eos_token_id = eos.front();
+  config.stop_token_id = eos;
+  config.chat_template = chat_template_for_runtime(chat_template, ckpt.tokenizer_config(), tok.bos, changes);
 
   // Reasoning markers, when the tokenizer has them (Qwen3, SmolLM3, ...).
-  if (auto b = added_token_id(tok.tokenizer, "<think>")) cfg["begin_of_reasoning_token_id"] = *b;
-  if (auto e = added_token_id(tok.tokenizer, "</think>")) cfg["end_of_reasoning_token_id"] = *e;
+  config.begin_of_reasoning_token_id = added_token_id(tok.tokenizer, "<think>");
+  config.end_of_reasoning_token_id = added_token_id(tok.tokenizer, "</think>");
 
   // Generation defaults: the model's own, else Hugging Face's (greedy).
   const sdk::JsonFile& gc = ckpt.generation_config();
-  json gen;
-  gen["max_new_tokens"] = gc.find_int("max_new_tokens").value_or(256);
-  gen["temperature"] = gc.find_number("temperature").value_or(1.0);
-  gen["top_p"] = gc.find_number("top_p").value_or(1.0);
-  gen["top_k"] = gc.find_int("top_k").value_or(50);
-  gen["repetition_penalty"] = gc.find_number("repetition_penalty").value_or(1.0);
-  gen["do_sample"] = gc.find_bool("do_sample").value_or(false);
-  cfg["default_generation_params"] = gen;
+  HailoGenerationParams& gen = config.default_generation_params.emplace();
+  gen.max_new_tokens = gc.find_int("max_new_tokens").value_or(256);
+  gen.temperature = gc.find_number("temperature").value_or(1.0);
+  gen.top_p = gc.find_number("top_p").value_or(1.0);
+  gen.top_k = gc.find_int("top_k").value_or(50);
+  gen.repetition_penalty = gc.find_number("repetition_penalty").value_or(1.0);
+  gen.do_sample = gc.find_bool("do_sample").value_or(false);
 
   // The runtime tiles the mask and the q tables num_attention_heads times and
   // the k tables num_key_value_heads times; the key is `_count`, not `_size`.
-  cfg["pre_process_params"] = {
-      {"kv_cache_size", plan.cache_size},
-      {"num_attention_heads", plan.pe_q_tiles},
-      {"num_key_value_heads", plan.pe_k_tiles},
-      {"prefill_input_tokens_count", plan.prefill},
-  };
-  json suffixes = json::object();
-  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) suffixes[std::string(input.role)] = input.dfc_layer;
-  cfg["input_layers_names_suffixes"] = suffixes;
+  HailoPreProcessParams& pre = config.pre_process_params.emplace();
+  pre.kv_cache_size = plan.cache_size;
+  pre.num_attention_heads = plan.pe_q_tiles;
+  pre.num_key_value_heads = plan.pe_k_tiles;
+  pre.prefill_input_tokens_count = plan.prefill;
+  HailoInputSuffixes& suffixes = config.input_layers_names_suffixes.emplace();
+  for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs)
+    suffixes.by_role[std::string(input.role)] = input.dfc_layer;
 
+  // The adapter's overrides are a JSON merge patch (SDK ABI), so they apply
+  // to the written document, not to the type.
+  json cfg = hailo_config_json(config);
   if (!plan.hailo_config_overrides.is_null()) cfg.merge_patch(plan.hailo_config_overrides);
 
   // The same rule table `hef check` and `set-config` judge hailo-config.json

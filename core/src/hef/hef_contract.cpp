@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "llm2hef/core/runtime/hailo_config.hpp"
 #include "llm2hef/core/runtime_contract.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
@@ -37,13 +38,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::optional<int64_t> int_at(const json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key)) return std::nullopt;
-  const json& v = obj[key];
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.get<int64_t>();
-  return std::nullopt;
-}
-
 std::string shape_text(const EdgeLayer& e) {
   return std::to_string(e.height) + "x" + std::to_string(e.width) + "x" + std::to_string(e.features);
 }
@@ -61,8 +55,7 @@ struct HefFacts {
   const NetworkGroup* tbt = nullptr;
   std::map<std::string, const Resource*> res;  // the four genai resources, null when missing
   ConfigText config;
-  json cfg = json::object();  // hailo-config.json when it is an object, else empty
-  json pp = json::object();   // its pre_process_params
+  HailoPreProcessParams pp;  // hailo-config's pre_process_params, empty when it has none
   // hailo-config's values, or the runtime's defaults where it leaves them out.
   int64_t cache = 0, heads = 0, kv_heads = 0, prefill_rows = 0;
   std::vector<std::pair<std::string, std::string>> suffixes;  // role -> input layer suffix
@@ -76,8 +69,10 @@ struct HefFacts {
       if (g) out.push_back(g);
     return out;
   }
-  // " (runtime default)" where hailo-config leaves `key` out: messages say where a number came from.
-  std::string origin(const char* key) const { return int_at(pp, key) ? std::string() : " (runtime default)"; }
+  // " (runtime default)" where hailo-config leaves a value out: messages say where a number came from.
+  static std::string origin(const std::optional<int64_t>& value) {
+    return value ? std::string() : " (runtime default)";
+  }
 };
 
 const EdgeLayer* input_with_suffix(const NetworkGroup& g, const std::string& suffix) {
@@ -99,19 +94,17 @@ HefFacts derive_facts(const ByteSource& src, const HefInfo& info, const Contract
     config_text = read_resource(src, *f.res[kResourceHailoConfig], sdk::JsonLimits::kSmallFileBytes);
   f.config = parse_config_text(config_text ? &*config_text : nullptr,
                                opt.config_override ? "new hailo-config.json" : kResourceHailoConfig);
-  if (f.config.doc.is_object()) f.cfg = f.config.doc;
-  if (f.cfg.contains("pre_process_params") && f.cfg["pre_process_params"].is_object())
-    f.pp = f.cfg["pre_process_params"];
-  f.cache = int_at(f.pp, "kv_cache_size").value_or(kRuntimeDefaultCacheSize);
-  f.heads = int_at(f.pp, "num_attention_heads").value_or(kRuntimeDefaultAttentionHeads);
-  f.kv_heads = int_at(f.pp, "num_key_value_heads").value_or(kRuntimeDefaultKeyValueHeads);
-  f.prefill_rows = int_at(f.pp, "prefill_input_tokens_count").value_or(kRuntimeDefaultPrefillTokens);
+  const HailoConfig& cfg = f.config.config;
+  if (cfg.pre_process_params) f.pp = *cfg.pre_process_params;
+  f.cache = f.pp.kv_cache_size.value_or(kRuntimeDefaultCacheSize);
+  f.heads = f.pp.num_attention_heads.value_or(kRuntimeDefaultAttentionHeads);
+  f.kv_heads = f.pp.num_key_value_heads.value_or(kRuntimeDefaultKeyValueHeads);
+  f.prefill_rows = f.pp.prefill_input_tokens_count.value_or(kRuntimeDefaultPrefillTokens);
 
   f.suffixes = kDefaultSuffixes;
-  if (f.cfg.contains("input_layers_names_suffixes") && f.cfg["input_layers_names_suffixes"].is_object())
+  if (cfg.input_layers_names_suffixes)
     for (auto& [role, suffix] : f.suffixes)
-      if (f.cfg["input_layers_names_suffixes"].contains(role) && f.cfg["input_layers_names_suffixes"][role].is_string())
-        suffix = f.cfg["input_layers_names_suffixes"][role].get<std::string>();
+      if (const std::string* given = cfg.input_layers_names_suffixes->find(role)) suffix = *given;
 
   if (const Resource* theta = f.res[kResourceTheta]; theta && theta->size > 0 && theta->size % 4 == 0)
     f.theta_len = static_cast<int64_t>(theta->size / 4);
@@ -387,14 +380,15 @@ std::pair<int64_t, std::string> expected_width(const HefFacts& f, const std::str
   const sdk::RuntimeInput& contract = contract_of(role);
   if (contract.shape == sdk::InputShape::embeddings) return {f.hidden, "the embeddings width of the other group"};
   if (contract.shape == sdk::InputShape::mask)
-    return {f.heads * f.cache, "num_attention_heads " + std::to_string(f.heads) + f.origin("num_attention_heads") +
-                                   " x kv_cache_size " + std::to_string(f.cache) + f.origin("kv_cache_size")};
+    return {f.heads * f.cache, "num_attention_heads " + std::to_string(f.heads) + f.origin(f.pp.num_attention_heads) +
+                                   " x kv_cache_size " + std::to_string(f.cache) + f.origin(f.pp.kv_cache_size)};
   if (f.theta_len <= 0) return {0, ""};
   if (contract.tiling == sdk::PeTiling::q_heads)
-    return {f.heads * f.theta_len, "num_attention_heads " + std::to_string(f.heads) + f.origin("num_attention_heads") +
-                                       " x theta length " + std::to_string(f.theta_len)};
+    return {f.heads * f.theta_len, "num_attention_heads " + std::to_string(f.heads) +
+                                       f.origin(f.pp.num_attention_heads) + " x theta length " +
+                                       std::to_string(f.theta_len)};
   return {f.kv_heads * f.theta_len, "num_key_value_heads " + std::to_string(f.kv_heads) +
-                                        f.origin("num_key_value_heads") + " x theta length " +
+                                        f.origin(f.pp.num_key_value_heads) + " x theta length " +
                                         std::to_string(f.theta_len)};
 }
 
@@ -411,7 +405,7 @@ void check_input_widths(const HefFacts& f, RuleOut& out) {
       if (g == f.prefill && static_cast<int64_t>(in->width) != f.prefill_rows)
         out.fail(in->name + " carries " + std::to_string(in->width) + " rows (" + shape_text(*in) +
                  "); prefill_input_tokens_count is " + std::to_string(f.prefill_rows) +
-                 f.origin("prefill_input_tokens_count"));
+                 f.origin(f.pp.prefill_input_tokens_count));
       if (g == f.tbt && in->width != 1)
         out.warn(in->name + " carries " + std::to_string(in->width) + " rows (" + shape_text(*in) +
                  "); token-by-token runs feed one");
@@ -431,22 +425,26 @@ void check_embeddings(const HefFacts& f, RuleOut& out) {
 // eos_token_id seeds the recovery tokens (llm_server.cpp 494).
 void check_token_ids(const HefFacts& f, RuleOut& out) {
   if (f.vocab <= 0) return;
-  auto in_vocab = [&](const std::string& key, const json& v) {
-    if (!(v.is_number_integer() || v.is_number_unsigned())) return;  // a type error, reported by hailo-config
-    const int64_t id = v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX ? INT64_MAX : v.get<int64_t>();
+  // An id of the wrong JSON type, or beyond int64_t, is not typed (reported by hailo-config).
+  auto in_vocab = [&](const std::string& key, int64_t id) {
     if (id < 0 || id >= f.vocab)
       out.fail(key + " " + std::to_string(id) + " is outside the vocabulary of embeddings.bin (" +
                std::to_string(f.vocab) + " rows): the server samples ids below " + std::to_string(f.vocab) +
                ", so it never matches" +
-               (key == "eos_token_id" ? "; as the recovery token (llm_server.cpp 494) its embedding row does not exist"
-                                      : ""));
+               (key == hailo_config_key::kEosTokenId
+                    ? "; as the recovery token (llm_server.cpp 494) its embedding row does not exist"
+                    : ""));
   };
-  const json& cfg = f.cfg;
-  for (const char* key : {"eos_token_id", "begin_of_reasoning_token_id", "end_of_reasoning_token_id"})
-    if (cfg.contains(key)) in_vocab(key, cfg[key]);
-  if (cfg.contains("stop_token_id") && cfg["stop_token_id"].is_array())
-    for (size_t i = 0; i < cfg["stop_token_id"].size(); ++i)
-      in_vocab("stop_token_id[" + std::to_string(i) + "]", cfg["stop_token_id"][i]);
+  const HailoConfig& cfg = f.config.config;
+  const std::pair<const char*, const std::optional<int64_t>&> ids[] =
+      {{hailo_config_key::kEosTokenId, cfg.eos_token_id},
+       {hailo_config_key::kBeginOfReasoningTokenId, cfg.begin_of_reasoning_token_id},
+       {hailo_config_key::kEndOfReasoningTokenId, cfg.end_of_reasoning_token_id}};
+  for (const auto& [key, id] : ids)
+    if (id) in_vocab(key, *id);
+  if (cfg.stop_token_id)
+    for (size_t i = 0; i < cfg.stop_token_id->size(); ++i)
+      in_vocab(std::string(hailo_config_key::kStopTokenId) + "[" + std::to_string(i) + "]", (*cfg.stop_token_id)[i]);
 }
 
 // Logits shards of equal size...

@@ -14,12 +14,14 @@
 
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/package/package.hpp"
+#include "llm2hef/core/runtime/hailo_config.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::package {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
+namespace key = hailo_config_key;
 
 namespace {
 
@@ -40,13 +42,13 @@ std::optional<std::string> added_token_text(const json& tokenizer, int64_t id) {
   return std::nullopt;
 }
 
-std::vector<int64_t> id_list(const json& cfg, const std::string& key, const std::string& file) {
-  const json& v = cfg.at(key);
+std::vector<int64_t> id_list(const json& cfg, const std::string& name, const std::string& file) {
+  const json& v = cfg.at(name);
   if (v.is_number_integer()) return {v.get<int64_t>()};
-  if (!v.is_array()) throw BadInput(where(file, key) + ": expected a token id or a list of ids");
+  if (!v.is_array()) throw BadInput(where(file, name) + ": expected a token id or a list of ids");
   std::vector<int64_t> ids;
   for (const auto& e : v) {
-    if (!e.is_number_integer()) throw BadInput(where(file, key) + ": expected a list of token ids");
+    if (!e.is_number_integer()) throw BadInput(where(file, name) + ": expected a list of token ids");
     ids.push_back(e.get<int64_t>());
   }
   return ids;
@@ -56,31 +58,32 @@ ordered_json generation_params(const json& cfg, const std::vector<std::string>& 
                                std::vector<std::string>& notes) {
   ordered_json gen;
   gen["stop_tokens"] = stop_tokens;
-  const json gp = cfg.value("default_generation_params", json::object());
-  if (!gp.is_object()) throw BadInput(where(file, "default_generation_params") + ": expected an object");
-  auto number = [&](const char* key) -> std::optional<double> {
-    if (!gp.contains(key) || gp[key].is_null()) return std::nullopt;
-    if (!gp[key].is_number())
-      throw BadInput(where(file, std::string("default_generation_params.") + key) + ": expected a number");
-    return gp[key].get<double>();
+  const json gp = cfg.value(key::kDefaultGenerationParams, json::object());
+  if (!gp.is_object()) throw BadInput(where(file, key::kDefaultGenerationParams) + ": expected an object");
+  auto number = [&](const char* name) -> std::optional<double> {
+    if (!gp.contains(name) || gp[name].is_null()) return std::nullopt;
+    if (!gp[name].is_number())
+      throw BadInput(where(file, std::string(key::kDefaultGenerationParams) + "." + name) + ": expected a number");
+    return gp[name].get<double>();
   };
   // hailo-ollama (controller.cpp handle_completion) samples unless the
   // temperature is 0, which turns sampling off; Hugging Face's do_sample=false
   // (greedy) is therefore written as temperature 0.
-  const bool greedy = gp.contains("do_sample") && gp["do_sample"].is_boolean() && !gp["do_sample"].get<bool>();
+  const bool greedy = gp.contains(key::kDoSample) && gp[key::kDoSample].is_boolean() && !gp[key::kDoSample].get<bool>();
   if (greedy) {
     gen["temperature"] = 0.0;
     notes.push_back("generation_params.temperature: 0 (greedy), because do_sample is false in " + file);
-  } else if (auto t = number("temperature")) {
+  } else if (auto t = number(key::kTemperature)) {
     gen["temperature"] = *t;
   }
-  if (auto p = number("top_p")) gen["top_p"] = *p;
-  if (auto k = number("top_k")) {
-    if (*k < 0) throw BadInput(where(file, "default_generation_params.top_k") + ": negative");
+  if (auto p = number(key::kTopP)) gen["top_p"] = *p;
+  if (auto k = number(key::kTopK)) {
+    if (*k < 0)
+      throw BadInput(where(file, std::string(key::kDefaultGenerationParams) + "." + key::kTopK) + ": negative");
     gen["top_k"] = static_cast<int64_t>(*k);
   }
   // Written as Hailo's own manifests do; hailo-ollama v5.1.1 does not read it.
-  if (auto r = number("repetition_penalty")) gen["repetition_penalty"] = *r;
+  if (auto r = number(key::kRepetitionPenalty)) gen["repetition_penalty"] = *r;
   return gen;
 }
 
@@ -91,18 +94,22 @@ ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& s
   const std::string cfg_file = facts.hailo_config_path.empty()
                                    ? "resources/hailo-config.json (beside " + facts.manifest_path + ")"
                                    : facts.hailo_config_path;
+  // Read as JSON, not as the typed HailoConfig: this reading takes more than
+  // the server does (an eos_token_id list, null generation values) and names
+  // the field at fault in its own words; by the time package gets here the
+  // HEF carrying this very document has passed `hef check`.
   const json& cfg = facts.hailo_config;
   if (!cfg.is_object()) throw BadInput(cfg_file + ": not a JSON object");
-  for (const char* key : {"chat_template", "eos_token_id"})
-    if (!cfg.contains(key)) throw BadInput(where(cfg_file, key) + ": missing");
-  if (!cfg["chat_template"].is_string()) throw BadInput(where(cfg_file, "chat_template") + ": expected a string");
+  for (const char* name : {key::kChatTemplate, key::kEosTokenId})
+    if (!cfg.contains(name)) throw BadInput(where(cfg_file, name) + ": missing");
+  if (!cfg[key::kChatTemplate].is_string()) throw BadInput(where(cfg_file, key::kChatTemplate) + ": expected a string");
 
   // Stop tokens: hailo-ollama compares each generated token's text with them.
   // The runtime also stops by itself on the ids in hailo-config.json, so an id
   // without a certain text loses only the text-level check.
-  const std::vector<int64_t> eos = id_list(cfg, "eos_token_id", cfg_file);
-  if (eos.empty()) throw BadInput(where(cfg_file, "eos_token_id") + ": empty");
-  const std::vector<int64_t> stops = cfg.contains("stop_token_id") ? id_list(cfg, "stop_token_id", cfg_file) : eos;
+  const std::vector<int64_t> eos = id_list(cfg, key::kEosTokenId, cfg_file);
+  if (eos.empty()) throw BadInput(where(cfg_file, key::kEosTokenId) + ": empty");
+  const std::vector<int64_t> stops = cfg.contains(key::kStopTokenId) ? id_list(cfg, key::kStopTokenId, cfg_file) : eos;
   std::vector<std::string> stop_texts;
   for (int64_t id : stops) {
     auto text = added_token_text(facts.tokenizer, id);
@@ -132,7 +139,7 @@ ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& s
   m["hef_h10h"] = sha256;
   m["template_params"] = {{"bos_token", tok.bos.value_or("")},
                           {"eos_token", eos_text},
-                          {"chat_template", cfg["chat_template"].get<std::string>()}};
+                          {"chat_template", cfg[key::kChatTemplate].get<std::string>()}};
   m["generation_params"] = generation_params(cfg, stop_texts, cfg_file, notes);
   m["license"] = nullptr;
   m["system_prompt"] = nullptr;
