@@ -135,8 +135,10 @@ void add_export_command(CommandLine& cli) {
         r.progress = !o->no_progress && !inv.globals().quiet && core::Progress::stderr_is_terminal();
         const core::ExportManifest manifest = core::export_model(r, inv.host());
         // On stderr whatever the output form, so that a changed or substituted chat
-        // template is never silent (--json keeps stdout parsable).
-        if (!manifest.resource_changes.empty()) {
+        // template is never silent (--json keeps stdout parsable) unless -q asks
+        // for errors only (manifest.json keeps them).
+        const bool quiet = inv.globals().quiet;
+        if (!manifest.resource_changes.empty() && !quiet) {
           std::cerr << "resource changes (also in manifest.json, resource_changes):\n";
           for (const std::string& c : manifest.resource_changes) std::cerr << "  - " << c << "\n";
         }
@@ -148,7 +150,7 @@ void add_export_command(CommandLine& cli) {
         for (const auto& [file, what] : manifest.files) spdlog::info("wrote {}: {}", (r.output / file).string(), what);
         if (o->json) {
           std::cout << core::json_text(core::manifest_json(manifest), 2) << "\n";
-        } else {
+        } else if (!quiet) {
           std::cout << "exported " << manifest.model.name << " with adapter " << manifest.adapter_name() << " to "
                     << r.output.string() << " (cache " << manifest.cache_size << ", prefill " << manifest.prefill
                     << ")\n";

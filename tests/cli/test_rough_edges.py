@@ -199,6 +199,19 @@ def test_quiet_silences_warnings(tmp_path):
     assert run("inspect", FIXTURES / "qwen2-tiny", "-q", "-v").returncode == 2
 
 
+def test_quiet_export_prints_nothing_but_json_when_asked(tmp_path):
+    """-q is errors only: no summary on stdout and no resource-change notes on stderr (llama3-tiny's chat template
+    is edited, so it has some); --json is the output asked for, so -q keeps it."""
+    loud = run("export", FIXTURES / "llama3-tiny", "-o", tmp_path / "loud", "--cache", 32, "--no-sync")
+    assert loud.returncode == 0 and "resource changes" in loud.stderr and "exported llama3-tiny" in loud.stdout
+    r = run("export", FIXTURES / "llama3-tiny", "-o", tmp_path / "q", "--cache", 32, "--no-sync", "-q")
+    assert r.returncode == 0, r.stderr
+    assert (r.stdout, r.stderr) == ("", "")
+    assert (tmp_path / "q" / "manifest.json").is_file()
+    j = run("export", FIXTURES / "llama3-tiny", "-o", tmp_path / "j", "--cache", 32, "--no-sync", "-q", "--json")
+    assert j.returncode == 0 and j.stderr == "" and json.loads(j.stdout)["cache_size"] == 32
+
+
 def test_unknown_option_lists_only_the_matching_adapters_options(tmp_path):
     r = run("export", FIXTURES / "gpt2-tiny", "-o", tmp_path / "o", "--cache", 32, "--fooo", "1")
     assert r.returncode == 2
