@@ -24,7 +24,7 @@ namespace {
 using namespace llm2hef;
 using namespace llm2hef::sdk;
 
-const std::string kEmbed = "model.embed_tokens.weight";
+const std::string kEmbed = kHfEmbedTokens;
 const std::string kFinalNorm = "model.embedding_norm.weight";
 
 // HF's feed-forward width (configuration_lfm2.py; docs/architectures.md 7.2):
@@ -32,7 +32,7 @@ const std::string kFinalNorm = "model.embedding_norm.weight";
 // (only when a multiplier is set) scaled and rounded up to block_multiple_of.
 // Layer `layer`'s feed-forward weight `name` (w1 gate, w3 up, w2 down).
 std::string ffn_weight(int64_t layer, const char* name) {
-  return "model.layers." + std::to_string(layer) + ".feed_forward." + name + ".weight";
+  return hf_layer_prefix(layer) + "feed_forward." + name + ".weight";
 }
 
 int64_t configured_ffn(const JsonFile& c) {
@@ -159,7 +159,7 @@ class Lfm2Adapter final : public DecoderAdapter {
     const LmHead head = choose_lm_head(ckpt, kEmbed, d.vocab, d.hidden, {"tie_embedding", "tie_word_embeddings"});
 
     for (int64_t i = 0; i < d.layers; ++i) {
-      const std::string p = "model.layers." + std::to_string(i) + ".";
+      const std::string p = hf_layer_prefix(i);
       auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
       BranchDescription mixer{norm("operator_norm"), "self_attn", CustomBody{}, "operator_residual"};
       if (attention[static_cast<size_t>(i)]) {

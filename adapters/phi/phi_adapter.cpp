@@ -50,7 +50,7 @@ class PhiAdapter final : public DecoderAdapter {
     m.rewrites.push_back("parallel residual: h + (attention(input_layernorm(h)) + mlp(input_layernorm(h)))");
     if (qk_layernorm)
       m.rewrites.push_back("qk_layernorm (shared over heads) through constant segment matrices, before RoPE");
-    m.embedding = m.tensors.add("model.embed_tokens.weight", {d.vocab, d.hidden});
+    m.embedding = m.tensors.add(kHfEmbedTokens, {d.vocab, d.hidden});
     m.tensors.add_optional("lm_head.weight", {d.vocab, d.hidden});
     const LmHead head = choose_lm_head(ckpt, m.embedding, d.vocab, d.hidden);
 
@@ -58,7 +58,7 @@ class PhiAdapter final : public DecoderAdapter {
     m.options["gelu"] = gelu_option;
     const GeluForm gelu = gelu_new_form(gelu_option);
     for (int64_t i = 0; i < d.layers; ++i) {
-      const std::string p = "model.layers." + std::to_string(i) + ".";
+      const std::string p = hf_layer_prefix(i);
       AttentionMixer attn{{.prefix = p + "self_attn.",
                            .out_proj = "dense",
                            .qkv_bias = true,

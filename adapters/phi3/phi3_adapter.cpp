@@ -104,12 +104,12 @@ class Phi3Adapter final : public DecoderAdapter {
       m.rewrites.push_back("partial rotary: RoPE on the first " + std::to_string(rotary_dim) + " of " +
                            std::to_string(d.head_dim) + " dimensions per head; their theta entries are 0 elsewhere");
     m.rewrites.push_back("qkv_proj and gate_up_proj split at export into q/k/v and gate/up column ranges");
-    m.embedding = "model.embed_tokens.weight";
+    m.embedding = kHfEmbedTokens;
     const LmHead head = describe_lm_head(m.tensors, ckpt, m.embedding, d.vocab, d.hidden, m.rewrites);
 
     const int64_t q = d.heads * d.head_dim, kv = d.kv_heads * d.head_dim;
     for (int64_t i = 0; i < d.layers; ++i) {
-      const std::string p = "model.layers." + std::to_string(i) + ".";
+      const std::string p = hf_layer_prefix(i);
       auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
       // qkv_proj rows: q, then k, then v.
       const std::string qkv = m.tensors.add(p + "self_attn.qkv_proj.weight", {q + 2 * kv, d.hidden});
@@ -129,7 +129,7 @@ class Phi3Adapter final : public DecoderAdapter {
       m.layers.push_back({{norm("input_layernorm"), "self_attn", attn, "attn_residual"},
                           {norm("post_attention_layernorm"), "mlp", mlp, "mlp_residual"}});
     }
-    m.tail = TailSpec{NormSpec{"norm", "model.norm.weight", std::nullopt, eps}, head.tensor};
+    m.tail = TailSpec{NormSpec{"norm", kHfFinalNorm, std::nullopt, eps}, head.tensor};
     m.sliding_window = read_sliding_window(raw, d.layers);
     return m;
   }

@@ -55,11 +55,11 @@ class StableLmAdapter final : public DecoderAdapter {
     if (qk_layernorm) m.rewrites.push_back("per-head qk_layernorm through constant segment matrices, before RoPE");
     m.rewrites.push_back(parallel ? "parallel residual: (h + attention(input_layernorm(h))) + mlp(input_layernorm(h))"
                                   : "sequential residual (use_parallel_residual false)");
-    m.embedding = "model.embed_tokens.weight";
+    m.embedding = kHfEmbedTokens;
     const LmHead head = describe_lm_head(m.tensors, ckpt, m.embedding, d.vocab, d.hidden, m.rewrites);
 
     for (int64_t i = 0; i < d.layers; ++i) {
-      const std::string p = "model.layers." + std::to_string(i) + ".";
+      const std::string p = hf_layer_prefix(i);
       auto norm = [&](const std::string& name) {
         return NormSpec{name, p + name + ".weight", p + name + ".bias", eps};
       };
@@ -86,7 +86,7 @@ class StableLmAdapter final : public DecoderAdapter {
                           parallel,
                           ParallelSum::residual_first});
     }
-    m.tail = TailSpec{NormSpec{"norm", "model.norm.weight", "model.norm.bias", eps}, head.tensor};
+    m.tail = TailSpec{NormSpec{"norm", kHfFinalNorm, "model.norm.bias", eps}, head.tensor};
     return m;
   }
 };

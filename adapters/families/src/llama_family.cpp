@@ -26,12 +26,12 @@ DecoderModel describe_llama_family(const Checkpoint& ckpt) {
   m.theta = rope_theta_resource(rope_inv_freq(c, d.head_dim, m.rewrites));
   m.applied_keys = llama_family_applied_keys();
 
-  m.embedding = "model.embed_tokens.weight";
+  m.embedding = kHfEmbedTokens;
   const LmHead head = describe_lm_head(m.tensors, ckpt, m.embedding, d.vocab, d.hidden, m.rewrites);
   note_gqa_and_rope_rewrite(m.rewrites, d.heads, d.kv_heads);
 
   for (int64_t i = 0; i < d.layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = hf_layer_prefix(i);
     auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
     const AttentionBlockSpec attn{.prefix = p + "self_attn.",
                                   .out_proj = "o_proj",
@@ -42,7 +42,7 @@ DecoderModel describe_llama_family(const Checkpoint& ckpt) {
     m.layers.push_back({{norm("input_layernorm"), "attn", AttentionMixer{attn}, "attn_residual"},
                         {norm("post_attention_layernorm"), "mlp", mlp, "mlp_residual"}});
   }
-  m.tail = TailSpec{NormSpec{"norm", "model.norm.weight", std::nullopt, eps}, head.tensor};
+  m.tail = TailSpec{NormSpec{"norm", kHfFinalNorm, std::nullopt, eps}, head.tensor};
   for (const char* other : {"self_attn.q_proj.bias", "self_attn.o_proj.bias", "self_attn.q_norm.weight"})
     m.tensors.refuse("model.layers.0." + std::string(other),
                      " (another Llama-family member's: pass --adapter to choose it)");

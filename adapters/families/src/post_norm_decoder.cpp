@@ -18,12 +18,12 @@ DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_e
     throw Unsupported(c.where("attention_bias") + ": true is not supported (q/k/v/o biases)");
   if (c.find_bool("mlp_bias").value_or(false))
     throw Unsupported(c.where("mlp_bias") + ": MLP biases are not supported");
-  m.embedding = "model.embed_tokens.weight";
+  m.embedding = kHfEmbedTokens;
   const LmHead head = describe_lm_head(m.tensors, ckpt, m.embedding, d.vocab, d.hidden, m.rewrites);
   note_gqa_and_rope_rewrite(m.rewrites, d.heads, d.kv_heads);
 
   for (int64_t i = 0; i < d.layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = hf_layer_prefix(i);
     auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
     const AttentionBlockSpec attention{.prefix = p + "self_attn.", .out_proj = "o_proj", .norm_eps = eps};
     const SwigluSpec mlp = hf_gated_mlp(p);
@@ -38,7 +38,7 @@ DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_e
                                           .residual = "mlp_residual",
                                           .post_norm = norm("post_feedforward_layernorm")}});
   }
-  m.tail = TailSpec{NormSpec{"norm", "model.norm.weight", std::nullopt, eps}, head.tensor};
+  m.tail = TailSpec{NormSpec{"norm", kHfFinalNorm, std::nullopt, eps}, head.tensor};
   m.sliding_window = {0, std::vector<bool>(static_cast<size_t>(d.layers), false),
                       "config.json: field 'sliding_window'"};
   m.sliding_window_band = true;

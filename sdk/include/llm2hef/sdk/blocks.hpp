@@ -97,6 +97,13 @@ struct SwigluSpec {
   int64_t gate_begin = 0, gate_end = -1, up_begin = 0, up_end = -1;
 };
 Value swiglu_mlp(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const SwigluSpec& spec);
+// The tensor names transformers' decoder models share under `model.`:
+// the embedding, layer i's prefix ("model.layers.3.") and the final norm
+// (Llama family, post-norm decoders, Phi, Phi-3, StableLM, LFM2). Header-only:
+// no symbol added to the SDK library.
+inline constexpr const char* kHfEmbedTokens = "model.embed_tokens.weight";
+inline constexpr const char* kHfFinalNorm = "model.norm.weight";
+inline std::string hf_layer_prefix(int64_t layer) { return "model.layers." + std::to_string(layer) + "."; }
 // The gated MLP module transformers' Llama-style models name `mlp` under a
 // layer ("model.layers.3."): mlp.gate_proj, mlp.up_proj, mlp.down_proj, each
 // in the scope of its module name (Llama family, Gemma, OLMo 2, StableLM).
