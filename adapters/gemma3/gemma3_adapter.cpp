@@ -24,7 +24,7 @@ class Gemma3Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     return describe_gemma_family(ckpt, GemmaGeneration::gemma3);
   }
 };

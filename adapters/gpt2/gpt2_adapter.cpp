@@ -37,7 +37,7 @@ class Gpt2Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& options) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = description_applying(c, {"scale_attn_weights", "scale_attn_by_inverse_layer_idx"});
     const int64_t hidden = c.get_int_any({"n_embd", "hidden_size"}),

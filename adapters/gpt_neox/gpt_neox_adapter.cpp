@@ -36,7 +36,7 @@ class GptNeoXAdapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m =
         description_applying(c, {"attention_bias", "use_parallel_residual", "partial_rotary_factor", "rotary_pct"});

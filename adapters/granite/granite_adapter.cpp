@@ -26,7 +26,7 @@ class GraniteAdapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     DecoderModel m = describe_llama_family(ckpt);
     apply_scalar_multipliers(m, read_granite_multipliers(ckpt.config()));
     return m;

@@ -121,7 +121,7 @@ class Lfm2Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = description_applying(c, {"conv_bias", "conv_L_cache", "layer_types"});
     const DecoderDims d = read_decoder_dims(c);

@@ -26,7 +26,7 @@ class MistralAdapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     DecoderModel m = describe_llama_family(ckpt);
     if (!m.sliding_window.any())
       m.rewrites.push_back("sliding_window null: every layer attends to the whole cache (exact)");

@@ -22,7 +22,7 @@ class Olmo2Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = describe_post_norm_decoder(ckpt, 1e-5);  // Olmo2Config's default rms_norm_eps
     refuse_unapplied_forward_keys(c, {});  // OLMo 2 reads none of the table's keys (attention_bias: refused)

@@ -53,7 +53,7 @@ class OptAdapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = description_applying(c, {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias",
                                               "layer_norm_elementwise_affine", "word_embed_proj_dim"});

@@ -36,7 +36,7 @@ class PhiAdapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& options) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = description_applying(c, {"qk_layernorm", "partial_rotary_factor"});
     const DecoderDims d = read_decoder_dims(c);

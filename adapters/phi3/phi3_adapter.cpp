@@ -58,7 +58,7 @@ class Phi3Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& raw = ckpt.config();
     DecoderModel m =
         description_applying(raw, {"partial_rotary_factor", "sliding_window", "use_sliding_window", "layer_types"});

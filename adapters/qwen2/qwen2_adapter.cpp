@@ -17,7 +17,7 @@ class Qwen2Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     DecoderModel m = describe_llama_family(ckpt);
     // Qwen2Attention hard-codes q/k/v biases and none on o_proj, whatever attention_bias says.
     for (LayerDescription& layer : m.layers) {

@@ -19,7 +19,7 @@ class Qwen3Adapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     DecoderModel m = describe_llama_family(ckpt);
     for (LayerDescription& layer : m.layers) {
       attention_spec(layer).q_norm = "q_norm";

@@ -35,7 +35,7 @@ class StableLmAdapter final : public DecoderAdapter {
   }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m =
         description_applying(c, {"qk_layernorm", "use_qkv_bias", "use_parallel_residual", "partial_rotary_factor"});

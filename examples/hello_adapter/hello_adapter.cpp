@@ -26,7 +26,7 @@ class HelloAdapter final : public DecoderAdapter {
   // Architecture quirks are edits of the description, e.g. biases on q/k/v:
   //   for (LayerDescription& layer : m.layers) attention_spec(layer).qkv_bias = true;
   //   m.rewrites.push_back("q/k/v projection biases");
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& /*options*/) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     DecoderModel m = describe_llama_family(ckpt);
     return m;
   }

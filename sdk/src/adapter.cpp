@@ -4,13 +4,18 @@
 
 namespace llm2hef::sdk {
 
-std::string ExportOptions::option(const AdapterInfo& info, const std::string& name) const {
+std::string adapter_option(const AdapterInfo& info, const std::map<std::string, std::string>& given,
+                           const std::string& name) {
   for (const auto& spec : info.options) {
     if (spec.name != name) continue;
-    auto it = adapter_options.find(name);
-    return it == adapter_options.end() ? spec.default_value : it->second;
+    auto it = given.find(name);
+    return it == given.end() ? spec.default_value : it->second;
   }
   throw InternalError("adapter '" + info.name + "' asked for undeclared option '" + name + "'");
+}
+
+std::string ExportOptions::option(const AdapterInfo& info, const std::string& name) const {
+  return adapter_option(info, adapter_options, name);
 }
 
 }  // namespace llm2hef::sdk

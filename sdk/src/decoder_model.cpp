@@ -259,16 +259,14 @@ int64_t default_cache_size(const DecoderModel& m) {
 }
 
 Plan DecoderAdapter::plan(const Checkpoint& ckpt, const ExportOptions& requested) const {
-  ExportOptions options = requested;
-  options.cache_size = options.prefill = 0;
-  auto model = std::make_shared<DecoderModel>(describe(ckpt, options));
+  auto model = std::make_shared<DecoderModel>(describe(ckpt, DescribeOptions{requested.adapter_options}));
   refuse_unapplied_forward_keys(ckpt.config(), model->applied_keys);
   described_tensors(*model).check(ckpt);
   if (static_cast<int64_t>(model->layers.size()) != model->dims.layers)
     throw InternalError("decoder description: " + std::to_string(model->layers.size()) + " layers described for " +
                         std::to_string(model->dims.layers));
-  options.cache_size = requested.cache_size ? requested.cache_size : default_cache_size(*model);
-  options.prefill = requested.prefill;
+  ExportOptions options = requested;
+  if (options.cache_size == 0) options.cache_size = default_cache_size(*model);
   const int64_t exact = model->largest_exact_cache;
   if (exact > 0 && options.cache_size > exact)
     throw Unsupported(model->largest_exact_cache_reason + "; --cache " + std::to_string(options.cache_size) +

@@ -91,7 +91,7 @@ class LlamaFamily final : public sdk::DecoderAdapter {
   sdk::AdapterInfo info() const override { return {"fuzz_llama_family", "0.0.0", "", {}, {}, {}}; }
 
  protected:
-  sdk::DecoderModel describe(const sdk::Checkpoint& ckpt, const sdk::ExportOptions&) const override {
+  sdk::DecoderModel describe(const sdk::Checkpoint& ckpt, const sdk::DescribeOptions&) const override {
     return families::describe_llama_family(ckpt);
   }
 };

@@ -82,7 +82,7 @@ class Llama final : public DecoderAdapter {
   AdapterInfo info() const override { return {"test_llama", "0.0.0", "", {}, {}, {}}; }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions&) const override {
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions&) const override {
     return describe_llama_family(ckpt);
   }
 };
@@ -179,17 +179,16 @@ TEST(DecoderModel, ThePlanCarriesTheDescriptionToTheBuild) {
 }
 
 // A Llama whose description limits its exact cache (as GPT-2's learned
-// positions or LongRoPE's factors do) and records what describe() and
-// for_cache() saw.
+// positions or LongRoPE's factors do) and records what for_cache() saw
+// (describe() is given no cache: DescribeOptions has none).
 class Limited final : public DecoderAdapter {
  public:
   int64_t limit = 0;
-  mutable int64_t cache_seen_by_describe = -1, cache_seen_by_for_cache = -1;
+  mutable int64_t cache_seen_by_for_cache = -1;
   AdapterInfo info() const override { return {"test_limited", "0.0.0", "", {}, {}, {}}; }
 
  protected:
-  DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const override {
-    cache_seen_by_describe = options.cache_size;
+  DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions&) const override {
     DecoderModel m = describe_llama_family(ckpt);
     m.largest_exact_cache = limit;
     m.largest_exact_cache_reason = "config.json: field 'positions': learned for 0.." + std::to_string(limit - 1);
@@ -208,10 +207,9 @@ TEST(DecoderModel, TheCacheIsSettledFromTheDescriptionBeforeForCacheRuns) {
   Limited a;
   a.limit = 100;
   // No --cache: the smallest of the runtime's 2048, max_positions and the
-  // largest exact cache; describe() saw no cache, for_cache() the chosen one.
+  // largest exact cache; for_cache() saw the chosen one.
   const Plan p = a.plan(ckpt, ExportOptions{});
   EXPECT_EQ(p.cache_size, 100);
-  EXPECT_EQ(a.cache_seen_by_describe, 0);
   EXPECT_EQ(a.cache_seen_by_for_cache, 100);
   EXPECT_NE(std::find(p.notes.begin(), p.notes.end(), "cache 100"), p.notes.end());
   a.limit = 0;
@@ -223,7 +221,6 @@ TEST(DecoderModel, TheCacheIsSettledFromTheDescriptionBeforeForCacheRuns) {
   // the description's reason.
   a.limit = 100;
   EXPECT_EQ(a.plan(ckpt, cache(100)).cache_size, 100);
-  EXPECT_EQ(a.cache_seen_by_describe, 0);
   try {
     a.plan(ckpt, cache(101));
     FAIL() << "a cache beyond the largest exact one was accepted";

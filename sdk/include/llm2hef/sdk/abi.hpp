@@ -21,7 +21,7 @@
 #include "llm2hef/sdk/build_info.hpp"
 
 // The adapter ABI version (on one line: tests and scripts read it). History:
-//   5: DecoderModel's largest exact cache and for_cache, describe() sees no cache; family descriptions left the SDK
+//   5: DecoderModel's largest exact cache and for_cache, describe(DescribeOptions); family descriptions left the SDK
 //   4: Plan::adapter_state; DecoderAdapter and the decoder description replace LlamaFamilyAdapter (issue 29)
 //   3: SDK building blocks for the issue-14 families (spec layouts changed)
 //   2: Plan.cache_cost; the core fills Plan.cache_size and prefill

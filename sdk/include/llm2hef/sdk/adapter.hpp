@@ -39,6 +39,11 @@ struct AdapterInfo {
   std::vector<OptionSpec> options;
 };
 
+// The value of option `name` in `given` (validated against info.options), or
+// its declared default; InternalError for an option `info` does not declare.
+std::string adapter_option(const AdapterInfo& info, const std::map<std::string, std::string>& given,
+                           const std::string& name);
+
 struct ExportOptions {
   int64_t cache_size = 0;                              // SEQ of the exported graph and the runtime's kv_cache_size
   int64_t prefill = 0;                                 // prefill_input_tokens_count

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -233,6 +234,18 @@ DecoderModel description_applying(const JsonFile& config, std::vector<std::strin
 // read, then the refused rows.
 TensorTable described_tensors(const DecoderModel& m);
 
+// What describe() is given: the adapter's own options (validated against
+// AdapterInfo::options). Not the cache, which is chosen after the
+// description and from it: what depends on the cache goes in for_cache.
+struct DescribeOptions {
+  std::map<std::string, std::string> adapter_options;
+
+  // The value of an adapter option, or its declared default.
+  std::string option(const AdapterInfo& info, const std::string& name) const {
+    return adapter_option(info, adapter_options, name);
+  }
+};
+
 // The one adapter: a family supplies info() and describe().
 class DecoderAdapter : public Adapter {
  public:
@@ -247,10 +260,8 @@ class DecoderAdapter : public Adapter {
 
  protected:
   // Reads config.json (and tensor presence) into a description; throws
-  // Unsupported / BadInput for what cannot be exported exactly. The cache is
-  // not chosen yet (options.cache_size and prefill are 0): what depends on it
-  // goes in the description's for_cache.
-  virtual DecoderModel describe(const Checkpoint& ckpt, const ExportOptions& options) const = 0;
+  // Unsupported / BadInput for what cannot be exported exactly.
+  virtual DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& options) const = 0;
 };
 
 }  // namespace llm2hef::sdk
