@@ -1,7 +1,6 @@
 #include "llm2hef/core/runtime/hailo_config.hpp"
 
 #include <cstdint>
-#include <initializer_list>
 #include <utility>
 
 #include "llm2hef/sdk/runtime_contract.hpp"
@@ -54,10 +53,13 @@ std::optional<std::vector<int64_t>> as_int_list(const json& v) {
 
 // Reads one object's keys into typed fields: `other` starts as the whole
 // object and loses each key a field takes, so what is left is what no field
-// holds.
+// holds. A key present but of another JSON type than its field sets
+// `untyped`, which makes the strict reading refuse the document.
 class ObjectReader {
  public:
-  ObjectReader(const json& obj, json& other) : obj_(obj), other_(other) { other_ = obj; }
+  ObjectReader(const json& obj, json& other, bool& untyped) : obj_(obj), other_(other), untyped_(untyped) {
+    other_ = obj;
+  }
 
   template <class T, class Convert>
   void take(const char* name, std::optional<T>& field, Convert convert) {
@@ -65,18 +67,20 @@ class ObjectReader {
     if (auto value = convert(obj_[name])) {
       field = std::move(*value);
       other_.erase(name);
+    } else {
+      untyped_ = true;
     }
   }
 
  private:
   const json& obj_;
   json& other_;
+  bool& untyped_;
 };
 
-std::optional<HailoGenerationParams> as_generation_params(const json& v) {
-  if (!v.is_object()) return std::nullopt;
+HailoGenerationParams generation_params(const json& v, bool& untyped) {
   HailoGenerationParams g;
-  ObjectReader r(v, g.other);
+  ObjectReader r(v, g.other, untyped);
   r.take(key::kMaxNewTokens, g.max_new_tokens, as_int);
   r.take(key::kTemperature, g.temperature, as_number);
   r.take(key::kTopP, g.top_p, as_number);
@@ -86,10 +90,9 @@ std::optional<HailoGenerationParams> as_generation_params(const json& v) {
   return g;
 }
 
-std::optional<HailoPreProcessParams> as_pre_process_params(const json& v) {
-  if (!v.is_object()) return std::nullopt;
+HailoPreProcessParams pre_process_params(const json& v, bool& untyped) {
   HailoPreProcessParams p;
-  ObjectReader r(v, p.other);
+  ObjectReader r(v, p.other, untyped);
   r.take(key::kKvCacheSize, p.kv_cache_size, as_int);
   r.take(key::kNumAttentionHeads, p.num_attention_heads, as_int);
   r.take(key::kNumKeyValueHeads, p.num_key_value_heads, as_int);
@@ -98,16 +101,46 @@ std::optional<HailoPreProcessParams> as_pre_process_params(const json& v) {
   return p;
 }
 
-std::optional<HailoInputSuffixes> as_input_suffixes(const json& v) {
-  if (!v.is_object()) return std::nullopt;
+// Every entry whose value is a string; another value is kept in `other`, and
+// is untyped when its key is a runtime input role (the server reads those).
+HailoInputSuffixes input_suffixes(const json& v, bool& untyped) {
   HailoInputSuffixes s;
   for (const auto& [role, suffix] : v.items()) {
-    if (suffix.is_string())
+    if (suffix.is_string()) {
       s.by_role[role] = suffix.get<std::string>();
-    else
+    } else {
       s.other[role] = suffix;
+      if (sdk::find_runtime_input(role)) untyped = true;
+    }
   }
   return s;
+}
+
+// A section: an object, read by `read`; anything else is not typed (the
+// converter's nullopt leaves it in `other` and marks it untyped).
+template <class Section>
+auto section(bool& untyped, Section (*read)(const json&, bool&)) {
+  return [&untyped, read](const json& v) -> std::optional<Section> {
+    if (!v.is_object()) return std::nullopt;
+    return read(v, untyped);
+  };
+}
+
+// The keys of `doc` as read_hailo_config_keys types them; `untyped` is set
+// when a key the server reads is of another JSON type than its field.
+HailoConfig read_keys(const json& doc, bool& untyped) {
+  HailoConfig c;
+  if (!doc.is_object()) return c;
+  ObjectReader r(doc, c.other, untyped);
+  r.take(key::kEosTokenId, c.eos_token_id, as_int);
+  r.take(key::kStopTokenId, c.stop_token_id, as_int_list);
+  r.take(key::kChatTemplate, c.chat_template, as_string);
+  r.take(key::kBeginOfReasoningTokenId, c.begin_of_reasoning_token_id, as_int);
+  r.take(key::kEndOfReasoningTokenId, c.end_of_reasoning_token_id, as_int);
+  r.take(key::kDefaultGenerationParams, c.default_generation_params, section(untyped, generation_params));
+  r.take(key::kPreProcessParams, c.pre_process_params, section(untyped, pre_process_params));
+  r.take(key::kInputLayersNamesSuffixes, c.input_layers_names_suffixes, section(untyped, input_suffixes));
+  return c;
 }
 
 // ---- writing ----
@@ -144,14 +177,6 @@ json input_suffixes_json(const HailoInputSuffixes& s) {
   return obj;
 }
 
-// ---- the strict reading: a key the server reads left in `other` is one of the wrong type ----
-
-bool holds_any(const json& other, std::initializer_list<const char*> names) {
-  for (const char* name : names)
-    if (other.contains(name)) return true;
-  return false;
-}
-
 }  // namespace
 
 json hailo_config_json(const HailoConfig& c) {
@@ -170,38 +195,15 @@ json hailo_config_json(const HailoConfig& c) {
 }
 
 HailoConfig read_hailo_config_keys(const json& doc) {
-  HailoConfig c;
-  if (!doc.is_object()) return c;
-  ObjectReader r(doc, c.other);
-  r.take(key::kEosTokenId, c.eos_token_id, as_int);
-  r.take(key::kStopTokenId, c.stop_token_id, as_int_list);
-  r.take(key::kChatTemplate, c.chat_template, as_string);
-  r.take(key::kBeginOfReasoningTokenId, c.begin_of_reasoning_token_id, as_int);
-  r.take(key::kEndOfReasoningTokenId, c.end_of_reasoning_token_id, as_int);
-  r.take(key::kDefaultGenerationParams, c.default_generation_params, as_generation_params);
-  r.take(key::kPreProcessParams, c.pre_process_params, as_pre_process_params);
-  r.take(key::kInputLayersNamesSuffixes, c.input_layers_names_suffixes, as_input_suffixes);
-  return c;
+  bool untyped = false;
+  return read_keys(doc, untyped);
 }
 
 std::optional<HailoConfig> read_hailo_config(const json& doc) {
   if (!doc.is_object()) return std::nullopt;
-  HailoConfig c = read_hailo_config_keys(doc);
-  if (holds_any(c.other, {key::kEosTokenId, key::kStopTokenId, key::kChatTemplate, key::kBeginOfReasoningTokenId,
-                          key::kEndOfReasoningTokenId, key::kDefaultGenerationParams, key::kPreProcessParams,
-                          key::kInputLayersNamesSuffixes}))
-    return std::nullopt;
-  if (c.default_generation_params &&
-      holds_any(c.default_generation_params->other, {key::kMaxNewTokens, key::kTemperature, key::kTopP, key::kTopK,
-                                                     key::kRepetitionPenalty, key::kDoSample}))
-    return std::nullopt;
-  if (c.pre_process_params &&
-      holds_any(c.pre_process_params->other, {key::kKvCacheSize, key::kNumAttentionHeads, key::kNumKeyValueHeads,
-                                              key::kPrefillInputTokensCount, key::kMropeSection}))
-    return std::nullopt;
-  if (c.input_layers_names_suffixes)
-    for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs)
-      if (c.input_layers_names_suffixes->other.contains(std::string(input.role))) return std::nullopt;
+  bool untyped = false;
+  HailoConfig c = read_keys(doc, untyped);
+  if (untyped) return std::nullopt;
   return c;
 }
 
