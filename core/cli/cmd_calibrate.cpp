@@ -4,23 +4,21 @@
 // packaged in Debian 12 and its wheel is what users have; the script asks this
 // binary for the runtime-fed inputs of every prompt (`llm2hef inputs`, the
 // same code that builds the DFC's calibration set). docs/quantization.md.
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
 #include "llm2hef/core/dfc/calibrate_script.hpp"
+#include "llm2hef/core/io/child_process.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/sdk/errors.hpp"
-
-extern char** environ;
 
 namespace llm2hef::cli {
 
@@ -56,6 +54,11 @@ onnxruntime (pip install numpy onnx onnxruntime; tokenizers too for text).
                         of |x| (default 32)
   --max-weight-drop X   fall of the proxy's mean logits cosine one group of
                         4-bit weights may cause (default 0.01)
+  --threads N           onnxruntime's threads (default 0: one per core)
+  --memory-limit SIZE   memory the run may use (default: what the machine has
+                        available); calibrate estimates its own peak from the
+                        graph's shapes, prints it, and refuses up front when
+                        the estimate is above the limit
   --no-simulate         ranges and the activation plan only
   --greedy-steps N      length of the greedy continuations (default 16)
   --sensitivity-prompts N  calibration prompts the weight sensitivity runs on
@@ -65,26 +68,37 @@ onnxruntime (pip install numpy onnx onnxruntime; tokenizers too for text).
 )";
 
 struct Options {
-  std::string export_dir, calib_tokens, calib_text, eval_tokens, eval_text, output, budget, python;
+  std::string export_dir, calib_tokens, calib_text, eval_tokens, eval_text, output, budget, python, memory_limit;
+  int threads = 0;
   int calib_size = 0, greedy_steps = 16, sensitivity_prompts = 2;
   double min_levels = 32, max_weight_drop = 0.01;
   bool no_simulate = false, force = false;
 };
 
-// Runs argv, inheriting stdout and stderr; returns the exit status, or -1
-// when the program could not be started (errno kept in `error`).
-int run_program(const std::vector<std::string>& argv, int& error) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  error = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
-  if (error != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw InternalError(std::string("waitpid: ") + std::strerror(errno));
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+// A number as Python reads it back exactly (shortest round trip): "1e-07",
+// never std::to_string's "0.000000".
+std::string exact_number(double value) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  (void)ec;  // 64 characters hold any double
+  return std::string(buf, end);
+}
+
+// CLI11's PositiveNumber lets NaN through (every comparison with it is false).
+CLI::Validator finite(bool positive) {
+  return CLI::Validator(
+      [positive](std::string& text) -> std::string {
+        double v = 0;
+        try {
+          v = std::stod(text);
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (!std::isfinite(v)) return "'" + text + "' is not a finite number";
+        if (positive ? v <= 0 : v < 0) return "'" + text + "' must be " + (positive ? "above 0" : "0 or more");
+        return {};
+      },
+      positive ? "POSITIVE" : "NONNEGATIVE");
 }
 
 std::string python_of(const Options& o) {
@@ -99,22 +113,20 @@ void check_python(const std::string& python, bool needs_tokenizers) {
   if (needs_tokenizers) modules += ", tokenizers";
   const std::string pip =
       needs_tokenizers ? "pip install numpy onnx onnxruntime tokenizers" : "pip install numpy onnx onnxruntime";
-  int error = 0;
-  const int status = run_program(
+  const core::ChildResult r = core::run_child(
       {python, "-c",
        "import importlib.util, sys\n"
        "missing = [m for m in sys.argv[1].split(',') if importlib.util.find_spec(m.strip()) is None]\n"
        "sys.exit('missing Python package(s): ' + ', '.join(m.strip() for m in missing) if missing else 0)\n",
-       modules},
-      error);
-  if (status == -1)
-    throw Unsupported("cannot run '" + python + "' (" + std::strerror(error) +
+       modules});
+  if (!r.started())
+    throw Unsupported("cannot run '" + python + "' (" + std::strerror(r.start_error) +
                       "): calibrate runs the export's calibrate.py with Python 3 and onnxruntime (not packaged in "
                       "Debian 12: `" +
                       pip +
                       "`, in a virtual environment if you like); pass --python PATH or set "
                       "LLM2HEF_PYTHON");
-  if (status != 0)
+  if (!r.succeeded())
     throw Unsupported("'" + python + "' lacks " + modules + " (its message is above): `" + python + " -m " + pip +
                       "`, or pass --python PATH to an interpreter that has them");
 }
@@ -126,11 +138,27 @@ fs::path self_executable() {
   return p;
 }
 
+// Opened as a regular file, so a FIFO, device or folder is named as what it
+// is (a FIFO used to be "no such file").
 void check_readable(const std::string& path, const char* option) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw UsageError(std::string(option) + " " + path + ": no such file");
-  core::RegularFile probe(path);  // throws naming the file when it cannot be opened
+  if (!fs::exists(fs::symlink_status(path, ec))) throw UsageError(std::string(option) + " " + path + ": no such file");
+  try {
+    core::RegularFile probe(path);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(option) + ": " + e.what());
+  }
 }
+
+// What calibrate reads of the export: a replaced one of these would be read
+// half old, half new (`-o OUT/model.onnx --force` replaced the graph).
+bool reads_export_file(const fs::path& relative) {
+  static const fs::path kRead[] = {"manifest.json", "model.onnx", "model.onnx.data", core::kCalibrateScriptName};
+  for (const fs::path& p : kRead)
+    if (relative == p) return true;
+  return !relative.empty() && *relative.begin() == "resources";
+}
+
 }  // namespace
 
 void add_calibrate_command(CommandLine& cli) {
@@ -160,22 +188,44 @@ void add_calibrate_command(CommandLine& cli) {
       throw UsageError(
           "the proxy needs held-out prompts: --eval-tokens/--eval-text, two or more calibration "
           "prompts (the last quarter is held out), or --no-simulate");
-    std::string budget;
+    std::string budget, memory_limit;
     if (!o->budget.empty()) budget = std::to_string(core::parse_byte_size(o->budget, "--precision-budget"));
+    if (!o->memory_limit.empty())
+      memory_limit = std::to_string(core::parse_byte_size(o->memory_limit, "--memory-limit"));
     const fs::path output = o->output.empty() ? dir / "quantization.json" : fs::path(o->output);
     fs::path stem = output;
     stem.replace_extension();
+    std::vector<core::CommandInput> inputs{{"the export folder (OUT)", dir, reads_export_file}};
+    for (const auto& [path, option] : {std::pair{o->calib_tokens, "--calib-tokens"},
+                                       {o->calib_text, "--calib-text"},
+                                       {o->eval_tokens, "--eval-tokens"},
+                                       {o->eval_text, "--eval-text"}})
+      if (!path.empty()) inputs.push_back({std::string("the prompts (") + option + ")", path, {}});
     for (const fs::path& p : {output, fs::path(stem.string() + "-report.md"), fs::path(stem.string() + ".svg")})
-      core::check_file_output(p, o->force);
+      core::check_file_output(p, o->force, inputs);
     std::error_code ec;
     if (!fs::is_directory(output.parent_path().empty() ? fs::path(".") : output.parent_path(), ec))
       throw UsageError("-o " + output.string() + ": its folder does not exist");
 
     const std::string python = python_of(*o);
     check_python(python, !o->calib_text.empty() || !o->eval_text.empty());
-    std::vector<std::string> argv{python,      script.string(),
-                                  "--llm2hef", self_executable().string(),
-                                  "-o",        fs::absolute(output).string()};
+    // The script compiled into this binary runs, fed on standard input, never
+    // whatever OUT/calibrate.py holds now: a file in a folder is no proof of
+    // where it came from. The export's copy is for running by hand.
+    const std::string builtin = core::calibrate_script(manifest);
+    std::string on_disk;
+    try {
+      on_disk = core::RegularFile(script).read_all(builtin.size() + 1);
+    } catch (const Error&) {
+    }
+    if (on_disk != builtin)
+      std::cerr << "llm2hef: " << script.string()
+                << " differs from the calibrate.py built into this llm2hef (edited, or written by another "
+                   "version); running the built-in one\n";
+    std::vector<std::string> argv{python,         "-",
+                                  "--export-dir", fs::absolute(dir).string(),
+                                  "--llm2hef",    self_executable().string(),
+                                  "-o",           fs::absolute(output).string()};
     auto add = [&](const char* flag, const std::string& value) {
       if (!value.empty()) argv.insert(argv.end(), {flag, value});
     };
@@ -184,19 +234,22 @@ void add_calibrate_command(CommandLine& cli) {
     add("--eval-tokens", o->eval_tokens);
     add("--eval-text", o->eval_text);
     add("--precision-budget", budget);
+    add("--memory-limit", memory_limit);
+    add("--threads", std::to_string(o->threads));
     if (o->calib_size > 0) add("--calib-size", std::to_string(o->calib_size));
-    add("--min-levels", std::to_string(o->min_levels));
-    add("--max-weight-drop", std::to_string(o->max_weight_drop));
+    add("--min-levels", exact_number(o->min_levels));
+    add("--max-weight-drop", exact_number(o->max_weight_drop));
     add("--greedy-steps", std::to_string(o->greedy_steps));
     add("--sensitivity-prompts", std::to_string(o->sensitivity_prompts));
     if (o->no_simulate) argv.push_back("--no-simulate");
     std::cout.flush();
-    int error = 0;
-    const int status = run_program(argv, error);
-    if (status == -1) throw Unsupported("cannot run '" + python + "': " + std::strerror(error));
-    if (status != 0)
-      throw Error(ExitCode::failure,
-                  script.string() + " failed with status " + std::to_string(status) + " (its message is above)");
+    core::ChildIo io;
+    io.stdin_text = &builtin;
+    const core::ChildResult r = core::run_child(argv, io);
+    if (!r.started()) throw Unsupported("cannot run '" + python + "': " + std::strerror(r.start_error));
+    if (!r.succeeded())
+      throw Error(ExitCode::failure, "calibrate.py (run by " + python + ") " + r.describe() +
+                                         (WIFEXITED(r.wait_status) ? " (its message is above)" : ""));
     return 0;
   });
   app->add_option("OUT", o->export_dir)->required();
@@ -207,11 +260,13 @@ void add_calibrate_command(CommandLine& cli) {
   app->add_option("-o,--output", o->output);
   app->add_option("--calib-size", o->calib_size)->check(CLI::PositiveNumber);
   app->add_option("--precision-budget", o->budget);
-  app->add_option("--min-levels", o->min_levels)->check(CLI::PositiveNumber);
-  app->add_option("--max-weight-drop", o->max_weight_drop)->check(CLI::NonNegativeNumber);
+  app->add_option("--min-levels", o->min_levels)->check(finite(true));
+  app->add_option("--max-weight-drop", o->max_weight_drop)->check(finite(false));
   app->add_option("--greedy-steps", o->greedy_steps)->check(CLI::PositiveNumber);
   app->add_option("--sensitivity-prompts", o->sensitivity_prompts)->check(CLI::PositiveNumber);
   app->add_option("--python", o->python);
+  app->add_option("--threads", o->threads)->check(CLI::NonNegativeNumber);
+  app->add_option("--memory-limit", o->memory_limit);
   app->add_flag("--no-simulate", o->no_simulate);
   app->add_flag("--force", o->force);
 }

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "llm2hef/core/io/child_process.hpp"
 #include "llm2hef/core/io/npy.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
@@ -99,41 +100,17 @@ std::vector<int64_t> tokenize_text(const std::string& python, const std::filesys
       "sys.executable))\n"
       "ids = Tokenizer.from_file(sys.argv[1]).encode(sys.argv[2], add_special_tokens=False).ids\n"
       "print(' '.join(map(str, ids)))\n";
-  std::vector<std::string> argv{python, "-c", script, tokenizer.string(), text};
-  std::vector<char*> args;
-  for (std::string& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw InternalError(std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  pid_t pid = 0;
-  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (error != 0) {
-    ::close(fds[0]);
-    throw Unsupported("cannot run '" + python + "' (" + std::strerror(error) +
+  core::ChildIo io;
+  io.capture_stdout = true;
+  const core::ChildResult r = core::run_child({python, "-c", script, tokenizer.string(), text}, io);
+  if (!r.started())
+    throw Unsupported("cannot run '" + python + "' (" + std::strerror(r.start_error) +
                       "): --text tokenizes with Python's tokenizers package; pass --python PATH, set "
                       "LLM2HEF_PYTHON, or give the ids with --tokens");
-  }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      if (out.size() < (16u << 20)) out.append(buf, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw InternalError(std::string("waitpid: ") + std::strerror(errno));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Unsupported("tokenizing --text with " + tokenizer.string() + " failed (its message is above)");
+  if (!r.succeeded())
+    throw Unsupported("tokenizing --text with " + tokenizer.string() + " failed: " + python + " " + r.describe() +
+                      " (its message is above)");
+  const std::string& out = r.stdout_text;
   if (out.find_first_not_of(" \n") == std::string::npos)
     throw UsageError("--text: the text tokenizes to nothing with " + tokenizer.string() + "; give some text");
   return parse_tokens(out, "--text (tokenized)");

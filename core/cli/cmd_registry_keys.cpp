@@ -166,8 +166,8 @@ int keys_add(const KeysAddArgs& a) {
     std::cout << core::json_text(json{{"key_id", key.key_id}, {"comment", key.comment}, {"file", key.file.string()}}, 2)
               << "\n";
   else
-    std::cout << "trusted key " << key.key_id << (key.comment.empty() ? "" : " (" + key.comment + ")") << " -> "
-              << key.file.string() << "\n";
+    std::cout << "trusted key " << key.key_id << (key.comment.empty() ? "" : " (" + printable(key.comment) + ")")
+              << " -> " << printable(key.file.string()) << "\n";
   return 0;
 }
 
@@ -213,6 +213,22 @@ void warn_if_readable_by_others(const fs::path& secret) {
       secret.string(), (st.st_mode & S_IROTH) ? "every user" : "its group", secret.string());
 }
 
+// `--force` replaces a previous signature, nothing else: `-o K.pub --force`
+// used to overwrite the public key itself.
+void refuse_to_replace_other_than_a_signature(const std::string& output, const json& format) {
+  std::error_code ec;
+  if (!std::filesystem::exists(output, ec)) return;
+  json doc;
+  try {
+    doc = sdk::parse_json(core::RegularFile(output).read_all(sdk::JsonLimits::kSmallFileBytes), output,
+                          sdk::JsonLimits::small_file());
+  } catch (const Error&) {
+  }
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != format)
+    throw UsageError(output + ": exists and is not a signature (no \"format\": " + format.dump() +
+                     "); not replaced, even with --force");
+}
+
 int sign(const SignArgs& a, const CLI::App& command) {
   const std::string output = command.count("--output") ? a.output : a.index + ".sig";
   core::check_file_output(output, a.force, {{"the index", a.index, {}}, {"the secret key (--key)", a.key, {}}});
@@ -227,7 +243,9 @@ int sign(const SignArgs& a, const CLI::App& command) {
   if (!registry::is_index(doc)) throw BadInput(a.index + ": field 'index_version': missing, not an index");
   const registry::KeyPair key = registry::read_secret_key(a.key);
   warn_if_readable_by_others(a.key);
-  core::write_file_atomic(output, core::json_text(registry::sign(text, key), 2) + "\n", a.force);
+  const json signature = registry::sign(text, key);
+  refuse_to_replace_other_than_a_signature(output, signature["format"]);
+  core::write_file_atomic(output, core::json_text(signature, 2) + "\n", a.force);
   std::cout << "signed " << a.index << " with key " << key.public_key.key_id << " -> " << output << "\n";
   return 0;
 }

@@ -36,6 +36,9 @@ import sys
 import tempfile
 import time
 
+# The export folder: this file's own when run as OUT/calibrate.py; `llm2hef
+# calibrate` feeds the script built into it on standard input and names the
+# folder with --export-dir (main() sets HERE from it).
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 PIP_HINT = "pip install numpy onnx onnxruntime"
@@ -60,6 +63,15 @@ BIN_RATIO = 2.0 ** (1.0 / BINS_PER_OCTAVE)
 def _np():
     import numpy as np
     return np
+
+
+class NonFinite(ValueError):
+    """A NaN or infinity in an activation: the fp32 graph overflowed or a
+    weight is not finite (export warns about those, manifest.json lists them)."""
+
+    def __init__(self, value, where):
+        super().__init__("non-finite activation value %r at %s" % (value, where))
+        self.value, self.where = value, where
 
 
 class RangeStats:
@@ -91,7 +103,8 @@ class RangeStats:
         lo_i, hi_i = int(np.argmin(flat)), int(np.argmax(flat))
         lo, hi = float(flat[lo_i]), float(flat[hi_i])
         if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError("non-finite activation values")
+            raise NonFinite(lo if not math.isfinite(lo) else hi, _location(
+                x.shape, lo_i if not math.isfinite(lo) else hi_i, token_axis, where))
         if lo < self.min:
             self.min, self.min_at = lo, _location(x.shape, lo_i, token_axis, where)
         if hi > self.max:
@@ -103,6 +116,29 @@ class RangeStats:
             self.channel_max_abs = np.maximum(self.channel_max_abs, rows.max(axis=0))
             self.channel_sum_sq += (rows * rows).sum(axis=0)
             self.channel_rows += rows.shape[0]
+
+    def add_reduced(self, r, shape, token_axis, where=None):
+        """The same as update() from statistics already reduced (stats_model's
+        outputs for one run, {statistic: array}); `shape` is that of the rows
+        they were taken over."""
+        np = _np()
+        count = int(np.prod(shape))
+        if count == 0:
+            return
+        if int(r["bad"]):
+            at = int(r["bad_at"])
+            raise NonFinite(float("nan"), _location(shape, at, token_axis, where))
+        lo, hi = float(r["min"]), float(r["max"])
+        if lo < self.min:
+            self.min, self.min_at = lo, _location(shape, int(r["argmin"]), token_axis, where)
+        if hi > self.max:
+            self.max, self.max_at = hi, _location(shape, int(r["argmax"]), token_axis, where)
+        self.hist += r["hist"].astype(np.int64)
+        self.count += count
+        if self.channel_max_abs is not None and "channel_max_abs" in r:
+            self.channel_max_abs = np.maximum(self.channel_max_abs, r["channel_max_abs"].astype(np.float64))
+            self.channel_sum_sq += r["channel_sum_sq"].astype(np.float64)
+            self.channel_rows += count // shape[-1]
 
     def max_abs(self):
         return max(abs(self.min), abs(self.max)) if self.count else 0.0
@@ -388,6 +424,97 @@ def all_positions(model):
     return m
 
 
+def stats_model(model, tensors):
+    """A copy of the graph whose outputs are the statistics of every recorded
+    tensor, reduced inside the graph, instead of the tensors themselves: the
+    attention scores of one layer alone are [heads, S, S] (151 MB at cache
+    2048 with 9 heads), and fetching them all made one prompt cost 18 GB at
+    cache 2048 (issue 39). What comes back is a few numbers and a histogram
+    per tensor, and onnxruntime frees each big tensor once its statistics are
+    taken. Only the prompt's real rows count: each tensor is sliced along its
+    token axis from the new int64 input FIRST_ROW_INPUT on.
+
+    Returns the model and {tensor: {statistic: output name}}. The histogram
+    uses RangeStats' bins (bin 0: |x| below 2^LOG2_LOW; bin b holds
+    (2^(LOW+(b-1)/k), 2^(LOW+b/k)]), computed in float32 here where numpy
+    used float64: a value within about 1e-7 of a bin edge may land in the
+    neighbouring bin, 2.2 % apart."""
+    import onnx
+    from onnx import TensorProto, helper
+    np = _np()
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    del g.output[:]
+    del g.value_info[:]
+    g.input.append(helper.make_tensor_value_info(FIRST_ROW_INPUT, TensorProto.INT64, [1]))
+    consts = dict(
+        st_minus1=np.array([-1], np.int64), st_inv_ln2=np.array(1.0 / math.log(2.0), np.float32),
+        st_low=np.array(LOG2_LOW, np.float32), st_per_octave=np.array(BINS_PER_OCTAVE, np.float32),
+        st_one_f=np.array(1.0, np.float32), st_top_f=np.array(N_BINS - 1, np.float32),
+        st_floor=np.array(2.0 ** LOG2_LOW, np.float32), st_zero_f=np.array(0.0, np.float32),
+        st_hist0=np.zeros(N_BINS, np.int32), st_one_i=np.array(1, np.int32))
+    for name, value in consts.items():
+        g.initializer.append(onnx.numpy_helper.from_array(value, name))
+    outputs, produced = {}, {}
+    for k, (name, t) in enumerate(tensors.items()):
+        shape, axis = t["shape"], t["token_axis"]
+        p = "st%d_" % k
+
+        def node(op, inputs, suffix, **attrs):
+            out = p + suffix
+            produced.setdefault(name, []).append(helper.make_node(op, inputs, [out], name=p + "/" + suffix, **attrs))
+            return out
+
+        ends, axes = p + "ends", p + "axes"
+        g.initializer.append(onnx.numpy_helper.from_array(np.array([shape[axis]], np.int64), ends))
+        g.initializer.append(onnx.numpy_helper.from_array(np.array([axis], np.int64), axes))
+        rows = node("Slice", [name, FIRST_ROW_INPUT, ends, axes], "rows")
+        flat = node("Reshape", [rows, "st_minus1"], "flat")
+        o = dict(min=node("ReduceMin", [flat], "min", keepdims=0), max=node("ReduceMax", [flat], "max", keepdims=0),
+                 argmin=node("ArgMin", [flat], "argmin", axis=0, keepdims=0),
+                 argmax=node("ArgMax", [flat], "argmax", axis=0, keepdims=0))
+        # x - x is NaN exactly where x is NaN or infinite.
+        bad = node("Cast", [node("IsNaN", [node("Sub", [flat, flat], "diff")], "isnan")], "bad", to=TensorProto.INT32)
+        o["bad"] = node("ReduceMax", [bad], "bad_any", keepdims=0)
+        o["bad_at"] = node("ArgMax", [bad], "bad_at", axis=0, keepdims=0)
+        mag = node("Abs", [flat], "abs")
+        level = node("Mul", [node("Sub", [node("Mul", [node("Log", [mag], "log"), "st_inv_ln2"], "log2"), "st_low"],
+                                  "shifted"), "st_per_octave"], "level")
+        binf = node("Clip", [node("Ceil", [level], "ceil"), "st_one_f", "st_top_f"], "clipped")
+        binf = node("Where", [node("GreaterOrEqual", [mag, "st_floor"], "nonzero"), binf, "st_zero_f"], "binf")
+        index = node("Cast", [binf], "bin", to=TensorProto.INT32)
+        ones = node("Expand", ["st_one_i", node("Shape", [index], "count")], "ones")
+        o["hist"] = node("ScatterElements", ["st_hist0", index, ones], "hist", axis=0, reduction="add")
+        if axis == len(shape) - 2:
+            g.initializer.append(onnx.numpy_helper.from_array(np.array([-1, shape[-1]], np.int64), p + "by_channel"))
+            o["channel_max_abs"] = node("ReduceMax", [node("Reshape", [mag, p + "by_channel"], "mag_rows")],
+                                        "channel_max", axes=[0], keepdims=0)
+            o["channel_sum_sq"] = node("ReduceSumSquare", [node("Reshape", [flat, p + "by_channel"], "flat_rows")],
+                                       "channel_sum_sq", axes=[0], keepdims=0)
+        outputs[name] = o
+    # Each tensor's statistics right after the node that makes it, and the
+    # outputs in that order: the big tensors can then be freed one by one.
+    ordered, inputs = [], {i.name for i in g.input}
+    for name in tensors:
+        if name in inputs:
+            ordered.extend(produced.pop(name))
+    for n in g.node:
+        ordered.append(n)
+        for out in n.output:
+            ordered.extend(produced.pop(out, []))
+    del g.node[:]
+    g.node.extend(ordered)
+    types = dict(min=TensorProto.FLOAT, max=TensorProto.FLOAT, argmin=TensorProto.INT64, argmax=TensorProto.INT64,
+                 bad=TensorProto.INT32, bad_at=TensorProto.INT64, hist=TensorProto.INT32,
+                 channel_max_abs=TensorProto.FLOAT, channel_sum_sq=TensorProto.FLOAT)
+    for name, t in tensors.items():
+        shapes = dict(hist=[N_BINS], channel_max_abs=[t["shape"][-1]], channel_sum_sq=[t["shape"][-1]])
+        for stat, out in outputs[name].items():
+            g.output.append(helper.make_tensor_value_info(out, types[stat], shapes.get(stat, [])))
+    return m, outputs
+
+
 def token_axis_of(shape, seq):
     for a in range(len(shape) - 2, -1, -1):
         if shape[a] == seq:
@@ -418,10 +545,20 @@ class Feeder:
         return feeds
 
 
+SESSION_THREADS = 0  # onnxruntime's intra-op threads; 0: one per core (--threads)
+
+
 def session(model_bytes, export_dir, initializers=None):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.log_severity_level = 3
+    so.intra_op_num_threads = SESSION_THREADS
+    # No arena: the arena keeps the largest set of intermediates a run ever
+    # had (the [heads, S, S] scores and softmax of several layers at cache
+    # 2048) for the session's life; without it each is freed when its last
+    # consumer has run, and the peak is what one run needs at one time.
+    so.enable_cpu_mem_arena = False
+    so.enable_mem_pattern = False
     # The copy of the graph is handed over in memory; its weights stay in OUT/model.onnx.data.
     so.add_session_config_entry("session.model_external_initializers_file_folder_path", export_dir)
     keep = []
@@ -463,6 +600,99 @@ def fail(msg):
 
 def say(msg):
     print("calibrate.py: " + msg, flush=True)
+
+
+# ------------------------------------------------------------------ memory
+# The peak the run will reach, estimated before anything runs from the
+# graph's shapes (docs/benchmarks.md, "Calibrate", has the measurements these
+# factors come from): the interpreter with numpy, onnx and onnxruntime loaded;
+# the fp32 weights, once for the statistics session and WEIGHT_COPIES_PROXY
+# times while the proxy runs (the session's fp32 weights and the 4/8-bit
+# copies handed to it); one prompt's inputs, held by the feeder and the
+# proxy's cache; and the intermediates of one run, TRANSIENT_FACTOR times the
+# largest activation (the [heads, S, S] scores: scores, masked scores,
+# softmax and their statistics live at once).
+BASE_BYTES = 400 * 2 ** 20
+WEIGHT_COPIES_RANGES = 1.1
+WEIGHT_COPIES_PROXY = 2.4
+TRANSIENT_FACTOR = 8
+
+
+def available_memory():
+    """MemAvailable from /proc/meminfo, in bytes; None where unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def estimate_peak(manifest, tensors, simulate):
+    """{part: bytes} of the run's estimated peak, and their sum under "total"."""
+    np = _np()
+    data = os.path.join(HERE, "model.onnx.data")
+    weights = os.path.getsize(data) if os.path.exists(data) else 0
+    inputs = sum(4 * int(np.prod(i["shape"])) for i in manifest["inputs"])
+    largest = max((4 * int(np.prod(t["shape"])) for t in tensors.values()), default=0)
+    parts = dict(interpreter=BASE_BYTES,
+                 weights=int(weights * (WEIGHT_COPIES_PROXY if simulate else WEIGHT_COPIES_RANGES)),
+                 inputs=2 * inputs + (FEED_CACHE_BYTES if simulate else 0),
+                 intermediates=TRANSIENT_FACTOR * largest)
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def check_memory(parts, limit, limit_given):
+    gib = 2.0 ** 30
+    say("memory: about %.2f GiB at peak (weights %.2f, intermediates %.2f, inputs %.2f, interpreter %.2f), %s %.2f GiB"
+        % (parts["total"] / gib, parts["weights"] / gib, parts["intermediates"] / gib, parts["inputs"] / gib,
+           parts["interpreter"] / gib, "limit" if limit_given else "available", limit / gib))
+    if parts["total"] > limit:
+        fail("refused before running: this run needs about %.2f GiB and %s %.2f GiB (--memory-limit). The "
+             "intermediates grow with the square of the cache (%.2f GiB here): export with a smaller --cache, or "
+             "run on a machine with more memory; --no-simulate drops the proxy's copies of the weights."
+             % (parts["total"] / gib, "the limit is" if limit_given else "the machine has", limit / gib,
+                parts["intermediates"] / gib))
+
+
+class Progress:
+    """Steps done, rate and time left: a bar redrawn in place on a terminal
+    (stderr), a line per step otherwise (stdout, for logs)."""
+
+    def __init__(self, what, total, unit):
+        self.what, self.total, self.unit = what, total, unit
+        self.done_steps, self.start = 0, time.time()
+        self.tty = sys.stderr.isatty()
+
+    def step(self, note=""):
+        self.done_steps += 1
+        spent = time.time() - self.start
+        rate = spent / self.done_steps
+        left = rate * (self.total - self.done_steps)
+        text = "%s %d/%d, %.1f s per %s, %s left" % (self.unit, self.done_steps, self.total, rate, self.unit,
+                                                      _duration(left))
+        if self.tty:
+            width = 24
+            filled = width * self.done_steps // max(self.total, 1)
+            sys.stderr.write("\r%s [%s%s] %s " % (self.what, "#" * filled, "." * (width - filled), text))
+            sys.stderr.flush()
+        else:
+            say("  %s%s" % (text, " (%s)" % note if note else ""))
+
+    def done(self):
+        if self.tty and self.done_steps:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.tty = False
+
+
+def _duration(seconds):
+    seconds = int(round(seconds))
+    return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60) if seconds >= 3600 else \
+        "%dm%02ds" % (seconds // 60, seconds % 60) if seconds >= 60 else "%ds" % seconds
 
 
 # ------------------------------------------------------------------ inputs
@@ -563,11 +793,25 @@ def cosine(a, b):
 
 
 # ------------------------------------------------------------------ report
-def write_atomic(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+def write_atomic(path, data):
+    """Writes `path` whole or not at all, through a temporary file that is
+    created exclusively beside it (never a fixed name: a file or a link planted
+    under that name is neither consumed nor followed) and renamed into place."""
+    folder, name = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + name + ".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+        raise
 
 
 def svg_picture(ranges, plan_nodes, residual_outputs, min_levels, n_layers):
@@ -793,6 +1037,32 @@ def manifest_stop_tokens():
 
 
 # ------------------------------------------------------------------ main
+def _number(positive):
+    """argparse type: a finite float, above 0 (positive) or at least 0; NaN
+    and infinities are refused (every comparison with NaN is false, so a
+    plain range check lets it through)."""
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not a number" % text) from None
+        if not math.isfinite(v) or (v <= 0 if positive else v < 0):
+            raise argparse.ArgumentTypeError("%r must be a finite number %s" % (text, "above 0" if positive
+                                                                               else "of 0 or more"))
+        return v
+    return parse
+
+
+def _count(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number" % text) from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("%r must be 0 or more" % text)
+    return v
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
@@ -802,14 +1072,15 @@ def parse_args():
     held.add_argument("--eval-tokens", help="held-out prompts for the simulation (JSON list of token-id lists)")
     held.add_argument("--eval-text", help="held-out text for the simulation")
     ap.add_argument("--calib-size", type=int, default=None, help="at most this many calibration prompts")
-    ap.add_argument("-o", "--output", default=os.path.join(HERE, "quantization.json"))
+    ap.add_argument("--export-dir", default=None, help="the export folder (default: this script's folder)")
+    ap.add_argument("-o", "--output", default=None, help="default EXPORT/quantization.json")
     ap.add_argument("--llm2hef", default="llm2hef")
-    ap.add_argument("--min-levels", type=float, default=DEFAULT_MIN_LEVELS,
+    ap.add_argument("--min-levels", type=_number(True), default=DEFAULT_MIN_LEVELS,
                     help="fewest steps of the 8-bit grid the 99.9th percentile of |x| must span (default %(default)s)")
-    ap.add_argument("--max-weight-drop", type=float, default=DEFAULT_MAX_WEIGHT_DROP,
+    ap.add_argument("--max-weight-drop", type=_number(False), default=DEFAULT_MAX_WEIGHT_DROP,
                     help="largest fall of the proxy's mean logits cosine one group of 4-bit weights may cause "
                          "(default %(default)s)")
-    ap.add_argument("--precision-budget", type=int, default=None, help="bytes the plan may add")
+    ap.add_argument("--precision-budget", type=_count, default=None, help="bytes the plan may add")
     ap.add_argument("--no-simulate", action="store_true",
                     help="ranges and the activation plan only: no proxy runs (weights stay 4-bit in the plan)")
     ap.add_argument("--greedy-steps", type=int, default=16)
@@ -817,17 +1088,35 @@ def parse_args():
                     help="calibration prompts the 4-bit weight sensitivity is measured on (default %(default)s)")
     ap.add_argument("--simulate-kinds", default=",".join(SIMULATED_KINDS),
                     help="kinds of activation tensors the proxy quantizes (default %(default)s)")
-    ap.add_argument("--stats-memory-mib", type=int, default=1024,
-                    help="most MiB of recorded tensors fetched per run (more runs per prompt when exceeded)")
+    ap.add_argument("--threads", type=_count, default=0,
+                    help="onnxruntime's intra-op threads (default 0: one per core)")
+    ap.add_argument("--memory-limit", type=_count, default=None,
+                    help="bytes the run may use (default: the machine's available memory); the run is refused "
+                         "up front when its own estimate exceeds it")
     args = ap.parse_args()
+    global HERE, SESSION_THREADS
+    SESSION_THREADS = args.threads
+    if args.export_dir:
+        HERE = os.path.abspath(args.export_dir)
+    if args.output is None:
+        args.output = os.path.join(HERE, "quantization.json")
     args.simulate_kinds = set(args.simulate_kinds.split(","))
     return args
 
 
+def _exit_on_signal(signum, frame):
+    # SIGTERM and SIGHUP end the run as Ctrl-C does: through the finally
+    # blocks, so the work folder and any half-written temporary go too.
+    raise SystemExit(128 + signum)
+
+
 def main():
+    import signal
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
     args = parse_args()
     try:
-        import numpy as np
+        import numpy  # noqa: F401
         import onnx
         import onnxruntime  # noqa: F401
     except ImportError as e:
@@ -873,24 +1162,16 @@ def main():
             c["input"] = p.input[0]
     convs = [c for c in convs if c["input"] in tensors]
 
-    # Groups of outputs small enough to fetch at once (onnxruntime returns every row, padding
-    # included); each group is one run per prompt.
-    cap = args.stats_memory_mib * 2 ** 20
-    groups, cur, cur_bytes = [], [], 0
-    for name, t in tensors.items():
-        b = 4 * int(np.prod(t["shape"]))
-        if cur and cur_bytes + b > cap:
-            groups.append(cur)
-            cur, cur_bytes = [], 0
-        cur.append(name)
-        cur_bytes += b
-    groups.append(cur)
+    parts = estimate_peak(manifest, tensors, not args.no_simulate)
+    limit = args.memory_limit if args.memory_limit is not None else available_memory()
+    if limit is not None:
+        check_memory(parts, limit, args.memory_limit is not None)
 
     out = os.path.abspath(args.output)
     work = tempfile.mkdtemp(prefix=".calibrate-", dir=os.path.dirname(out))
     try:
         feed = Feeder(args.llm2hef, HERE, input_names, work)
-        doc = run(args, manifest, model, tensors, convs, residual_adds, groups, calib, held_out, feed, t_start)
+        doc = run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, feed, t_start)
     finally:
         for f in os.listdir(work):
             os.remove(os.path.join(work, f))
@@ -919,26 +1200,38 @@ def main():
     say("wrote %s" % paths["svg"])
 
 
-def run(args, manifest, model, tensors, convs, residual_adds, groups, calib, held_out, feed, t_start):
+def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, feed, t_start):
     import onnx
     from onnx import external_data_helper, numpy_helper
     np = _np()
     seq = manifest["cache_size"]
-    say("ranges: %d activation tensors, %d calibration prompt(s), %d run(s) per prompt"
-        % (len(tensors), len(calib), len(groups)))
-    sess = session(with_outputs(model, list(tensors)).SerializeToString(), HERE)
+    say("ranges: %d activation tensors, %d calibration prompt(s), one run per prompt" % (len(tensors), len(calib)))
+    stats_graph, stat_outputs = stats_model(model, tensors)
+    sess = session(stats_graph.SerializeToString(), HERE)
+    del stats_graph
+    names = [out for name in tensors for out in stat_outputs[name].values()]
     stats = {n: RangeStats(t["shape"][-1] if t["token_axis"] == len(t["shape"]) - 2 else None)
              for n, t in tensors.items()}
+    progress = Progress("ranges", len(calib), "prompt")
     for p, tokens in enumerate(calib):
         feeds = feed(tokens)
-        first = seq - len(tokens)
-        for group in groups:
-            for name, v in zip(group, sess.run(group, feeds)):
-                t = tensors[name]
-                stats[name].update(np.take(v, range(first, seq), axis=t["token_axis"]), t["token_axis"],
-                                   dict(prompt=p, token_ids=tokens))
+        feeds[FIRST_ROW_INPUT] = np.array([seq - len(tokens)], np.int64)
+        got = dict(zip(names, sess.run(names, feeds)))
         del feeds
-        say("  prompt %d/%d (%d tokens)" % (p + 1, len(calib), len(tokens)))
+        for name, t in tensors.items():
+            rows = list(t["shape"])
+            rows[t["token_axis"]] = len(tokens)
+            reduced = {stat: got[out] for stat, out in stat_outputs[name].items()}
+            try:
+                stats[name].add_reduced(reduced, rows, t["token_axis"], dict(prompt=p, token_ids=tokens))
+            except NonFinite as e:
+                progress.done()
+                fail("activation %s (%s, layer %s) is not finite (NaN or infinite) at %s on calibration prompt %d: "
+                     "the fp32 graph overflows there or reads a weight that is not finite (manifest.json lists "
+                     "those as nonfinite_weights), so no range can be measured"
+                     % (name, t["kind"], t["layer"], json.dumps(e.where), p))
+        progress.step("%d tokens" % len(tokens))
+    progress.done()
     del sess
     t_ranges = time.time() - t_start
 

@@ -34,6 +34,9 @@ int64_t parse_byte_size(const std::string& text, const std::string& option) {
   const double bytes = value * scale;
   if (!std::isfinite(bytes) || bytes < 0) throw bad("is not a non-negative size");
   if (bytes > 4.6e18) throw bad("is too large");
+  // A fraction of a byte is a typo, not a size ("0.4" used to become 0 bytes):
+  // in bytes it must be whole; with a unit it is rounded to the nearest byte.
+  if (scale == 1 && bytes != std::floor(bytes)) throw bad("is not a whole number of bytes");
   return static_cast<int64_t>(std::llround(bytes));
 }
 

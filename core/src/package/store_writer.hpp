@@ -1,6 +1,9 @@
 // Changes to a hailo-ollama model store that happen all together or not at
 // all: folders and files this run creates are removed again unless commit()
-// is reached. Blobs are content-addressed and never overwritten.
+// is reached. Blobs are content-addressed and never overwritten. One run at a
+// time changes a store: the store folder is locked (flock) from the first
+// change to the end, so a failing run never removes a blob that a concurrent
+// run found in place and wrote a manifest for (issue 41, item 5).
 #pragma once
 
 #include <cstdint>
@@ -45,8 +48,10 @@ class StoreWriter {
 
  private:
   void make_dirs(const std::filesystem::path& dir);
+  void lock_store();
 
   std::filesystem::path store_;
+  int lock_fd_ = -1;  // the store folder, flock()ed from the first change to the end of the run
   std::vector<std::filesystem::path> created_dirs_, created_files_;
   bool committed_ = false;
 };

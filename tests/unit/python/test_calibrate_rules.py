@@ -222,3 +222,69 @@ def test_svg_is_well_formed_and_marks_the_plan():
     filled = [c for c in circles if c.getAttribute("fill") not in ("white",) and c.getElementsByTagName("title")]
     assert len(filled) == 1 and "16-bit in the plan" in filled[0].getElementsByTagName("title")[0].firstChild.data
     assert "not a prediction" in svg
+
+
+# --------------------------------------------------------------------------- statistics inside the graph
+def test_statistics_reduced_in_the_graph_match_numpy():
+    """stats_model (issue 39: one run per prompt, nothing big fetched) gives
+    what RangeStats.update gives on the fetched tensors: the same extremes at
+    the same places, the same per-channel figures, the 99.9th percentile
+    within one bin, over the prompt's real rows only."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+    seq, ch = 12, 8
+    graph = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+         helper.make_node("MatMul", ["x", "xt"], ["scores"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, ch])],
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, seq, seq])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    tensors = {"x": dict(shape=[1, seq, ch], token_axis=1), "scores": dict(shape=[1, seq, seq], token_axis=1)}
+    reduced, outputs = cal.stats_model(model, tensors)
+    onnx.checker.check_model(reduced)
+    sess = ort.InferenceSession(reduced.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(7)
+    want = {n: cal.RangeStats(t["shape"][-1]) for n, t in tensors.items()}
+    got = {n: cal.RangeStats(t["shape"][-1]) for n, t in tensors.items()}
+    names = [o for n in tensors for o in outputs[n].values()]
+    for p, n in enumerate((5, 12, 1)):
+        x = rng.normal(size=(1, seq, ch)).astype(np.float32) * 3
+        x[0, :seq - n] = 1e6  # padding rows: never counted
+        x[0, seq - 1, 3] = -250.0 * (p + 1)
+        first = seq - n
+        feeds = {"x": x, cal.FIRST_ROW_INPUT: np.array([first], np.int64)}
+        res = dict(zip(names, sess.run(names, feeds)))
+        full = {"x": x, "scores": x @ x.transpose(0, 2, 1)}
+        for name, t in tensors.items():
+            rows = list(t["shape"])
+            rows[1] = n
+            got[name].add_reduced({k: res[o] for k, o in outputs[name].items()}, rows, 1, dict(prompt=p))
+            want[name].update(full[name][:, first:], 1, dict(prompt=p))
+    for name in tensors:
+        a, b = want[name], got[name]
+        assert (a.count, a.min, a.max, a.min_at, a.max_at) == (b.count, b.min, b.max, b.min_at, b.max_at), name
+        np.testing.assert_allclose(a.channel_max_abs, b.channel_max_abs, rtol=1e-6)
+        np.testing.assert_allclose(a.channel_sum_sq, b.channel_sum_sq, rtol=1e-5)
+        assert a.channel_rows == b.channel_rows
+        assert abs(int(np.sum(np.abs(a.hist - b.hist)))) <= 2, name  # a value on a bin edge may move by one bin
+        assert a.percentile_abs(99.9) / cal.BIN_RATIO <= b.percentile_abs(99.9) <= a.percentile_abs(99.9) * cal.BIN_RATIO
+
+
+def test_non_finite_activation_found_in_the_graph():
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Log", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    tensors = {"y": dict(shape=[1, 4, 2], token_axis=1)}
+    reduced, outputs = cal.stats_model(model, tensors)
+    sess = ort.InferenceSession(reduced.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.ones((1, 4, 2), np.float32)
+    x[0, 2, 1] = -1.0  # log(-1) = NaN on the third real row
+    names = list(outputs["y"].values())
+    res = dict(zip(outputs["y"], sess.run(names, {"x": x, cal.FIRST_ROW_INPUT: np.array([0], np.int64)})))
+    with pytest.raises(cal.NonFinite) as e:
+        cal.RangeStats(2).add_reduced(res, [1, 4, 2], 1, dict(prompt=3))
+    assert e.value.where["prompt"] == 3 and e.value.where["token"] == 2 and e.value.where["channel"] == [1]

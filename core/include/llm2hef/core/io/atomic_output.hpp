@@ -35,6 +35,7 @@ class AtomicDir {
   void commit();
 
  private:
+  void replace_previous();
   std::filesystem::path target_, staging_;
   std::vector<std::filesystem::path> created_parents_;  // made for target_, removed again unless committed
   int lock_fd_ = -1;                                    // flock()ed while the staging folder is ours

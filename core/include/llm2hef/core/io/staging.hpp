@@ -10,6 +10,8 @@
 // process's locks).
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -27,6 +29,21 @@ void install_interrupt_cleanup();
 // watcher; unregister once the path is committed or removed.
 std::filesystem::path create_staging(const std::function<std::filesystem::path()>& create);
 void unregister_staging(const std::filesystem::path& path);
+
+// Child processes the watcher owns on a signal: it sends them the same
+// signal, waits for them (at most 10 s, then SIGKILL), and only then removes
+// the staging paths and dies. `start` starts the child and returns its pid
+// (or -1), under the lock the watcher takes, so no signal falls between the
+// start and the registration. forget_child() after reaping it; it blocks for
+// good while a signal is being handled (the watcher is about to end the
+// process, and the caller must not go on to report the child's death).
+void run_registered_child(const std::function<pid_t()>& start);
+void forget_child(pid_t pid);
+
+// Runs `critical` with no signal handled meanwhile: the watcher waits until
+// it returns. For steps that must happen together or not at all (replacing a
+// previous export: old aside, new in place).
+void without_interruption(const std::function<void()>& critical);
 
 // Folders made for an output's missing parents (outermost first): the
 // watcher removes them on a signal, innermost first and only when empty,
