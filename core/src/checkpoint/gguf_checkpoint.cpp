@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <system_error>
@@ -16,6 +17,7 @@
 #include "llm2hef/core/checkpoint/gguf_names.hpp"
 #include "llm2hef/core/checkpoint/gguf_tokenizer.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/core/io/temp_dir.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -23,6 +25,9 @@ namespace llm2hef::core {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The scratch folders' names in $TMPDIR: llm2hef-gguf-XXXXXX.
+constexpr const char* kGgufScratchPrefix = "llm2hef-gguf-";
 
 bool has_gguf_extension(const fs::path& p) {
   std::string ext = p.extension().string();
@@ -93,32 +98,6 @@ sdk::DType sdk_dtype(const GgmlType& t) {
   }
 }
 
-// A private folder for the files built from the metadata, removed with the checkpoint.
-class StagingDir {
- public:
-  StagingDir() = default;
-  ~StagingDir() {
-    if (!path_.empty()) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  StagingDir(const StagingDir&) = delete;
-  StagingDir& operator=(const StagingDir&) = delete;
-  const fs::path& get() {
-    if (path_.empty()) {
-      std::string tmpl = (fs::temp_directory_path() / "llm2hef-gguf-XXXXXX").string();
-      if (!::mkdtemp(tmpl.data()))
-        throw InternalError("cannot create a staging folder in " + fs::temp_directory_path().string());
-      path_ = tmpl;
-    }
-    return path_;
-  }
-
- private:
-  fs::path path_;
-};
-
 class GgufCheckpoint final : public sdk::Checkpoint {
  public:
   GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite);
@@ -162,7 +141,8 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   sdk::JsonFile config_, generation_config_, tokenizer_config_;
   fs::path tokenizer_json_;
   std::string tokenizer_error_;
-  StagingDir staging_;
+  // Holds tokenizer.json built from the metadata; made when first needed.
+  std::optional<ScratchDir> staging_;
   std::map<std::string, Slot, std::less<>> slots_;
   std::vector<std::string> notes_;
   NonFiniteLog nonfinite_;
@@ -254,17 +234,16 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
   const std::string origin = files_.front()->path().string();
   try {
     GgufTokenizerFiles tok = gguf_tokenizer_files(metadata, origin);
-    const fs::path dir = staging_.get();
     std::string text;
     try {
       text = tok.tokenizer_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
     } catch (const nlohmann::json::exception& e) {  // a token that is not UTF-8
       throw BadInput(origin + ": tokenizer.json cannot be written from the metadata: " + e.what());
     }
-    std::ofstream f(dir / "tokenizer.json", std::ios::binary);
-    f << text;
-    if (!f.flush()) throw InternalError("cannot write " + (dir / "tokenizer.json").string());
-    tokenizer_json_ = dir / "tokenizer.json";
+    // In $TMPDIR (an unusable one is named by ScratchDir), removed with the
+    // checkpoint, on Ctrl-C or SIGTERM, or by the next run after a SIGKILL.
+    if (!staging_) staging_.emplace(kGgufScratchPrefix);
+    tokenizer_json_ = staging_->write("tokenizer.json", text);
     tokenizer_config_ =
         sdk::JsonFile(origin + " (tokenizer_config.json from its metadata)", std::move(tok.tokenizer_config));
   } catch (const BadInput& e) {

@@ -6,8 +6,9 @@
 //
 // Tokenizer: a folder holding the .gguf and an HF tokenizer.json (and
 // tokenizer_config.json) uses those files; otherwise they are built from the
-// metadata (gguf_tokenizer.hpp) into a private staging folder that lives as
-// long as the checkpoint.
+// metadata (gguf_tokenizer.hpp), tokenizer.json into a private folder in
+// $TMPDIR (io/temp_dir.hpp ScratchDir: removed with the checkpoint, on
+// Ctrl-C or SIGTERM, or by a later run after a SIGKILL).
 #pragma once
 
 #include <filesystem>
