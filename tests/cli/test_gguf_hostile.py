@@ -1,9 +1,10 @@
-"""GGUF checkpoints and the temporary folder (issue 41, the GGUF parts of items 19-20).
+"""GGUF checkpoints refused rather than misread, and the temporary folder (issue 41, items 12, 14, 19-20).
 
-A GGUF whose tokenizer comes from its metadata has tokenizer.json built into a folder in $TMPDIR: it must be
-removed on SIGTERM, swept by a later run after a SIGKILL, and an unusable $TMPDIR named (exit 3), never a raw
-library message or exit 5. The helpers take a fixture converted to GGUF as llama.cpp's converter does it
-(tools/fixtures/make_gguf_fixtures.py) and rewrite metadata keys or tensors with gguf-py.
+Tensors past block_count and weight types llm2hef does not dequantize are refused on opening (inspect as export),
+naming the file and tensor. A GGUF whose tokenizer comes from its metadata has tokenizer.json built into a folder
+in $TMPDIR: it must be removed on SIGTERM, swept by a later run after a SIGKILL, and an unusable $TMPDIR named
+(exit 3), never a raw library message or exit 5. The helpers take a fixture converted to GGUF as llama.cpp's
+converter does it (tools/fixtures/make_gguf_fixtures.py) and rewrite metadata keys or tensors with gguf-py.
 """
 from __future__ import annotations
 
@@ -140,6 +141,28 @@ def f32(v: float):
 
 def string(v: str):
     return (v, VT.STRING)
+
+
+# ---------------------------------------------------------------- item 12: block_count
+
+@pytest.mark.parametrize("name,arch", [("llama3-tiny", "llama"), ("gpt2-tiny", "gpt2")])
+def test_tensors_past_block_count_are_refused(tmp_path, converted, name, arch):
+    folder = model_folder(tmp_path, converted, name, kv={f"{arch}.block_count": u32(1)})
+    extra = ("--gelu", "tanh") if arch == "gpt2" else ()
+    refused(export(folder, tmp_path / "out", *extra), 3, "'blk.1.", "belongs to block 1",
+            f"'{arch}.block_count' is 1", out=tmp_path / "out")
+
+
+# ---------------------------------------------------------------- item 14: weight types
+
+@pytest.mark.parametrize("qtype", [QT.I32, QT.I8, QT.Q8_1, QT.MXFP4], ids=lambda q: q.name)
+def test_weight_types_export_refuses_are_refused_by_inspect_too(tmp_path, converted, qtype):
+    tensor = "blk.0.ffn_down.weight"
+    folder = model_folder(tmp_path, converted, "qwen3-tiny", tensors={tensor: qtype})
+    r = run("inspect", folder)
+    refused(r, 4, f"'{tensor}' has type {qtype.name}", "does not dequantize")
+    assert "fits" not in r.stdout
+    refused(export(folder, tmp_path / "out"), 4, f"'{tensor}' has type {qtype.name}", out=tmp_path / "out")
 
 
 # ---------------------------------------------------------------- items 19-20: the folder in $TMPDIR

@@ -89,6 +89,31 @@ std::vector<fs::path> gguf_parts(const fs::path& path) {
   return parts;
 }
 
+// Refuses (Unsupported) a checkpoint holding any tensor of a type llm2hef
+// does not dequantize. Run when the checkpoint is opened, before the config
+// is built or a slot made, rather than when a tensor is read: inspect reads
+// no weights, and must refuse the same files export does; and export then
+// refuses before writing anything.
+void refuse_undequantized_tensors(const std::vector<std::unique_ptr<GgufFile>>& files) {
+  const GgufFile* first_file = nullptr;
+  const GgufTensorInfo* first = nullptr;
+  std::map<std::string, int> refused;  // type -> tensors
+  int count = 0;
+  for (const auto& f : files)
+    for (const auto& t : f->tensors()) {
+      if (t.type->dequantized) continue;
+      if (!first) first_file = f.get(), first = &t;
+      ++refused[t.type->name];
+      ++count;
+    }
+  if (!first) return;
+  std::string types;
+  for (const auto& [type, n] : refused) types += (types.empty() ? "" : ", ") + std::to_string(n) + " " + type;
+  throw Unsupported(first_file->path().string() + ": tensor '" + first->name + "' has type " + first->type->name +
+                    ", which llm2hef does not dequantize (it reads " + dequantized_type_names() + ")" +
+                    (count > 1 ? "; tensors of such types: " + types : std::string()));
+}
+
 sdk::DType sdk_dtype(const GgmlType& t) {
   switch (t.id) {
     case 0: return sdk::DType::f32;
@@ -133,7 +158,7 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   const GgufTensorInfo* find_stored(std::string_view name, const GgufFile** file = nullptr) const;
   std::vector<float> read_stored(std::string_view name) const;
   void read_flat(const Slot& s, uint64_t first, uint64_t last, float* out) const;
-  void add_slots(const GgufArch& arch);
+  void add_slots(const GgufArch& arch, int64_t blocks, const std::string& block_count_key);
   void setup_tokenizer(const fs::path& folder, const nlohmann::ordered_json& metadata);
 
   fs::path path_;
@@ -187,6 +212,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
                    "', an architecture llm2hef has no tensor-name table for (it reads: " + gguf_supported_archs() +
                    ")");
 
+  refuse_undequantized_tensors(files_);
+
   GgufTensorAccess access{[this](std::string_view n) { return find_stored(n); },
                           [this](std::string_view n) { return read_stored(n); }};
   // llama.cpp writes Mistral models as llama; transformers' GGUF loader
@@ -200,7 +227,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
   GgufConfig cfg = gguf_config(meta, *arch, access);
   config_ = sdk::JsonFile(origin + " (config.json from its metadata)", std::move(cfg.config));
   notes_ = std::move(cfg.notes);
-  add_slots(*arch);
+  add_slots(*arch, config_.raw().value("num_hidden_layers", config_.raw().value("n_layer", int64_t{0})),
+            "metadata key '" + arch->gguf + ".block_count'");
 
   // What was dequantized, for export and inspect.
   std::map<std::string, int> types;
@@ -265,9 +293,6 @@ std::vector<float> GgufCheckpoint::read_stored(std::string_view name) const {
   const GgufFile* file = nullptr;
   const GgufTensorInfo* t = find_stored(name, &file);
   if (!t) throw InternalError("read_stored: no tensor '" + std::string(name) + "'");
-  if (!t->type->dequantized)
-    throw Unsupported(file->path().string() + ": tensor '" + t->name + "' has type " + t->type->name +
-                      ", which llm2hef does not dequantize (it reads " + dequantized_type_names() + ")");
   Slot s;
   s.file = file;
   s.stored = t;
@@ -276,7 +301,7 @@ std::vector<float> GgufCheckpoint::read_stored(std::string_view name) const {
   return v;
 }
 
-void GgufCheckpoint::add_slots(const GgufArch& arch) {
+void GgufCheckpoint::add_slots(const GgufArch& arch, int64_t blocks, const std::string& block_count_key) {
   const sdk::JsonFile& c = config_;
   const int64_t heads = c.raw().value("num_attention_heads", c.raw().value("n_head", int64_t{1}));
   const int64_t kv_heads = c.raw().value("num_key_value_heads", heads);
@@ -288,6 +313,12 @@ void GgufCheckpoint::add_slots(const GgufArch& arch) {
       if (!m)
         throw Unsupported(where + " has no Hugging Face counterpart in llm2hef's table for architecture '" + arch.gguf +
                           "' (docs/gguf.md); converting without it would change the model");
+      // The adapters read blocks 0 .. block_count-1 only: a block past the
+      // count would be dropped without a word.
+      if (m->block >= blocks)
+        throw BadInput(where + " belongs to block " + std::to_string(m->block) + ", but " + block_count_key + " is " +
+                       std::to_string(blocks) + " (blocks 0 to " + std::to_string(blocks - 1) +
+                       "); the file's tensors and metadata disagree");
       Slot s;
       s.file = f.get();
       s.stored = &t;
@@ -407,10 +438,6 @@ void GgufCheckpoint::read_flat(const Slot& s, uint64_t first, uint64_t last, flo
 void GgufCheckpoint::read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
                                std::span<float> out) const {
   const Slot& s = slot(tensor);
-  const GgmlType& type = *s.stored->type;
-  if (!type.dequantized)
-    throw Unsupported(s.file->path().string() + ": tensor '" + s.stored->name + "' (" + s.info.name + ") has type " +
-                      type.name + ", which llm2hef does not dequantize (it reads " + dequantized_type_names() + ")");
   const int64_t rows = s.info.rows(), row_size = s.info.row_size();
   if (row_begin < 0 || row_begin > row_end || row_end > rows)
     throw InternalError(s.file->path().string() + ": tensor '" + s.info.name + "': rows [" + std::to_string(row_begin) +
