@@ -1,16 +1,20 @@
-"""GGUF checkpoints refused rather than misread, and the temporary folder (issue 41, items 12, 14, 19-20).
+"""GGUF files that say something a Hugging Face config cannot carry are refused, not read as something else
+(issue 41, items 11-14, and the GGUF parts of 19-20).
 
-Tensors past block_count and weight types llm2hef does not dequantize are refused on opening (inspect as export),
-naming the file and tensor. A GGUF whose tokenizer comes from its metadata has tokenizer.json built into a folder
-in $TMPDIR: it must be removed on SIGTERM, swept by a later run after a SIGKILL, and an unusable $TMPDIR named
-(exit 3), never a raw library message or exit 5. The helpers take a fixture converted to GGUF as llama.cpp's
-converter does it (tools/fixtures/make_gguf_fixtures.py) and rewrite metadata keys or tensors with gguf-py.
+Each case takes a fixture converted to GGUF as llama.cpp's converter does it (tools/fixtures/make_gguf_fixtures.py)
+and rewrites one metadata key or tensor with gguf-py: a partial-rotary count in a family without partial rotary,
+tensors past block_count, a RoPE scaling type beside per-frequency factors that contradict it, factors that are no
+model's, a value length or expert count the family has no place for, weight types llm2hef does not dequantize. The
+refusal must name the file and the key or tensor, with exit 3 (bad input) or 4 (unsupported), and nothing written;
+the neutral value of each key must still convert. The last tests cover the folder in $TMPDIR that holds a
+tokenizer.json built from the metadata: removed on SIGTERM, swept after a SIGKILL, and an unusable $TMPDIR named.
 """
 from __future__ import annotations
 
 import fcntl
 import importlib.util
 import json
+import math
 import os
 import shutil
 import signal
@@ -143,6 +147,51 @@ def string(v: str):
     return (v, VT.STRING)
 
 
+# ---------------------------------------------------------------- item 11: rope.dimension_count
+
+# Families whose transformers code turns all of head_dim (no partial_rotary_factor): a smaller count is refused.
+FULL_ROTARY = ["llama3-tiny", "mistral-tiny", "granite-tiny", "smollm3-tiny", "qwen2-tiny", "qwen3-tiny",
+               "gemma2-tiny", "gemma3-tiny", "olmo2-tiny", "lfm2-tiny"]
+
+
+@pytest.mark.parametrize("name", FULL_ROTARY)
+def test_partial_rotary_is_refused_where_the_family_has_none(tmp_path, converted, name):
+    hd = head_dim(name)
+    arch = arch_of(converted(name))
+    folder = model_folder(tmp_path, converted, name, kv={f"{arch}.rope.dimension_count": u32(hd // 2)})
+    refused(run("inspect", folder), 4, f"'{arch}.rope.dimension_count' is {hd // 2}", f"head_dim is {hd}",
+            str(folder / f"{name}.gguf"))
+
+
+@pytest.mark.parametrize("name", FULL_ROTARY)
+def test_rotary_count_equal_to_head_dim_is_full_rotary(tmp_path, converted, name):
+    arch = arch_of(converted(name))
+    folder = model_folder(tmp_path, converted, name, kv={f"{arch}.rope.dimension_count": u32(head_dim(name))})
+    r = run("inspect", folder)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_partial_rotary_export_is_refused_with_nothing_written(tmp_path, converted):
+    folder = model_folder(tmp_path, converted, "qwen3-tiny", kv={"qwen3.rope.dimension_count": u32(16)})
+    refused(export(folder, tmp_path / "out"), 4, "'qwen3.rope.dimension_count' is 16", "head_dim is 32",
+            out=tmp_path / "out")
+
+
+def test_partial_rotary_is_applied_where_the_family_has_it(tmp_path, converted):
+    # (Without the fixture's LongRoPE factors, which are sized for full rotary.)
+    folder = model_folder(tmp_path, converted, "phi3-longrope", kv={"phi3.rope.dimension_count": u32(8)},
+                          tensors={"rope_factors_long.weight": DROP, "rope_factors_short.weight": DROP})
+    r = run("inspect", folder)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "partial rotary: RoPE on the first 8 of 16" in r.stdout
+
+
+@pytest.mark.parametrize("dims", [0, 7, 34])
+def test_rotary_count_that_is_no_head_part_is_bad_input(tmp_path, converted, dims):
+    folder = model_folder(tmp_path, converted, "stablelm-tiny", kv={"stablelm.rope.dimension_count": u32(dims)})
+    refused(run("inspect", folder), 3, f"'stablelm.rope.dimension_count' is {dims}", "head_dim (32)")
+
+
 # ---------------------------------------------------------------- item 12: block_count
 
 @pytest.mark.parametrize("name,arch", [("llama3-tiny", "llama"), ("gpt2-tiny", "gpt2")])
@@ -153,7 +202,105 @@ def test_tensors_past_block_count_are_refused(tmp_path, converted, name, arch):
             f"'{arch}.block_count' is 1", out=tmp_path / "out")
 
 
-# ---------------------------------------------------------------- item 14: weight types
+# ---------------------------------------------------------------- item 13: RoPE scaling
+
+@pytest.mark.parametrize("rope_type", ["linear", "yarn", "longrope"])
+def test_rope_freqs_beside_a_declared_scaling_type_is_refused(tmp_path, converted, rope_type):
+    # llama3-tiny has Llama 3 scaling, which llama.cpp stores as rope_freqs.weight alone.
+    folder = model_folder(tmp_path, converted, "llama3-tiny",
+                          kv={"llama.rope.scaling.type": string(rope_type), "llama.rope.scaling.factor": f32(4.0),
+                              "llama.rope.scaling.original_context_length": u32(1024)})
+    refused(export(folder, tmp_path / "out"), 3, "'rope_freqs.weight'", "'llama.rope.scaling.type'",
+            f"'{rope_type}'", out=tmp_path / "out")
+
+
+def test_rope_freqs_with_scaling_type_none_still_converts(tmp_path, converted):
+    folder = model_folder(tmp_path, converted, "llama3-tiny", kv={"llama.rope.scaling.type": string("none")})
+    r = run("inspect", folder)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Llama 3 scaling rebuilt from rope_freqs.weight" in r.stdout
+
+
+@pytest.mark.parametrize("name", ["llama3-tiny", "qwen3-tiny"])
+def test_invented_scaling_type_is_refused(tmp_path, converted, name):
+    arch = arch_of(converted(name))
+    folder = model_folder(tmp_path, converted, name, kv={f"{arch}.rope.scaling.type": string("ntk-magic"),
+                                                         f"{arch}.rope.scaling.factor": f32(2.0)})
+    refused(run("inspect", folder), 3, f"'{arch}.rope.scaling.type' is 'ntk-magic'", "none, linear, yarn, longrope")
+
+
+@pytest.mark.parametrize("fill,text", [(0.0, "0.0"), (-2.0, "-2.0"), (math.nan, "nan"), (math.inf, "inf")],
+                         ids=["zero", "negative", "nan", "inf"])
+def test_rope_freqs_that_are_no_factors_are_refused(tmp_path, converted, fill, text):
+    folder = model_folder(tmp_path, converted, "llama3-tiny",
+                          tensors={"rope_freqs.weight": np.full(head_dim("llama3-tiny") // 2, fill, np.float32)})
+    refused(run("inspect", folder), 3, f"'rope_freqs.weight' holds {text} at index 0", "positive and finite")
+
+
+def test_rope_freqs_below_one_are_not_llama3_scaling(tmp_path, converted):
+    folder = model_folder(tmp_path, converted, "llama3-tiny",
+                          tensors={"rope_freqs.weight": np.full(head_dim("llama3-tiny") // 2, 0.5, np.float32)})
+    refused(run("inspect", folder), 4, "'rope_freqs.weight'", "below 1")
+
+
+@pytest.mark.parametrize("factor,text", [(-2.0, "-2.0"), (0.0, "0.0"), (math.inf, "inf")],
+                         ids=["negative", "zero", "inf"])
+def test_scaling_factor_that_is_no_factor_is_refused(tmp_path, converted, factor, text):
+    folder = model_folder(tmp_path, converted, "qwen3-tiny", kv={"qwen3.rope.scaling.type": string("linear"),
+                                                                 "qwen3.rope.scaling.factor": f32(factor)})
+    refused(run("inspect", folder), 3, f"'qwen3.rope.scaling.factor' is {text}", "positive and finite")
+
+
+def test_phi3_factors_beside_another_scaling_type_are_refused(tmp_path, converted):
+    folder = model_folder(tmp_path, converted, "phi3-longrope", kv={"phi3.rope.scaling.type": string("yarn"),
+                                                                    "phi3.rope.scaling.factor": f32(2.0)})
+    refused(run("inspect", folder), 3, "'rope_factors_long.weight'", "'phi3.rope.scaling.type' ('yarn')")
+    # longrope is what llama.cpp's converter writes beside them: consistent.
+    (tmp_path / "ok").mkdir()
+    ok = model_folder(tmp_path / "ok", converted, "phi3-longrope", kv={"phi3.rope.scaling.type": string("longrope")})
+    r = run("inspect", ok)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_phi3_factor_of_zero_is_refused(tmp_path, converted):
+    reader = gguf.GGUFReader(str(converted("phi3-longrope")))
+    short = np.array(next(t for t in reader.tensors if t.name == "rope_factors_short.weight").data, np.float32)
+    short[3] = 0.0
+    folder = model_folder(tmp_path, converted, "phi3-longrope", tensors={"rope_factors_short.weight": short})
+    refused(run("inspect", folder), 3, "'rope_factors_short.weight' holds 0.0 at index 3")
+
+
+# ---------------------------------------------------------------- item 14: lengths, experts, context, weight types
+
+def test_value_length_other_than_key_length_is_refused(tmp_path, converted):
+    folder = model_folder(tmp_path, converted, "llama3-tiny", kv={"llama.attention.value_length": u32(32)})
+    refused(run("inspect", folder), 4, "'llama.attention.value_length' is 32", "'llama.attention.key_length'", "16")
+
+
+def test_value_length_other_than_hidden_over_heads_is_refused(tmp_path, converted):
+    folder = model_folder(tmp_path, converted, "qwen2-tiny", kv={"qwen2.attention.value_length": u32(8)})
+    refused(run("inspect", folder), 4, "'qwen2.attention.value_length' is 8", "hidden / heads", "16")
+
+
+@pytest.mark.parametrize("key", ["expert_count", "expert_used_count"])
+def test_experts_are_refused(tmp_path, converted, key):
+    folder = model_folder(tmp_path, converted, "llama3-tiny", kv={f"llama.{key}": u32(8)})
+    refused(export(folder, tmp_path / "out"), 4, f"'llama.{key}' is 8", "mixture-of-experts", out=tmp_path / "out")
+
+
+def test_zero_context_length_is_refused(tmp_path, converted):
+    folder = model_folder(tmp_path, converted, "qwen3-tiny", kv={"qwen3.context_length": u32(0)})
+    refused(run("inspect", folder), 3, "'qwen3.context_length' is 0")
+
+
+def test_neutral_values_still_convert(tmp_path, converted):
+    hd = head_dim("qwen3-tiny")
+    folder = model_folder(tmp_path, converted, "qwen3-tiny",
+                          kv={"qwen3.attention.value_length": u32(hd), "qwen3.expert_count": u32(0),
+                              "qwen3.rope.scaling.type": string("none")})
+    r = export(folder, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+
 
 @pytest.mark.parametrize("qtype", [QT.I32, QT.I8, QT.Q8_1, QT.MXFP4], ids=lambda q: q.name)
 def test_weight_types_export_refuses_are_refused_by_inspect_too(tmp_path, converted, qtype):
