@@ -246,6 +246,8 @@ TEST(GgufNames, TablesMapGgufNamesBackToHuggingFace) {
   EXPECT_EQ(q->hf_name, "model.layers.12.self_attn.q_proj.weight");
   EXPECT_EQ(q->transform, GgufTransform::rope_unpermute);
   EXPECT_TRUE(q->is_q);
+  EXPECT_EQ(q->block, 12);  // checked against block_count by the checkpoint
+  EXPECT_EQ(map_gguf_tensor(*llama, "token_embd.weight")->block, -1);
   EXPECT_EQ(map_gguf_tensor(*llama, "blk.0.attn_v.weight")->transform, GgufTransform::none);
   EXPECT_FALSE(map_gguf_tensor(*llama, "blk.01.attn_q.weight"));  // not how ggml writes an index
   EXPECT_FALSE(map_gguf_tensor(*llama, "blk.0.ffn_gate_exps.weight"));

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <system_error>
@@ -16,6 +17,7 @@
 #include "llm2hef/core/checkpoint/gguf_names.hpp"
 #include "llm2hef/core/checkpoint/gguf_tokenizer.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/core/io/temp_dir.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -23,6 +25,9 @@ namespace llm2hef::core {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The scratch folders' names in $TMPDIR: llm2hef-gguf-XXXXXX.
+constexpr const char* kGgufScratchPrefix = "llm2hef-gguf-";
 
 bool has_gguf_extension(const fs::path& p) {
   std::string ext = p.extension().string();
@@ -84,6 +89,31 @@ std::vector<fs::path> gguf_parts(const fs::path& path) {
   return parts;
 }
 
+// Refuses (Unsupported) a checkpoint holding any tensor of a type llm2hef
+// does not dequantize. Run when the checkpoint is opened, before the config
+// is built or a slot made, rather than when a tensor is read: inspect reads
+// no weights, and must refuse the same files export does; and export then
+// refuses before writing anything.
+void refuse_undequantized_tensors(const std::vector<std::unique_ptr<GgufFile>>& files) {
+  const GgufFile* first_file = nullptr;
+  const GgufTensorInfo* first = nullptr;
+  std::map<std::string, int> refused;  // type -> tensors
+  int count = 0;
+  for (const auto& f : files)
+    for (const auto& t : f->tensors()) {
+      if (t.type->dequantized) continue;
+      if (!first) first_file = f.get(), first = &t;
+      ++refused[t.type->name];
+      ++count;
+    }
+  if (!first) return;
+  std::string types;
+  for (const auto& [type, n] : refused) types += (types.empty() ? "" : ", ") + std::to_string(n) + " " + type;
+  throw Unsupported(first_file->path().string() + ": tensor '" + first->name + "' has type " + first->type->name +
+                    ", which llm2hef does not dequantize (it reads " + dequantized_type_names() + ")" +
+                    (count > 1 ? "; tensors of such types: " + types : std::string()));
+}
+
 sdk::DType sdk_dtype(const GgmlType& t) {
   switch (t.id) {
     case 0: return sdk::DType::f32;
@@ -92,32 +122,6 @@ sdk::DType sdk_dtype(const GgmlType& t) {
     default: return sdk::DType::other;
   }
 }
-
-// A private folder for the files built from the metadata, removed with the checkpoint.
-class StagingDir {
- public:
-  StagingDir() = default;
-  ~StagingDir() {
-    if (!path_.empty()) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  StagingDir(const StagingDir&) = delete;
-  StagingDir& operator=(const StagingDir&) = delete;
-  const fs::path& get() {
-    if (path_.empty()) {
-      std::string tmpl = (fs::temp_directory_path() / "llm2hef-gguf-XXXXXX").string();
-      if (!::mkdtemp(tmpl.data()))
-        throw InternalError("cannot create a staging folder in " + fs::temp_directory_path().string());
-      path_ = tmpl;
-    }
-    return path_;
-  }
-
- private:
-  fs::path path_;
-};
 
 class GgufCheckpoint final : public sdk::Checkpoint {
  public:
@@ -154,7 +158,7 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   const GgufTensorInfo* find_stored(std::string_view name, const GgufFile** file = nullptr) const;
   std::vector<float> read_stored(std::string_view name) const;
   void read_flat(const Slot& s, uint64_t first, uint64_t last, float* out) const;
-  void add_slots(const GgufArch& arch);
+  void add_slots(const GgufArch& arch, int64_t blocks, const std::string& block_count_key);
   void setup_tokenizer(const fs::path& folder, const nlohmann::ordered_json& metadata);
 
   fs::path path_;
@@ -162,7 +166,8 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   sdk::JsonFile config_, generation_config_, tokenizer_config_;
   fs::path tokenizer_json_;
   std::string tokenizer_error_;
-  StagingDir staging_;
+  // Holds tokenizer.json built from the metadata; made when first needed.
+  std::optional<ScratchDir> staging_;
   std::map<std::string, Slot, std::less<>> slots_;
   std::vector<std::string> notes_;
   NonFiniteLog nonfinite_;
@@ -207,6 +212,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
                    "', an architecture llm2hef has no tensor-name table for (it reads: " + gguf_supported_archs() +
                    ")");
 
+  refuse_undequantized_tensors(files_);
+
   GgufTensorAccess access{[this](std::string_view n) { return find_stored(n); },
                           [this](std::string_view n) { return read_stored(n); }};
   // llama.cpp writes Mistral models as llama; transformers' GGUF loader
@@ -220,7 +227,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
   GgufConfig cfg = gguf_config(meta, *arch, access);
   config_ = sdk::JsonFile(origin + " (config.json from its metadata)", std::move(cfg.config));
   notes_ = std::move(cfg.notes);
-  add_slots(*arch);
+  add_slots(*arch, config_.raw().value("num_hidden_layers", config_.raw().value("n_layer", int64_t{0})),
+            "metadata key '" + arch->gguf + ".block_count'");
 
   // What was dequantized, for export and inspect.
   std::map<std::string, int> types;
@@ -254,17 +262,16 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
   const std::string origin = files_.front()->path().string();
   try {
     GgufTokenizerFiles tok = gguf_tokenizer_files(metadata, origin);
-    const fs::path dir = staging_.get();
     std::string text;
     try {
       text = tok.tokenizer_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
     } catch (const nlohmann::json::exception& e) {  // a token that is not UTF-8
       throw BadInput(origin + ": tokenizer.json cannot be written from the metadata: " + e.what());
     }
-    std::ofstream f(dir / "tokenizer.json", std::ios::binary);
-    f << text;
-    if (!f.flush()) throw InternalError("cannot write " + (dir / "tokenizer.json").string());
-    tokenizer_json_ = dir / "tokenizer.json";
+    // In $TMPDIR (an unusable one is named by ScratchDir), removed with the
+    // checkpoint, on Ctrl-C or SIGTERM, or by the next run after a SIGKILL.
+    if (!staging_) staging_.emplace(kGgufScratchPrefix);
+    tokenizer_json_ = staging_->write("tokenizer.json", text);
     tokenizer_config_ =
         sdk::JsonFile(origin + " (tokenizer_config.json from its metadata)", std::move(tok.tokenizer_config));
   } catch (const BadInput& e) {
@@ -286,9 +293,6 @@ std::vector<float> GgufCheckpoint::read_stored(std::string_view name) const {
   const GgufFile* file = nullptr;
   const GgufTensorInfo* t = find_stored(name, &file);
   if (!t) throw InternalError("read_stored: no tensor '" + std::string(name) + "'");
-  if (!t->type->dequantized)
-    throw Unsupported(file->path().string() + ": tensor '" + t->name + "' has type " + t->type->name +
-                      ", which llm2hef does not dequantize (it reads " + dequantized_type_names() + ")");
   Slot s;
   s.file = file;
   s.stored = t;
@@ -297,7 +301,7 @@ std::vector<float> GgufCheckpoint::read_stored(std::string_view name) const {
   return v;
 }
 
-void GgufCheckpoint::add_slots(const GgufArch& arch) {
+void GgufCheckpoint::add_slots(const GgufArch& arch, int64_t blocks, const std::string& block_count_key) {
   const sdk::JsonFile& c = config_;
   const int64_t heads = c.raw().value("num_attention_heads", c.raw().value("n_head", int64_t{1}));
   const int64_t kv_heads = c.raw().value("num_key_value_heads", heads);
@@ -309,6 +313,12 @@ void GgufCheckpoint::add_slots(const GgufArch& arch) {
       if (!m)
         throw Unsupported(where + " has no Hugging Face counterpart in llm2hef's table for architecture '" + arch.gguf +
                           "' (docs/gguf.md); converting without it would change the model");
+      // The adapters read blocks 0 .. block_count-1 only: a block past the
+      // count would be dropped without a word.
+      if (m->block >= blocks)
+        throw BadInput(where + " belongs to block " + std::to_string(m->block) + ", but " + block_count_key + " is " +
+                       std::to_string(blocks) + " (blocks 0 to " + std::to_string(blocks - 1) +
+                       "); the file's tensors and metadata disagree");
       Slot s;
       s.file = f.get();
       s.stored = &t;
@@ -428,10 +438,6 @@ void GgufCheckpoint::read_flat(const Slot& s, uint64_t first, uint64_t last, flo
 void GgufCheckpoint::read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end,
                                std::span<float> out) const {
   const Slot& s = slot(tensor);
-  const GgmlType& type = *s.stored->type;
-  if (!type.dequantized)
-    throw Unsupported(s.file->path().string() + ": tensor '" + s.stored->name + "' (" + s.info.name + ") has type " +
-                      type.name + ", which llm2hef does not dequantize (it reads " + dequantized_type_names() + ")");
   const int64_t rows = s.info.rows(), row_size = s.info.row_size();
   if (row_begin < 0 || row_begin > row_end || row_end > rows)
     throw InternalError(s.file->path().string() + ": tensor '" + s.info.name + "': rows [" + std::to_string(row_begin) +

@@ -4,6 +4,7 @@
 // table this file implements.
 #include "llm2hef/core/checkpoint/gguf_config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -84,12 +85,27 @@ std::string GgufMetadata::get_string(const std::string& key) const {
 
 namespace {
 
+// Numbers in messages as a user would write them (0.5, -1.0, nan, inf;
+// JSON would print null for the last two).
+std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return Json(v).dump();
+}
+
+// GGUF's RoPE scaling types (llama.cpp LLAMA_ROPE_SCALING_TYPES); llama.cpp
+// stops on any other.
+bool is_gguf_scaling_type(const std::string& t) {
+  return t == "none" || t == "linear" || t == "yarn" || t == "longrope";
+}
+
 struct Builder {
   const GgufMetadata& meta;
   const GgufArch& arch;
   const GgufTensorAccess& tensors;
   GgufConfig out;
   Json& c = out.config;
+  int64_t rotary = 0;  // dimensions of each head RoPE turns (rotary_dims())
 
   std::string key(const char* k) const { return arch.gguf + "." + k; }
   std::optional<double> number(const char* k) const {
@@ -137,9 +153,17 @@ struct Builder {
     if (const auto& raw = meta.raw();
         !(raw.contains(key("attention.head_count_kv")) && raw[key("attention.head_count_kv")].is_array()))
       if (auto kv = meta.find_size(key("attention.head_count_kv"))) c["num_key_value_heads"] = *kv;
-    if (auto ctx = meta.find_size(key("context_length"), int64_t{1} << 40)) c["max_position_embeddings"] = *ctx;
+    if (auto ctx = meta.find_size(key("context_length"), int64_t{1} << 40)) {
+      if (*ctx == 0) throw BadInput(meta.where(key("context_length")) + " is 0; a context length must be positive");
+      c["max_position_embeddings"] = *ctx;
+    }
     if (auto ff = meta.find_size(key("feed_forward_length"))) c["intermediate_size"] = *ff;
-    if (auto hd = meta.find_size(key("attention.key_length"))) c["head_dim"] = *hd;
+    if (auto hd = meta.find_size(key("attention.key_length"))) {
+      if (*hd == 0) throw BadInput(meta.where(key("attention.key_length")) + " is 0; a head size must be positive");
+      c["head_dim"] = *hd;
+    }
+    value_length();
+    dense_only();
     if (auto eps = number("attention.layer_norm_rms_epsilon")) c["rms_norm_eps"] = *eps;
     if (auto eps = number("attention.layer_norm_epsilon")) c["layer_norm_eps"] = *eps;
     c["vocab_size"] = vocab_size();
@@ -148,7 +172,69 @@ struct Builder {
                                            std::pair{"tokenizer.ggml.eos_token_id", "eos_token_id"},
                                            std::pair{"tokenizer.ggml.padding_token_id", "pad_token_id"}})
       if (auto id = meta.find_size(gguf_key, int64_t{1} << 31)) c[hf_key] = *id;
+    rotary_dims();
     rope(layers, hidden / heads);
+  }
+
+  // The converted HF families have one head_dim for queries, keys and
+  // values: a value length of its own would be read as the key length.
+  void value_length() const {
+    const std::string k = key("attention.value_length");
+    const auto v = meta.find_size(k);
+    if (!v) return;
+    if (*v == 0) throw BadInput(meta.where(k) + " is 0; a head size must be positive");
+    if (*v == head_dim()) return;
+    throw Unsupported(
+        meta.where(k) + " is " + std::to_string(*v) + " but the key length (" +
+        (c.contains("head_dim") ? "'" + key("attention.key_length") + "'" : std::string("hidden / heads")) + ") is " +
+        std::to_string(head_dim()) + ": " + arch.hf_architecture + " has one head_dim for keys and values");
+  }
+
+  // Mixture-of-experts files of these architectures (llama.cpp reads Mixtral
+  // as llama with expert tensors) are not what the HF families compute.
+  void dense_only() const {
+    for (const char* k : {"expert_count", "expert_used_count"})
+      if (const auto n = meta.find_size(key(k)); n && *n > 0)
+        throw Unsupported(meta.where(key(k)) + " is " + std::to_string(*n) + ": a mixture-of-experts model; " +
+                          arch.hf_architecture + " is a dense decoder and llm2hef converts no experts");
+  }
+
+  // <arch>.rope.dimension_count is llama.cpp's n_rot, the dimensions of each
+  // head that RoPE turns. Only phi3, stablelm and gptneox have a partial-
+  // rotary key in their transformers config (they read `rotary` below); the
+  // other families' transformers code turns all of head_dim, so a smaller
+  // count is refused rather than exported as full rotary (llama.cpp refuses
+  // such llama files and applies partial rotary to the others). GPT-2 has
+  // no RoPE: the key means nothing there.
+  void rotary_dims() {
+    const int64_t hd = head_dim();
+    rotary = hd;
+    if (arch.gguf == "gpt2") return;
+    const std::string k = key("rope.dimension_count");
+    const auto dims = meta.find_size(k);
+    if (!dims || *dims == hd) return;
+    if (*dims == 0 || *dims % 2 != 0 || *dims > hd)
+      throw BadInput(meta.where(k) + " is " + std::to_string(*dims) +
+                     ", expected an even number of dimensions from 2 to head_dim (" + std::to_string(hd) + ")");
+    const std::string& a = arch.gguf;
+    if (a != "phi3" && a != "stablelm" && a != "gptneox")
+      throw Unsupported(meta.where(k) + " is " + std::to_string(*dims) + " but head_dim is " + std::to_string(hd) +
+                        ": RoPE on part of each head, which " + arch.hf_architecture +
+                        " does not have (it turns all of head_dim; llm2hef converts partial rotary for phi3, "
+                        "stablelm and gptneox)");
+    rotary = *dims;
+  }
+
+  // A per-frequency RoPE factor tensor (rope_freqs, rope_factors_long /
+  // _short), every value checked: a factor divides a frequency, so zero,
+  // negative or non-finite ones are no model's.
+  std::vector<float> rope_factors(const char* name) const {
+    std::vector<float> v = tensors.read(name);
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v[i]) || !(v[i] > 0))
+        throw BadInput(meta.origin() + ": tensor '" + name + "' holds " + number_text(v[i]) + " at index " +
+                       std::to_string(i) + "; RoPE frequency factors must be positive and finite");
+    return v;
   }
 
   int64_t head_dim() const {
@@ -159,20 +245,42 @@ struct Builder {
   // rope.freq_base and rope.scaling.* (linear and yarn written back as HF's
   // rope_scaling; the adapters decide what they can convert). llama's
   // rope_freqs tensor is the Llama 3 rule evaluated per frequency.
+  //
+  // The factor tensors say how RoPE is scaled on their own; a scaling type
+  // declared beside them (other than none, or longrope with Phi-3's long /
+  // short factors, which llama.cpp's converter writes together) contradicts
+  // them, and is refused rather than one silently winning.
   void rope(int64_t layers, int64_t default_head_dim) {
     (void)layers;
     Json scaling = Json::object();
     const double theta = number("rope.freq_base").value_or(10000.0);
     c["rope_theta"] = theta;
-    if (auto type = meta.find_string(key("rope.scaling.type")); type && *type != "none") {
+    const std::string type_key = key("rope.scaling.type"), factor_key = key("rope.scaling.factor");
+    const std::optional<std::string> type = meta.find_string(type_key);
+    if (type && !is_gguf_scaling_type(*type))
+      throw BadInput(meta.where(type_key) + " is '" + *type +
+                     "', not a RoPE scaling type GGUF defines (none, linear, yarn, longrope)");
+    const bool declared = type && *type != "none";
+    const std::optional<double> factor = number("rope.scaling.factor");
+    // 0 is llama.cpp's "not set" (it scales by 1 / factor, 0 read as 1):
+    // accepted where no scaling is declared, refused where one is.
+    if (factor && (!std::isfinite(*factor) || *factor < 0 || (declared && *factor == 0)))
+      throw BadInput(meta.where(factor_key) + " is " + number_text(*factor) +
+                     (declared ? " with '" + type_key + "' '" + *type + "'" : std::string()) +
+                     "; a RoPE scaling factor must be positive and finite");
+    if (declared) {
       scaling["rope_type"] = *type;
-      if (auto f = number("rope.scaling.factor")) scaling["factor"] = *f;
+      if (factor) scaling["factor"] = *factor;
       if (auto orig = meta.find_size(key("rope.scaling.original_context_length"), int64_t{1} << 40))
         scaling["original_max_position_embeddings"] = *orig;
-    } else if (auto f = number("rope.scaling.factor"); f && *f != 1.0 && *f != 0.0) {
-      throw BadInput(meta.where(key("rope.scaling.factor")) + " is " + std::to_string(*f) + " but '" +
-                     key("rope.scaling.type") + "' is absent; which RoPE scaling is meant is unclear");
+    } else if (factor && *factor != 1.0 && *factor != 0.0) {
+      throw BadInput(meta.where(factor_key) + " is " + number_text(*factor) + " but '" + type_key +
+                     "' is absent; which RoPE scaling is meant is unclear");
     }
+    for (const char* t : {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"})
+      if (declared && has_tensor(t) && !(*type == "longrope" && std::string_view(t) != "rope_freqs.weight"))
+        throw BadInput(meta.origin() + ": tensor '" + t + "' (per-frequency RoPE factors) and metadata key '" +
+                       type_key + "' ('" + *type + "') both set the RoPE scaling; which one the model uses is unclear");
     if (has_tensor("rope_freqs.weight")) llama3_rope(theta, default_head_dim, scaling);
     if (!scaling.empty()) c["rope_scaling"] = scaling;
   }
@@ -188,14 +296,14 @@ struct Builder {
   // checked against every stored factor. Refused when it does not reproduce
   // them, or when fewer than two factors lie between the thresholds.
   void llama3_rope(double theta, int64_t default_head_dim, Json& scaling) {
-    const std::vector<float> factors = tensors.read("rope_freqs.weight");
+    const std::vector<float> factors = rope_factors("rope_freqs.weight");
     const int64_t dim = c.contains("head_dim") ? c["head_dim"].get<int64_t>() : default_head_dim;
     if (static_cast<int64_t>(factors.size()) * 2 != dim)
       throw BadInput(meta.origin() + ": tensor 'rope_freqs.weight' has " + std::to_string(factors.size()) +
                      " values, expected head_dim / 2 = " + std::to_string(dim / 2));
-    double factor = 1.0;
-    for (float f : factors) factor = std::max(factor, static_cast<double>(f));
-    if (factor == 1.0) return;  // all ones: no scaling
+    if (std::all_of(factors.begin(), factors.end(), [](float f) { return f == 1.0f; })) return;  // no scaling
+    double factor = 0.0, least = factors.empty() ? 1.0 : factors.front();
+    for (float f : factors) factor = std::max(factor, static_cast<double>(f)), least = std::min(least, double{f});
     std::vector<double> inv_wavelen(factors.size());
     for (size_t i = 0; i < factors.size(); ++i) {
       // As the converter computes them: float32 frequencies, double wavelengths.
@@ -215,6 +323,8 @@ struct Builder {
       throw Unsupported(meta.origin() + ": tensor 'rope_freqs.weight' (Llama 3 RoPE frequency factors): " + why +
                         "; its HF rope_scaling cannot be rebuilt exactly");
     };
+    if (least < 1.0)
+      refuse("factor " + number_text(least) + " is below 1; Llama 3's rule divides each frequency by 1 to factor");
     if (n < 2)
       refuse("fewer than two factors lie between 1 and the largest, so the rule's parameters are not determined");
     const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
@@ -307,8 +417,7 @@ struct Builder {
   void phi3() {
     c["hidden_act"] = "silu";
     const int64_t hd = head_dim();
-    if (auto dims = meta.find_size(key("rope.dimension_count")); dims && *dims != hd)
-      c["partial_rotary_factor"] = static_cast<double>(*dims) / static_cast<double>(hd);
+    if (rotary != hd) c["partial_rotary_factor"] = static_cast<double>(rotary) / static_cast<double>(hd);
     if (auto w = meta.find_size(key("attention.sliding_window"), int64_t{1} << 40))
       c["sliding_window"] = *w == 0 ? Json() : Json(*w);
     if (auto orig = meta.find_size(key("rope.scaling.original_context_length"), int64_t{1} << 40))
@@ -322,7 +431,7 @@ struct Builder {
       for (const auto& [t, k] : {std::pair{"rope_factors_long.weight", "long_factor"},
                                  std::pair{"rope_factors_short.weight", "short_factor"}}) {
         Json v = Json::array();
-        for (float f : tensors.read(t)) v.push_back(f32_decimal(f));
+        for (float f : rope_factors(t)) v.push_back(f32_decimal(f));
         scaling[k] = v;
       }
       if (c.contains("original_max_position_embeddings"))
@@ -336,8 +445,7 @@ struct Builder {
     const int64_t layers = c["num_hidden_layers"];
     c["hidden_act"] = "silu";
     const int64_t hd = head_dim();
-    c["partial_rotary_factor"] =
-        static_cast<double>(meta.find_size(key("rope.dimension_count")).value_or(hd)) / static_cast<double>(hd);
+    c["partial_rotary_factor"] = static_cast<double>(rotary) / static_cast<double>(hd);
     c["use_qkv_bias"] = any_block_has("attn_q.bias", layers);
     c["qk_layernorm"] = any_block_has("attn_q_norm.weight", layers);
     // llama.cpp's stablelm graph runs attention and MLP in parallel when a
@@ -349,8 +457,7 @@ struct Builder {
   void gptneox() {
     const int64_t hd = head_dim();
     c["hidden_act"] = "gelu";
-    c["rotary_pct"] =
-        static_cast<double>(meta.find_size(key("rope.dimension_count")).value_or(hd)) / static_cast<double>(hd);
+    c["rotary_pct"] = static_cast<double>(rotary) / static_cast<double>(hd);
     c["rotary_emb_base"] = c["rope_theta"];
     c["use_parallel_residual"] = meta.find_bool(key("use_parallel_residual")).value_or(true);
     c["attention_bias"] = true;

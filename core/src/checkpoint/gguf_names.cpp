@@ -198,11 +198,12 @@ std::optional<GgufNameMatch> map_gguf_tensor(const GgufArch& arch, std::string_v
   else
     return std::nullopt;
 
-  const auto match = [&](const Rule& r, const std::string& block) -> GgufNameMatch {
+  const auto match = [&](const Rule& r, int64_t block) -> GgufNameMatch {
     GgufNameMatch m;
-    m.hf_name = replace_all(r.hf, "{N}", block) + "." + std::string(suffix);
+    m.hf_name = replace_all(r.hf, "{N}", block < 0 ? "" : std::to_string(block)) + "." + std::string(suffix);
     m.transform = suffix == "weight" ? r.weight : r.bias;
     m.is_q = std::string_view(r.stem) == "attn_q";
+    m.block = block;
     return m;
   };
   if (stem.starts_with("blk.")) {
@@ -214,11 +215,11 @@ std::optional<GgufNameMatch> map_gguf_tensor(const GgufArch& arch, std::string_v
     if (ec != std::errc() || end != rest.data() + dot || (dot > 1 && rest[0] == '0')) return std::nullopt;
     const std::string_view what = rest.substr(dot + 1);
     for (const auto& r : table->blocks)
-      if (what == r.stem) return match(r, std::to_string(block));
+      if (what == r.stem) return match(r, static_cast<int64_t>(block));
     return std::nullopt;
   }
   for (const auto& r : table->globals)
-    if (stem == r.stem) return match(r, "");
+    if (stem == r.stem) return match(r, -1);
   return std::nullopt;
 }
 

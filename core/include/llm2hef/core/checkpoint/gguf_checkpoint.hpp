@@ -6,8 +6,9 @@
 //
 // Tokenizer: a folder holding the .gguf and an HF tokenizer.json (and
 // tokenizer_config.json) uses those files; otherwise they are built from the
-// metadata (gguf_tokenizer.hpp) into a private staging folder that lives as
-// long as the checkpoint.
+// metadata (gguf_tokenizer.hpp), tokenizer.json into a private folder in
+// $TMPDIR (io/temp_dir.hpp ScratchDir: removed with the checkpoint, on
+// Ctrl-C or SIGTERM, or by a later run after a SIGKILL).
 #pragma once
 
 #include <filesystem>
@@ -25,9 +26,11 @@ namespace llm2hef::core {
 // .gguf files.
 bool is_gguf_checkpoint(const std::filesystem::path& path);
 
-// Throws BadInput naming the file and the key or tensor for malformed input,
-// Unsupported for a valid file llm2hef cannot convert (a tensor without a HF
-// counterpart in its architecture's table).
+// Throws BadInput naming the file and the key or tensor for malformed input
+// (a tensor of a block past block_count among them), Unsupported for a valid
+// file llm2hef cannot convert (a tensor without a HF counterpart in its
+// architecture's table, or of a type it does not dequantize: checked here,
+// on opening, so that inspect and export refuse the same files).
 std::unique_ptr<sdk::Checkpoint> open_gguf_checkpoint(const std::filesystem::path& path, NonFinitePolicy nonfinite);
 
 // Non-finite values met so far, when `ckpt` is a GGUF checkpoint; empty otherwise.

@@ -14,6 +14,7 @@
 //   - stablelm: the per-head q/k LayerNorms stacked into one [heads, dim].
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,7 +46,8 @@ const GgufArch* find_gguf_arch(std::string_view arch);
 struct GgufNameMatch {
   std::string hf_name;  // for split_heads: with "{H}" where the head index goes
   GgufTransform transform = GgufTransform::none;
-  bool is_q = false;  // rope_unpermute: q (head_count) or k (head_count_kv)
+  bool is_q = false;   // rope_unpermute: q (head_count) or k (head_count_kv)
+  int64_t block = -1;  // N of a blk.N. tensor; -1 for the others
 };
 
 // The HF name and transform of GGUF tensor `name` under `arch`; nullopt when
