@@ -12,6 +12,7 @@
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/progress.hpp"
+#include "llm2hef/core/io/terminal_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
@@ -111,7 +112,12 @@ compile.py to append:
   --plan FILE      quantization.json from `llm2hef calibrate` (--for optimize)
   --json           {"lines": [...], "notes": [...]} on stdout
 
-Exit status: 0 ok, 2 usage, 3 malformed HAR or groups/caches that do not fit.
+Every layer name written must be one a model script can hold (letters,
+digits and '_' in '/'-separated parts, as the DFC names layers): a model
+script has no quoting, so any other name is refused (exit 3), naming it.
+
+Exit status: 0 ok, 2 usage, 3 malformed HAR, a layer name a model script
+cannot hold, or groups/caches that do not fit.
 )";
 
 std::optional<core::ExportManifest> load_manifest(const std::optional<std::string>& path) {
@@ -192,10 +198,12 @@ int run_lines(const LinesArgs& a, Invocation& inv) {
     lines = core::har::compile_lines(*idx.hn);
   }
   if (a.json) {
-    std::cout << nlohmann::json{{"lines", lines.lines}, {"notes", lines.notes}}.dump(2) << "\n";
+    std::cout << core::json_text(nlohmann::json{{"lines", lines.lines}, {"notes", lines.notes}}, 2) << "\n";
   } else {
+    // The lines hold only names checked for a model script (script_names.hpp);
+    // the notes name layers as the HAR spells them.
     for (const auto& l : lines.lines) std::cout << l << "\n";
-    for (const auto& n : lines.notes) std::cerr << "note: " << n << "\n";
+    for (const auto& n : lines.notes) std::cerr << "note: " << core::printable(n) << "\n";
   }
   return 0;
 }
