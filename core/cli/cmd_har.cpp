@@ -99,8 +99,10 @@ compile.py to append:
                    quantization_param([...], precision_mode=<its mode>), one
                    line per mode; those layers leave the default line, whose
                    mode is the plan's default_mode. An entry that maps to no
-                   layer is refused (exit 3), with the closest names
-                   (docs/quantization-gate.md)
+                   layer is refused (exit 3), with the closest names, and so
+                   is a mode on a layer type Hailo's scripts never give it
+                   (softmax, matmul, an input layer but input_layer1 at
+                   a16_w16: docs/quantization-gate.md)
   --for compile    the <x>__prefill / <x>__tbt network_group lines and a
                    format_conversion line for every cache layer of both
                    groups (section 8); run on the quantized HAR. The base
@@ -116,8 +118,8 @@ Every layer name written must be one a model script can hold (letters,
 digits and '_' in '/'-separated parts, as the DFC names layers): a model
 script has no quoting, so any other name is refused (exit 3), naming it.
 
-Exit status: 0 ok, 2 usage, 3 malformed HAR, a layer name a model script
-cannot hold, or groups/caches that do not fit.
+Exit status: 0 ok, 2 usage, 3 malformed HAR or plan, a layer name a model
+script cannot hold, or groups/caches that do not fit.
 )";
 
 std::optional<core::ExportManifest> load_manifest(const std::optional<std::string>& path) {
