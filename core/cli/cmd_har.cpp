@@ -12,6 +12,7 @@
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/progress.hpp"
+#include "llm2hef/core/io/terminal_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
@@ -98,8 +99,10 @@ compile.py to append:
                    quantization_param([...], precision_mode=<its mode>), one
                    line per mode; those layers leave the default line, whose
                    mode is the plan's default_mode. An entry that maps to no
-                   layer is refused (exit 3), with the closest names
-                   (docs/quantization-gate.md)
+                   layer is refused (exit 3), with the closest names, and so
+                   is a mode on a layer type Hailo's scripts never give it
+                   (softmax, matmul, an input layer but input_layer1 at
+                   a16_w16: docs/quantization-gate.md)
   --for compile    the <x>__prefill / <x>__tbt network_group lines and a
                    format_conversion line for every cache layer of both
                    groups (section 8); run on the quantized HAR. The base
@@ -111,7 +114,12 @@ compile.py to append:
   --plan FILE      quantization.json from `llm2hef calibrate` (--for optimize)
   --json           {"lines": [...], "notes": [...]} on stdout
 
-Exit status: 0 ok, 2 usage, 3 malformed HAR or groups/caches that do not fit.
+Every layer name written must be one a model script can hold (letters,
+digits and '_' in '/'-separated parts, as the DFC names layers): a model
+script has no quoting, so any other name is refused (exit 3), naming it.
+
+Exit status: 0 ok, 2 usage, 3 malformed HAR or plan, a layer name a model
+script cannot hold, or groups/caches that do not fit.
 )";
 
 std::optional<core::ExportManifest> load_manifest(const std::optional<std::string>& path) {
@@ -192,10 +200,12 @@ int run_lines(const LinesArgs& a, Invocation& inv) {
     lines = core::har::compile_lines(*idx.hn);
   }
   if (a.json) {
-    std::cout << nlohmann::json{{"lines", lines.lines}, {"notes", lines.notes}}.dump(2) << "\n";
+    std::cout << core::json_text(nlohmann::json{{"lines", lines.lines}, {"notes", lines.notes}}, 2) << "\n";
   } else {
+    // The lines hold only names checked for a model script (script_names.hpp);
+    // the notes name layers as the HAR spells them.
     for (const auto& l : lines.lines) std::cout << l << "\n";
-    for (const auto& n : lines.notes) std::cerr << "note: " << n << "\n";
+    for (const auto& n : lines.notes) std::cerr << "note: " << core::printable(n) << "\n";
   }
   return 0;
 }

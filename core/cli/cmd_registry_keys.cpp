@@ -14,6 +14,7 @@
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
+#include "llm2hef/core/io/terminal_text.hpp"
 #include "llm2hef/registry/index_collect.hpp"
 #include "llm2hef/registry/manifest.hpp"
 #include "llm2hef/registry/signing.hpp"
@@ -117,24 +118,6 @@ struct KeysListArgs {
   bool json = false;
 };
 
-// A comment comes from whoever made the key: terminal escapes or line
-// breaks in it must not reach the terminal as such (they could fake other
-// lines of the list). Control bytes are shown as \xNN; --json keeps them exact.
-std::string printable(const std::string& text) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7F || c == '\\') {
-      out += "\\x";
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 int keys_list(const KeysListArgs& a) {
   json rows = json::array();
   for (const auto& t : registry::trusted_keys())
@@ -149,9 +132,11 @@ int keys_list(const KeysListArgs& a) {
     return 0;
   }
   if (rows.empty()) std::cout << "no trusted key (add one with `llm2hef registry keys add FILE`)\n";
+  // A comment comes from whoever made the key: it could fake other lines of the list.
   for (const auto& r : rows)
     std::cout << r["key_id"].get<std::string>() << "  " << r["origin"].get<std::string>() << "  "
-              << printable(r["comment"].get<std::string>()) << "  " << printable(r["file"].get<std::string>()) << "\n";
+              << core::printable(r["comment"].get<std::string>()) << "  "
+              << core::printable(r["file"].get<std::string>()) << "\n";
   return 0;
 }
 

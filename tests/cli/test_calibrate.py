@@ -106,6 +106,22 @@ def test_refusals_name_what_is_wrong(gpt2, tmp_path):
         assert not (gpt2 / "quantization.json").exists()
 
 
+def test_a_token_file_over_the_limit_is_refused_before_it_is_read(gpt2, tmp_path):
+    """A token file's DOM was 10-25x the file (a 200 MB one cost 1.9 GB):
+    past 16 MiB it is refused on its size, naming the file and the limit."""
+    for option in ("--calib-tokens", "--eval-tokens"):
+        big = tmp_path / (option[2:] + ".json")
+        with open(big, "wb") as f:
+            f.truncate((16 << 20) + 1)  # sparse: nothing is written, nothing may be read
+        good = tmp_path / "good.json"
+        good.write_text("[[1, 2, 3], [4, 5]]")
+        args = ["--calib-tokens", big] if option == "--calib-tokens" else ["--calib-tokens", good, option, big]
+        r = llm2hef("calibrate", gpt2, *args, check=False)
+        assert r.returncode == 3 and str(big) in r.stderr, r.stderr
+        assert "exceed the limit of 16777216 bytes (16 MiB) for a token-id file" in r.stderr, r.stderr
+        assert not (gpt2 / "quantization.json").exists()
+
+
 def test_existing_outputs_need_force_and_budget_is_honoured(gpt2, tmp_path):
     calib = tmp_path / "calib.json"
     calib.write_text(json.dumps(prompts(300, (30, 32, 31), 3)))

@@ -68,3 +68,30 @@ TEST_F(TokenFile, NamesTheFileAndTheBadEntry) {
   write("[[1, 2");
   EXPECT_NE(error_of(10).find(path.string()), std::string::npos);
 }
+
+// Checked as it is parsed: every shape but a list of lists of integers is
+// refused where it appears, naming the entry, however deep it would nest.
+TEST_F(TokenFile, RefusesOtherShapesWhereTheyAppear) {
+  write("[[1, [2]]]");
+  EXPECT_NE(error_of(10).find("sequence 0, position 1: a list is not a token id"), std::string::npos) << error_of(10);
+  write("[[1], {\"a\": [1]}]");
+  EXPECT_NE(error_of(10).find("entry 1 is object"), std::string::npos) << error_of(10);
+  write("[[1], [true]]");
+  EXPECT_NE(error_of(10).find("sequence 1, position 0: true"), std::string::npos) << error_of(10);
+  write("[[-1]]");
+  EXPECT_NE(error_of(10).find("sequence 0, position 0: -1"), std::string::npos) << error_of(10);
+  write("[[18446744073709551615]]");
+  EXPECT_NE(error_of(10).find("sequence 0, position 0: 18446744073709551615"), std::string::npos) << error_of(10);
+  write("[[2.5e3]]");
+  EXPECT_NE(error_of(10).find("sequence 0, position 0: 2.5e3 is not a token id"), std::string::npos) << error_of(10);
+  write("7");
+  EXPECT_NE(error_of(10).find("found number"), std::string::npos) << error_of(10);
+  write(std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_NE(error_of(10).find("sequence 0, position 0: a list"), std::string::npos);
+  write("[[1]] [[2]]");
+  EXPECT_NE(error_of(10).find("not valid JSON"), std::string::npos) << error_of(10);
+  write(std::string("[[1]]\0", 6));
+  EXPECT_NE(error_of(10).find("a NUL byte at offset 5"), std::string::npos) << error_of(10);
+  write("");
+  EXPECT_NE(error_of(10).find("not valid JSON"), std::string::npos) << error_of(10);
+}

@@ -8,6 +8,7 @@
 #include "llm2hef/core/har/har_file.hpp"
 #include "llm2hef/core/har/npz_stream.hpp"
 #include "llm2hef/core/har/precision_plan.hpp"
+#include "llm2hef/core/har/script_names.hpp"
 
 namespace llm2hef::core::har {
 
@@ -82,7 +83,8 @@ ScriptLines optimize_lines(const fs::path& path, int64_t pe_width, const Precisi
       chosen.push_back(c);
   }
   if (!chosen.empty())
-    out.lines.push_back("quantization_param([" + join(chosen) + "], precision_mode=" + default_mode + ")");
+    out.lines.push_back("quantization_param(" + script_name_list(hn, chosen) + ", precision_mode=" + default_mode +
+                        ")");
   if (plan) {
     // One line per mode, in the order the plan first names it; layers in
     // plan order, each once.
@@ -97,7 +99,8 @@ ScriptLines optimize_lines(const fs::path& path, int64_t pe_width, const Precisi
         if (listed.insert(l).second) list.push_back(l);
     }
     for (const auto& mode : modes)
-      out.lines.push_back("quantization_param([" + join(per_mode[mode]) + "], precision_mode=" + mode + ")");
+      out.lines.push_back("quantization_param(" + script_name_list(hn, per_mode[mode]) + ", precision_mode=" + mode +
+                          ")");
     out.notes.push_back("plan " + plan->origin + ": " + std::to_string(mapped.size()) + " entr" +
                         (mapped.size() == 1 ? "y" : "ies") + " -> " + std::to_string(listed.size()) + " layer(s); " +
                         std::to_string(taken_by_plan.size()) + " compressible conv(s) taken out of the " +
@@ -117,7 +120,8 @@ ScriptLines compile_lines(const HnModel& hn) {
   // next to them is ignored here (hailo-contract.md section 3).
   const KvScopes groups = require_kv_scopes(hn);
   const std::string &prefill = groups.prefill, &tbt = groups.tbt;
-  for (const auto& g : {prefill, tbt}) out.lines.push_back(g + " = network_group([" + g + "])");
+  for (const auto& g : {prefill, tbt})
+    out.lines.push_back(script_name(hn, g) + " = network_group(" + script_name_list(hn, {g}) + ")");
   std::map<std::string, std::set<std::string>> per_group;
   size_t ignored = 0;
   for (const auto& name : hn.cache_layers()) {
@@ -130,13 +134,13 @@ ScriptLines compile_lines(const HnModel& hn) {
     if (hn.type(name) == "input_layer") {
       const auto succ = hn.outputs(name);
       if (succ.empty()) throw BadInput(hn.label() + ": cache input '" + name + "' feeds nothing");
-      out.lines.push_back(group + "/tf_rgb_to_hailo_rgb_from_" + short_ + " = format_conversion(" + name + ", " +
-                          succ[0] + ", tf_rgb_to_hailo_rgb)");
+      out.lines.push_back(script_name(hn, group + "/tf_rgb_to_hailo_rgb_from_" + short_) + " = format_conversion(" +
+                          script_name(hn, name) + ", " + script_name(hn, succ[0]) + ", tf_rgb_to_hailo_rgb)");
     } else {
       const auto pred = hn.inputs(name);
       if (pred.empty()) throw BadInput(hn.label() + ": cache output '" + name + "' has no producer");
-      out.lines.push_back(group + "/hailo_rgb_to_tf_rgb_to_" + short_ + " = format_conversion(" + pred[0] + ", " +
-                          name + ", hailo_rgb_to_tf_rgb)");
+      out.lines.push_back(script_name(hn, group + "/hailo_rgb_to_tf_rgb_to_" + short_) + " = format_conversion(" +
+                          script_name(hn, pred[0]) + ", " + script_name(hn, name) + ", hailo_rgb_to_tf_rgb)");
     }
   }
   if (!groups.base.empty())

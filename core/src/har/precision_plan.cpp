@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "fixups/fixup_common.hpp"
+#include "llm2hef/core/io/terminal_text.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
@@ -23,6 +24,27 @@ const std::vector<std::string>& known_precision_modes() {
 
 namespace {
 
+// The layer types each mode is seen on (docs/quantization-gate.md, the
+// "Precision modes" table); input_layer is handled apart.
+const std::map<std::string, std::vector<std::string>>& mode_types() {
+  static const std::map<std::string, std::vector<std::string>> types = {
+      {"a8_w8", {"conv"}},
+      {"a8_w4", {"conv"}},
+      {"a16_w16", {"conv", "ew_add", "ew_mult", "normalization"}},
+      {"a16_w8", {"conv", "ew_add", "normalization", "reduce_sum"}},
+      {"a16_w8_a16", {"conv", "ew_add", "normalization"}},
+      {"a16_w4_a16", {"conv"}},
+  };
+  return types;
+}
+
+// What a value of the wrong kind was, in a few bytes: a number as it is
+// written, anything else by its JSON type (a string or object may be
+// megabytes, and hostile).
+std::string describe(const nlohmann::json& v) {
+  return v.is_number() || v.is_boolean() ? v.dump() : std::string("a JSON ") + v.type_name();
+}
+
 bool is_known_mode(const std::string& m) {
   const auto& k = known_precision_modes();
   return std::find(k.begin(), k.end(), m) != k.end();
@@ -31,12 +53,96 @@ bool is_known_mode(const std::string& m) {
 std::string check_mode(const std::string& where, const nlohmann::json& v) {
   if (!v.is_string())
     throw BadInput(where + ": expected a precision mode string (" + join(known_precision_modes()) + "), got " +
-                   v.dump());
+                   describe(v));
   const std::string m = v.get<std::string>();
   if (!is_known_mode(m))
-    throw BadInput(where + ": '" + m + "' is not a precision mode Hailo documents for quantization_param (" +
+    throw BadInput(where + ": '" + printable(m) + "' is not a precision mode Hailo documents for quantization_param (" +
                    join(known_precision_modes()) + "; docs/quantization-gate.md)");
   return m;
+}
+
+// A whole, non-negative byte count that fits in int64; BadInput otherwise.
+int64_t byte_count(const std::string& where, const nlohmann::json& v) {
+  const bool in_range = v.is_number_unsigned()
+                            ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                            : v.is_number_integer() && v.get<int64_t>() >= 0;
+  if (!in_range) throw BadInput(where + ": expected a whole, non-negative byte count below 2^63, got " + describe(v));
+  return v.get<int64_t>();
+}
+
+// The statistics calibrate writes beside the plan: checked as JSON, never
+// built (they are most of the file).
+const sdk::JsonPaths& unread_keys() {
+  static const sdk::JsonPaths keys =
+      {{"ranges"}, {"weights"}, {"weight_sensitivity"}, {"simulation"}, {"plan_over_budget"}, {"calibration"},
+       {"rule"},   {"timing"}};
+  return keys;
+}
+
+PrecisionPlan plan_from_json(const nlohmann::json& doc, const std::string& origin) {
+  PrecisionPlan plan;
+  plan.origin = origin;
+  const std::string& f = plan.origin;
+  if (!doc.is_object()) throw BadInput(f + ": expected a JSON object with 'version' and 'plan'");
+  if (!doc.contains("version") || !doc["version"].is_number_integer())
+    throw BadInput(f + ": field 'version': expected the integer 1");
+  if (doc["version"].get<int64_t>() != 1)
+    throw BadInput(f + ": field 'version': " + doc["version"].dump() +
+                   " is not a version this llm2hef reads (1); update llm2hef or re-run `llm2hef calibrate`");
+  if (!doc.contains("plan") || !doc["plan"].is_object())
+    throw BadInput(f + ": field 'plan': expected an object with 'lines' and 'default_mode'");
+  const nlohmann::json& p = doc["plan"];
+  if (p.contains("default_mode") && !p["default_mode"].is_null())
+    plan.default_mode = check_mode(f + ": field 'plan.default_mode'", p["default_mode"]);
+  if (!p.contains("lines") || !p["lines"].is_array())
+    throw BadInput(f + ": field 'plan.lines': expected a list of {onnx_node, precision_mode, reason}");
+  int64_t lines_extra = 0;
+  for (size_t i = 0; i < p["lines"].size(); ++i) {
+    const nlohmann::json& e = p["lines"][i];
+    const std::string where = f + ": field 'plan.lines[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw BadInput(where + "': expected an object, got " + describe(e));
+    PlanEntry entry;
+    entry.index = i;
+    if (!e.contains("onnx_node") || !e["onnx_node"].is_string() || e["onnx_node"].get<std::string>().empty())
+      throw BadInput(where + ".onnx_node': expected the name of a node of model.onnx");
+    entry.onnx_node = e["onnx_node"].get<std::string>();
+    if (entry.onnx_node.size() > kMaxPlanNameBytes)
+      throw BadInput(where + ".onnx_node': " + std::to_string(entry.onnx_node.size()) + " bytes, over the limit of " +
+                     std::to_string(kMaxPlanNameBytes) + " for a node name (llm2hef's are under 100)");
+    if (!e.contains("precision_mode")) throw BadInput(where + ".precision_mode': missing");
+    entry.precision_mode = check_mode(where + ".precision_mode'", e["precision_mode"]);
+    if (e.contains("reason") && !e["reason"].is_null()) {
+      if (!e["reason"].is_string()) throw BadInput(where + ".reason': expected a string");
+      entry.reason = e["reason"].get<std::string>();
+    }
+    if (e.contains("extra_bytes") && !e["extra_bytes"].is_null()) {
+      entry.extra_bytes = byte_count(where + ".extra_bytes'", e["extra_bytes"]);
+      if (__builtin_add_overflow(lines_extra, entry.extra_bytes, &lines_extra))
+        throw BadInput(where + ".extra_bytes': the lines' extra_bytes add up past 2^63 bytes");
+    }
+    plan.entries.push_back(std::move(entry));
+  }
+  if (doc.contains("model") && !doc["model"].is_null()) {
+    if (!doc["model"].is_string()) throw BadInput(f + ": field 'model': expected the name of the export, a string");
+    plan.model = doc["model"].get<std::string>();
+  }
+  if (doc.contains("budget") && !doc["budget"].is_null()) {
+    const nlohmann::json& b = doc["budget"];
+    if (!b.is_object())
+      throw BadInput(f + ": field 'budget': expected an object with extra_weight_bytes and extra_activation_bytes");
+    const auto bytes = [&](const char* key) -> int64_t {
+      const std::string where = f + ": field 'budget." + key + "'";
+      if (!b.contains(key)) throw BadInput(where + ": missing (re-run `llm2hef calibrate`)");
+      return byte_count(where, b[key]);
+    };
+    PlanCost cost{bytes("extra_weight_bytes"), bytes("extra_activation_bytes"), bytes("weight_bytes_default")};
+    if (__builtin_add_overflow(cost.extra_weight_bytes, cost.extra_activation_bytes, &cost.extra_bytes))
+      throw BadInput(f +
+                     ": fields 'budget.extra_weight_bytes' and 'budget.extra_activation_bytes' add up past 2^63 "
+                     "bytes");
+    plan.cost = cost;
+  }
+  return plan;
 }
 
 // How many leading '/'-separated components two names share: an ONNX node
@@ -66,86 +172,81 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// The edit distances computed for one unmapped entry, in cells (|a| x |b|
+// each): about 4 M, a few milliseconds, whatever the HN and the names hold.
+constexpr uint64_t kClosestCells = uint64_t{1} << 22;
+
 // The few original names nearest to `wanted`: those sharing the most
-// leading path components, then by edit distance (computed on at most a few
-// hundred candidates, so a 64,000-layer HN stays fast).
+// leading path components, then by edit distance. Names longer than a plan
+// name may be are no suggestion (the plan could not hold them); the edit
+// distances stop at kClosestCells, so this is linear in the names' bytes.
 std::vector<std::string> closest(const std::string& wanted, const std::vector<std::string>& names, size_t count) {
   size_t best = 0;
-  for (const auto& n : names) best = std::max(best, shared_components(wanted, n));
-  std::vector<std::string> pool;
   for (const auto& n : names)
-    if (shared_components(wanted, n) == best && pool.size() < 400) pool.push_back(n);
-  std::vector<std::pair<size_t, std::string>> scored;
-  for (auto& n : pool) scored.emplace_back(edit_distance(wanted, n), n);
-  std::sort(scored.begin(), scored.end());
+    if (n.size() <= kMaxPlanNameBytes) best = std::max(best, shared_components(wanted, n));
+  std::vector<std::pair<size_t, const std::string*>> scored;
+  uint64_t cells = 0;
+  for (const auto& n : names) {
+    if (n.size() > kMaxPlanNameBytes || shared_components(wanted, n) != best) continue;
+    const uint64_t cost = (wanted.size() + 1) * (n.size() + 1);
+    if (!scored.empty() && cells + cost > kClosestCells) break;
+    cells += cost;
+    scored.emplace_back(edit_distance(wanted, n), &n);
+  }
+  std::sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first : *x.second < *y.second;
+  });
   std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && i < count; ++i) out.push_back(scored[i].second);
+  for (size_t i = 0; i < scored.size() && i < count; ++i) out.push_back(*scored[i].second);
   return out;
+}
+
+// The first kListedProblems of `problems` on their own lines, then how many
+// more there are: a plan made for another export must not print megabytes.
+std::string listed(const std::vector<std::string>& problems, size_t total) {
+  std::string s;
+  for (const auto& p : problems) s += "\n  " + p;
+  if (total > problems.size()) s += "\n  ... and " + std::to_string(total - problems.size()) + " more";
+  return s;
+}
+
+std::string entry_label(const PlanEntry& e) {
+  return "plan.lines[" + std::to_string(e.index) + "] '" + printable(e.onnx_node) + "'";
 }
 
 }  // namespace
 
+bool mode_applies_to(const std::string& mode, const std::string& layer_type, const std::string& layer) {
+  if (layer_type == "input_layer") return mode == "a16_w16" && short_name(layer) == "input_layer1";
+  const auto it = mode_types().find(mode);
+  return it != mode_types().end() && std::find(it->second.begin(), it->second.end(), layer_type) != it->second.end();
+}
+
+PrecisionPlan parse_precision_plan(std::string_view text, const std::string& origin) {
+  const sdk::JsonLimits limits = sdk::JsonLimits::with_max_bytes(kMaxPlanBytes, "quantization.json");
+  if (text.size() > limits.max_bytes) throw BadInput(origin + ": " + limits.too_big(text.size()));
+  return plan_from_json(sdk::parse_json_without(text, origin, unread_keys(), limits), origin);
+}
+
 PrecisionPlan read_precision_plan(const fs::path& path) {
-  // calibrate may keep per-tensor statistics next to the plan; they are
-  // ignored here but the file can be large.
-  const nlohmann::json doc =
-      sdk::read_json(path, sdk::JsonLimits::with_max_bytes(std::size_t{256} << 20, "quantization.json"));
-  PrecisionPlan plan;
-  plan.origin = path.string();
-  const std::string& f = plan.origin;
-  if (!doc.is_object()) throw BadInput(f + ": expected a JSON object with 'version' and 'plan'");
-  if (!doc.contains("version") || !doc["version"].is_number_integer())
-    throw BadInput(f + ": field 'version': expected the integer 1");
-  if (doc["version"].get<int64_t>() != 1)
-    throw BadInput(f + ": field 'version': " + doc["version"].dump() +
-                   " is not a version this llm2hef reads (1); update llm2hef or re-run `llm2hef calibrate`");
-  if (!doc.contains("plan") || !doc["plan"].is_object())
-    throw BadInput(f + ": field 'plan': expected an object with 'lines' and 'default_mode'");
-  const nlohmann::json& p = doc["plan"];
-  if (p.contains("default_mode") && !p["default_mode"].is_null())
-    plan.default_mode = check_mode(f + ": field 'plan.default_mode'", p["default_mode"]);
-  if (!p.contains("lines") || !p["lines"].is_array())
-    throw BadInput(f + ": field 'plan.lines': expected a list of {onnx_node, precision_mode, reason}");
-  for (size_t i = 0; i < p["lines"].size(); ++i) {
-    const nlohmann::json& e = p["lines"][i];
-    const std::string where = f + ": field 'plan.lines[" + std::to_string(i) + "]";
-    if (!e.is_object()) throw BadInput(where + "': expected an object, got " + e.dump());
-    PlanEntry entry;
-    entry.index = i;
-    if (!e.contains("onnx_node") || !e["onnx_node"].is_string() || e["onnx_node"].get<std::string>().empty())
-      throw BadInput(where + ".onnx_node': expected the name of a node of model.onnx");
-    entry.onnx_node = e["onnx_node"].get<std::string>();
-    if (!e.contains("precision_mode")) throw BadInput(where + ".precision_mode': missing");
-    entry.precision_mode = check_mode(where + ".precision_mode'", e["precision_mode"]);
-    if (e.contains("reason") && !e["reason"].is_null()) {
-      if (!e["reason"].is_string()) throw BadInput(where + ".reason': expected a string");
-      entry.reason = e["reason"].get<std::string>();
-    }
-    plan.entries.push_back(std::move(entry));
-  }
-  if (doc.contains("model") && doc["model"].is_string()) plan.model = doc["model"].get<std::string>();
-  if (doc.contains("budget") && !doc["budget"].is_null()) {
-    const nlohmann::json& b = doc["budget"];
-    if (!b.is_object())
-      throw BadInput(f + ": field 'budget': expected an object with extra_weight_bytes and extra_activation_bytes");
-    const auto bytes = [&](const char* key) -> int64_t {
-      const std::string where = f + ": field 'budget." + key + "'";
-      if (!b.contains(key)) throw BadInput(where + ": missing (re-run `llm2hef calibrate`)");
-      const nlohmann::json& v = b[key];
-      const bool whole = v.is_number_integer();
-      const bool in_range = v.is_number_unsigned()
-                                ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
-                                : whole && v.get<int64_t>() >= 0;
-      if (!whole || !in_range) throw BadInput(where + ": expected a whole, non-negative byte count, got " + v.dump());
-      return v.get<int64_t>();
-    };
-    plan.cost = PlanCost{bytes("extra_weight_bytes"), bytes("extra_activation_bytes"), bytes("weight_bytes_default")};
-  }
-  return plan;
+  // The size is checked on the file before it is read.
+  return plan_from_json(sdk::read_json_without(path, unread_keys(),
+                                               sdk::JsonLimits::with_max_bytes(kMaxPlanBytes, "quantization.json")),
+                        path.string());
+}
+
+int64_t bytes_with_plan(int64_t base_bytes, const PrecisionPlan& plan) {
+  const int64_t extra = plan.cost ? plan.cost->extra_bytes : 0;
+  int64_t sum = 0;
+  if (__builtin_add_overflow(base_bytes, extra, &sum))
+    throw BadInput(plan.origin + ": field 'budget': the plan's " + std::to_string(extra) +
+                   " extra bytes and the model's " + std::to_string(base_bytes) + " add up past 2^63 bytes");
+  return sum;
 }
 
 std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnModel& hn) {
-  std::unordered_map<std::string, std::vector<std::string>> by_node;  // original name -> layers
+  // One pass over the HN: original name -> its layers (document order).
+  std::unordered_map<std::string, std::vector<std::string>> by_node;
   std::vector<std::string> all_names;
   for (const auto& layer : hn.layer_names()) {
     const auto& l = hn.layer(layer);
@@ -154,45 +255,69 @@ std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnM
       if (!o.is_string()) continue;
       auto& list = by_node[o.get<std::string>()];
       if (list.empty()) all_names.push_back(o.get<std::string>());
-      list.push_back(layer);
+      if (list.empty() || list.back() != layer) list.push_back(layer);
     }
   }
   std::vector<MappedEntry> out;
   std::vector<std::string> unmapped;
+  size_t unmapped_count = 0;
   for (const auto& e : plan.entries) {
     auto it = by_node.find(e.onnx_node);
     if (it != by_node.end()) {
       out.push_back({&e, it->second});
       continue;
     }
+    // Only the listed entries get suggestions: each costs a pass over the names.
+    if (++unmapped_count > kListedProblems) continue;
     std::string near;
     for (const auto& c : closest(e.onnx_node, all_names, 3))
-      near += std::string(near.empty() ? "" : ", ") + "'" + c + "' (" + join(by_node[c]) + ")";
+      near += std::string(near.empty() ? "" : ", ") + "'" + printable(c) + "' (" + printable(join(by_node[c])) + ")";
     unmapped.push_back(
-        "plan.lines[" + std::to_string(e.index) + "] '" + e.onnx_node + "' (" + e.precision_mode +
-        "): no layer lists it in original_names" +
+        entry_label(e) + " (" + e.precision_mode + "): no layer lists it in original_names" +
         (near.empty() ? std::string("; the HN records no original_names at all") : "; closest: " + near));
   }
-  if (!unmapped.empty())
-    throw BadInput(plan.origin + ": " + std::to_string(unmapped.size()) + " plan entr" +
-                   (unmapped.size() == 1 ? "y maps" : "ies map") + " to no layer of " + hn.label() + ":\n  " +
-                   join(unmapped, "\n  ") +
+  if (unmapped_count)
+    throw BadInput(plan.origin + ": " + std::to_string(unmapped_count) + " plan entr" +
+                   (unmapped_count == 1 ? "y maps" : "ies map") + " to no layer of " + hn.label() + ":" +
+                   listed(unmapped, unmapped_count) +
                    "\n(was the plan made for this export? Re-run `llm2hef calibrate` on the export this HAR was "
                    "parsed from)");
+  // A mode on a layer type no Hailo script gives it: the DFC refuses the
+  // pair in optimize ("Unsupported layers for the provided optimization
+  // target"), or worse, takes it untested.
+  std::vector<std::string> misplaced;
+  size_t misplaced_count = 0;
+  for (const auto& m : out)
+    for (const auto& layer : m.layers) {
+      const std::string type = hn.type(layer);
+      if (mode_applies_to(m.entry->precision_mode, type, layer) || ++misplaced_count > kListedProblems) continue;
+      const auto it = mode_types().find(m.entry->precision_mode);
+      const std::string types = it == mode_types().end() ? std::string("no") : join(it->second);
+      misplaced.push_back(entry_label(*m.entry) + " (" + m.entry->precision_mode + ") maps to " + printable(layer) +
+                          ", a layer of type " + printable(type) + "; Hailo's scripts give " + m.entry->precision_mode +
+                          " to " + types +
+                          (m.entry->precision_mode == "a16_w16" ? " layers and input_layer1" : " layers"));
+    }
+  if (misplaced_count)
+    throw BadInput(plan.origin + ": " + std::to_string(misplaced_count) +
+                   " plan entry/layer pair(s) give a precision mode to a layer type it is not written on "
+                   "(docs/quantization-gate.md, \"Precision modes\"):" +
+                   listed(misplaced, misplaced_count) + "\n(remove those lines from the plan, or change their mode)");
   // One layer, one mode: the DFC would apply whichever line it reads last.
-  std::map<std::string, const PlanEntry*> owner;
+  std::unordered_map<std::string, const PlanEntry*> owner;
   std::vector<std::string> conflicts;
+  size_t conflict_count = 0;
   for (const auto& m : out)
     for (const auto& layer : m.layers) {
       auto [it, fresh] = owner.emplace(layer, m.entry);
-      if (!fresh && it->second->precision_mode != m.entry->precision_mode)
-        conflicts.push_back(layer + ": plan.lines[" + std::to_string(it->second->index) + "] '" +
-                            it->second->onnx_node + "' says " + it->second->precision_mode + ", plan.lines[" +
-                            std::to_string(m.entry->index) + "] '" + m.entry->onnx_node + "' says " +
-                            m.entry->precision_mode);
+      if (fresh || it->second->precision_mode == m.entry->precision_mode || ++conflict_count > kListedProblems)
+        continue;
+      conflicts.push_back(printable(layer) + ": " + entry_label(*it->second) + " says " + it->second->precision_mode +
+                          ", " + entry_label(*m.entry) + " says " + m.entry->precision_mode);
     }
-  if (!conflicts.empty())
-    throw BadInput(plan.origin + ": plan entries give one HN layer two precision modes:\n  " + join(conflicts, "\n  "));
+  if (conflict_count)
+    throw BadInput(plan.origin +
+                   ": plan entries give one HN layer two precision modes:" + listed(conflicts, conflict_count));
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "llm2hef/core/export/hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/har/precision_plan.hpp"
+#include "llm2hef/core/io/terminal_text.hpp"
 #include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -162,18 +163,18 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   }
   if (precision_plan) {
     // calibrate counted the plan's extra bytes on the export it measured;
-    // they add to this estimate as they are.
+    // they add to this estimate as they are, in whole bytes: a sum past
+    // 2^63 is refused, never wrapped (har::bytes_with_plan).
     const har::PlanCost& c = *precision_plan->cost;
-    const double with_plan =
-        total + static_cast<double>(c.extra_weight_bytes) + static_cast<double>(c.extra_activation_bytes);
+    const int64_t with_plan = har::bytes_with_plan(whole_bytes(total), *precision_plan);
     out["precision_plan"] = {{"file", r.precision_plan->string()},
                              {"model", precision_plan->model},
                              {"default_mode", precision_plan->default_mode},
                              {"lines", precision_plan->entries.size()},
                              {"extra_weight_bytes", c.extra_weight_bytes},
                              {"extra_activation_bytes", c.extra_activation_bytes},
-                             {"total_bytes", whole_bytes(with_plan)},
-                             {"fits", with_plan < kDeviceMemoryBytes}};
+                             {"total_bytes", with_plan},
+                             {"fits", static_cast<double>(with_plan) < kDeviceMemoryBytes}};
   }
   out["theta_length"] = plan.theta.size();
   out["lm_head_shards"] = plan.lm_head_shards;
@@ -227,12 +228,13 @@ std::string inspect_text(const json& r) {
     if (c.contains("warning")) s += "warning: " + c["warning"].get<std::string>() + "\n";
   }
   if (r.contains("precision_plan")) {
+    // The plan's `model` is whatever the file says: escaped, as the path.
     const auto& p = r["precision_plan"];
+    const std::string model = printable(p["model"].get<std::string>());
     s += "with plan     " + std::to_string(p["lines"].get<size_t>()) + " line(s) beyond " +
-         p["default_mode"].get<std::string>() + " (" + p["file"].get<std::string>() +
-         (p["model"].get<std::string>().empty() ? "" : ", calibrated on " + p["model"].get<std::string>()) + "): +" +
-         gib(p["extra_weight_bytes"].get<double>()) + " weights at 8 bits, +" +
-         gib(p["extra_activation_bytes"].get<double>()) + " activations at 16 bits\n";
+         p["default_mode"].get<std::string>() + " (" + printable(p["file"].get<std::string>()) +
+         (model.empty() ? "" : ", calibrated on " + model) + "): +" + gib(p["extra_weight_bytes"].get<double>()) +
+         " weights at 8 bits, +" + gib(p["extra_activation_bytes"].get<double>()) + " activations at 16 bits\n";
     s += "total w/ plan " + gib(p["total_bytes"].get<double>()) +
          " of 8 GiB: " + (p["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
   }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llm2hef/core/har/hn_model.hpp"
@@ -22,11 +23,21 @@ namespace llm2hef::core::har {
 // for hours before the DFC rejects it.
 const std::vector<std::string>& known_precision_modes();
 
+// What a plan may be (docs/reliability.md, "Size limits"), checked before
+// anything is built from it. calibrate's quantization.json is about 20 KB
+// per decoder layer, mostly statistics (ranges, weights), under 1 MB for a
+// 40-layer model; those are parsed for syntax but never built.
+inline constexpr std::size_t kMaxPlanBytes = std::size_t{16} << 20;
+// An ONNX node name in the plan: llm2hef's are under 100 bytes
+// ("/model/layers.11/mlp/down_proj/MatMul").
+inline constexpr std::size_t kMaxPlanNameBytes = 1024;
+
 struct PlanEntry {
   size_t index = 0;            // position in plan.lines, for messages
   std::string onnx_node;       // "/model/layers.3/mlp/down_proj/MatMul"
   std::string precision_mode;  // "a16_w8"
   std::string reason;          // free text from calibrate, may be empty
+  int64_t extra_bytes = 0;     // what calibrate counted this line to add; 0 when absent
 };
 
 // What the plan adds to the default A8W4 on the device, as calibrate counted
@@ -37,6 +48,7 @@ struct PlanCost {
   int64_t extra_weight_bytes = 0;
   int64_t extra_activation_bytes = 0;
   int64_t default_weight_bytes = 0;  // the compressible convs' weights at the default mode
+  int64_t extra_bytes = 0;           // extra_weight_bytes + extra_activation_bytes (checked when read)
 };
 
 struct PrecisionPlan {
@@ -49,9 +61,17 @@ struct PrecisionPlan {
 
 // Reads and checks quantization.json (version 1): every field the plan uses
 // is validated, and a bad one is reported with the file and the field
-// (BadInput). `budget`, when present, must hold whole non-negative byte
-// counts. Other keys are ignored.
+// (BadInput): a file over kMaxPlanBytes, a node name over kMaxPlanNameBytes,
+// a `model` that is not a string. Byte counts (`budget`, each line's
+// `extra_bytes`) must be whole and non-negative, and their sums fit in 63
+// bits. Other keys are ignored.
 PrecisionPlan read_precision_plan(const std::filesystem::path& path);
+// The same on the file's text (`origin` names it in messages).
+PrecisionPlan parse_precision_plan(std::string_view text, const std::string& origin);
+
+// `base_bytes` + the plan's extra bytes, or BadInput naming the plan's
+// budget when the sum does not fit in 63 bits (an estimate must never wrap).
+int64_t bytes_with_plan(int64_t base_bytes, const PrecisionPlan& plan);
 
 struct MappedEntry {
   const PlanEntry* entry = nullptr;
@@ -59,9 +79,20 @@ struct MappedEntry {
 };
 
 // Every plan entry with the HN layers whose original_names contain its
-// node. An entry that maps to no layer, and two entries giving one layer
-// different modes, are refused (BadInput) with every such entry named and,
-// for an unmapped one, the closest original names and their layers.
+// node, found through one hash index of the HN's original names. Refused
+// (BadInput, each such entry named, the first kListedProblems of each kind):
+// an entry that maps to no layer (with the closest original names and their
+// layers), an entry mapping to a layer whose type its mode is not written
+// on (mode_layer_types), two entries giving one layer different modes.
 std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnModel& hn);
+inline constexpr std::size_t kListedProblems = 20;
+
+// Whether public Hailo model scripts give `mode` to layers of this type, as
+// the table of docs/quantization-gate.md ("Precision modes", column "on
+// layers") lists them: conv for every mode; ew_add, ew_mult, normalization
+// or reduce_sum for some a16 modes; never softmax, matmul, slice or an
+// output layer. An input layer only as the default script has it: a16_w16
+// on `<scope>/input_layer1`, the embeddings (hailo-contract.md section 7).
+bool mode_applies_to(const std::string& mode, const std::string& layer_type, const std::string& layer);
 
 }  // namespace llm2hef::core::har
