@@ -151,8 +151,8 @@ int keys_add(const KeysAddArgs& a) {
     std::cout << core::json_text(json{{"key_id", key.key_id}, {"comment", key.comment}, {"file", key.file.string()}}, 2)
               << "\n";
   else
-    std::cout << "trusted key " << key.key_id << (key.comment.empty() ? "" : " (" + printable(key.comment) + ")")
-              << " -> " << printable(key.file.string()) << "\n";
+    std::cout << "trusted key " << key.key_id << (key.comment.empty() ? "" : " (" + core::printable(key.comment) + ")")
+              << " -> " << core::printable(key.file.string()) << "\n";
   return 0;
 }
 
