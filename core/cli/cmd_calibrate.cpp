@@ -52,8 +52,13 @@ onnxruntime (pip install numpy onnx onnxruntime; tokenizers too for text).
                         beyond it are listed as left out
   --min-levels X        steps an 8-bit grid must give the 99.9th percentile
                         of |x| (default 32)
-  --max-weight-drop X   fall of the proxy's mean logits cosine one group of
-                        4-bit weights may cause (default 0.01)
+  --max-weight-drop X   how far 4-bit weights may lower the proxy's mean
+                        logits cosine below the same plan with fp32 weights
+                        (default 0.02); groups of layers get 8-bit weights,
+                        the most quality per byte first, until it holds
+  --min-cosine X        also a floor on the plan's mean logits cosine
+  --min-top1 X          a floor on the plan's top-1 agreement
+  --min-tokens-per-s X  never raise weights past this decode-speed estimate
   --threads N           onnxruntime's threads (default 0: one per core)
   --memory-limit SIZE   memory the run may use (default: what the machine has
                         available); calibrate estimates its own peak from the
@@ -71,7 +76,7 @@ struct Options {
   std::string export_dir, calib_tokens, calib_text, eval_tokens, eval_text, output, budget, python, memory_limit;
   int threads = 0;
   int calib_size = 0, greedy_steps = 16, sensitivity_prompts = 2;
-  double min_levels = 32, max_weight_drop = 0.01;
+  double min_levels = 32, max_weight_drop = 0.02, min_cosine = 0, min_top1 = 0, min_tokens_per_s = 0;
   bool no_simulate = false, force = false;
 };
 
@@ -239,6 +244,9 @@ void add_calibrate_command(CommandLine& cli) {
     if (o->calib_size > 0) add("--calib-size", std::to_string(o->calib_size));
     add("--min-levels", exact_number(o->min_levels));
     add("--max-weight-drop", exact_number(o->max_weight_drop));
+    if (inv.command().count("--min-cosine")) add("--min-cosine", exact_number(o->min_cosine));
+    if (inv.command().count("--min-top1")) add("--min-top1", exact_number(o->min_top1));
+    if (inv.command().count("--min-tokens-per-s")) add("--min-tokens-per-s", exact_number(o->min_tokens_per_s));
     add("--greedy-steps", std::to_string(o->greedy_steps));
     add("--sensitivity-prompts", std::to_string(o->sensitivity_prompts));
     if (o->no_simulate) argv.push_back("--no-simulate");
@@ -262,6 +270,9 @@ void add_calibrate_command(CommandLine& cli) {
   app->add_option("--precision-budget", o->budget);
   app->add_option("--min-levels", o->min_levels)->check(finite(true));
   app->add_option("--max-weight-drop", o->max_weight_drop)->check(finite(false));
+  app->add_option("--min-cosine", o->min_cosine)->check(finite(true));
+  app->add_option("--min-top1", o->min_top1)->check(finite(true));
+  app->add_option("--min-tokens-per-s", o->min_tokens_per_s)->check(finite(true));
   app->add_option("--greedy-steps", o->greedy_steps)->check(CLI::PositiveNumber);
   app->add_option("--sensitivity-prompts", o->sensitivity_prompts)->check(CLI::PositiveNumber);
   app->add_option("--python", o->python);

@@ -61,8 +61,10 @@ def test_calibrate_runs_on_every_family(name, tmp_path):
     assert q["version"] == 1 and q["plan"]["default_mode"] == "a8_w4"
     nodes = {n.name: n.op_type for n in onnx.load(str(out / "model.onnx"), load_external_data=False).graph.node}
     for line in q["plan"]["lines"]:
-        assert nodes.get(line["onnx_node"]) == line["op_type"] and line["op_type"] in ("MatMul", "Add"), line
-        assert line["precision_mode"] in ("a8_w8", "a16_w4", "a16_w8", "a16_w16"), line
+        assert nodes.get(line["onnx_node"]) == line["op_type"] and line["op_type"] in ("MatMul", "Add", "Mul"), line
+        # Only modes public Hailo-10H scripts write (docs/quantization.md).
+        assert line["precision_mode"] in ("a8_w4", "a8_w8", "a16_w4_a16", "a16_w16"), line
+        assert line.get("weight_group_size") in (None, 128), line
         assert line["reason"]
     kinds = {r["kind"] for r in q["ranges"]}
     assert {"conv_input", "residual", "softmax", "scores"} <= kinds, kinds
@@ -70,7 +72,19 @@ def test_calibrate_runs_on_every_family(name, tmp_path):
                for r in q["ranges"] if r["max_abs"] > 0)
     sim = q["simulation"]
     assert "not a prediction" in sim["label"]
-    assert set(sim["configurations"]) == {"fp32", "A8W4 default", "plan", "plan activations, fp32 weights"}
+    assert set(sim["configurations"]) == {"fp32", "A8W4 default", "Hailo recipe", "plan",
+                                          "plan activations, fp32 weights"}
+    # Every down_proj the plan raises has its product raised with it (the producer of its 16-bit input).
+    modes = {line["onnx_node"]: line["precision_mode"] for line in q["plan"]["lines"]}
+    graph = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
+    producer = {o: n for n in graph.node for o in n.output}
+    for n in graph.node:
+        if modes.get(n.name, "").startswith("a16") and n.op_type == "MatMul":
+            p = producer.get(n.input[0])
+            if p is not None and p.op_type == "Mul":
+                assert modes.get(p.name) == "a16_w16", (n.name, p.name)
+    for row in ("A8W4 default", "Hailo recipe", "plan"):
+        assert q["decode_speed"]["rows"][row]["bytes_per_token"] > 0
     assert sim["per_position"], "the lm_head was not found: logits judged at the last position only"
     assert sim["positions"] == 9 + 20
     for c in sim["configurations"].values():
@@ -120,6 +134,35 @@ def test_a_token_file_over_the_limit_is_refused_before_it_is_read(gpt2, tmp_path
         assert r.returncode == 3 and str(big) in r.stderr, r.stderr
         assert "exceed the limit of 16777216 bytes (16 MiB) for a token-id file" in r.stderr, r.stderr
         assert not (gpt2 / "quantization.json").exists()
+
+
+def test_calibrate_estimates_its_peak_and_refuses_beyond_the_limit(gpt2, tmp_path):
+    """Issue 39: the estimate is printed before any run, and a run whose
+    estimate is above --memory-limit is refused up front, naming the option,
+    instead of being killed by the kernel half way."""
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps(prompts(300, (5, 9), 4)))
+    r = llm2hef("calibrate", gpt2, "--calib-tokens", calib, "--no-simulate", "--memory-limit", "1MiB", check=False)
+    assert r.returncode == 1, r.stderr
+    assert "refused before running" in r.stderr and "--memory-limit" in r.stderr, r.stderr
+    assert "ranges:" not in r.stdout and not (gpt2 / "quantization.json").exists()
+    r = llm2hef("calibrate", gpt2, "--calib-tokens", calib, "--no-simulate", "-o", tmp_path / "q.json",
+                "--memory-limit", "8GiB", "--threads", 1)
+    assert "memory: about" in r.stdout and "limit 8.00 GiB" in r.stdout, r.stdout
+    assert "s per prompt" in r.stdout and "left" in r.stdout, r.stdout
+
+
+def test_a_python_killed_by_a_signal_is_named(gpt2, tmp_path):
+    """Exit 137 used to read "failed with status 137": the signal is named,
+    with the out-of-memory hint for SIGKILL."""
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exit 0\nkill -KILL $$\n')
+    fake.chmod(0o755)
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps(prompts(300, (5, 9), 4)))
+    r = llm2hef("calibrate", gpt2, "--calib-tokens", calib, "--no-simulate", "--python", fake, check=False)
+    assert r.returncode == 1, r.stderr
+    assert "was killed by SIGKILL (out of memory?" in r.stderr, r.stderr
 
 
 def test_existing_outputs_need_force_and_budget_is_honoured(gpt2, tmp_path):

@@ -50,7 +50,7 @@ DEFAULT_MODE = "a8_w4"
 SIMULATED_KINDS = ("embeddings", "conv_input", "norm", "residual")
 DEFAULT_MIN_LEVELS = 32.0
 FEED_CACHE_BYTES = 512 * 2 ** 20
-DEFAULT_MAX_WEIGHT_DROP = 0.01
+DEFAULT_MAX_WEIGHT_DROP = 0.02
 
 # ------------------------------------------------------------------ range statistics
 # |x| histogram: log2 bins from 2^-40 to 2^40, 32 per octave (bin width 2.2 %).
@@ -197,11 +197,21 @@ def activation_bits_needed(lo, hi, p999, min_levels):
     return 8 if grid_levels(lo, hi, p999, 8) >= min_levels else 16
 
 
-def quantize_weight(w, bits):
+def quantize_weight(w, bits, group=None):
     """Symmetric round-to-nearest per output channel (the last axis of an ONNX
-    MatMul weight [in, out]): what the proxy does for a w4/w8 layer."""
+    MatMul weight [in, out]), or per output channel and per run of `group`
+    input rows (the DFC's weight_group_size) when the input width is a
+    multiple of it: what the proxy does for a w4/w8/w16 layer. Hailo's recipe
+    writes weight_group_size=128 only; where the width is no multiple, the
+    line does not apply (the DFC's behaviour there is not public) and the
+    weight is quantized per output channel."""
     np = _np()
     q = 2 ** (bits - 1) - 1
+    if group and w.ndim == 2 and w.shape[0] % group == 0 and w.shape[0] > group:
+        g = w.reshape(w.shape[0] // group, group, w.shape[1])
+        scale = np.abs(g).max(axis=1, keepdims=True) / q
+        scale = np.where(scale > 0, scale, 1.0)
+        return (np.clip(np.round(g / scale), -q - 1, q) * scale).reshape(w.shape).astype(np.float32)
     scale = np.abs(w).max(axis=0, keepdims=True) / q
     scale = np.where(scale > 0, scale, 1.0)
     return (np.clip(np.round(w / scale), -q - 1, q) * scale).astype(np.float32)
@@ -219,73 +229,223 @@ def weight_output_error(w, input_mean_sq, bits):
     return math.sqrt(num / den) if den > 0 else 0.0
 
 
-def make_plan(tensors, convs, residual_adds, min_levels, weight_drops, max_weight_drop, budget_bytes=None):
-    """The precision plan.
+# Modes whose output is 16 bits: a tensor is carried at 16 bits only when its
+# producer writes it so (a consumer at a16 alone reads what the producer gives).
+SIXTEEN_BIT_OUTPUT = ("a16_w16", "a16_w4_a16", "a16_w8_a16")
+# The 16-bit-input mode that keeps a conv's weights (public Hailo-10H scripts:
+# a16_w4_a16 in Hailo's recipe, a16_w16 in the model zoo); a16_w8 is written
+# only for Hailo-15L, so an 8-bit weight on a 16-bit input becomes a16_w16.
+RAISED_INPUT = {4: "a16_w4_a16", 8: "a16_w16", 16: "a16_w16"}
+RAISED_WEIGHT = {"a8_w4": "a8_w8", "a16_w4_a16": "a16_w16"}
+
+
+def default_mode_of(c):
+    return "a8_w4" if c["compressible"] else "a8_w8"
+
+
+def line_extra_bytes(line, conv, tensors):
+    """What a line adds to the default A8W4 model: one byte per activation
+    value carried at 16 bits, and (bits - default bits) / 8 per weight."""
+    mode = line["precision_mode"]
+    extra = 0
+    if conv is not None:
+        if mode.startswith("a16") and conv["input"] in tensors:
+            extra += int(tensors[conv["input"]]["elements"])
+        default_bits = 4 if conv["compressible"] else 8
+        extra += conv["weight_elements"] * max(weight_bits_of(mode) - default_bits, 0) // 8
+    elif mode.startswith("a16"):
+        extra += int(tensors.get(line.get("output"), {}).get("elements", 0))
+    return extra
+
+
+def make_plan(tensors, convs, producers, base_lines, min_levels, raised_groups=(), budget_bytes=None):
+    """The precision plan: `base_lines` (Hailo's recipe for this graph), then
+    what the measurements need.
 
     tensors: {name: {"lo", "hi", "p999", "elements"}} for every activation tensor;
     convs: [{"onnx_node", "input", "compressible", "weight_elements", "group"}];
-    residual_adds: [{"onnx_node", "output"}];
-    weight_drops: {group: how much the proxy's mean logits cosine falls when
-    that group alone has 4-bit weights} (groups not measured are left at 4 bits).
-    Returns (lines, dropped, spent): each line {"onnx_node", "op_type",
-    "precision_mode", "reason", "extra_bytes", "severity"}, most severe first;
-    the lines the budget left out; the bytes the kept lines add."""
-    wide = {}
+    producers: {tensor: {"onnx_node", "op_type"}} for the tensors whose producer
+    a 16-bit mode can be written on (residual adds, products, norm outputs);
+    raised_groups: weight groups that get 8-bit weights.
+    An activation tensor an 8-bit grid cannot carry gets its producer and its
+    consumer convs raised together (a16_w16 on the producer, an a16 mode on
+    each consumer); a tensor whose producer no public mode can raise is listed
+    under "unraised" and stays 8-bit, in the plan as in the proxy.
+    Returns (lines, dropped, spent, unraised); each line {"onnx_node",
+    "op_type", "precision_mode", "reason", "extra_bytes"[, "weight_group_size"]},
+    most severe first."""
+    lines = {}
+    for b in base_lines:
+        lines[b["onnx_node"]] = dict(b, severity=math.inf)
+    conv_by_node = {c["onnx_node"]: c for c in convs}
+    unraised = []
+
+    def mode_of(c):
+        return lines[c["onnx_node"]]["precision_mode"] if c["onnx_node"] in lines else default_mode_of(c)
+
+    def put(node, op_type, mode, reason, severity, extra_fields=None):
+        line = lines.get(node)
+        if line is None:
+            line = lines[node] = dict(onnx_node=node, op_type=op_type, reason=reason, severity=severity)
+        elif reason not in line["reason"]:
+            line["reason"] += "; " + reason
+        line["precision_mode"] = mode
+        line["severity"] = max(line["severity"], severity)
+        line.update(extra_fields or {})
+        if weight_bits_of(mode) != 4:
+            line.pop("weight_group_size", None)
+
     for name, t in tensors.items():
-        if activation_bits_needed(t["lo"], t["hi"], t["p999"], min_levels) == 16:
-            wide[name] = grid_levels(t["lo"], t["hi"], t["p999"], 8)
-    candidates = []
-    for c in convs:
-        a16 = c["input"] in wide
-        drop = weight_drops.get(c.get("group"))
-        w8 = c["compressible"] and drop is not None and drop > max_weight_drop
-        if not (a16 or w8):
+        if activation_bits_needed(t["lo"], t["hi"], t["p999"], min_levels) != 16:
             continue
-        reasons, extra, severity = [], 0, 0.0
-        if a16:
-            lv = wide[c["input"]]
-            reasons.append("input %s: an 8-bit grid leaves its 99.9th percentile %.2f step(s) (< %g)"
-                           % (c["input"], lv, min_levels))
-            extra += tensors[c["input"]]["elements"]  # one more byte per activation value
-            severity = max(severity, min_levels / max(lv, 1e-12))
-        if w8:
-            reasons.append("4-bit weights of %s lower the proxy's mean logits cosine by %.4f (> %g)"
-                           % (c["group"], drop, max_weight_drop))
-            extra += c["weight_elements"] // 2  # 8 instead of 4 bits per weight
-            severity = max(severity, drop / max(max_weight_drop, 1e-12))
-        # The 16-bit-activation modes public Hailo scripts use carry 8- or
-        # 16-bit weights (a16_w8, a16_w16: hailo_model_zoo .alls files), which
-        # is what `llm2hef har lines --plan` accepts: a layer whose input goes
-        # to 16 bits gets 8-bit weights as well (docs/quantization-gate.md).
-        if a16 and not w8 and c["compressible"]:
-            extra += c["weight_elements"] // 2
-        bits_w = 8 if (w8 or a16 or not c["compressible"]) else 4
-        candidates.append(dict(onnx_node=c["onnx_node"], op_type="MatMul",
-                               precision_mode="a%d_w%d" % (16 if a16 else 8, bits_w),
-                               reason="; ".join(reasons), extra_bytes=int(extra), severity=severity))
-    for a in residual_adds:
-        if a["output"] in wide:
-            lv = wide[a["output"]]
-            candidates.append(dict(onnx_node=a["onnx_node"], op_type="Add", precision_mode="a16_w16",
-                                   reason="residual stream %s: an 8-bit grid leaves its 99.9th percentile %.2f "
-                                          "step(s) (< %g)" % (a["output"], lv, min_levels),
-                                   extra_bytes=int(tensors[a["output"]]["elements"]),
-                                   severity=min_levels / max(lv, 1e-12)))
+        lv = grid_levels(t["lo"], t["hi"], t["p999"], 8)
+        why = "%s: an 8-bit grid leaves its 99.9th percentile %.2f step(s) (< %g)" % (name, lv, min_levels)
+        severity = min_levels / max(lv, 1e-12)
+        p = producers.get(name)
+        if p is None:
+            unraised.append(dict(tensor=name, reason=why + "; its producer is no layer a public 16-bit mode is "
+                                 "written on, so it stays 8-bit"))
+            continue
+        put(p["onnx_node"], p["op_type"], "a16_w16", "output " + why, severity, dict(output=name))
+        for c in convs:
+            if c["input"] == name:
+                put(c["onnx_node"], "MatMul", RAISED_INPUT[weight_bits_of(mode_of(c))], "input " + why, severity)
+    for c in convs:
+        if c["compressible"] and c.get("group") in raised_groups:
+            mode = mode_of(c)
+            if weight_bits_of(mode) == 4:
+                put(c["onnx_node"], "MatMul", RAISED_WEIGHT[mode], "8-bit weights for %s, chosen by cost to meet "
+                    "the quality floor" % c["group"], 0.0)
+    candidates = []
+    for line in lines.values():
+        line["extra_bytes"] = line_extra_bytes(line, conv_by_node.get(line["onnx_node"]), tensors)
+        candidates.append(line)
     candidates.sort(key=lambda x: (-x["severity"], x["onnx_node"]))
-    lines, dropped, spent = [], [], 0
+    kept, dropped, spent = [], [], 0
     for c in candidates:
         if budget_bytes is not None and spent + c["extra_bytes"] > budget_bytes:
             dropped.append(c)
             continue
         spent += c["extra_bytes"]
-        lines.append(c)
-    return lines, dropped, spent
+        kept.append(c)
+    for line in kept + dropped:
+        line.pop("severity", None)
+        line.pop("output", None)
+    return kept, dropped, spent, unraised
+
+
+def producers_of(tensors, residual_adds, products, model):
+    """{tensor: {"onnx_node", "op_type"}} for the tensors whose producer is a
+    residual Add (ew_add), a product (ew_mult) or a norm's last node
+    (normalization): the layer types public Hailo scripts write a16_w16 on."""
+    by_output = {n.output[0]: n for n in model.graph.node if n.output}
+    out = {a["output"]: dict(onnx_node=a["onnx_node"], op_type="Add") for a in residual_adds}
+    out.update({m["output"]: dict(onnx_node=m["onnx_node"], op_type="Mul") for m in products})
+    for name, t in tensors.items():
+        if t["kind"] == "norm" and name not in out and name in by_output:
+            n = by_output[name]
+            out[name] = dict(onnx_node=n.name, op_type=n.op_type)
+    return out
 
 
 def weight_group(onnx_node):
     """Layers of one role across the decoder (q_proj of every layer, ...): the
     unit the proxy measures 4-bit sensitivity on."""
     return re.sub(r"layers\.\d+", "layers.*", onnx_node)
+
+
+# ------------------------------------------------------------------ Hailo's recipe
+# Hailo's own model script for its Qwen2-1.5B-Instruct (the .alls inside the
+# qwen2_1.5b_instruct.q.har Hailo publishes; a copy: l-nmch/hailo-10h-llm-compiler,
+# recipes/hailo-qwen2-1.5b-instruct.alls), by role: every residual ew_add and the
+# SwiGLU product ew_mult at a16_w16; down_proj (the conv fed by that product)
+# at a16_w4_a16; the other block convs at a8_w4 with weight_group_size=128;
+# input_layer1 at a16_w16; the lm_head named by no precision line, so at the
+# DFC's default a8_w8. Roles are read from the graph, never from names.
+RECIPE_GROUP_SIZE = 128
+ACTIVATION_OPS = ("Gelu", "Relu", "Sigmoid", "Tanh", "Erf", "FastGelu", "BiasGelu")
+
+
+def graph_roles(model, convs):
+    """({conv onnx_node: "down_proj" | "lm_head" | "block"}, products): a
+    down_proj is a conv fed by an elementwise product of two computed tensors
+    (SwiGLU, GeGLU, LFM2's gated convolution) or by an activation (the MLPs
+    without a gate); each such product is [{"onnx_node", "output", "conv"}]
+    (an ew_mult on the DFC's side). An lm_head is a conv from which a graph
+    output is reached without another conv."""
+    g = model.graph
+    constants = {i.name for i in g.initializer} | {o for n in g.node if n.op_type == "Constant" for o in n.output}
+    producer = {o: n for n in g.node for o in n.output}
+    conv_by_node = {c["onnx_node"]: c for c in convs}
+    heads, seen, todo = set(), set(), [o.name for o in g.output]
+    while todo:
+        name = todo.pop()
+        n = producer.get(name)
+        if n is None or n.name in seen:
+            continue
+        seen.add(n.name)
+        if n.name in conv_by_node:
+            heads.add(n.name)
+            continue
+        todo.extend(i for i in n.input if i and i not in constants)
+    roles, products = {}, []
+    for c in convs:
+        p = producer.get(c["input"])
+        if c["onnx_node"] in heads:
+            roles[c["onnx_node"]] = "lm_head"
+        elif p is not None and p.op_type == "Mul" and all(i not in constants for i in p.input):
+            roles[c["onnx_node"]] = "down_proj"
+            products.append(dict(onnx_node=p.name, output=p.output[0], conv=c["onnx_node"]))
+        elif p is not None and p.op_type in ACTIVATION_OPS:
+            roles[c["onnx_node"]] = "down_proj"
+        else:
+            roles[c["onnx_node"]] = "block"
+    return roles, products
+
+
+def weight_bits_of(mode):
+    return int(re.match(r"a\d+_w(\d+)", mode).group(1))
+
+
+def group_size_for(c):
+    """RECIPE_GROUP_SIZE where the conv's input width is a multiple of it, else None."""
+    rows = c.get("rows")
+    return RECIPE_GROUP_SIZE if rows and rows % RECIPE_GROUP_SIZE == 0 and rows > RECIPE_GROUP_SIZE else None
+
+
+def recipe_lines(convs, residual_adds, products, roles, tensors):
+    """Hailo's recipe as plan lines for this graph (the cost of each line
+    counted against the default A8W4, as every line's extra_bytes is)."""
+    lines = []
+    for a in residual_adds:
+        lines.append(dict(onnx_node=a["onnx_node"], op_type="Add", precision_mode="a16_w16", output=a["output"],
+                          reason="Hailo's recipe: residual ew_add at a16_w16",
+                          extra_bytes=int(tensors[a["output"]]["elements"]) if a["output"] in tensors else 0))
+    for m in products:
+        lines.append(dict(onnx_node=m["onnx_node"], op_type="Mul", precision_mode="a16_w16", output=m["output"],
+                          reason="Hailo's recipe: the product feeding down_proj (ew_mult) at a16_w16",
+                          extra_bytes=int(tensors[m["output"]]["elements"]) if m["output"] in tensors else 0))
+    for c in convs:
+        if not c["compressible"]:
+            continue
+        role, gs = roles.get(c["onnx_node"]), group_size_for(c)
+        line = None
+        if role == "down_proj":
+            line = dict(precision_mode="a16_w4_a16", reason="Hailo's recipe: down_proj at a16_w4_a16",
+                        extra_bytes=int(tensors[c["input"]]["elements"]) if c["input"] in tensors else 0)
+        elif role == "lm_head":
+            line = dict(precision_mode="a8_w8", reason="Hailo's recipe names no mode for the lm_head: the DFC's "
+                        "default a8_w8", extra_bytes=c["weight_elements"] // 2)
+        elif gs:
+            line = dict(precision_mode="a8_w4", reason="Hailo's recipe: block conv at a8_w4", extra_bytes=0)
+        if line is None:
+            continue
+        line.update(onnx_node=c["onnx_node"], op_type="MatMul")
+        if gs and weight_bits_of(line["precision_mode"]) == 4:
+            line["weight_group_size"] = gs
+            line["reason"] += " with weight_group_size=%d" % gs
+        lines.append(line)
+    return lines
 
 
 # ------------------------------------------------------------------ the graph
@@ -818,7 +978,7 @@ def write_atomic(path, data):
         raise
 
 
-def svg_picture(ranges, plan_nodes, residual_outputs, min_levels, n_layers):
+def svg_picture(ranges, plan_nodes, residual_outputs, min_levels, n_layers, recipe_nodes=()):
     """Per layer, max|x| / p99.9 of the residual stream and of each layer's
     worst conv input (log scale), against the widest ratio 8 bits resolve at
     --min-levels and the widest 16 bits resolve: the default A8W4 carries what
@@ -834,8 +994,9 @@ def svg_picture(ranges, plan_nodes, residual_outputs, min_levels, n_layers):
             "conv inputs (worst)" if r["kind"] in ("conv_input", "norm") and r["consumer_convs"] else None)
         if key is None:
             continue
-        planned = residual_outputs.get(r["tensor"]) in plan_nodes or any(
-            c in plan_nodes for c in r["consumer_convs"])
+        nodes = [residual_outputs.get(r["tensor"])] + list(r["consumer_convs"])
+        wide = [n for n in nodes if n in plan_nodes and plan_nodes[n].startswith("a16")]
+        planned = "recipe" if any(n in recipe_nodes for n in wide) else "extra" if wide else None
         old = series[key].get(r["layer"])
         if old is None or ratio > old[0]:
             series[key][r["layer"]] = (ratio, planned)
@@ -865,13 +1026,16 @@ def svg_picture(ranges, plan_nodes, residual_outputs, min_levels, n_layers):
             out.append('<polyline fill="none" stroke="%s" points="%s"/>'
                        % (c, " ".join("%.1f,%.1f" % (xpos(i), ylog(v[0])) for i, v in seq)))
         for i, (v, planned) in seq:
-            out.append('<circle cx="%.1f" cy="%.1f" r="3.5" stroke="%s" fill="%s"><title>layer %d: %.1f%s</title>'
-                       '</circle>' % (xpos(i), ylog(v), c, c if planned else "white", i, v,
-                                      ", 16-bit in the plan" if planned else ""))
+            out.append('<circle cx="%.1f" cy="%.1f" r="3.5" stroke="%s" stroke-width="%s" fill="%s"><title>layer %d: '
+                       '%.1f%s</title></circle>' % (xpos(i), ylog(v), "black" if planned == "extra" else c,
+                                                    2 if planned == "extra" else 1, c if planned else "white", i, v,
+                                                    {"recipe": ", 16-bit in Hailo's recipe",
+                                                     "extra": ", 16-bit in the plan beyond the recipe"}.get(planned,
+                                                                                                             "")))
         y = height - bottom + 32
         x = left + k * 300
-        out.append('<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d">%s (filled: 16-bit in the plan)'
-                   '</text>' % (x, y, c, x + 8, y + 4, name))
+        out.append('<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d">%s (filled: 16-bit; ringed: beyond '
+                   'Hailo\'s recipe)</text>' % (x, y, c, x + 8, y + 4, name))
     out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="black"/>'
                % (left, width - right, height - bottom, height - bottom))
     for i in range(0, n_layers, max(1, n_layers // 10)):
@@ -879,6 +1043,12 @@ def svg_picture(ranges, plan_nodes, residual_outputs, min_levels, n_layers):
     out.append('<text x="%d" y="%d">layer</text>' % (width - right + 6, height - bottom + 14))
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _tokens_per_s(r):
+    if r.get("tokens_per_s_high") is None:
+        return "(no bandwidth given)"
+    return "%.1f-%.1f" % (r["tokens_per_s_low"], r["tokens_per_s_high"])
 
 
 def markdown_report(doc, paths, worst=20):
@@ -911,17 +1081,40 @@ def markdown_report(doc, paths, worst=20):
               "", "| ONNX node | mode | why |", "| --- | --- | --- |"]
     for line in plan:
         lines.append("| `%s` | %s | %s |" % (line["onnx_node"], line["precision_mode"], line["reason"]))
+    if doc["plan"].get("unraised"):
+        lines += ["", "Tensors that need 16 bits but whose producer no public mode raises (they stay 8-bit):", ""]
+        lines += ["- `%s`: %s" % (u["tensor"], u["reason"]) for u in doc["plan"]["unraised"]]
+    speed = doc.get("decode_speed")
+    if speed:
+        lines += ["", "## Decode speed (estimate)", "", speed["model"], "",
+                  "| configuration | weights | bytes per token | tokens/s |", "| --- | --- | --- | --- |"]
+        for name, r in speed["rows"].items():
+            lines.append("| %s | %.1f MiB | %.1f MiB | %s |" % (name, r["weight_bytes"] / 2 ** 20,
+                                                            r["bytes_per_token"] / 2 ** 20, _tokens_per_s(r)))
+    if doc.get("weight_choice"):
+        ch = doc["weight_choice"]
+        lines += ["", "## Weights chosen by cost", "",
+                  "Floor: mean cosine %.4f on calibration prompts (the plan with fp32 weights: %.4f)%s."
+                  % (ch["floor_mean_cosine"], ch["fp32_weights_mean_cosine"],
+                     "" if ch["met"] else "; not met: " + ch["stopped"]), "",
+                  "| 8-bit groups | mean cosine | top-1 | weights |", "| --- | --- | --- | --- |"]
+        for st in ch["steps"]:
+            lines.append("| %s | %.4f | %.3f | %.1f MiB |" % (", ".join("`%s`" % g for g in st["raised"]) or "none",
+                                                            st["mean_cosine"], st["top1_agreement"],
+                                                            st["weight_bytes"] / 2 ** 20))
     sim = doc.get("simulation")
     if sim:
         lines += ["", "## Simulation (%s)" % PROXY_LABEL, "",
                   "%d held-out prompt(s), %d position(s)." % (sim["held_out_prompts"], sim["positions"]), "",
-                  "| configuration | mean cosine of logits vs fp32 | worst cosine | top-1 agreement "
-                  "| greedy continuation |",
-                  "| --- | --- | --- | --- | --- |"]
+                  "| configuration | mean cosine of logits vs fp32 | worst cosine | top-1 agreement | weights "
+                  "| tokens/s | greedy continuation |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
         for name, c in sim["configurations"].items():
-            lines.append("| %s | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
                 name, "%.4f" % c["mean_cosine"] if "mean_cosine" in c else "1", "%.4f" % c["worst_cosine"]
                 if "worst_cosine" in c else "1", "%.3f" % c["top1_agreement"] if "top1_agreement" in c else "1",
+                "%.1f MiB" % (c["weight_bytes"] / 2 ** 20) if "weight_bytes" in c else "",
+                _tokens_per_s(c) if "bytes_per_token" in c else "",
                 json.dumps(c["greedy"].get("text", c["greedy"]["tokens"]))))
     lines += ["", "Picture: %s" % os.path.basename(paths["svg"]), ""]
     return "\n".join(lines)
@@ -961,24 +1154,26 @@ class Proxy:
         return self.load_weight(name)
 
     def bits(self, plan, weights="plan", only_group=None):
-        """Activation bits per quantized tensor and weight bits per weight for
-        a plan ({onnx_node: line}); weights: "plan" (4 bits unless the plan says
-        w8), "exact" (fp32), or "group" (only_group at 4 bits, the rest fp32)."""
-        act = {n: 16 if self.tensors[n]["kind"] == "embeddings" else 8 for n in self.quantizable}
+        """Activation bits per quantized tensor and (bits, group size) per
+        weight for a plan ({onnx_node: line}); weights: "plan" (the line's
+        mode, a8_w4 where no line names the conv), "exact" (fp32), or "group"
+        (only_group at its plan bits, the rest fp32). A tensor is at 16 bits
+        when its producer's line writes a 16-bit output (inputs_embeds always:
+        optimize.alls gives input_layer1 a16_w16)."""
+        act = {}
+        for n in self.quantizable:
+            line = plan.get(self.tensors[n]["producer"])
+            wide = self.tensors[n]["kind"] == "embeddings" or (line is not None and
+                                                              line["precision_mode"] in SIXTEEN_BIT_OUTPUT)
+            act[n] = 16 if wide else 8
         wbits = {}
         for c in self.convs:
-            mode = plan[c["onnx_node"]]["precision_mode"] if c["onnx_node"] in plan else None
-            if mode and mode.startswith("a16") and c["input"] in act:
-                act[c["input"]] = 16
-            if not c["compressible"]:
+            if not c["compressible"] or weights == "exact":
                 continue
-            if weights == "plan":
-                wbits[c["weight"]] = 8 if (mode and mode.endswith("_w8")) else 4
-            elif weights == "group" and c["group"] == only_group:
-                wbits[c["weight"]] = 4
-        for out, node in self.residual_outputs.items():
-            if node in plan and out in act:
-                act[out] = 16
+            line = plan.get(c["onnx_node"])
+            mode = line["precision_mode"] if line else "a8_w4"
+            if weights == "plan" or (weights == "group" and c["group"] == only_group):
+                wbits[c["weight"]] = (weight_bits_of(mode), line.get("weight_group_size") if line else None)
         return act, wbits
 
     def session(self, act=None, wbits=None):
@@ -988,7 +1183,7 @@ class Proxy:
         if act is not None:
             m = fake_quant_model(m, {n: (self.summary[n]["lo"], self.summary[n]["hi"], b) for n, b in act.items()})
         m = all_positions(m) or m
-        qweights = {w: quantize_weight(self.weight(w), b) for w, b in (wbits or {}).items()}
+        qweights = {w: quantize_weight(self.weight(w), b, g) for w, (b, g) in (wbits or {}).items()}
         return session(m.SerializeToString(), HERE, qweights)
 
     def logits(self, sess, tokens):
@@ -1031,6 +1226,118 @@ class Proxy:
         return g
 
 
+class DecodeCost:
+    """What each generated token reads from the device's memory, and the
+    tokens/s that gives (docs/decode-speed.md): when it generates, the
+    Hailo-10H is bound by its memory bandwidth. Every on-chip weight is read
+    once at its precision (constant matrices at 8 bits), plus the KV cache as
+    `llm2hef inspect` counts it (K and V of every layer after the GQA
+    expansion, one byte per value). The bandwidth (`--decode-bandwidth LOW:HIGH`
+    bytes/s) comes from llm2hef, which anchors it on public figures for
+    Qwen2-1.5B under Hailo's recipe; without it, only bytes are reported. An
+    upper bound from bandwidth alone: only the chip can confirm it."""
+
+    def __init__(self, convs, manifest, bandwidth):
+        d = manifest["dims"]
+        self.convs = convs
+        self.kv = 2 * d["layers"] * d["heads"] * d["head_dim"] * manifest["cache_size"]
+        self.bandwidth = bandwidth
+
+    def weight_bytes(self, plan):
+        total = 0
+        for c in self.convs:
+            line = plan.get(c["onnx_node"])
+            bits = weight_bits_of(line["precision_mode"]) if line else (4 if c["compressible"] else 8)
+            total += c["weight_elements"] * bits // 8
+        return total
+
+    def row(self, plan):
+        w = self.weight_bytes(plan)
+        r = dict(weight_bytes=w, bytes_per_token=w + self.kv, tokens_per_s_low=None, tokens_per_s_high=None)
+        if self.bandwidth:
+            r["tokens_per_s_low"] = self.bandwidth[0] / r["bytes_per_token"]
+            r["tokens_per_s_high"] = self.bandwidth[1] / r["bytes_per_token"]
+        return r
+
+    def text(self):
+        return ("bytes per generated token: every weight at its precision plus the KV cache (%d bytes at this "
+                "cache); tokens/s = memory bandwidth / bytes, the bandwidth %s; a bound from bandwidth alone, only "
+                "the chip can confirm it" % (self.kv, "%.2f-%.2f GB/s (llm2hef's anchor: Qwen2-1.5B under Hailo's "
+                                            "recipe at 6.9 and 9.45 tokens/s, docs/decode-speed.md)"
+                                            % (self.bandwidth[0] / 1e9, self.bandwidth[1] / 1e9)
+                                            if self.bandwidth else "not given (--decode-bandwidth)"))
+
+
+def choose_weights(proxy, convs, summary, producers, recipe, act_plan, calib, args, speed):
+    """Which groups of layers get 8-bit weights: the cheapest set that meets
+    the quality floor. Each group's 4-bit cost in quality is measured alone
+    (the plan's activations, that group at its plan weights, the rest fp32);
+    groups are then raised in order of quality bought per byte, and the whole
+    plan judged again after each, until the floor is met (or the tokens/s
+    floor would be crossed). On calibration prompts, never the held-out ones.
+    Returns (raised groups, sensitivity, the choice's record)."""
+    probe = calib[:max(1, args.sensitivity_prompts)]
+    fp32 = proxy.session()
+    refs = [proxy.logits(fp32, t) for t in probe]
+    del fp32
+    exact = proxy.judge(proxy.session(*proxy.bits(act_plan, "exact")), probe, refs)
+    floor = exact["mean_cosine"] - args.max_weight_drop
+    if args.min_cosine is not None:
+        floor = max(floor, args.min_cosine)
+
+    def mode(c, plan):
+        line = plan.get(c["onnx_node"])
+        return line["precision_mode"] if line else default_mode_of(c)
+
+    four_bit = sorted({c["group"] for c in convs if c["compressible"] and weight_bits_of(mode(c, act_plan)) == 4})
+    sensitivity = dict(prompts=len(probe), baseline_mean_cosine=exact["mean_cosine"], groups={})
+    drops, cost = {}, {}
+    base_bytes = speed.weight_bytes(act_plan)
+    for g in four_bit:
+        r = proxy.judge(proxy.session(*proxy.bits(act_plan, "group", g)), probe, refs)
+        drops[g] = exact["mean_cosine"] - r["mean_cosine"]
+        with_g = {line["onnx_node"]: line for line in make_plan(summary, convs, producers, recipe, args.min_levels,
+                                                                [g])[0]}
+        cost[g] = max(speed.weight_bytes(with_g) - base_bytes, 1)
+        sensitivity["groups"][g] = dict(mean_cosine=r["mean_cosine"], drop=drops[g], extra_weight_bytes=cost[g])
+        say("  4-bit sensitivity of %s: mean cosine %.4f (%+.4f), 8-bit costs %.1f MiB"
+            % (g, r["mean_cosine"], -drops[g], cost[g] / 2 ** 20))
+
+    def meets(r):
+        return r["mean_cosine"] >= floor and (args.min_top1 is None or r["top1_agreement"] >= args.min_top1)
+
+    order = sorted((g for g in four_bit if drops[g] > 0), key=lambda g: (-drops[g] / cost[g], g))
+    raised, plan, steps, stopped = [], act_plan, [], None
+    while True:
+        r = proxy.judge(proxy.session(*proxy.bits(plan)), probe, refs)
+        row = speed.row(plan)
+        steps.append(dict(raised=list(raised), mean_cosine=r["mean_cosine"], top1_agreement=r["top1_agreement"],
+                          weight_bytes=row["weight_bytes"], tokens_per_s_high=row["tokens_per_s_high"]))
+        say("  weights: %s: mean cosine %.4f (floor %.4f), top-1 %.3f, %.1f MiB of weights"
+            % (", ".join(raised) or "all 4-bit as the recipe has them", r["mean_cosine"], floor,
+               r["top1_agreement"], row["weight_bytes"] / 2 ** 20))
+        if meets(r):
+            break
+        if not order:
+            stopped = "every group that loses quality at 4 bits is already 8-bit and the floor is still not met"
+            break
+        g = order.pop(0)
+        nxt = {line["onnx_node"]: line for line in make_plan(summary, convs, producers, recipe, args.min_levels,
+                                                             raised + [g])[0]}
+        fast = speed.row(nxt)["tokens_per_s_high"]
+        if args.min_tokens_per_s is not None and fast is not None and fast < args.min_tokens_per_s:
+            stopped = "8-bit %s would bring the estimate to %.1f tokens/s, under --min-tokens-per-s %g" % (
+                g, fast, args.min_tokens_per_s)
+            break
+        raised.append(g)
+        plan = nxt
+    choice = dict(floor_mean_cosine=floor, fp32_weights_mean_cosine=exact["mean_cosine"], min_top1=args.min_top1,
+                  min_tokens_per_s=args.min_tokens_per_s, met=stopped is None, stopped=stopped, steps=steps)
+    if stopped:
+        say("  weights: the quality floor is not met: " + stopped)
+    return raised, sensitivity, choice
+
+
 def manifest_stop_tokens():
     try:
         cfg = json.load(open(os.path.join(HERE, "resources", "hailo-config.json"), encoding="utf-8"))
@@ -1055,6 +1362,16 @@ def _number(positive):
                                                                                else "of 0 or more"))
         return v
     return parse
+
+
+def _bandwidth(text):
+    try:
+        low, high = (float(v) for v in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not LOW:HIGH bytes per second" % text) from None
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low <= high):
+        raise argparse.ArgumentTypeError("%r is not LOW:HIGH with 0 < LOW <= HIGH" % text)
+    return low, high
 
 
 def _count(text):
@@ -1082,8 +1399,16 @@ def parse_args():
     ap.add_argument("--min-levels", type=_number(True), default=DEFAULT_MIN_LEVELS,
                     help="fewest steps of the 8-bit grid the 99.9th percentile of |x| must span (default %(default)s)")
     ap.add_argument("--max-weight-drop", type=_number(False), default=DEFAULT_MAX_WEIGHT_DROP,
-                    help="largest fall of the proxy's mean logits cosine one group of 4-bit weights may cause "
-                         "(default %(default)s)")
+                    help="largest fall of the proxy's mean logits cosine that 4-bit weights may cause, against the "
+                         "same plan with fp32 weights (default %(default)s)")
+    ap.add_argument("--min-cosine", type=_number(True), default=None,
+                    help="a floor on the plan's mean logits cosine in the proxy (more 8-bit weights until met)")
+    ap.add_argument("--min-top1", type=_number(True), default=None,
+                    help="a floor on the plan's top-1 agreement in the proxy")
+    ap.add_argument("--min-tokens-per-s", type=_number(True), default=None,
+                    help="never raise weights past this decode-speed estimate")
+    ap.add_argument("--decode-bandwidth", type=_bandwidth, default=None,
+                    help="LOW:HIGH bytes/s of the device when it generates (llm2hef passes its anchor)")
     ap.add_argument("--precision-budget", type=_count, default=None, help="bytes the plan may add")
     ap.add_argument("--no-simulate", action="store_true",
                     help="ranges and the activation plan only: no proxy runs (weights stay 4-bit in the plan)")
@@ -1183,10 +1508,12 @@ def main():
 
     base = os.path.splitext(out)[0]
     paths = dict(json=out, report=base + "-report.md", svg=base + ".svg")
-    plan_nodes = {line["onnx_node"] for line in doc["plan"]["lines"]}
+    plan_nodes = {line["onnx_node"]: line["precision_mode"] for line in doc["plan"]["lines"]}
+    recipe_nodes = {line["onnx_node"] for line in doc["hailo_recipe"]["lines"]
+                    if line["precision_mode"].startswith("a16")}
     residual_outputs = {a["output"]: a["onnx_node"] for a in residual_adds}
     write_atomic(paths["svg"], svg_picture(doc["ranges"], plan_nodes, residual_outputs, args.min_levels,
-                                           manifest["dims"].get("layers", 1)))
+                                           manifest["dims"].get("layers", 1), recipe_nodes))
     write_atomic(paths["report"], markdown_report(doc, paths))
     write_atomic(out, json.dumps(doc, indent=1) + "\n")
     for r in sorted(doc["ranges"], key=lambda r: r["levels_8bit"])[:3]:
@@ -1196,9 +1523,10 @@ def main():
                                                        doc["budget"]["spent_bytes"] / 2 ** 20))
     for name, c in doc.get("simulation", {}).get("configurations", {}).items():
         if "mean_cosine" in c:
-            say("simulation, %s: %s: mean cosine %.4f, worst %.4f, top-1 %.3f, greedy %s"
+            say("simulation, %s: %s: mean cosine %.4f, worst %.4f, top-1 %.3f, %sgreedy %s"
                 % ("a proxy, not the DFC", name, c["mean_cosine"], c["worst_cosine"], c["top1_agreement"],
-                   json.dumps(c["greedy"].get("text", c["greedy"]["tokens"]))))
+                   "weights %.1f MiB, %s tokens/s (estimate), " % (c["weight_bytes"] / 2 ** 20, _tokens_per_s(c))
+                   if "weight_bytes" in c else "", json.dumps(c["greedy"].get("text", c["greedy"]["tokens"]))))
     say("wrote %s" % paths["json"])
     say("wrote %s" % paths["report"])
     say("wrote %s" % paths["svg"])
@@ -1258,6 +1586,7 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
         constant = float(np.count_nonzero(w)) <= 0.1 * w.size
         c["compressible"] = w.ndim == 2 and not constant and min(w.shape) > theta_len
         c["group"] = weight_group(c["onnx_node"])
+        c["rows"] = int(w.shape[0]) if w.ndim == 2 else None
         st = stats[c["input"]]
         estimate = None
         if c["compressible"] and st.channel_sum_sq is not None and st.channel_sum_sq.shape[0] == w.shape[0]:
@@ -1270,29 +1599,25 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
                for n, s in stats.items()}
     residual_in = [a for a in residual_adds if a["output"] in summary]
     residual_outputs = {a["output"]: a["onnx_node"] for a in residual_in}
+    roles, products = graph_roles(model, convs)
+    producers = producers_of(tensors, residual_in, products, model)
+    recipe = recipe_lines(convs, residual_in, products, roles, summary)
+    recipe_nodes = {line["onnx_node"]: line for line in recipe}
     proxy = Proxy(model, tensors, convs, summary, residual_outputs, feed, load_weight, manifest, args.simulate_kinds)
+    speed = DecodeCost(convs, manifest, args.decode_bandwidth)
 
-    # Weight sensitivity: with the plan's activations and fp32 weights, each group of
-    # layers alone at 4 bits, on calibration prompts (never the held-out ones).
-    act_lines, _, _ = make_plan(summary, convs, residual_in, args.min_levels, {}, args.max_weight_drop)
+    # The plan's activations (the recipe, then what the ranges need), weights
+    # as the recipe has them; then weights by cost (weight_choice below).
+    act_lines, _, _, _ = make_plan(summary, convs, producers, recipe, args.min_levels)
     act_plan = {line["onnx_node"]: line for line in act_lines}
-    drops, sensitivity = {}, None
+    raised, sensitivity, choice = [], None, None
     if not args.no_simulate:
-        probe = calib[:max(1, args.sensitivity_prompts)]
-        fp32 = proxy.session()
-        refs = [proxy.logits(fp32, t) for t in probe]
-        del fp32
-        base = proxy.judge(proxy.session(*proxy.bits(act_plan, "exact")), probe, refs)["mean_cosine"]
-        sensitivity = dict(prompts=len(probe), baseline_mean_cosine=base, groups={})
-        for g in sorted({c["group"] for c in convs if c["compressible"]}):
-            r = proxy.judge(proxy.session(*proxy.bits(act_plan, "group", g)), probe, refs)
-            drops[g] = base - r["mean_cosine"]
-            sensitivity["groups"][g] = dict(mean_cosine=r["mean_cosine"], drop=drops[g])
-            say("  4-bit sensitivity of %s: mean cosine %.4f (%+.4f)" % (g, r["mean_cosine"], -drops[g]))
+        raised, sensitivity, choice = choose_weights(proxy, convs, summary, producers, recipe, act_plan, calib, args,
+                                                     speed)
     t_sensitivity = time.time() - t_start - t_ranges
 
-    lines, dropped, spent = make_plan(summary, convs, residual_in, args.min_levels, drops, args.max_weight_drop,
-                                      args.precision_budget)
+    lines, dropped, spent, unraised = make_plan(summary, convs, producers, recipe, args.min_levels, raised,
+                                                args.precision_budget)
     plan_nodes = {line["onnx_node"]: line for line in lines}
     conv_by_input = {}
     for c in convs:
@@ -1313,26 +1638,40 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
             needs_16bit=activation_bits_needed(s.min, s.max, sm["p999"], args.min_levels) == 16,
             min_at=s.min_at, max_at=s.max_at, top_channels=top))
     weight_default = sum(c["weight_elements"] // 2 if c["compressible"] else c["weight_elements"] for c in convs)
-    extra_w = sum(c["weight_elements"] // 2 for c in convs if c["compressible"] and c["onnx_node"] in plan_nodes
-                  and plan_nodes[c["onnx_node"]]["precision_mode"].endswith("_w8"))
+    extra_w = sum(c["weight_elements"] * (weight_bits_of(plan_nodes[c["onnx_node"]]["precision_mode"]) - 4) // 8
+                  for c in convs if c["compressible"] and c["onnx_node"] in plan_nodes)
+    line_keys = ("onnx_node", "op_type", "precision_mode", "reason", "extra_bytes", "weight_group_size")
     doc = dict(
         version=1, model=manifest["model"]["name"], proxy_label=PROXY_LABEL,
         calibration=dict(source=args.calib_tokens or args.calib_text, prompts=len(calib),
                          tokens=sum(len(s) for s in calib), held_out_prompts=len(held_out), cache_size=seq),
-        rule=dict(min_levels=args.min_levels, max_weight_drop=args.max_weight_drop, text=(
-            "An activation tensor needs 16 bits when an 8-bit per-tensor grid over [min(x,0), max(x,0)] leaves its "
-            "99.9th percentile of |x| fewer than %g steps (max|x| / p99.9 beyond about %.0f): the layers that "
-            "consume it get an a16 mode, a residual Add a16_w16. A group of layers (the same projection in every "
-            "decoder layer) gets 8-bit weights when, in the proxy with the plan's activations and fp32 weights, "
-            "rounding that group alone to 4 bits per output channel lowers the mean logits cosine on calibration "
-            "prompts by more than %g." % (args.min_levels, 255.0 / args.min_levels, args.max_weight_drop))),
-        plan=dict(default_mode=DEFAULT_MODE, lines=[
-            {k: line[k] for k in ("onnx_node", "op_type", "precision_mode", "reason", "extra_bytes")}
-            for line in lines]),
+        rule=dict(min_levels=args.min_levels, max_weight_drop=args.max_weight_drop, min_cosine=args.min_cosine,
+                  min_top1=args.min_top1, min_tokens_per_s=args.min_tokens_per_s, text=(
+            "The plan starts from Hailo's own recipe for its LLMs, applied by role (every residual Add and the "
+            "product feeding down_proj at a16_w16, down_proj at a16_w4_a16, the other block convs a8_w4 with "
+            "weight_group_size=%d where the input width is a multiple of it, the lm_head at the DFC's default "
+            "a8_w8). An activation tensor then needs 16 bits when an 8-bit per-tensor grid over [min(x,0), "
+            "max(x,0)] leaves its 99.9th percentile of |x| fewer than %g steps (max|x| / p99.9 beyond about %.0f): "
+            "its producer gets a16_w16 and the convs that consume it an a16 mode, together. Weights are 4-bit "
+            "unless the quality floor needs more: groups of layers (the same projection in every decoder layer) "
+            "get 8-bit weights, the cheapest first for the quality each buys (measured alone in the proxy), until "
+            "the mean logits cosine on calibration prompts is within %g of the same plan with fp32 weights%s%s."
+            % (RECIPE_GROUP_SIZE, args.min_levels, 255.0 / args.min_levels, args.max_weight_drop,
+               "" if args.min_cosine is None else " and at least %g" % args.min_cosine,
+               "" if args.min_top1 is None else ", with top-1 agreement at least %g" % args.min_top1))),
+        plan=dict(default_mode=DEFAULT_MODE, lines=[{k: line[k] for k in line_keys if k in line} for line in lines],
+                  unraised=unraised),
         plan_over_budget=[{k: line[k] for k in ("onnx_node", "precision_mode", "reason", "extra_bytes")}
                           for line in dropped],
+        hailo_recipe=dict(source="Hailo's model script for Qwen2-1.5B-Instruct (inside qwen2_1.5b_instruct.q.har; "
+                                 "a copy: l-nmch/hailo-10h-llm-compiler recipes/hailo-qwen2-1.5b-instruct.alls), "
+                                 "applied by role", lines=[{k: line[k] for k in line_keys if k in line}
+                                                           for line in recipe]),
         budget=dict(limit_bytes=args.precision_budget, spent_bytes=spent, weight_bytes_default=weight_default,
                     extra_weight_bytes=extra_w, extra_activation_bytes=spent - extra_w, device_bytes=DEVICE_BYTES),
+        decode_speed=dict(rows={"A8W4 default": speed.row({}), "Hailo recipe": speed.row(recipe_nodes),
+                                "plan": speed.row(plan_nodes)}, model=speed.text()),
+        weight_choice=choice,
         ranges=ranges, weights=weight_rows, weight_sensitivity=sensitivity,
         timing=dict(ranges_s=round(t_ranges, 2), sensitivity_s=round(t_sensitivity, 2)))
 
@@ -1342,14 +1681,18 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
         refs = [proxy.logits(fp32, t) for t in held_out]
         configurations = {"fp32": dict(greedy=proxy.greedy(fp32, held_out[0], args.greedy_steps))}
         del fp32
-        for name, (act, wbits) in (("A8W4 default", proxy.bits({})), ("plan", proxy.bits(plan_nodes)),
-                                   ("plan activations, fp32 weights", proxy.bits(plan_nodes, "exact"))):
+        rows = (("A8W4 default", {}), ("Hailo recipe", recipe_nodes), ("plan", plan_nodes))
+        for name, plan in rows + (("plan activations, fp32 weights", None),):
+            act, wbits = proxy.bits(plan) if plan is not None else proxy.bits(plan_nodes, "exact")
             sess = proxy.session(act, wbits)
             c = proxy.judge(sess, held_out, refs)
             c["greedy"] = proxy.greedy(sess, held_out[0], args.greedy_steps)
             c["activations_16bit"] = sum(1 for b in act.values() if b == 16)
-            c["weights_8bit"] = sum(1 for b in wbits.values() if b == 8)
-            c["weights_4bit"] = sum(1 for b in wbits.values() if b == 4)
+            for bits in (4, 8, 16):
+                c["weights_%dbit" % bits] = sum(1 for b, _ in wbits.values() if b == bits)
+            c["weights_grouped"] = sum(1 for _, g in wbits.values() if g)
+            if plan is not None:
+                c.update(doc["decode_speed"]["rows"][name])
             configurations[name] = c
             del sess
         doc["simulation"] = dict(
@@ -1357,9 +1700,12 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
             per_position=proxy.per_position, greedy_prompt_tokens=len(held_out[0]),
             method=("activations: per-tensor asymmetric QuantizeLinear/DequantizeLinear (uint8/uint16) with the "
                     "calibrated min/max, on the tensors of kinds " + ", ".join(sorted(args.simulate_kinds)) +
-                    " (inputs_embeds at 16 bits, as optimize.alls asks for input_layer1); weights: symmetric "
-                    "round-to-nearest per output channel, 4 bits on compressible layers unless the plan says w8, "
-                    "constant matrices exact"),
+                    " (inputs_embeds at 16 bits, as optimize.alls asks for input_layer1); a tensor is at 16 bits "
+                    "when its producer's line writes a 16-bit output; conv outputs are not quantized; weights: "
+                    "symmetric round-to-nearest per output channel, and per run of %d input rows where a line "
+                    "gives weight_group_size, at the line's weight bits (4 where no line names a compressible "
+                    "conv), constant matrices exact; no rotation (quarot) and no bias correction are simulated"
+                    % RECIPE_GROUP_SIZE),
             configurations=configurations)
         doc["timing"]["simulation_s"] = round(time.time() - t_sim, 2)
     doc["timing"]["total_s"] = round(time.time() - t_start, 2)

@@ -3,6 +3,7 @@ quantization (core/src/dfc/calibrate.py, the script `export` writes), on
 synthetic tensors with planted outliers. No export, no llm2hef binary."""
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import math
 import xml.dom.minidom
@@ -128,40 +129,187 @@ def synthetic_model():
     return tensors, convs, adds
 
 
-def test_plan_widens_the_consumers_of_outlier_tensors():
-    tensors, convs, adds = synthetic_model()
-    lines, dropped, spent = cal.make_plan(tensors, convs, adds, 32, {}, 0.01)
+PRODUCERS = {"residual": dict(onnx_node="/model/layers.0/mlp_residual/Add", op_type="Add"),
+             "swiglu": dict(onnx_node="/model/layers.0/mlp/swiglu/Mul", op_type="Mul"),
+             "norm_out": dict(onnx_node="/model/layers.0/input_layernorm/Mul_1", op_type="Mul")}
+
+
+def test_plan_raises_producer_and_consumers_together():
+    tensors, convs, _ = synthetic_model()
+    lines, dropped, spent, unraised = cal.make_plan(tensors, convs, PRODUCERS, [], 32)
     modes = {line["onnx_node"]: line["precision_mode"] for line in lines}
     assert modes == {
-        # 16-bit activations come with 8-bit weights (the a16 modes public Hailo scripts use).
-        "/model/layers.0/mlp/down_proj/MatMul": "a16_w8",
-        "/model/layers.0/attn/q/rope/rotate_half/MatMul": "a16_w8",  # not compressible: stays 8-bit weights
+        "/model/layers.0/mlp/swiglu/Mul": "a16_w16",  # the producer of the 16-bit input, with its consumers
+        "/model/layers.0/mlp/down_proj/MatMul": "a16_w4_a16",  # 4-bit weights kept (Hailo's recipe's mode)
+        "/model/layers.0/attn/q/rope/rotate_half/MatMul": "a16_w16",  # 8-bit weights on a 16-bit input
         "/model/layers.0/mlp_residual/Add": "a16_w16",
     }
-    assert not dropped and spent == 3000 + 32  # down_proj's weights half a byte more each
+    # One byte per 16-bit activation value; the constant matrix's weights go from 8 to 16 bits.
+    assert not dropped and not unraised and spent == 1000 + 1000 + 1000 + 1000 + 64
     assert all(line["reason"] for line in lines)
 
 
-def test_plan_gives_8_bit_weights_to_groups_the_proxy_finds_sensitive():
-    tensors, convs, adds = synthetic_model()
-    drops = {"/model/layers.*/attn/o_proj/MatMul": 0.05, "/model/layers.*/attn/q_proj/MatMul": 0.002,
-             "/model/layers.*/mlp/down_proj/MatMul": 0.2}
-    lines, _, spent = cal.make_plan(tensors, convs, adds, 32, drops, 0.01)
-    modes = {line["onnx_node"]: line["precision_mode"] for line in lines}
-    assert modes["/model/layers.0/attn/o_proj/MatMul"] == "a8_w8"
-    assert modes["/model/layers.0/mlp/down_proj/MatMul"] == "a16_w8"
-    assert "/model/layers.0/attn/q_proj/MatMul" not in modes  # below the threshold
-    assert spent == 1000 + (1000 + 32) + 1000 + 32  # activations one more byte each, weights half a byte more
+def test_a_tensor_whose_producer_cannot_be_raised_stays_8_bit_and_is_listed():
+    tensors, convs, _ = synthetic_model()
+    producers = {k: v for k, v in PRODUCERS.items() if k != "swiglu"}
+    lines, _, _, unraised = cal.make_plan(tensors, convs, producers, [], 32)
+    assert [u["tensor"] for u in unraised] == ["swiglu"]
+    assert "/model/layers.0/mlp/down_proj/MatMul" not in {line["onnx_node"] for line in lines}
+
+
+def test_plan_starts_from_the_base_lines_and_raises_chosen_weight_groups():
+    tensors, convs, _ = synthetic_model()
+    base = [dict(onnx_node="/model/layers.0/attn/o_proj/MatMul", op_type="MatMul", precision_mode="a8_w4",
+                 reason="recipe", weight_group_size=128)]
+    lines, _, _, _ = cal.make_plan(tensors, convs, PRODUCERS, base, 32)
+    o_proj = next(line for line in lines if line["onnx_node"] == "/model/layers.0/attn/o_proj/MatMul")
+    assert o_proj["precision_mode"] == "a8_w4" and o_proj["weight_group_size"] == 128 and o_proj["extra_bytes"] == 0
+    lines, _, spent, _ = cal.make_plan(tensors, convs, PRODUCERS, base, 32,
+                                       ["/model/layers.*/attn/o_proj/MatMul", "/model/layers.*/mlp/down_proj/MatMul"])
+    modes = {line["onnx_node"]: line for line in lines}
+    assert modes["/model/layers.0/attn/o_proj/MatMul"]["precision_mode"] == "a8_w8"
+    assert "weight_group_size" not in modes["/model/layers.0/attn/o_proj/MatMul"]  # groups are for 4-bit weights
+    assert modes["/model/layers.0/mlp/down_proj/MatMul"]["precision_mode"] == "a16_w16"
+    # o_proj 4 -> 8 bits (32 bytes), down_proj 4 -> 16 bits (96) and its 16-bit input (1000).
+    assert modes["/model/layers.0/attn/o_proj/MatMul"]["extra_bytes"] == 32
+    assert modes["/model/layers.0/mlp/down_proj/MatMul"]["extra_bytes"] == 1000 + 96
 
 
 def test_budget_keeps_the_most_severe_lines():
-    tensors, convs, adds = synthetic_model()
-    drops = {"/model/layers.*/attn/o_proj/MatMul": 0.011}  # barely over: least severe
-    lines, dropped, spent = cal.make_plan(tensors, convs, adds, 32, drops, 0.01, budget_bytes=3032)
-    assert spent <= 3032
-    assert [d["onnx_node"] for d in dropped] == ["/model/layers.0/attn/o_proj/MatMul"]
-    lines, dropped, spent = cal.make_plan(tensors, convs, adds, 32, drops, 0.01, budget_bytes=0)
+    tensors, convs, _ = synthetic_model()
+    lines, dropped, spent, _ = cal.make_plan(tensors, convs, PRODUCERS, [], 32,
+                                             ["/model/layers.*/attn/o_proj/MatMul"], budget_bytes=4064)
+    assert spent <= 4064
+    assert [d["onnx_node"] for d in dropped] == ["/model/layers.0/attn/o_proj/MatMul"]  # chosen for cost: least severe
+    lines, dropped, spent, _ = cal.make_plan(tensors, convs, PRODUCERS, [], 32, budget_bytes=0)
     assert lines == [] and spent == 0 and len(dropped) == 4
+
+
+# --------------------------------------------------------------------------- Hailo's recipe by role
+def tiny_decoder():
+    """x -> norm -> gate/up -> SiLU(gate)*up -> down -> residual Add -> lm_head: the roles by graph shape."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    w = {n: numpy_helper.from_array(rng.normal(size=shape).astype(np.float32), n)
+         for n, shape in (("Wg", (256, 512)), ("Wu", (256, 512)), ("Wd", (512, 256)), ("Wh", (256, 100)))}
+    nodes = [helper.make_node("MatMul", ["x", "Wg"], ["g"], name="/l0/gate/MatMul"),
+             helper.make_node("MatMul", ["x", "Wu"], ["u"], name="/l0/up/MatMul"),
+             helper.make_node("Sigmoid", ["g"], ["sg"], name="/l0/act/Sigmoid"),
+             helper.make_node("Mul", ["g", "sg"], ["silu"], name="/l0/act/Mul"),
+             helper.make_node("Mul", ["silu", "u"], ["prod"], name="/l0/product/Mul"),
+             helper.make_node("MatMul", ["prod", "Wd"], ["d"], name="/l0/down/MatMul"),
+             helper.make_node("Add", ["x", "d"], ["r"], name="/l0/residual/Add"),
+             helper.make_node("MatMul", ["r", "Wh"], ["logits"], name="/head/MatMul")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 256])],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 4, 100])], list(w.values()))
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    convs = [dict(onnx_node=n.name, input=n.input[0], weight=n.input[1], compressible=True,
+                  weight_elements=int(np.prod(w[n.input[1]].dims)), rows=int(w[n.input[1]].dims[0]),
+                  group=n.name) for n in nodes if n.op_type == "MatMul"]
+    return model, convs
+
+
+def test_roles_come_from_the_graph_not_the_names():
+    model, convs = tiny_decoder()
+    roles, products = cal.graph_roles(model, convs)
+    assert roles == {"/l0/gate/MatMul": "block", "/l0/up/MatMul": "block", "/l0/down/MatMul": "down_proj",
+                     "/head/MatMul": "lm_head"}
+    assert products == [dict(onnx_node="/l0/product/Mul", output="prod", conv="/l0/down/MatMul")]
+
+
+def test_recipe_lines_by_role():
+    model, convs = tiny_decoder()
+    roles, products = cal.graph_roles(model, convs)
+    tensors = {"prod": dict(elements=2048), "r": dict(elements=1024), "x": dict(elements=1024)}
+    lines = {line["onnx_node"]: line for line in cal.recipe_lines(
+        convs, [dict(onnx_node="/l0/residual/Add", output="r")], products, roles, tensors)}
+    assert lines["/l0/residual/Add"]["precision_mode"] == "a16_w16"
+    assert lines["/l0/product/Mul"]["precision_mode"] == "a16_w16"
+    assert lines["/l0/down/MatMul"]["precision_mode"] == "a16_w4_a16"
+    assert lines["/l0/down/MatMul"]["weight_group_size"] == 128  # 512 input rows: a multiple of 128
+    assert lines["/l0/gate/MatMul"] == dict(lines["/l0/gate/MatMul"], precision_mode="a8_w4", weight_group_size=128,
+                                            extra_bytes=0)
+    assert lines["/head/MatMul"]["precision_mode"] == "a8_w8" and "weight_group_size" not in lines["/head/MatMul"]
+    convs[0]["rows"] = 576  # SmolLM2's width: no multiple of 128, the group line does not apply
+    lines = {line["onnx_node"]: line for line in cal.recipe_lines(convs, [], products, roles, tensors)}
+    assert "/l0/gate/MatMul" not in lines
+
+
+def test_grouped_weights_scale_each_run_of_rows():
+    rng = np.random.default_rng(8)
+    w = rng.normal(size=(256, 3)).astype(np.float32)
+    w[:128, 1] *= 1000  # a loud first group must not coarsen the second
+    q = cal.quantize_weight(w, 4, 128)
+    step = np.abs(w[128:, 1]).max() / 7
+    assert np.abs(q[128:, 1] - w[128:, 1]).max() <= step / 2 + 1e-5
+    per_channel = cal.quantize_weight(w, 4)
+    assert np.abs(per_channel[128:, 1] - w[128:, 1]).max() > 3 * step
+    np.testing.assert_array_equal(cal.quantize_weight(w[:100], 4, 128), cal.quantize_weight(w[:100], 4))
+
+
+# --------------------------------------------------------------------------- decode speed and the weight choice
+def test_decode_cost_counts_weights_at_their_precision_and_the_cache():
+    convs = [dict(onnx_node="a", compressible=True, weight_elements=1000),
+             dict(onnx_node="b", compressible=True, weight_elements=2000),
+             dict(onnx_node="rot", compressible=False, weight_elements=100)]
+    manifest = dict(dims=dict(layers=2, heads=4, head_dim=8), cache_size=16)
+    cost = cal.DecodeCost(convs, manifest, (1e6, 2e6))
+    kv = 2 * 2 * 4 * 8 * 16
+    r = cost.row({})
+    assert r["weight_bytes"] == 500 + 1000 + 100 and r["bytes_per_token"] == 1600 + kv
+    assert r["tokens_per_s_low"] == pytest.approx(1e6 / (1600 + kv))
+    assert r["tokens_per_s_high"] == pytest.approx(2e6 / (1600 + kv))
+    r8 = cost.row({"b": dict(precision_mode="a16_w16")})
+    assert r8["weight_bytes"] == 500 + 4000 + 100 and r8["tokens_per_s_high"] < r["tokens_per_s_high"]
+    assert cal.DecodeCost(convs, manifest, None).row({})["tokens_per_s_high"] is None
+
+
+class FakeProxy:
+    """A proxy whose quality is 1 minus the planted loss of each 4-bit group."""
+
+    def __init__(self, convs, loss):
+        self.convs, self.loss = convs, loss
+
+    def session(self, act=None, wbits=None):
+        return wbits
+
+    def logits(self, sess, tokens):
+        return None
+
+    def bits(self, plan, weights="plan", only_group=None):
+        wb = {}
+        for c in self.convs:
+            line = plan.get(c["onnx_node"])
+            mode = line["precision_mode"] if line else "a8_w4"
+            if weights == "plan" or (weights == "group" and c["group"] == only_group):
+                wb[c["group"]] = cal.weight_bits_of(mode)
+        return {}, wb
+
+    def judge(self, wbits, prompts, refs):
+        cos = 1.0 - sum(loss for g, loss in self.loss.items() if wbits.get(g) == 4)
+        return dict(mean_cosine=cos, top1_agreement=cos)
+
+
+def test_weights_are_raised_cheapest_first_until_the_floor_is_met():
+    tensors = {"t": dict(lo=-1.0, hi=1.0, p999=0.5, elements=10)}
+    convs = [dict(onnx_node=n, input="t", compressible=True, weight_elements=size, group=n)
+             for n, size in (("big", 8000), ("small", 1000), ("tiny", 500), ("harmless", 100))]
+    # big loses most but costs 8x small; small buys more quality per byte.
+    loss = {"big": 0.04, "small": 0.02, "tiny": 0.001, "harmless": 0.0}
+    args = argparse.Namespace(sensitivity_prompts=1, max_weight_drop=0.025, min_cosine=None, min_top1=None,
+                              min_tokens_per_s=None, min_levels=32)
+    speed = cal.DecodeCost(convs, dict(dims=dict(layers=1, heads=1, head_dim=1), cache_size=1), (1e3, 2e3))
+    raised, sensitivity, choice = cal.choose_weights(FakeProxy(convs, loss), convs, tensors, {}, [], {}, [[1]],
+                                                     args, speed)
+    # 4-bit everywhere: 0.939, floor 1 - 0.025. Quality per byte: small 0.02/500, big 0.04/4000, tiny 0.001/250:
+    # small alone gives 0.959, with big 0.999 meets the floor; tiny is never paid for.
+    assert raised == ["small", "big"] and choice["met"]
+    assert [s["raised"] for s in choice["steps"]] == [[], ["small"], ["small", "big"]]
+    assert "harmless" not in raised and sensitivity["groups"]["harmless"]["drop"] == 0
+    # A tokens/s floor stops before the floor is met, and says so.
+    args.min_tokens_per_s = speed.row({})["tokens_per_s_high"] * 0.99
+    raised, _, choice = cal.choose_weights(FakeProxy(convs, loss), convs, tensors, {}, [], {}, [[1]], args, speed)
+    assert not choice["met"] and "--min-tokens-per-s" in choice["stopped"]
 
 
 def test_weight_group_names_a_role_across_layers():
@@ -216,11 +364,13 @@ def test_fake_quant_model_matches_numpy():
 def test_svg_is_well_formed_and_marks_the_plan():
     ranges = [dict(tensor="r%d" % i, kind="residual", layer=i, max_abs=2e4 if i else 3.0, p999_abs=100.0 if i else 1.0,
                    consumer_convs=[]) for i in range(3)]
-    svg = cal.svg_picture(ranges, {"add1"}, {"r1": "add1", "r2": "add2"}, 32, 3)
+    svg = cal.svg_picture(ranges, {"add1": "a16_w16", "add2": "a16_w16"}, {"r1": "add1", "r2": "add2"}, 32, 3,
+                          recipe_nodes={"add1"})
     doc = xml.dom.minidom.parseString(svg)
     circles = doc.getElementsByTagName("circle")
     filled = [c for c in circles if c.getAttribute("fill") not in ("white",) and c.getElementsByTagName("title")]
-    assert len(filled) == 1 and "16-bit in the plan" in filled[0].getElementsByTagName("title")[0].firstChild.data
+    titles = [c.getElementsByTagName("title")[0].firstChild.data for c in filled]
+    assert len(filled) == 2 and "16-bit in Hailo's recipe" in titles[0] and "beyond the recipe" in titles[1]
     assert "not a prediction" in svg
 
 
@@ -268,7 +418,8 @@ def test_statistics_reduced_in_the_graph_match_numpy():
         np.testing.assert_allclose(a.channel_sum_sq, b.channel_sum_sq, rtol=1e-5)
         assert a.channel_rows == b.channel_rows
         assert abs(int(np.sum(np.abs(a.hist - b.hist)))) <= 2, name  # a value on a bin edge may move by one bin
-        assert a.percentile_abs(99.9) / cal.BIN_RATIO <= b.percentile_abs(99.9) <= a.percentile_abs(99.9) * cal.BIN_RATIO
+        p999 = a.percentile_abs(99.9)
+        assert p999 / cal.BIN_RATIO <= b.percentile_abs(99.9) <= p999 * cal.BIN_RATIO
 
 
 def test_non_finite_activation_found_in_the_graph():
