@@ -24,7 +24,11 @@ guards made inert for hailort's load probe (JSON:
 would stop the export is reported there ("resources": {"error",
 "exit_status"}). It also says what compile.py needs to calibrate the export:
 the RAM of its optimize step and the largest cache its calibration inputs
-allow, with a warning past it ("calibration").
+allow, with a warning past it ("calibration"). And what decoding may reach:
+tokens/s for llm2hef's default (weights at 4 bits), Hailo's own recipe
+(lm_head at 8 bits), all weights at 8 bits and, with --plan, the plan, from
+the bytes each generated token reads; upper bounds from the memory bandwidth
+anchored on Qwen2-1.5B (JSON: "decode_speed"; docs/decode-speed.md).
 Exit status: what `export` would end with: 4 when the model is refused, 3 or
 4 when a resource problem would stop the export, else 0.
 
@@ -39,7 +43,8 @@ Exit status: what `export` would end with: 4 when the model is refused, 3 or
                  export --chat-template would use it)
   --plan FILE    quantization.json from `llm2hef calibrate`: adds what the
                  plan costs (weights at 8 instead of 4 bits, activations at
-                 16 bits) to the estimate (JSON: "precision_plan")
+                 16 bits) to the estimate (JSON: "precision_plan") and
+                 its tokens/s to the decode speed
   --json         machine-readable report
 )";
 }  // namespace

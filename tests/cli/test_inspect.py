@@ -99,3 +99,70 @@ def test_lfm2_released_shapes(tmp_path, name, ffn, params, conv_layers):
     assert f"{conv_layers} conv layers x {h} (B*x)" in rep["memory"]["kv_cache_layout"]
     note = next(n for n in rep["notes"] if n.startswith("conv cost"))
     assert f"[rows, 2048] x [2048, {h}]" in note and "no extra inputs (pe width 64" in note, note
+
+
+# ---------------------------------------------------------------- decode speed (issue 36, item 3)
+
+def plan_with_extra_weights(path, extra_weight_bytes, default_mode="a8_w4"):
+    """A quantization.json as calibrate writes it, reduced to what inspect reads."""
+    path.write_text(json.dumps({
+        "version": 1, "plan": {"default_mode": default_mode, "lines": []},
+        "budget": {"extra_weight_bytes": extra_weight_bytes, "extra_activation_bytes": 0,
+                   "weight_bytes_default": 1000}}))
+    return path
+
+
+def test_decode_speed_rows():
+    """Every plan says what it costs: tokens/s from the bytes a generated token
+    reads, for llm2hef's default, Hailo's recipe and all weights at 8 bits."""
+    r = inspect(FIXTURES / "llama3-tiny", "--cache", 32, "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    speed, mem = rep["decode_speed"], rep["memory"]
+    rows = speed["rows"]
+    assert set(rows) == {"default", "hailo_recipe", "all_8bit"}
+    for row in rows.values():
+        assert 0 < row["tokens_per_s_low"] < row["tokens_per_s_high"]
+    # The default reads what the memory model holds on the chip: every weight
+    # at 4 bits and the whole cache (the embedding table stays on the host).
+    assert abs(rows["default"]["bytes_per_token"] - (mem["weights_a8w4_bytes"] + mem["kv_cache_bytes"])) <= 1
+    assert rows["all_8bit"]["tokens_per_s_high"] < rows["default"]["tokens_per_s_high"]
+    # Every weight twice as wide: the weights' bytes double, the cache's do not.
+    assert abs(rows["all_8bit"]["bytes_per_token"] - (2 * mem["weights_a8w4_bytes"] + mem["kv_cache_bytes"])) <= 1
+    # Hailo's recipe has 4-bit weights everywhere too (its 16-bit layers hold none).
+    assert rows["hailo_recipe"]["bytes_per_token"] == rows["default"]["bytes_per_token"]
+    low, high = speed["bandwidth_bytes_per_s"]["low"], speed["bandwidth_bytes_per_s"]["high"]
+    assert rows["default"]["tokens_per_s_high"] == pytest.approx(high / rows["default"]["bytes_per_token"], rel=1e-5)
+    assert low / high == pytest.approx(6.9 / 9.45)
+    assert "Qwen2-1.5B-Instruct" in speed["anchor"] and "upper bound" in speed["assumptions"]
+
+    text = inspect(FIXTURES / "llama3-tiny", "--cache", 32).stdout
+    assert "decode speed  upper bounds from memory bandwidth alone" in text, text
+    for label in ("  default  ", "  Hailo recipe  ", "  all 8-bit  "):
+        line = next(x for x in text.splitlines() if x.startswith(label))
+        assert "tokens/s" in line and "read per token" in line, line
+    assert "with plan" not in text
+
+
+def test_decode_speed_with_a_plan(tmp_path):
+    """--plan: the plan's extra weight bytes add to the default's reads, and
+    lower its tokens/s in proportion; a plan at 8 bits by default costs what
+    all_8bit costs."""
+    base = json.loads(inspect(FIXTURES / "llama3-tiny", "--cache", 32, "--json").stdout)["decode_speed"]["rows"]
+    default = base["default"]["bytes_per_token"]
+    plan = plan_with_extra_weights(tmp_path / "q.json", default)  # reads twice the default
+    r = inspect(FIXTURES / "llama3-tiny", "--cache", 32, "--json", "--plan", plan)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["decode_speed"]["rows"]
+    assert rows["plan"]["bytes_per_token"] == 2 * default
+    for k in ("tokens_per_s_low", "tokens_per_s_high"):
+        assert rows["plan"][k] == pytest.approx(rows["default"][k] / 2)
+        assert rows["default"][k] == base["default"][k]
+    text = inspect(FIXTURES / "llama3-tiny", "--cache", 32, "--plan", plan).stdout
+    line = next(x for x in text.splitlines() if x.startswith("  with plan  "))
+    assert "tokens/s" in line, line
+
+    eight = plan_with_extra_weights(tmp_path / "q8.json", 0, default_mode="a8_w8")
+    rows = json.loads(inspect(FIXTURES / "llama3-tiny", "--cache", 32, "--json", "--plan", eight).stdout)
+    assert rows["decode_speed"]["rows"]["plan"]["bytes_per_token"] == \
+        rows["decode_speed"]["rows"]["all_8bit"]["bytes_per_token"]

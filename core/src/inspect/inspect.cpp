@@ -1,5 +1,6 @@
 #include "llm2hef/core/inspect/inspect.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -11,6 +12,7 @@
 #include "llm2hef/core/export/hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/har/precision_plan.hpp"
+#include "llm2hef/core/inspect/decode_speed.hpp"
 #include "llm2hef/core/io/terminal_text.hpp"
 #include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/registry/registry.hpp"
@@ -30,6 +32,13 @@ std::string gib(double bytes) {
     std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
   else
     std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
+  return buf;
+}
+
+// A tokens/s figure: one decimal where it is small enough to matter.
+std::string rate(double tokens_per_s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, tokens_per_s < 100 ? "%.1f" : "%.0f", tokens_per_s);
   return buf;
 }
 
@@ -125,7 +134,7 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   const bool untied_head = ckpt.has("lm_head.weight");
   const double chip_params = static_cast<double>(params) - embed + (untied_head ? 0.0 : embed);
   const double weights = chip_params * 0.5;
-  double kv = 2.0 * f(d.layers) * f(d.heads) * f(d.head_dim) * f(plan.cache_size);
+  double kv = kv_cache_bytes(d.layers, d.heads, d.head_dim, plan.cache_size);
   // An adapter whose layers cache something other than K and V in every layer
   // (LFM2's conv layers cache B*x) states its cached values per position.
   const bool adapter_cache = plan.cache_cost.values_per_position > 0;
@@ -175,6 +184,22 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
                              {"extra_activation_bytes", c.extra_activation_bytes},
                              {"total_bytes", with_plan},
                              {"fits", static_cast<double>(with_plan) < kDeviceMemoryBytes}};
+  }
+  // What each generated token reads, and the tokens/s it allows
+  // (decode_speed.hpp): the same weights and cache as the memory model, the
+  // lm_head apart so that its precision can differ. A checkpoint whose
+  // tensors hold fewer weights than vocab x hidden (none in the suite) keeps
+  // no block weights rather than a negative count.
+  {
+    DecodeReads reads;
+    reads.lm_head_weights = embed;
+    reads.block_weights = std::max(0.0, chip_params - embed);
+    reads.kv_cache_bytes = kv;
+    std::optional<PlanWeights> plan_weights;
+    if (precision_plan)
+      plan_weights = PlanWeights{weight_bytes_of_mode(precision_plan->default_mode),
+                                 static_cast<double>(precision_plan->cost->extra_weight_bytes)};
+    out["decode_speed"] = decode_speed_report(reads, plan_weights);
   }
   out["theta_length"] = plan.theta.size();
   out["lm_head_shards"] = plan.lm_head_shards;
@@ -237,6 +262,22 @@ std::string inspect_text(const json& r) {
          " weights at 8 bits, +" + gib(p["extra_activation_bytes"].get<double>()) + " activations at 16 bits\n";
     s += "total w/ plan " + gib(p["total_bytes"].get<double>()) +
          " of 8 GiB: " + (p["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
+  }
+  if (r.contains("decode_speed")) {
+    // One line per row, in a fixed order (the JSON object's is alphabetical).
+    s += "decode speed  upper bounds from memory bandwidth alone; only the chip can confirm (docs/decode-speed.md)\n";
+    const auto& rows = r["decode_speed"]["rows"];
+    static const std::pair<const char*, const char*> kRows[] = {{"default", "default     "},
+                                                                {"hailo_recipe", "Hailo recipe"},
+                                                                {"all_8bit", "all 8-bit   "},
+                                                                {"plan", "with plan   "}};
+    for (const auto& [name, label] : kRows) {
+      if (!rows.contains(name)) continue;
+      const auto& row = rows[name];
+      s += std::string("  ") + label + "  " + rate(row["tokens_per_s_low"].get<double>()) + "-" +
+           rate(row["tokens_per_s_high"].get<double>()) + " tokens/s, " + gib(row["bytes_per_token"].get<double>()) +
+           " read per token: " + row["weights"].get<std::string>() + "\n";
+    }
   }
   s += "lm_head       " + r["lm_head_shard_reason"].get<std::string>() + "\n";
   s += "rewrites:\n";
