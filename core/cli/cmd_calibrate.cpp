@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "llm2hef/core/dfc/calibrate_script.hpp"
+#include "llm2hef/core/inspect/decode_speed.hpp"
 #include "llm2hef/core/io/child_process.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
@@ -241,6 +242,10 @@ void add_calibrate_command(CommandLine& cli) {
     add("--precision-budget", budget);
     add("--memory-limit", memory_limit);
     add("--threads", std::to_string(o->threads));
+    // The device's bandwidth when it generates, anchored on public figures
+    // (docs/decode-speed.md): calibrate.py turns each row's bytes into tokens/s.
+    const auto [bandwidth_low, bandwidth_high] = core::decode_bandwidth();
+    add("--decode-bandwidth", exact_number(bandwidth_low) + ":" + exact_number(bandwidth_high));
     if (o->calib_size > 0) add("--calib-size", std::to_string(o->calib_size));
     add("--min-levels", exact_number(o->min_levels));
     add("--max-weight-drop", exact_number(o->max_weight_drop));

@@ -360,8 +360,8 @@ def weight_group(onnx_node):
 # recipes/hailo-qwen2-1.5b-instruct.alls), by role: every residual ew_add and the
 # SwiGLU product ew_mult at a16_w16; down_proj (the conv fed by that product)
 # at a16_w4_a16; the other block convs at a8_w4 with weight_group_size=128;
-# input_layer1 at a16_w16; the lm_head named by no precision line, so at the
-# DFC's default a8_w8. Roles are read from the graph, never from names.
+# input_layer1 at a16_w16; the lm_head (its shards conv225_d0..d3) at a8_w4
+# with no group line. Roles are read from the graph, never from names.
 RECIPE_GROUP_SIZE = 128
 ACTIVATION_OPS = ("Gelu", "Relu", "Sigmoid", "Tanh", "Erf", "FastGelu", "BiasGelu")
 
@@ -433,10 +433,7 @@ def recipe_lines(convs, residual_adds, products, roles, tensors):
         if role == "down_proj":
             line = dict(precision_mode="a16_w4_a16", reason="Hailo's recipe: down_proj at a16_w4_a16",
                         extra_bytes=int(tensors[c["input"]]["elements"]) if c["input"] in tensors else 0)
-        elif role == "lm_head":
-            line = dict(precision_mode="a8_w8", reason="Hailo's recipe names no mode for the lm_head: the DFC's "
-                        "default a8_w8", extra_bytes=c["weight_elements"] // 2)
-        elif gs:
+        elif gs and role != "lm_head":
             line = dict(precision_mode="a8_w4", reason="Hailo's recipe: block conv at a8_w4", extra_bytes=0)
         if line is None:
             continue
@@ -695,8 +692,11 @@ class Feeder:
         np = _np()
         self.calls += 1
         path = os.path.join(self.workdir, "inputs%d.npz" % self.calls)
-        r = subprocess.run([self.exe, "inputs", self.export_dir, "--tokens", ",".join(map(str, tokens)), "-o", path],
-                           capture_output=True, text=True)
+        try:
+            r = subprocess.run([self.exe, "inputs", self.export_dir, "--tokens", ",".join(map(str, tokens)), "-o",
+                                path], capture_output=True, text=True)
+        except OSError as e:
+            fail("cannot run `%s inputs`: %s" % (self.exe, e))
         if r.returncode != 0:
             fail("`llm2hef inputs` failed (status %d): %s" % (r.returncode, r.stderr.strip()[-2000:]))
         with np.load(path) as z:
