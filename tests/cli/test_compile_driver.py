@@ -574,6 +574,9 @@ def test_optimize_script_gets_the_a8_w4_line_and_the_real_sample_count(driver_ru
     expected = lines_of(work / ("%s.fixed.har" % scope), "optimize", out / "manifest.json")
     assert len(expected) == 1 and expected[0].startswith("quantization_param([") and "a8_w4" in expected[0]
     written = (out / "optimize.alls").read_text()
+    # compression_level 0, as Hailo's own per-layer LLM script writes it: the
+    # explicit lines choose the 4-bit weights (docs/compile.md).
+    assert "model_optimization_flavor(compression_level=0, optimization_level=0)\n" in written
     default = "calibset_size=%d)" % man["dfc"]["calib_size"]
     assert default in written and man["dfc"]["calib_size"] != 2
     assert optimize_script == written.replace(default, "calibset_size=2)") + expected[0] + "\n"
