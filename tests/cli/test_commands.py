@@ -146,6 +146,9 @@ def test_export_writes_every_artifact(exported):
     assert [i["dfc_layer"] for i in manifest["inputs"]] == ["input_layer%d" % k for k in range(1, 7)]
     alls = (out / "optimize.alls").read_text()
     assert "set_kv_cache_global_params(4, 16)" in alls
+    # The lines choose the 4-bit weights, not the DFC's automatic compression
+    # (docs/compile.md, "optimize.alls: compression_level").
+    assert "model_optimization_flavor(compression_level=0, optimization_level=0)\n" in alls
     scope = manifest["dfc"]["scope"]
     compile_alls = (out / "compile.alls").read_text()
     # The groups come from the quantized HN (llm2hef har lines --for compile), not from export.

@@ -732,6 +732,74 @@ def test_plan_is_for_optimize_lines_only(fixed_for_plan, tmp_path):
     assert r.returncode == 2 and "--plan applies to --for optimize" in r.stderr, r.stderr
 
 
+# ---------------------------------------------------------------- weight_group_size (issue 36)
+
+@pytest.fixture
+def wide_fixed(tmp_path, monkeypatch):
+    """A fixed HAR whose hidden size is 128: the q/k projections and the
+    lm_head take a 128-wide input (one whole group of 128), the fixture's
+    o_proj the NHEAD*SEQ = 32-wide softmax output (no whole group)."""
+    monkeypatch.setattr(hf, "HIDDEN", 128)
+    hn, w = hf.parsed_har()
+    har = hf.write_har(tmp_path / "wide.har", "tiny", hn, w)
+    man = tmp_path / "manifest.json"
+    man.write_text(json.dumps(hf.manifest()))
+    fixed = tmp_path / "wide.fixed.har"
+    fix_json(har, "-o", fixed, "--manifest", man)
+    return fixed, man, hf.read_har(fixed)[1]
+
+
+def grouped(node, mode, size=128):
+    return dict(entry(node, mode), weight_group_size=size)
+
+
+def test_weight_group_size_lines_follow_the_precision_lines(wide_fixed, tmp_path):
+    # Hailo's Qwen2-1.5B-Instruct script: the precision lines, then
+    # quantization_param([<its 4-bit block convs>], weight_group_size=128).
+    fixed, man, hn = wide_fixed
+    q0, q1 = "/model/layers.0/attn/q_proj/MatMul", "/model/layers.1/attn/q_proj/MatMul"
+    head = "/model/lm_head/MatMul"
+    [q0_layer], [q1_layer], [head_layer] = layers_of(hn, q0), layers_of(hn, q1), layers_of(hn, head)
+    plan = plan_file(tmp_path / "q.json", [grouped(q0, "a8_w4"), entry(q1, "a8_w4"), grouped(head, "a16_w4_a16")])
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", plan)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1:] == ["quantization_param([%s, %s], precision_mode=a8_w4)" % (q0_layer, q1_layer),
+                         "quantization_param([%s], precision_mode=a16_w4_a16)" % head_layer,
+                         "quantization_param([%s, %s], weight_group_size=128)" % (q0_layer, head_layer)]
+    assert lines[0].endswith("precision_mode=a8_w4)") and q0_layer not in lines[0]
+    assert "2 conv(s) with weight_group_size=128" in r.stderr, r.stderr
+    # A plan without the field writes no such line (as before).
+    plain = plan_file(tmp_path / "plain.json", [entry(q0, "a8_w4")])
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", plain)
+    assert r.returncode == 0 and "weight_group_size" not in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("64", "field 'plan.lines[0].weight_group_size' ('/model/layers.0/attn/q_proj/MatMul'): expected 128"),
+    ("string", "expected 128, the one group size a public Hailo-10H script writes"),
+    ("8-bit", "group-wise weight scales are for 4-bit weights (a8_w4, a16_w4_a16), as Hailo's script gives them; "
+              "this entry's precision_mode is a8_w8"),
+    ("16-bit", "this entry's precision_mode is a16_w16"),
+    ("narrow", "plan.lines[0] '/model/layers.0/attn/o_proj/MatMul' (weight_group_size=128) maps to "),
+    ("conflict", "plan entries give one HN layer two precision modes or group sizes"),
+])
+def test_a_bad_weight_group_size_is_refused_naming_the_entry(wide_fixed, tmp_path, case, needle):
+    fixed, man, hn = wide_fixed
+    q0, o0 = "/model/layers.0/attn/q_proj/MatMul", "/model/layers.0/attn/o_proj/MatMul"
+    lines = {"64": [grouped(q0, "a8_w4", 64)], "string": [grouped(q0, "a8_w4", "128")],
+             "8-bit": [grouped(q0, "a8_w8")], "16-bit": [grouped("/model/layers.0/attn_residual/Add", "a16_w16")],
+             "narrow": [grouped(o0, "a8_w4")], "conflict": [grouped(q0, "a8_w4"), entry(q0, "a8_w4")]}[case]
+    plan = plan_file(tmp_path / "q.json", lines)
+    r = run("har", "lines", fixed, "--for", "optimize", "--manifest", man, "--plan", plan)
+    assert r.returncode == 3 and r.stdout == "", r.stdout + r.stderr
+    assert needle in r.stderr and str(plan) in r.stderr, r.stderr
+    if case == "narrow":
+        [o_layer] = layers_of(hn, o0)
+        assert "maps to %s, a conv whose input is 32 wide, not a multiple of 128" % o_layer in r.stderr, r.stderr
+        assert "what the DFC does with a partial group is not public" in r.stderr
+
+
 @pytest.mark.parametrize("cmd", [["har"], ["har", "inspect"], ["har", "fix"], ["har", "lines"]])
 def test_help(cmd):
     r = run(*cmd, "--help")

@@ -18,7 +18,11 @@ std::string dfc_scope_name(const std::string& model_name) {
 
 std::string optimize_script(const std::string& scope, const sdk::Plan& plan, int64_t calib_size) {
   const std::string n = std::to_string(plan.cache_size), p = std::to_string(plan.prefill);
-  // LNM's measured-better default (hailo-contract.md section 7). optimization_level
+  // LNM's measured-better default (hailo-contract.md section 7), but with
+  // compression_level 0 as every public per-layer Hailo-10H LLM script has it
+  // (Hailo's Qwen2-1.5B script, LNM's hailo-llm.alls): the level is the DFC's
+  // own automatic choice of 4-bit weights, and here the lines choose them
+  // (docs/compile.md, "optimize.alls: compression_level"). optimization_level
   // stays 0: higher levels silently re-enable adaround/finetune.
   std::string s;
   s += "# Model script for runner.optimize(), written by llm2hef.\n";
@@ -31,7 +35,7 @@ std::string optimize_script(const std::string& scope, const sdk::Plan& plan, int
   s += "# compile.py sets calibset_size to the calibration samples it builds and, on a GPU, adds\n";
   s += "# use_saitama=True, device=cuda to this line and to the bias_correction line.\n";
   s += "model_optimization_config(calibration, batch_size=1, calibset_size=" + std::to_string(calib_size) + ")\n";
-  s += "model_optimization_flavor(compression_level=4, optimization_level=0)\n";
+  s += "model_optimization_flavor(compression_level=0, optimization_level=0)\n";
   s += "post_quantization_optimization(bias_correction, policy=enabled)\n";
   s += "post_quantization_optimization(adaround, policy=disabled)\n";
   s += "post_quantization_optimization(finetune, policy=disabled)\n";

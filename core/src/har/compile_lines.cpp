@@ -101,10 +101,24 @@ ScriptLines optimize_lines(const fs::path& path, int64_t pe_width, const Precisi
     for (const auto& mode : modes)
       out.lines.push_back("quantization_param(" + script_name_list(hn, per_mode[mode]) + ", precision_mode=" + mode +
                           ")");
+    // Group-wise weight scales as Hailo's own script writes them: a line of
+    // their own after the precision lines, naming the layers again
+    // (docs/quantization-gate.md). One group size is accepted, so one line.
+    std::vector<std::string> grouped;
+    std::set<std::string> in_group_line;
+    for (const auto& m : mapped)
+      if (m.entry->weight_group_size)
+        for (const auto& l : m.layers)
+          if (in_group_line.insert(l).second) grouped.push_back(l);
+    if (!grouped.empty())
+      out.lines.push_back("quantization_param(" + script_name_list(hn, grouped) +
+                          ", weight_group_size=" + std::to_string(kWeightGroupSize) + ")");
     out.notes.push_back("plan " + plan->origin + ": " + std::to_string(mapped.size()) + " entr" +
                         (mapped.size() == 1 ? "y" : "ies") + " -> " + std::to_string(listed.size()) + " layer(s); " +
                         std::to_string(taken_by_plan.size()) + " compressible conv(s) taken out of the " +
-                        default_mode + " line" + (taken_by_plan.empty() ? "" : ": " + join(taken_by_plan)));
+                        default_mode + " line" + (taken_by_plan.empty() ? "" : ": " + join(taken_by_plan)) + "; " +
+                        std::to_string(grouped.size()) +
+                        " conv(s) with weight_group_size=" + std::to_string(kWeightGroupSize));
   }
   out.notes.push_back(std::to_string(chosen.size()) + " conv(s) at " + default_mode + "; " +
                       std::to_string(constant.size()) + " constant (> 90% zero kernel) left out" +

@@ -22,6 +22,8 @@ const std::vector<std::string>& known_precision_modes() {
   return modes;
 }
 
+bool has_4bit_weights(const std::string& mode) { return mode == "a8_w4" || mode == "a16_w4_a16"; }
+
 namespace {
 
 // The layer types each mode is seen on (docs/quantization-gate.md, the
@@ -114,6 +116,20 @@ PrecisionPlan plan_from_json(const nlohmann::json& doc, const std::string& origi
     if (e.contains("reason") && !e["reason"].is_null()) {
       if (!e["reason"].is_string()) throw BadInput(where + ".reason': expected a string");
       entry.reason = e["reason"].get<std::string>();
+    }
+    if (e.contains("weight_group_size") && !e["weight_group_size"].is_null()) {
+      const nlohmann::json& g = e["weight_group_size"];
+      const std::string label = where + ".weight_group_size' ('" + printable(entry.onnx_node) + "')";
+      if (!g.is_number_integer() || g.get<int64_t>() != kWeightGroupSize)
+        throw BadInput(label + ": expected " + std::to_string(kWeightGroupSize) +
+                       ", the one group size a public Hailo-10H script writes (docs/quantization-gate.md), got " +
+                       describe(g));
+      if (!has_4bit_weights(entry.precision_mode))
+        throw BadInput(label +
+                       ": group-wise weight scales are for 4-bit weights (a8_w4, a16_w4_a16), as Hailo's "
+                       "script gives them; this entry's precision_mode is " +
+                       entry.precision_mode + " (remove weight_group_size, or change the mode)");
+      entry.weight_group_size = kWeightGroupSize;
     }
     if (e.contains("extra_bytes") && !e["extra_bytes"].is_null()) {
       entry.extra_bytes = byte_count(where + ".extra_bytes'", e["extra_bytes"]);
@@ -303,21 +319,62 @@ std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnM
                    " plan entry/layer pair(s) give a precision mode to a layer type it is not written on "
                    "(docs/quantization-gate.md, \"Precision modes\"):" +
                    listed(misplaced, misplaced_count) + "\n(remove those lines from the plan, or change their mode)");
-  // One layer, one mode: the DFC would apply whichever line it reads last.
+  // Group-wise scales split each output channel's weights into groups of
+  // kWeightGroupSize input columns. A conv whose input is not a whole number
+  // of groups is refused: what the DFC does then is not public (LNM's
+  // recipes/README.md drops such lines), so no line is written that the
+  // proxy or anyone else could not say the outcome of.
+  std::vector<std::string> ungroupable;
+  size_t ungroupable_count = 0;
+  for (const auto& m : out) {
+    if (!m.entry->weight_group_size) continue;
+    for (const auto& layer : m.layers) {
+      std::string why;
+      if (hn.type(layer) != "conv") {
+        why = "a layer of type " + printable(hn.type(layer)) + ", not a conv";
+      } else {
+        const auto shapes = hn.input_shapes(layer);
+        if (shapes.empty()) why = "a conv whose input width the HN does not record";
+        for (const auto& shape : shapes)
+          if (why.empty() && (shape.empty() || shape.back() <= 0 || shape.back() % m.entry->weight_group_size))
+            why = "a conv whose input is " +
+                  (shape.empty() ? std::string("of no width") : std::to_string(shape.back()) + " wide") +
+                  ", not a multiple of " + std::to_string(m.entry->weight_group_size);
+      }
+      if (why.empty() || ++ungroupable_count > kListedProblems) continue;
+      ungroupable.push_back(entry_label(*m.entry) + " (weight_group_size=" +
+                            std::to_string(m.entry->weight_group_size) + ") maps to " + printable(layer) + ", " + why);
+    }
+  }
+  if (ungroupable_count)
+    throw BadInput(plan.origin + ": " + std::to_string(ungroupable_count) +
+                   " plan entry/layer pair(s) ask for weight_group_size where it does not divide the input "
+                   "(docs/quantization-gate.md, \"Group-wise weight scales\"; what the DFC does with a partial "
+                   "group is not public):" +
+                   listed(ungroupable, ungroupable_count) + "\n(remove weight_group_size from those entries)");
+  // One layer, one mode and one group size: the DFC would apply whichever
+  // line it reads last.
   std::unordered_map<std::string, const PlanEntry*> owner;
   std::vector<std::string> conflicts;
   size_t conflict_count = 0;
+  const auto group_text = [](const PlanEntry& e) {
+    return e.weight_group_size ? " with weight_group_size=" + std::to_string(e.weight_group_size) : std::string();
+  };
   for (const auto& m : out)
     for (const auto& layer : m.layers) {
       auto [it, fresh] = owner.emplace(layer, m.entry);
-      if (fresh || it->second->precision_mode == m.entry->precision_mode || ++conflict_count > kListedProblems)
+      const PlanEntry& first = *it->second;
+      if (fresh ||
+          (first.precision_mode == m.entry->precision_mode && first.weight_group_size == m.entry->weight_group_size) ||
+          ++conflict_count > kListedProblems)
         continue;
-      conflicts.push_back(printable(layer) + ": " + entry_label(*it->second) + " says " + it->second->precision_mode +
-                          ", " + entry_label(*m.entry) + " says " + m.entry->precision_mode);
+      conflicts.push_back(printable(layer) + ": " + entry_label(first) + " says " + first.precision_mode +
+                          group_text(first) + ", " + entry_label(*m.entry) + " says " + m.entry->precision_mode +
+                          group_text(*m.entry));
     }
   if (conflict_count)
-    throw BadInput(plan.origin +
-                   ": plan entries give one HN layer two precision modes:" + listed(conflicts, conflict_count));
+    throw BadInput(plan.origin + ": plan entries give one HN layer two precision modes or group sizes:" +
+                   listed(conflicts, conflict_count));
   return out;
 }
 

@@ -30,7 +30,8 @@ struct ScriptLines {
 // plan entry becomes part of a `quantization_param([layers],
 // precision_mode=M)` line (one per mode) for the layers whose
 // original_names list its ONNX node, and a layer the plan sets is left out
-// of the default line.
+// of the default line; the layers of entries with weight_group_size follow
+// in one `quantization_param([layers], weight_group_size=128)` line.
 struct PrecisionPlan;
 ScriptLines optimize_lines(const std::filesystem::path& har, int64_t pe_width, const PrecisionPlan* plan = nullptr);
 

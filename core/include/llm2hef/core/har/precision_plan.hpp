@@ -32,12 +32,26 @@ inline constexpr std::size_t kMaxPlanBytes = std::size_t{16} << 20;
 // ("/model/layers.11/mlp/down_proj/MatMul").
 inline constexpr std::size_t kMaxPlanNameBytes = 1024;
 
+// The one `weight_group_size` a plan entry may ask for: the value Hailo's own
+// Hailo-10H script for Qwen2-1.5B-Instruct writes on its 4-bit block convs
+// (`quantization_param([...], weight_group_size=128)`;
+// docs/quantization-gate.md). No other value appears in a public Hailo-10H
+// script, so no other is passed to an optimize that runs for hours.
+inline constexpr int64_t kWeightGroupSize = 128;
+
+// Whether `mode` stores 4-bit weights (a8_w4, a16_w4_a16): the only modes
+// Hailo's script gives weight_group_size to.
+bool has_4bit_weights(const std::string& mode);
+
 struct PlanEntry {
   size_t index = 0;            // position in plan.lines, for messages
   std::string onnx_node;       // "/model/layers.3/mlp/down_proj/MatMul"
   std::string precision_mode;  // "a16_w8"
   std::string reason;          // free text from calibrate, may be empty
   int64_t extra_bytes = 0;     // what calibrate counted this line to add; 0 when absent
+  // kWeightGroupSize when the entry asks for group-wise weight scales
+  // (`weight_group_size`), 0 when it does not (no weight_group_size line).
+  int64_t weight_group_size = 0;
 };
 
 // What the plan adds to the default A8W4 on the device, as calibrate counted
@@ -62,7 +76,8 @@ struct PrecisionPlan {
 // Reads and checks quantization.json (version 1): every field the plan uses
 // is validated, and a bad one is reported with the file and the field
 // (BadInput): a file over kMaxPlanBytes, a node name over kMaxPlanNameBytes,
-// a `model` that is not a string. Byte counts (`budget`, each line's
+// a `model` that is not a string, a `weight_group_size` other than
+// kWeightGroupSize or on an entry whose mode has no 4-bit weights. Byte counts (`budget`, each line's
 // `extra_bytes`) must be whole and non-negative, and their sums fit in 63
 // bits. Other keys are ignored.
 PrecisionPlan read_precision_plan(const std::filesystem::path& path);
@@ -83,7 +98,10 @@ struct MappedEntry {
 // (BadInput, each such entry named, the first kListedProblems of each kind):
 // an entry that maps to no layer (with the closest original names and their
 // layers), an entry mapping to a layer whose type its mode is not written
-// on (mode_layer_types), two entries giving one layer different modes.
+// on (mode_layer_types), two entries giving one layer different modes or
+// different weight_group_size, an entry with weight_group_size mapping to a
+// layer that is not a conv or whose input width is not a whole number of
+// groups (what the DFC does with a partial group is not public).
 std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnModel& hn);
 inline constexpr std::size_t kListedProblems = 20;
 
