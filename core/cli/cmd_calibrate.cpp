@@ -53,6 +53,10 @@ onnxruntime (pip install numpy onnx onnxruntime; tokenizers too for text).
                         beyond it are listed as left out
   --min-levels X        steps an 8-bit grid must give the 99.9th percentile
                         of |x| (default 32)
+  --max-activation-drop X  how far the plan's activations may stay below
+                        every raisable tensor at 16 bits in the proxy's mean
+                        logits cosine, weights fp32 (default 0.01); groups of
+                        tensors go to 16 bits, fewest 8-bit steps first
   --max-weight-drop X   how far 4-bit weights may lower the proxy's mean
                         logits cosine below the same plan with fp32 weights
                         (default 0.02); groups of layers get 8-bit weights,
@@ -77,7 +81,8 @@ struct Options {
   std::string export_dir, calib_tokens, calib_text, eval_tokens, eval_text, output, budget, python, memory_limit;
   int threads = 0;
   int calib_size = 0, greedy_steps = 16, sensitivity_prompts = 2;
-  double min_levels = 32, max_weight_drop = 0.02, min_cosine = 0, min_top1 = 0, min_tokens_per_s = 0;
+  double min_levels = 32, max_activation_drop = 0.01, max_weight_drop = 0.02, min_cosine = 0, min_top1 = 0,
+         min_tokens_per_s = 0;
   bool no_simulate = false, force = false;
 };
 
@@ -248,6 +253,7 @@ void add_calibrate_command(CommandLine& cli) {
     add("--decode-bandwidth", exact_number(bandwidth_low) + ":" + exact_number(bandwidth_high));
     if (o->calib_size > 0) add("--calib-size", std::to_string(o->calib_size));
     add("--min-levels", exact_number(o->min_levels));
+    add("--max-activation-drop", exact_number(o->max_activation_drop));
     add("--max-weight-drop", exact_number(o->max_weight_drop));
     if (inv.command().count("--min-cosine")) add("--min-cosine", exact_number(o->min_cosine));
     if (inv.command().count("--min-top1")) add("--min-top1", exact_number(o->min_top1));
@@ -274,6 +280,7 @@ void add_calibrate_command(CommandLine& cli) {
   app->add_option("--calib-size", o->calib_size)->check(CLI::PositiveNumber);
   app->add_option("--precision-budget", o->budget);
   app->add_option("--min-levels", o->min_levels)->check(finite(true));
+  app->add_option("--max-activation-drop", o->max_activation_drop)->check(finite(false));
   app->add_option("--max-weight-drop", o->max_weight_drop)->check(finite(false));
   app->add_option("--min-cosine", o->min_cosine)->check(finite(true));
   app->add_option("--min-top1", o->min_top1)->check(finite(true));

@@ -51,6 +51,7 @@ SIMULATED_KINDS = ("embeddings", "conv_input", "norm", "residual")
 DEFAULT_MIN_LEVELS = 32.0
 FEED_CACHE_BYTES = 512 * 2 ** 20
 DEFAULT_MAX_WEIGHT_DROP = 0.02
+DEFAULT_MAX_ACTIVATION_DROP = 0.01
 
 # ------------------------------------------------------------------ range statistics
 # |x| histogram: log2 bins from 2^-40 to 2^40, 32 per octave (bin width 2.2 %).
@@ -258,7 +259,7 @@ def line_extra_bytes(line, conv, tensors):
     return extra
 
 
-def make_plan(tensors, convs, producers, base_lines, min_levels, raised_groups=(), budget_bytes=None):
+def make_plan(tensors, convs, producers, base_lines, min_levels, raised_groups=(), budget_bytes=None, wide=()):
     """The precision plan: `base_lines` (Hailo's recipe for this graph), then
     what the measurements need.
 
@@ -266,7 +267,8 @@ def make_plan(tensors, convs, producers, base_lines, min_levels, raised_groups=(
     convs: [{"onnx_node", "input", "compressible", "weight_elements", "group"}];
     producers: {tensor: {"onnx_node", "op_type"}} for the tensors whose producer
     a 16-bit mode can be written on (residual adds, products, norm outputs);
-    raised_groups: weight groups that get 8-bit weights.
+    raised_groups: weight groups that get 8-bit weights;
+    wide: tensors carried at 16 bits whatever their grid (chosen by the proxy).
     An activation tensor an 8-bit grid cannot carry gets its producer and its
     consumer convs raised together (a16_w16 on the producer, an a16 mode on
     each consumer); a tensor whose producer no public mode can raise is listed
@@ -296,10 +298,13 @@ def make_plan(tensors, convs, producers, base_lines, min_levels, raised_groups=(
             line.pop("weight_group_size", None)
 
     for name, t in tensors.items():
-        if activation_bits_needed(t["lo"], t["hi"], t["p999"], min_levels) != 16:
+        needed = activation_bits_needed(t["lo"], t["hi"], t["p999"], min_levels) == 16
+        if not needed and name not in wide:
             continue
         lv = grid_levels(t["lo"], t["hi"], t["p999"], 8)
-        why = "%s: an 8-bit grid leaves its 99.9th percentile %.2f step(s) (< %g)" % (name, lv, min_levels)
+        why = "%s: an 8-bit grid leaves its 99.9th percentile %.2f step(s) (< %g)" % (name, lv, min_levels) \
+            if needed else "%s: at 16 bits, chosen in the proxy to meet the activation floor (%.1f 8-bit steps)" % (
+                name, lv)
         severity = min_levels / max(lv, 1e-12)
         p = producers.get(name)
         if p is None:
@@ -1091,6 +1096,15 @@ def markdown_report(doc, paths, worst=20):
         for name, r in speed["rows"].items():
             lines.append("| %s | %.1f MiB | %.1f MiB | %s |" % (name, r["weight_bytes"] / 2 ** 20,
                                                             r["bytes_per_token"] / 2 ** 20, _tokens_per_s(r)))
+    if doc.get("weight_choice") and doc["weight_choice"].get("activations"):
+        ac = doc["weight_choice"]["activations"]
+        lines += ["", "## Activations chosen in the proxy", "",
+                  "Floor: mean cosine %.4f with fp32 weights (every raisable tensor at 16 bits: %.4f)%s."
+                  % (ac["floor_mean_cosine"], ac["every_raisable_mean_cosine"], "" if ac["met"] else "; not met"), "",
+                  "| groups at 16 bits beyond the --min-levels rule | mean cosine | top-1 |", "| --- | --- | --- |"]
+        for st in ac["steps"]:
+            lines.append("| %s | %.4f | %.3f |" % (", ".join("`%s`" % g for g in st["groups"]) or "none",
+                                                 st["mean_cosine"], st["top1_agreement"]))
     if doc.get("weight_choice"):
         ch = doc["weight_choice"]
         lines += ["", "## Weights chosen by cost", "",
@@ -1116,6 +1130,18 @@ def markdown_report(doc, paths, worst=20):
                 "%.1f MiB" % (c["weight_bytes"] / 2 ** 20) if "weight_bytes" in c else "",
                 _tokens_per_s(c) if "bytes_per_token" in c else "",
                 json.dumps(c["greedy"].get("text", c["greedy"]["tokens"]))))
+        lost = [name for name, c in sim["configurations"].items() if not c["greedy"].get("kept", True)]
+        if "plan" in lost:
+            exact = sim["configurations"].get("plan activations, fp32 weights", {})
+            lines += ["", "**The plan does not keep the fp32 greedy answer** (it departs at step %d). %s"
+                      % (sim["configurations"]["plan"]["greedy"]["departs_at_step"],
+                         "With fp32 weights the plan's activations keep it: the weights' rounding loses it; more "
+                         "8-bit weight groups (a tighter --max-weight-drop, or --min-cosine) are what "
+                         "would keep it." if exact.get("greedy", {}).get("kept") else
+                         "The plan's activations lose it even with fp32 weights: more tensors at 16 bits "
+                         "(a higher --min-levels) are what would keep it, at their cost in activation memory."),
+                      "The answer is one prompt's greedy path: a close call at one step flips the rest; the mean "
+                      "cosine and top-1 agreement over every position are the broader measure."]
     lines += ["", "Picture: %s" % os.path.basename(paths["svg"]), ""]
     return "\n".join(lines)
 
@@ -1268,7 +1294,56 @@ class DecodeCost:
                                             if self.bandwidth else "not given (--decode-bandwidth)"))
 
 
-def choose_weights(proxy, convs, summary, producers, recipe, act_plan, calib, args, speed):
+def choose_activations(proxy, convs, summary, producers, recipe, calib, args):
+    """Which tensors beyond the --min-levels rule go to 16 bits. The best the
+    activations can do is every raisable tensor at 16 bits (fp32 weights);
+    groups of tensors (one producer in every decoder layer) are added, the
+    fewest 8-bit steps first, until the plan's activations are within
+    --max-activation-drop of that. The --min-levels rule alone looks at one
+    tensor at a time; on a post-norm decoder (Gemma 3 270M) the plan it gave
+    left the proxy's cosine at 0.78 with fp32 weights, against 0.999 with
+    every raisable tensor at 16 bits.
+    Returns (wide tensors, the choice's record)."""
+    probe = calib[:max(1, args.sensitivity_prompts)]
+    fp32 = proxy.session()
+    refs = [proxy.logits(fp32, t) for t in probe]
+    del fp32
+
+    def judged(wide):
+        lines = make_plan(summary, convs, producers, recipe, args.min_levels, wide=wide)[0]
+        plan = {line["onnx_node"]: line for line in lines}
+        return proxy.judge(proxy.session(*proxy.bits(plan, "exact")), probe, refs), plan
+
+    raisable = [n for n in producers if n in summary]
+    best, _ = judged(set(raisable))
+    floor = best["mean_cosine"] - args.max_activation_drop
+    base, _ = judged(set())
+    rule = {n for n in raisable if activation_bits_needed(summary[n]["lo"], summary[n]["hi"], summary[n]["p999"],
+                                                          args.min_levels) == 16}
+    groups = {}
+    for n in raisable:
+        if n not in rule:
+            groups.setdefault(weight_group(producers[n]["onnx_node"]), []).append(n)
+    steps_of = {g: min(grid_levels(summary[n]["lo"], summary[n]["hi"], summary[n]["p999"], 8) for n in names)
+                for g, names in groups.items()}
+    order = sorted(groups, key=lambda g: (steps_of[g], g))
+    wide, chosen, steps, r = set(), [], [], base
+    steps.append(dict(groups=[], mean_cosine=base["mean_cosine"], top1_agreement=base["top1_agreement"]))
+    say("  activations: the --min-levels rule: mean cosine %.4f with fp32 weights (every raisable tensor at 16 "
+        "bits: %.4f, floor %.4f)" % (base["mean_cosine"], best["mean_cosine"], floor))
+    while r["mean_cosine"] < floor and order:
+        g = order.pop(0)
+        chosen.append(g)
+        wide.update(groups[g])
+        r, _ = judged(wide)
+        steps.append(dict(groups=list(chosen), mean_cosine=r["mean_cosine"], top1_agreement=r["top1_agreement"]))
+        say("  activations: + %s (%.1f 8-bit steps): mean cosine %.4f" % (g, steps_of[g], r["mean_cosine"]))
+    record = dict(floor_mean_cosine=floor, every_raisable_mean_cosine=best["mean_cosine"], steps=steps,
+                  met=r["mean_cosine"] >= floor)
+    return wide, record
+
+
+def choose_weights(proxy, convs, summary, producers, recipe, act_plan, calib, args, speed, wide=()):
     """Which groups of layers get 8-bit weights: the cheapest set that meets
     the quality floor. Each group's 4-bit cost in quality is measured alone
     (the plan's activations, that group at its plan weights, the rest fp32);
@@ -1297,7 +1372,7 @@ def choose_weights(proxy, convs, summary, producers, recipe, act_plan, calib, ar
         r = proxy.judge(proxy.session(*proxy.bits(act_plan, "group", g)), probe, refs)
         drops[g] = exact["mean_cosine"] - r["mean_cosine"]
         with_g = {line["onnx_node"]: line for line in make_plan(summary, convs, producers, recipe, args.min_levels,
-                                                                [g])[0]}
+                                                                [g], wide=wide)[0]}
         cost[g] = max(speed.weight_bytes(with_g) - base_bytes, 1)
         sensitivity["groups"][g] = dict(mean_cosine=r["mean_cosine"], drop=drops[g], extra_weight_bytes=cost[g])
         say("  4-bit sensitivity of %s: mean cosine %.4f (%+.4f), 8-bit costs %.1f MiB"
@@ -1323,7 +1398,7 @@ def choose_weights(proxy, convs, summary, producers, recipe, act_plan, calib, ar
             break
         g = order.pop(0)
         nxt = {line["onnx_node"]: line for line in make_plan(summary, convs, producers, recipe, args.min_levels,
-                                                             raised + [g])[0]}
+                                                             raised + [g], wide=wide)[0]}
         fast = speed.row(nxt)["tokens_per_s_high"]
         if args.min_tokens_per_s is not None and fast is not None and fast < args.min_tokens_per_s:
             stopped = "8-bit %s would bring the estimate to %.1f tokens/s, under --min-tokens-per-s %g" % (
@@ -1401,6 +1476,9 @@ def parse_args():
     ap.add_argument("--max-weight-drop", type=_number(False), default=DEFAULT_MAX_WEIGHT_DROP,
                     help="largest fall of the proxy's mean logits cosine that 4-bit weights may cause, against the "
                          "same plan with fp32 weights (default %(default)s)")
+    ap.add_argument("--max-activation-drop", type=_number(False), default=DEFAULT_MAX_ACTIVATION_DROP,
+                    help="how far the plan's activations may stay below every raisable tensor at 16 bits, in the "
+                         "proxy's mean logits cosine with fp32 weights (default %(default)s)")
     ap.add_argument("--min-cosine", type=_number(True), default=None,
                     help="a floor on the plan's mean logits cosine in the proxy (more 8-bit weights until met)")
     ap.add_argument("--min-top1", type=_number(True), default=None,
@@ -1608,16 +1686,19 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
 
     # The plan's activations (the recipe, then what the ranges need), weights
     # as the recipe has them; then weights by cost (weight_choice below).
-    act_lines, _, _, _ = make_plan(summary, convs, producers, recipe, args.min_levels)
+    wide, act_choice, raised, sensitivity, choice = set(), None, [], None, None
+    if not args.no_simulate:
+        wide, act_choice = choose_activations(proxy, convs, summary, producers, recipe, calib, args)
+    act_lines, _, _, _ = make_plan(summary, convs, producers, recipe, args.min_levels, wide=wide)
     act_plan = {line["onnx_node"]: line for line in act_lines}
-    raised, sensitivity, choice = [], None, None
     if not args.no_simulate:
         raised, sensitivity, choice = choose_weights(proxy, convs, summary, producers, recipe, act_plan, calib, args,
-                                                     speed)
+                                                     speed, wide)
+        choice["activations"] = act_choice
     t_sensitivity = time.time() - t_start - t_ranges
 
     lines, dropped, spent, unraised = make_plan(summary, convs, producers, recipe, args.min_levels, raised,
-                                                args.precision_budget)
+                                                args.precision_budget, wide)
     plan_nodes = {line["onnx_node"]: line for line in lines}
     conv_by_input = {}
     for c in convs:
@@ -1645,18 +1726,23 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
         version=1, model=manifest["model"]["name"], proxy_label=PROXY_LABEL,
         calibration=dict(source=args.calib_tokens or args.calib_text, prompts=len(calib),
                          tokens=sum(len(s) for s in calib), held_out_prompts=len(held_out), cache_size=seq),
-        rule=dict(min_levels=args.min_levels, max_weight_drop=args.max_weight_drop, min_cosine=args.min_cosine,
+        rule=dict(min_levels=args.min_levels, max_activation_drop=args.max_activation_drop,
+                  max_weight_drop=args.max_weight_drop, min_cosine=args.min_cosine,
                   min_top1=args.min_top1, min_tokens_per_s=args.min_tokens_per_s, text=(
             "The plan starts from Hailo's own recipe for its LLMs, applied by role (every residual Add and the "
             "product feeding down_proj at a16_w16, down_proj at a16_w4_a16, the other block convs a8_w4 with "
             "weight_group_size=%d where the input width is a multiple of it, the lm_head at the DFC's default "
             "a8_w8). An activation tensor then needs 16 bits when an 8-bit per-tensor grid over [min(x,0), "
             "max(x,0)] leaves its 99.9th percentile of |x| fewer than %g steps (max|x| / p99.9 beyond about %.0f): "
-            "its producer gets a16_w16 and the convs that consume it an a16 mode, together. Weights are 4-bit "
+            "its producer gets a16_w16 and the convs that consume it an a16 mode, together. Further tensors go to "
+            "16 bits, in groups (one producer in every decoder layer), the fewest 8-bit steps first, until the "
+            "proxy's mean logits cosine with fp32 weights is within %g of every raisable tensor at 16 bits. "
+            "Weights are 4-bit "
             "unless the quality floor needs more: groups of layers (the same projection in every decoder layer) "
             "get 8-bit weights, the cheapest first for the quality each buys (measured alone in the proxy), until "
             "the mean logits cosine on calibration prompts is within %g of the same plan with fp32 weights%s%s."
-            % (RECIPE_GROUP_SIZE, args.min_levels, 255.0 / args.min_levels, args.max_weight_drop,
+            % (RECIPE_GROUP_SIZE, args.min_levels, 255.0 / args.min_levels, args.max_activation_drop,
+               args.max_weight_drop,
                "" if args.min_cosine is None else " and at least %g" % args.min_cosine,
                "" if args.min_top1 is None else ", with top-1 agreement at least %g" % args.min_top1))),
         plan=dict(default_mode=DEFAULT_MODE, lines=[{k: line[k] for k in line_keys if k in line} for line in lines],
@@ -1695,6 +1781,12 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
                 c.update(doc["decode_speed"]["rows"][name])
             configurations[name] = c
             del sess
+        want = configurations["fp32"]["greedy"]["tokens"]
+        for name, c in configurations.items():
+            got = c["greedy"]["tokens"]
+            c["greedy"]["kept"] = got == want
+            c["greedy"]["departs_at_step"] = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b),
+                                                  None if len(got) == len(want) else min(len(got), len(want)))
         doc["simulation"] = dict(
             label=PROXY_LABEL, held_out_prompts=len(held_out), positions=sum(r.shape[0] for r in refs),
             per_position=proxy.per_position, greedy_prompt_tokens=len(held_out[0]),
