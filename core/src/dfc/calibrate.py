@@ -349,7 +349,11 @@ def producers_of(tensors, residual_adds, products, model):
     for name, t in tensors.items():
         if t["kind"] == "norm" and name not in out and name in by_output:
             n = by_output[name]
-            out[name] = dict(onnx_node=n.name, op_type=n.op_type)
+            # The norm's own output: its scale (Mul) or a norm op, which the DFC
+            # parses as a `normalization` layer. An intermediate that leaves a
+            # norm module (QK-norm's Pow feeding its segment matmul) is not.
+            if n.op_type == "Mul" or n.op_type in NORM_OPS:
+                out[name] = dict(onnx_node=n.name, op_type=n.op_type)
     return out
 
 
@@ -1317,12 +1321,12 @@ def choose_activations(proxy, convs, summary, producers, recipe, calib, args):
     raisable = [n for n in producers if n in summary]
     best, _ = judged(set(raisable))
     floor = best["mean_cosine"] - args.max_activation_drop
-    base, _ = judged(set())
-    rule = {n for n in raisable if activation_bits_needed(summary[n]["lo"], summary[n]["hi"], summary[n]["p999"],
-                                                          args.min_levels) == 16}
+    base, base_plan = judged(set())
+    already = {n for n in raisable if producers[n]["onnx_node"] in base_plan and
+               base_plan[producers[n]["onnx_node"]]["precision_mode"] in SIXTEEN_BIT_OUTPUT}
     groups = {}
     for n in raisable:
-        if n not in rule:
+        if n not in already:
             groups.setdefault(weight_group(producers[n]["onnx_node"]), []).append(n)
     steps_of = {g: min(grid_levels(summary[n]["lo"], summary[n]["hi"], summary[n]["p999"], 8) for n in names)
                 for g, names in groups.items()}
