@@ -270,8 +270,8 @@ def test_plan_raises_each_products_down_proj_together(calibrated):
         assert down.startswith("a16_"), (layer, down)
         assert modes.get("/model/layers.%d/mlp/swiglu/Mul" % layer) == "a16_w16", layer
     # SmolLM2's 576-wide inputs are no multiple of 128: only down_proj (1536 wide) gets the recipe's groups.
-    groups = {line["onnx_node"] for line in q["plan"]["lines"] if line.get("weight_group_size")}
-    assert groups and all("down_proj" in n for n in groups)
+    groups = {line["onnx_node"] for line in q["hailo_recipe"]["lines"] if line.get("weight_group_size")}
+    assert groups == {"/model/layers.%d/mlp/down_proj/MatMul" % i for i in range(30)}
 
 
 # --------------------------------------------------------------------------- calibrate at cache 512 (issue 39)
