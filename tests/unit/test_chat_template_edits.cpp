@@ -71,6 +71,26 @@ TEST(JinjaLexer, RawBodyIsText) {
   EXPECT_EQ(disarmed(t), t);
 }
 
+TEST(JinjaLexer, RawBodyEndsAtTheFirstEndrawWhateverItHolds) {
+  // jinja2 does not lex a raw body: unclosed strings and tags are text.
+  for (const std::string end : {"{% endraw %}", "{%-endraw-%}", "{%+ endraw +%}", "{%endraw%}"}) {
+    const std::string t = "{% raw %}{{ 'x {%}{%}{# " + end + "tail";
+    const auto segs = jinja::split(t, "t");
+    ASSERT_EQ(segs.size(), 4u) << end;
+    EXPECT_EQ(segs[1].kind, jinja::SegmentKind::text);
+    EXPECT_EQ(t.substr(segs[2].begin, segs[2].end - segs[2].begin), end);
+    EXPECT_EQ(t.substr(segs[3].begin), "tail");
+  }
+  EXPECT_NE(message_of([] { jinja::split("{% raw %}{% endrawx %}", "t"); }).find("without '{% endraw %}'"),
+            std::string::npos);
+}
+
+TEST(JinjaLexer, LineIndexAgreesWithWhere) {
+  const std::string t = "a\n\nbc\nd";
+  const jinja::LineIndex lines(t);
+  for (size_t i = 0; i <= t.size(); ++i) EXPECT_EQ(lines.where(i), jinja::where(t, i)) << i;
+}
+
 TEST(JinjaLexer, UnterminatedPiecesNameTheLine) {
   EXPECT_NE(message_of([] { jinja::split("a\n{{ x", "t.jinja"); }).find("t.jinja: chat template, line 2, column 1"),
             std::string::npos);

@@ -107,9 +107,10 @@ std::vector<RaiseCall> raise_calls(std::string_view tmpl, const std::vector<Toke
   return calls;
 }
 
-DisarmedGuard guard_of(std::string_view tmpl, const std::vector<Token>& tokens, const RaiseCall& c) {
+DisarmedGuard guard_of(std::string_view tmpl, const LineIndex& lines, const std::vector<Token>& tokens,
+                       const RaiseCall& c) {
   DisarmedGuard guard;
-  guard.at = where(tmpl, tokens[c.name].begin);
+  guard.at = lines.where(tokens[c.name].begin);
   if (c.close == c.name + 2)
     guard.message = "(no message)";
   else if (c.close == c.name + 3 && tokens[c.name + 2].kind == TokenKind::string)
@@ -130,11 +131,12 @@ std::string placeholder_condition() {
 
 std::string disarm_raise_calls(std::string_view tmpl, const std::string& origin, std::vector<DisarmedGuard>& disarmed) {
   std::vector<Replacement> edits;
+  const LineIndex lines(tmpl);
   for (const Segment& seg : split(tmpl, origin)) {
     if (!is_code(seg)) continue;
     const std::vector<Token> tokens = tokenize(tmpl, seg, origin);
     for (const RaiseCall& c : raise_calls(tmpl, tokens, origin)) {
-      disarmed.push_back(guard_of(tmpl, tokens, c));
+      disarmed.push_back(guard_of(tmpl, lines, tokens, c));
       const std::string call(tmpl.substr(tokens[c.name].begin, tokens[c.close].end - tokens[c.name].begin));
       edits.push_back({tokens[c.name].begin, tokens[c.close].end, "(" + call + placeholder_condition() + ")"});
     }
@@ -151,6 +153,7 @@ std::vector<DisarmedGuard> unspared_raise_calls(std::string_view tmpl, const std
     expected.emplace_back(text_of(condition, t));
 
   std::vector<DisarmedGuard> out;
+  const LineIndex lines(tmpl);
   for (const Segment& seg : split(tmpl, origin)) {
     if (!is_code(seg)) continue;
     const std::vector<Token> tokens = tokenize(tmpl, seg, origin);
@@ -158,7 +161,7 @@ std::vector<DisarmedGuard> unspared_raise_calls(std::string_view tmpl, const std
       bool spared = c.name > 0 && is_op(tmpl, tokens[c.name - 1], "(");
       for (size_t k = 0; spared && k < expected.size(); ++k)
         spared = c.close + 1 + k < tokens.size() && text_of(tmpl, tokens[c.close + 1 + k]) == expected[k];
-      if (!spared) out.push_back(guard_of(tmpl, tokens, c));
+      if (!spared) out.push_back(guard_of(tmpl, lines, tokens, c));
     }
   }
   return out;

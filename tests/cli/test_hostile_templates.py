@@ -1,0 +1,76 @@
+"""Hostile chat templates, special tokens and vocabularies (issue 41).
+
+* Template lexing is linear (item 9).
+
+Inputs that used to take minutes run under a 20 s timeout: the bound is the
+input's size, not the time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+FIXTURES = REPO / "tests" / "fixtures"
+TIMEOUT_S = 300
+FAST_S = 20  # for inputs that took minutes before the lexer was made linear
+OLMO2 = FIXTURES / "olmo2-tiny"  # its BOS comes from tokenizer_config.json (no post-processor adds one)
+MIB = 1 << 20
+
+
+def run(*args, timeout=TIMEOUT_S):
+    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def export(ckpt: Path, out: Path, *extra, timeout=TIMEOUT_S):
+    return run("export", ckpt, "-o", out, "--cache", 16, "--prefill", 4, "--no-progress", *extra, timeout=timeout)
+
+
+def stored_template(out: Path) -> str:
+    return json.loads((out / "resources" / "hailo-config.json").read_text(encoding="utf-8"))["chat_template"]
+
+
+def with_template(tmp: Path, template: str, name: str = "ckpt") -> Path:
+    ckpt = tmp / name
+    shutil.copytree(OLMO2, ckpt)
+    (ckpt / "chat_template.jinja").write_text(template, encoding="utf-8")
+    return ckpt
+
+
+def special_tokens(ckpt: Path) -> tuple[str, str]:
+    tc = json.loads((ckpt / "tokenizer_config.json").read_text(encoding="utf-8"))
+    return tc["bos_token"], tc["eos_token"]
+
+
+# --------------------------------------------------------------------------- item 9: linear lexing, 4 MiB
+
+
+# Each took minutes before (the lexer re-scanned from every "{%" of a raw body,
+# each warning and tojson argument scanned from the start).
+SLOW_BEFORE = {
+    "raw body of open tags": ("{% raw %}" + "{%}" * 400_000 + "%}{% endraw %}", 4, "'{% raw %}'"),
+    "300,000 warnings": ("{{ m|first }}" * 300_000, 0, "uses the filter 'first'"),
+    "200,000 chained tojson": ("{{ x" + "|tojson" * 200_000 + " }}", 0, ""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SLOW_BEFORE))
+def test_big_templates_are_lexed_in_linear_time(tmp_path, case):
+    template, status, needle = SLOW_BEFORE[case]
+    assert len(template.encode()) <= 4 * MIB
+    ckpt = with_template(tmp_path, template)
+    r = run("inspect", ckpt, "--cache", 16, "--prefill", 4, "--json", timeout=FAST_S)
+    report = json.loads(r.stdout)["resources"]
+    assert report.get("exit_status", 0) == status, report
+    assert needle in json.dumps(report)
+    if case == "300,000 warnings":  # one warning, with the count of the other places
+        warnings = [c for c in report["changes"] if "filter 'first'" in c]
+        assert len(warnings) == 1 and "(and at 299999 more places)" in warnings[0], warnings
+
+
