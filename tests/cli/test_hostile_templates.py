@@ -1,5 +1,7 @@
 """Hostile chat templates, special tokens and vocabularies (issue 41).
 
+* A BOS text is put in front of the stored template as a string literal, never
+  as template source (item 6).
 * Template lexing is linear (item 9).
 
 Inputs that used to take minutes run under a 20 s timeout: the bound is the
@@ -14,6 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from chat_rendering import CONVERSATIONS, bos_print, genai_first_turn, hailort_probe, render
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
@@ -46,6 +50,28 @@ def with_template(tmp: Path, template: str, name: str = "ckpt") -> Path:
 def special_tokens(ckpt: Path) -> tuple[str, str]:
     tc = json.loads((ckpt / "tokenizer_config.json").read_text(encoding="utf-8"))
     return tc["bos_token"], tc["eos_token"]
+
+
+# --------------------------------------------------------------------------- item 6: the BOS is a literal
+
+
+@pytest.mark.parametrize("bos", ["{{ raise_exception('the BOS ran as template code') }}",
+                                 "{% for i in range(10**12) %}{% endfor %}<s>",
+                                 "it's a \\ \"BOS\"\n{# not a comment #}"])
+def test_bos_text_is_printed_as_a_literal(tmp_path, bos):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(OLMO2, ckpt)
+    tc = json.loads((ckpt / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tc["bos_token"] = bos
+    (ckpt / "tokenizer_config.json").write_text(json.dumps(tc), encoding="utf-8")
+    r = export(ckpt, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    tmpl = stored_template(tmp_path / "out")
+    assert tmpl.startswith(bos_print(bos)), tmpl[:200]
+    hailort_probe(tmpl)  # loads: nothing in the BOS runs
+    for messages in CONVERSATIONS.values():
+        assert genai_first_turn(tmpl, messages) == render(tc["chat_template"], messages, add_generation_prompt=True,
+                                                          bos_token=bos, eos_token=tc["eos_token"])
 
 
 # --------------------------------------------------------------------------- item 9: linear lexing, 4 MiB

@@ -154,7 +154,7 @@ TEST(HailortTemplate, GuardsDisarmedAndTokensLiteralAreRecorded) {
   tokens.bos = "<s>";
   tokens.eos = "</s>";
   const std::string out = template_for_hailort(t, "t.jinja", tokens, changes);
-  EXPECT_EQ(out, "<s>{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ " +
+  EXPECT_EQ(out, "{{ '<s>' }}{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ " +
                      spared("raise_exception('Conversation roles must alternate user/assistant/user/assistant/...')") +
                      " }}{% endif %}{{ m['content'] + '</s>' }}{% endfor %}");
   ASSERT_EQ(changes.size(), 3u);

@@ -1,6 +1,7 @@
 #include "llm2hef/core/chat/hailort_template.hpp"
 
 #include <array>
+#include <cctype>
 #include <string_view>
 #include <unordered_map>
 
@@ -122,6 +123,24 @@ bool is_block_set(std::string_view tmpl, const std::vector<Token>& tokens) {
   for (const Token& t : tokens)
     if (t.kind == TokenKind::op && jinja::text_of(tmpl, t) == "=") return false;
   return true;
+}
+
+// The BOS printed as a string literal: its text is the tokenizer's and may
+// look like template code, which must not run (or fail) at every prompt.
+std::string bos_print(const std::string& bos) { return "{{ " + jinja::string_literal(bos) + " }}"; }
+
+// Whether the template's output starts with `bos` already: it starts with
+// bos_print(bos), or with `bos` as plain text that no whitespace control can
+// shorten (a BOS ending in a space, followed by spaces only up to a tag).
+bool renders_first(const std::string& tmpl, const std::string& bos, const std::string& origin) {
+  if (tmpl.rfind(bos_print(bos), 0) == 0) return true;
+  if (bos.empty() || tmpl.rfind(bos, 0) != 0) return false;
+  const std::vector<Segment> segments = jinja::split(tmpl, origin);
+  if (segments.empty() || segments[0].kind != SegmentKind::text || segments[0].end < bos.size()) return false;
+  if (!std::isspace(static_cast<unsigned char>(bos.back()))) return true;
+  for (size_t i = bos.size(); i < segments[0].end; ++i)
+    if (!std::isspace(static_cast<unsigned char>(tmpl[i]))) return true;
+  return segments.size() == 1;
 }
 
 std::string text_of_keyword(std::string_view k) { return "'{% " + std::string(k) + " %}'"; }
@@ -312,8 +331,8 @@ std::string template_for_hailort(const std::string& original, const std::string&
   // The runtime renders the template with bos_token and eos_token empty
   // (genai) or set from the ollama manifest (hailo-ollama), and adds no BOS
   // itself. A BOS belongs once at the very start of a prompt, so its reads are
-  // dropped and the literal text is prepended; the EOS ends turns inside the
-  // prompt, so each read becomes the literal text.
+  // dropped and the BOS is printed first, as a string literal; the EOS ends
+  // turns inside the prompt, so each read becomes the literal text.
   const bool reads_bos = jinja::reads_variable(tmpl, "bos_token", origin);
   if (reads_bos) {
     if (!tokens.bos) throw BadInput(origin + ": uses bos_token, but no bos_token is defined");
@@ -321,8 +340,8 @@ std::string template_for_hailort(const std::string& original, const std::string&
     changes.push_back("chat_template: bos_token references removed; BOS " + quoted(*tokens.bos) +
                       " rendered once at the start");
   }
-  if ((reads_bos || tokens.prepend_bos) && tokens.bos && tmpl.rfind(*tokens.bos, 0) != 0) {
-    tmpl = *tokens.bos + tmpl;
+  if ((reads_bos || tokens.prepend_bos) && tokens.bos && !renders_first(tmpl, *tokens.bos, origin)) {
+    tmpl = bos_print(*tokens.bos) + tmpl;
     if (!reads_bos)
       changes.push_back("chat_template: BOS " + quoted(*tokens.bos) +
                         " prepended (the runtime ignores the tokenizer's post-processor, which added it)");
