@@ -2,6 +2,9 @@
 
 * A BOS text is put in front of the stored template as a string literal, never
   as template source (item 6).
+* The template edits leave alone the template's own variables named
+  bos_token / eos_token, and refuse a read that is either, depending on the
+  conversation (item 8).
 * Template lexing is linear (item 9).
 
 Inputs that used to take minutes run under a 20 s timeout: the bound is the
@@ -72,6 +75,46 @@ def test_bos_text_is_printed_as_a_literal(tmp_path, bos):
     for messages in CONVERSATIONS.values():
         assert genai_first_turn(tmpl, messages) == render(tc["chat_template"], messages, add_generation_prompt=True,
                                                           bos_token=bos, eos_token=tc["eos_token"])
+
+
+# --------------------------------------------------------------------------- item 8: scopes
+
+
+# Templates whose own variables are named like the special tokens; Hugging Face
+# renders the template's variable there, so must the device.
+OWN_VARIABLES = {
+    "loop variable": "{% for bos_token in messages %}{{ bos_token['role'] + ': ' + bos_token['content'] + '\\n' }}"
+                     "{% endfor %}",
+    "set target": "{% set eos_token = '\\n' %}{% for m in messages %}{{ m['content'] + eos_token }}{% endfor %}",
+    "macro parameter": "{% macro turn(m, eos_token) %}{{ m['content'] + eos_token }}{% endmacro %}"
+                       "{% for m in messages %}{{ turn(m, '|') }}{% endfor %}{{ eos_token }}",
+    "tuple target": "{% for role, bos_token in [['user', 'x']] %}{{ role + bos_token }}{% endfor %}"
+                    "{% for m in messages %}{{ m['content'] }}{% endfor %}",
+}
+
+
+@pytest.mark.parametrize("case", sorted(OWN_VARIABLES))
+def test_the_templates_own_variables_named_like_special_tokens_are_left_alone(tmp_path, case):
+    template = OWN_VARIABLES[case]
+    ckpt = with_template(tmp_path, template)
+    bos, eos = special_tokens(ckpt)
+    r = export(ckpt, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    tmpl = stored_template(tmp_path / "out")
+    assert not tmpl.startswith(bos_print(bos)), "the template never reads the BOS"
+    for messages in CONVERSATIONS.values():
+        assert genai_first_turn(tmpl, messages) == render(template, messages, add_generation_prompt=True,
+                                                          bos_token=bos, eos_token=eos)
+
+
+def test_a_read_that_depends_on_the_conversation_is_refused_with_its_line(tmp_path):
+    ckpt = with_template(tmp_path, "{% if messages|length > 1 %}{% set bos_token = '' %}{% endif %}\n"
+                                   "{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}")
+    r = export(ckpt, tmp_path / "out")
+    assert r.returncode == 4, r.stderr
+    assert f"{ckpt / 'chat_template.jinja'}: chat template, line 2, column 4: reads 'bos_token'" in r.stderr
+    assert "bound at line 1, column 29" in r.stderr
+    assert not (tmp_path / "out").exists()
 
 
 # --------------------------------------------------------------------------- item 9: linear lexing, 4 MiB

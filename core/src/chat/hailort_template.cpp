@@ -332,7 +332,9 @@ std::string template_for_hailort(const std::string& original, const std::string&
   // (genai) or set from the ollama manifest (hailo-ollama), and adds no BOS
   // itself. A BOS belongs once at the very start of a prompt, so its reads are
   // dropped and the BOS is printed first, as a string literal; the EOS ends
-  // turns inside the prompt, so each read becomes the literal text.
+  // turns inside the prompt, so each read becomes the literal text. Only the
+  // reads of the variables the template is rendered with: a loop variable or
+  // `set` of the same name is the template's own (template_scopes.hpp).
   const bool reads_bos = jinja::reads_variable(tmpl, "bos_token", origin);
   if (reads_bos) {
     if (!tokens.bos) throw BadInput(origin + ": uses bos_token, but no bos_token is defined");

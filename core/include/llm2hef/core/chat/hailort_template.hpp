@@ -40,8 +40,11 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
 //    code), when the template read it or `prepend_bos`;
 //  * eos_token: every read made the literal EOS (genai renders it empty,
 //    hailo-ollama with the manifest's text).
-// Throws BadInput naming `origin` when the template reads bos_token and the
-// checkpoint defines none.
+// Reads are those of the variables the template is rendered with, as Jinja
+// scopes them (jinja::reads_variable). Throws BadInput naming `origin` when
+// the template reads bos_token and the checkpoint defines none, Unsupported
+// when a read may be the template's own variable or the token depending on
+// the conversation.
 std::string template_for_hailort(const std::string& tmpl, const std::string& origin, const SpecialTokenTexts& tokens,
                                  std::vector<std::string>& changes);
 
