@@ -2,6 +2,9 @@
 
 * A BOS text is put in front of the stored template as a string literal, never
   as template source (item 6).
+* A checkpoint file that is a link leading out of the checkpoint is refused;
+  a Hugging Face cache snapshot, whose files link into ../../blobs, is not
+  (item 7).
 * The template edits leave alone the template's own variables named
   bos_token / eos_token, and refuse a read that is either, depending on the
   conversation (item 8).
@@ -12,10 +15,12 @@ input's size, not the time.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +34,8 @@ TIMEOUT_S = 300
 FAST_S = 20  # for inputs that took minutes before the lexer was made linear
 OLMO2 = FIXTURES / "olmo2-tiny"  # its BOS comes from tokenizer_config.json (no post-processor adds one)
 MIB = 1 << 20
+
+gguf = pytest.importorskip("gguf", reason="gguf (gguf-py) is pinned in tests/requirements.txt")
 
 
 def run(*args, timeout=TIMEOUT_S):
@@ -75,6 +82,83 @@ def test_bos_text_is_printed_as_a_literal(tmp_path, bos):
     for messages in CONVERSATIONS.values():
         assert genai_first_turn(tmpl, messages) == render(tc["chat_template"], messages, add_generation_prompt=True,
                                                           bos_token=bos, eos_token=tc["eos_token"])
+
+
+# --------------------------------------------------------------------------- item 7: links out of the checkpoint
+
+
+def link_out(ckpt: Path, outside: Path, member: str) -> Path:
+    """Moves ckpt/member to `outside` and leaves a symbolic link to it; returns the link."""
+    outside.mkdir(exist_ok=True)
+    inside = ckpt / member
+    moved = outside / inside.name
+    shutil.move(str(inside), moved)
+    inside.symlink_to(moved)
+    return inside
+
+
+@pytest.mark.parametrize("member", ["chat_template.jinja", "tokenizer_config.json", "tokenizer.json", "config.json",
+                                    "model.safetensors"])
+def test_a_link_out_of_the_checkpoint_is_refused(tmp_path, member):
+    ckpt = with_template(tmp_path, "{% for m in messages %}{{ m['content'] }}{% endfor %}")
+    link = link_out(ckpt, tmp_path / "elsewhere", member)
+    out = tmp_path / "out"
+    r = export(ckpt, out)
+    assert r.returncode == 3, r.stderr
+    assert f"{link}: a symbolic link to {tmp_path / 'elsewhere' / member}, outside the checkpoint folder" in r.stderr
+    assert not out.exists()
+    assert run("inspect", ckpt, "--cache", 16, "--prefill", 4).returncode == 3
+
+
+def test_a_template_folder_linked_out_of_the_checkpoint_is_refused(tmp_path):
+    ckpt = with_template(tmp_path, "{{ 'in the checkpoint' }}")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "default.jinja").write_text("{{ 'not the checkpoint's' }}", encoding="utf-8")
+    (ckpt / "chat_template.jinja").unlink()
+    (ckpt / "additional_chat_templates").symlink_to(elsewhere, target_is_directory=True)
+    r = export(ckpt, tmp_path / "out")
+    assert r.returncode == 3, r.stderr
+    assert (f"{ckpt / 'additional_chat_templates' / 'default.jinja'}: behind a symbolic link, leads to "
+            f"{elsewhere / 'default.jinja'}") in r.stderr
+
+
+def test_a_gguf_folders_files_obey_the_same_rule(tmp_path):
+    folder = tmp_path / "gguf"
+    folder.mkdir()
+    made = make_gguf(tmp_path / "made", lambda w: add_gpt2_vocabulary(w))
+    shutil.move(str(made), folder / made.name)
+    shutil.copy(FIXTURES / "gpt2-tiny" / "tokenizer.json", tmp_path / "tokenizer.json")
+    (folder / "tokenizer.json").symlink_to(tmp_path / "tokenizer.json")
+    r = export(folder, tmp_path / "out", "--gelu", "tanh")
+    assert r.returncode == 3, r.stderr
+    assert f"{folder / 'tokenizer.json'}: a symbolic link to {tmp_path / 'tokenizer.json'}" in r.stderr
+
+
+def test_links_inside_the_checkpoint_and_a_hugging_face_cache_snapshot_are_read(tmp_path):
+    plain = with_template(tmp_path, "{% for m in messages %}{{ m['role'] + ': ' + m['content'] }}{% endfor %}")
+    # A link that stays inside the folder.
+    (plain / "templates").mkdir()
+    shutil.move(str(plain / "chat_template.jinja"), plain / "templates" / "chat.jinja")
+    (plain / "chat_template.jinja").symlink_to(Path("templates") / "chat.jinja")
+    r = export(plain, tmp_path / "plain-out")
+    assert r.returncode == 0, r.stderr
+    # The Hugging Face cache: every file of the snapshot links to ../../blobs/<hash>.
+    repo = tmp_path / "hub" / "models--SomeOrg--Olmo2-Tiny"
+    snapshot = repo / "snapshots" / "0123abcd"
+    (repo / "blobs").mkdir(parents=True)
+    snapshot.mkdir(parents=True)
+    for i, f in enumerate(sorted(p for p in plain.rglob("*") if p.is_file() and not p.is_symlink())):
+        blob = repo / "blobs" / f"blob{i}"
+        shutil.copy(f, blob)
+        target = snapshot / f.relative_to(plain)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(os.path.relpath(blob, target.parent))
+    (snapshot / "chat_template.jinja").symlink_to(Path("templates") / "chat.jinja")
+    r = export(snapshot, tmp_path / "hub-out")
+    assert r.returncode == 0, r.stderr
+    assert stored_template(tmp_path / "hub-out") == stored_template(tmp_path / "plain-out")
+    assert "Olmo2-Tiny" in json.loads((tmp_path / "hub-out" / "manifest.json").read_text())["model"]["name"]
 
 
 # --------------------------------------------------------------------------- item 8: scopes
@@ -141,5 +225,47 @@ def test_big_templates_are_lexed_in_linear_time(tmp_path, case):
     if case == "300,000 warnings":  # one warning, with the count of the other places
         warnings = [c for c in report["changes"] if "filter 'first'" in c]
         assert len(warnings) == 1 and "(and at 299999 more places)" in warnings[0], warnings
+
+
+# --------------------------------------------------------------------------- GGUF metadata (items 9, 10, 20)
+
+
+def load_module(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_gguf(out: Path, add_tokenizer) -> Path:
+    """gpt2-tiny's weights as a GGUF (make_gguf_fixtures.py), with the tokenizer.* keys `add_tokenizer(writer)` adds."""
+    fx = load_module("make_gguf_fixtures", REPO / "tools" / "fixtures" / "make_gguf_fixtures.py")
+
+    class Writer(gguf.GGUFWriter):
+        def write_header_to_file(self, *args, **kwargs):
+            add_tokenizer(self)
+            return super().write_header_to_file(*args, **kwargs)
+
+    real_writer = fx.gguf.GGUFWriter
+    fx.gguf.GGUFWriter = Writer
+    try:
+        return fx.convert(FIXTURES / "gpt2-tiny", out, "F32")
+    finally:
+        fx.gguf.GGUFWriter = real_writer
+
+
+def add_gpt2_vocabulary(w, chat_template=None) -> None:
+    """gpt2-tiny's byte-level vocabulary as llama.cpp's converter writes it."""
+    tok = json.loads((FIXTURES / "gpt2-tiny" / "tokenizer.json").read_text(encoding="utf-8"))
+    by_id = {i: t for t, i in tok["model"]["vocab"].items()}
+    special = {t["id"] for t in tok["added_tokens"]}
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list([by_id[i] for i in range(len(by_id))])
+    w.add_token_types([3 if i in special else 1 for i in range(len(by_id))])
+    w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]])
+    if chat_template is not None:
+        w.add_key_value("tokenizer.chat_template", chat_template, gguf.GGUFValueType.STRING)
 
 

@@ -17,6 +17,7 @@
 
 #include "llm2hef/core/checkpoint/chat_template.hpp"
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_files.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -127,7 +128,7 @@ ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   const fs::path extra_dir = ckpt.dir() / kTemplateDir;
   std::map<std::string, std::string> named;
   std::map<std::string, fs::path> files;
-  if (is_present_file(main_file)) {
+  if (checkpoint_has_file(ckpt.dir(), main_file)) {
     named["default"] = read_template_file(main_file);
     files["default"] = main_file;
   }
@@ -135,7 +136,8 @@ ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   if (fs::is_directory(extra_dir, ec)) {
     std::vector<fs::path> extra;
     for (const auto& entry : fs::directory_iterator(extra_dir, ec))
-      if (entry.path().extension() == ".jinja" && is_present_file(entry.path())) extra.push_back(entry.path());
+      if (entry.path().extension() == ".jinja" && checkpoint_has_file(ckpt.dir(), entry.path()))
+        extra.push_back(entry.path());
     std::sort(extra.begin(), extra.end());
     for (const auto& p : extra) {  // after chat_template.jinja, as transformers reads them
       named[p.stem().string()] = read_template_file(p);
