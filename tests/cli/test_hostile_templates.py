@@ -1,4 +1,4 @@
-"""Hostile chat templates, special tokens and vocabularies (issue 41).
+"""Hostile chat templates, special tokens and vocabularies (issue 41, items 6-10 and 20).
 
 * A BOS text is put in front of the stored template as a string literal, never
   as template source (item 6).
@@ -8,7 +8,8 @@
 * The template edits leave alone the template's own variables named
   bos_token / eos_token, and refuse a read that is either, depending on the
   conversation (item 8).
-* Template lexing is linear (item 9).
+* Template lexing is linear, and a chat template is at most 4 MiB wherever it
+  comes from (item 9); a GGUF's must also be UTF-8 (item 20).
 
 Inputs that used to take minutes run under a 20 s timeout: the bound is the
 input's size, not the time.
@@ -31,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURES = REPO / "tests" / "fixtures"
 TIMEOUT_S = 300
-FAST_S = 20  # for inputs that took minutes before the lexer was made linear
+FAST_S = 20  # for inputs that took minutes before the lexer and merge recovery were made linear
 OLMO2 = FIXTURES / "olmo2-tiny"  # its BOS comes from tokenizer_config.json (no post-processor adds one)
 MIB = 1 << 20
 
@@ -227,6 +228,18 @@ def test_big_templates_are_lexed_in_linear_time(tmp_path, case):
         assert len(warnings) == 1 and "(and at 299999 more places)" in warnings[0], warnings
 
 
+def test_a_template_over_4_mib_in_tokenizer_config_is_refused(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(OLMO2, ckpt)
+    tc = json.loads((ckpt / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tc["chat_template"] = "x" * (4 * MIB + 1)
+    (ckpt / "tokenizer_config.json").write_text(json.dumps(tc), encoding="utf-8")
+    r = export(ckpt, tmp_path / "out")
+    assert r.returncode == 3, r.stderr
+    assert (f"{ckpt / 'tokenizer_config.json'}: field 'chat_template': 4194305 bytes exceed the limit of 4194304 bytes "
+            "(4 MiB) for a chat template") in r.stderr
+
+
 # --------------------------------------------------------------------------- GGUF metadata (items 9, 10, 20)
 
 
@@ -267,5 +280,26 @@ def add_gpt2_vocabulary(w, chat_template=None) -> None:
     w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]])
     if chat_template is not None:
         w.add_key_value("tokenizer.chat_template", chat_template, gguf.GGUFValueType.STRING)
+
+
+def export_gguf(path: Path, out: Path, timeout=TIMEOUT_S):
+    return run("export", path, "-o", out, "--cache", 32, "--prefill", 8, "--gelu", "tanh", "--no-progress",
+               timeout=timeout)
+
+
+def test_a_gguf_template_over_4_mib_is_refused_naming_the_key(tmp_path):
+    made = make_gguf(tmp_path / "made", lambda w: add_gpt2_vocabulary(w, "x" * (4 * MIB + 1)))
+    r = export_gguf(made, tmp_path / "out")
+    assert r.returncode == 3, r.stderr
+    assert (f"{made}: metadata key 'tokenizer.chat_template': 4194305 bytes exceed the limit of 4194304 bytes "
+            "(4 MiB) for a chat template") in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_gguf_template_that_is_not_utf8_is_refused_naming_the_key(tmp_path):
+    made = make_gguf(tmp_path / "made", lambda w: add_gpt2_vocabulary(w, b"{{ '\xff\xfe' }}"))
+    r = export_gguf(made, tmp_path / "out")
+    assert r.returncode == 3, r.stderr
+    assert f"{made}: metadata key 'tokenizer.chat_template': the chat template is not UTF-8 text" in r.stderr
 
 

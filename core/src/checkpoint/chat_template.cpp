@@ -34,9 +34,13 @@ constexpr const char* kTemplateDir = "additional_chat_templates";
 // The text must go into hailo-config.json, which is JSON: refuse what is not
 // UTF-8 here, naming the file, rather than fail later while writing.
 std::string read_template_file(const fs::path& path) {
-  // Real templates are a few KB (the largest we know, with tool calling, ~20 KB).
-  constexpr uint64_t kMaxTemplateBytes = 4u << 20;
-  return checked_template_text(RegularFile(path).read_all(kMaxTemplateBytes), path.string());
+  return checked_template_text(RegularFile(path).read_all(kMaxChatTemplateBytes), path.string());
+}
+
+void refuse_oversized(size_t bytes, const std::string& origin) {
+  if (bytes > kMaxChatTemplateBytes)
+    throw BadInput(origin + ": " + std::to_string(bytes) + " bytes exceed the limit of " +
+                   std::to_string(kMaxChatTemplateBytes) + " bytes (4 MiB) for a chat template");
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -76,6 +80,7 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
   const std::string where = tc.where("chat_template");
   if (ct.is_string()) {
     out.text = ct.get<std::string>();
+    refuse_oversized(out.text->size(), where);
     out.source = "tokenizer_config.json chat_template";
     out.origin = where;
     return out;
@@ -92,6 +97,7 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
   }
   auto it = named.find("default");
   if (it == named.end()) no_default(where, names_of(named));
+  refuse_oversized(it->second.size(), where + " (the template named 'default')");
   out.text = it->second;
   out.source = "tokenizer_config.json chat_template, the template named 'default'";
   out.origin = where + " (the template named 'default')";
@@ -103,6 +109,7 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
 
 std::string checked_template_text(std::string s, const std::string& origin) {
   if (s.empty()) throw BadInput(origin + ": empty chat template");
+  refuse_oversized(s.size(), origin);
   try {
     (void)json(s).dump();
   } catch (const json::exception&) {

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "llm2hef/core/checkpoint/chat_template.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -494,13 +495,24 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
   // (gguf-py's Keys.Tokenizer.CHAT_TEMPLATE_N): one string, or transformers'
   // list of {"name", "template"} with the unnamed one as "default".
   const std::string tmpl_key = "tokenizer.chat_template";
+  // The template goes into hailo-config.json (JSON) and through the template
+  // edits: UTF-8 text, bounded as a template file is.
+  auto template_text = [&](const std::string& key, const std::string& text) {
+    if (text.size() > kMaxChatTemplateBytes)
+      md.fail(key, std::to_string(text.size()) + " bytes exceed the limit of " + std::to_string(kMaxChatTemplateBytes) +
+                       " bytes (4 MiB) for a chat template");
+    if (!valid_utf8(text)) md.fail(key, "the chat template is not UTF-8 text");
+    return text;
+  };
   json named = json::array();
   for (const auto& [key, value] : metadata.items()) {
     if (key.rfind(tmpl_key + ".", 0) != 0) continue;
     if (!value.is_string()) md.fail(key, "expected a string");
-    named.push_back({{"name", key.substr(tmpl_key.size() + 1)}, {"template", value.get<std::string>()}});
+    named.push_back(
+        {{"name", key.substr(tmpl_key.size() + 1)}, {"template", template_text(key, value.get<std::string>())}});
   }
   if (const auto tmpl = md.string(tmpl_key)) {
+    template_text(tmpl_key, *tmpl);
     if (named.empty()) {
       config["chat_template"] = *tmpl;
     } else {
