@@ -10,6 +10,8 @@
   conversation (item 8).
 * Template lexing is linear, and a chat template is at most 4 MiB wherever it
   comes from (item 9); a GGUF's must also be UTF-8 (item 20).
+* The merges recovered from a SentencePiece GGUF vocabulary are bounded
+  (item 10).
 
 Inputs that used to take minutes run under a 20 s timeout: the bound is the
 input's size, not the time.
@@ -282,6 +284,16 @@ def add_gpt2_vocabulary(w, chat_template=None) -> None:
         w.add_key_value("tokenizer.chat_template", chat_template, gguf.GGUFValueType.STRING)
 
 
+def add_sentencepiece_vocabulary(w, pieces: list[str]) -> None:
+    """A SentencePiece ("llama") vocabulary: <unk>, <s>, </s>, then `pieces`, padded past gpt2-tiny's BOS id 299."""
+    pieces = ["<unk>", "<s>", "</s>", *pieces]
+    pieces += [f"<pad{i}>" for i in range(max(0, 300 - len(pieces)))]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(pieces)
+    w.add_token_types([2, 3, 3] + [1] * (len(pieces) - 3))
+    w.add_token_scores([-float(i) for i in range(len(pieces))])
+
+
 def export_gguf(path: Path, out: Path, timeout=TIMEOUT_S):
     return run("export", path, "-o", out, "--cache", 32, "--prefill", 8, "--gelu", "tanh", "--no-progress",
                timeout=timeout)
@@ -303,3 +315,20 @@ def test_a_gguf_template_that_is_not_utf8_is_refused_naming_the_key(tmp_path):
     assert f"{made}: metadata key 'tokenizer.chat_template': the chat template is not UTF-8 text" in r.stderr
 
 
+def test_merges_a_sentencepiece_vocabulary_implies_are_bounded(tmp_path):
+    # "a", "aa", ..., "a"*1000: every split of every piece is a merge, 500,000 of
+    # them with 330 MB of text (transformers' recovery would build them all).
+    made = make_gguf(tmp_path / "made", lambda w: add_sentencepiece_vocabulary(w, ["a" * k for k in range(1, 1001)]))
+    r = export_gguf(made, tmp_path / "out", timeout=FAST_S)
+    assert r.returncode == 3, r.stderr
+    assert f"{made}: metadata key 'tokenizer.ggml.tokens': the merges this SentencePiece vocabulary implies" in r.stderr
+    assert "exceed 128 MiB of text (the tokenizer.json limit)" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_long_sentencepiece_piece_costs_its_length(tmp_path):
+    # One 1 MB piece: each of its splits was looked up by copying and hashing both
+    # halves anew, time quadratic in its length (a 400 KB piece took 28 s).
+    made = make_gguf(tmp_path / "made", lambda w: add_sentencepiece_vocabulary(w, ["a", "b", "ab" * 500_000]))
+    r = run("inspect", made, "--json", timeout=FAST_S)
+    assert r.returncode == 0, r.stderr
