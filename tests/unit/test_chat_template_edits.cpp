@@ -161,6 +161,8 @@ TEST(TemplateScopes, TheTemplatesOwnVariablesAreNotTheContexts) {
   // Macro parameters and defaults; a macro named so.
   EXPECT_EQ(referents("{% macro m(a=bos_token, bos_token=1) %}{{ bos_token }}{% endmacro %}{{ bos_token }}"), "clc");
   EXPECT_EQ(referents("{% macro bos_token() %}{% endmacro %}{{ bos_token() }}"), "l");
+  // Defaults are evaluated at the call, where a later set is seen.
+  EXPECT_EQ(referents("{% macro m(a=bos_token) %}{% endmacro %}{% set bos_token = 1 %}{{ m() }}"), "u");
   // A block set is bound after its end.
   EXPECT_EQ(referents("{% set x %}{{ bos_token }}{% endset %}{% set bos_token %}y{% endset %}{{ bos_token }}"), "cl");
   // Attributes, keyword arguments, filter and test names are not reads.

@@ -11,7 +11,6 @@ namespace {
 
 // How a block's body relates to the code around it.
 enum class FrameKind {
-  root,
   scope,     // runs where it stands, binds of its own ('for', 'filter', ...)
   deferred,  // a scope that runs later, when called (macro, block)
   branch,    // not a scope: an 'if' branch, which may or may not run
@@ -171,9 +170,9 @@ class EventBuilder {
     open(FrameKind::branch, "endif");
   }
 
-  // Parameters of a `macro NAME(...)` or `call(...)` list opening at t[lparen]:
-  // the defaults are read where the statement stands. Returns the index
-  // after the closing ')' and whether a parameter is the name.
+  // Parameters of a `macro NAME(...)` or `call(...)` list opening at t[lparen],
+  // the defaults' reads among the events. Returns the index after the closing
+  // ')' and whether a parameter is the name.
   std::pair<size_t, bool> parameters(const std::vector<Token>& t, size_t lparen) {
     bool binds = false;
     int depth = 0;
@@ -190,7 +189,14 @@ class EventBuilder {
 
   void macro_statement(const std::vector<Token>& t) {
     bool binds = false;
-    if (t.size() > 2 && is_op(tmpl_, t[2], "(")) binds = parameters(t, 2).second;
+    if (t.size() > 2 && is_op(tmpl_, t[2], "(")) {
+      // The defaults are evaluated when the macro is called, in the scope
+      // around it (jinja2 3.1: a default reads a `set` made after the
+      // definition): a body of their own, deferred like the macro's.
+      events.push_back({Event::open, FrameKind::deferred, false, false, seg_->begin, seg_->end, 0});
+      binds = parameters(t, 2).second;
+      events.push_back({Event::close, FrameKind::branch, false, false, seg_->begin, seg_->end, 0});
+    }
     // The macro's name is bound from here on (the body may call itself).
     if (t.size() > 1 && is_name(tmpl_, t[1], name_)) bind(seg_->begin);
     open(FrameKind::deferred, "endmacro", binds);
@@ -261,7 +267,6 @@ class EventBuilder {
 
 // A block being walked, with what a read in it would refer to so far.
 struct Frame {
-  FrameKind kind = FrameKind::root;
   size_t id = 0;         // in the order blocks open (the root is 0)
   size_t scope_pos = 0;  // stack index of the innermost scope at or below this frame
   // Frames from this one down to its scope that bind the name for sure (a
@@ -369,7 +374,6 @@ std::vector<NameRead> reads_of(std::string_view tmpl, const std::vector<Segment>
       case Event::close: stack.pop_back(); break;
       case Event::open: {
         Frame f;
-        f.kind = e.kind;
         f.id = next_id++;
         if (e.kind == FrameKind::branch) {
           const Frame& parent = stack.back();
