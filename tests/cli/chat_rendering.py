@@ -33,6 +33,13 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 PLACEHOLDER = {"role": "TMP", "content": "TMP"}
 
 
+def bos_print(bos: str) -> str:
+    """How export puts the BOS in front of the stored template: printed as a Jinja string
+    literal, so that a BOS text that looks like template code is never run as code."""
+    escaped = bos.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r")
+    return "{{ '" + escaped.replace("\t", "\\t") + "' }}"
+
+
 class TemplateRaised(Exception):
     """raise_exception() was called by the template."""
 

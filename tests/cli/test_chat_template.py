@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from chat_rendering import bos_print
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURES = REPO / "tests" / "fixtures"
@@ -117,10 +119,10 @@ def test_transformers5_checkpoint_keeps_its_chat_template(tmp_path, name):
     tc = json.loads((FIXTURES / name / "tokenizer_config.json").read_text())
     bos = tc.get("bos_token")
     if BOS_VARIABLE.search(source):
-        # The runtime defines no bos_token: the literal text, once, at the start.
-        assert bos and tmpl.startswith(bos) and tmpl.count(bos) == 1, tmpl[:80]
+        # The runtime defines no bos_token: the BOS, once, printed as a literal at the start.
+        assert bos and tmpl.startswith(bos_print(bos)) and tmpl.count(bos) == 1, tmpl[:80]
         assert not BOS_VARIABLE.search(tmpl)
-        assert tmpl == bos + source.replace("{{ bos_token }}", "")
+        assert tmpl == bos_print(bos) + source.replace("{{ bos_token }}", "")
     else:
         assert tmpl == source
     # Every change recorded in the manifest was printed on stderr, and the other way round.
@@ -227,7 +229,8 @@ def test_fallback_is_printed_on_stderr(tmp_path, json_flag):
     cfg = json.loads((tmp_path / "out" / "resources" / "hailo-config.json").read_text())
     # The post-processor's BOS is still made literal in front of the plain template.
     bos = json.loads((ckpt / "tokenizer_config.json").read_text())["bos_token"]
-    assert cfg["chat_template"].startswith(bos) and plain_concatenation(cfg["chat_template"][len(bos):])
+    assert cfg["chat_template"].startswith(bos_print(bos))
+    assert plain_concatenation(cfg["chat_template"][len(bos_print(bos)):])
     assert any("BOS" in c and bos in c for c in changes), r.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert changes == manifest["resource_changes"]

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from chat_rendering import bos_print
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 sys.path.insert(0, str(REPO / "tools" / "fixtures"))
@@ -168,7 +170,7 @@ def test_package_writes_a_store_the_reader_accepts(tmp_path, request, which):
 
 
 def test_llama_bos_is_the_post_processors(tmp_path, llama):
-    """The exported template already starts with the literal BOS; bos_token names the same token."""
+    """The exported template already starts with the BOS (printed as a literal); bos_token names the same token."""
     hef = write_hef(tmp_path / "model.hef", llama)
     store = tmp_path / "models"
     assert package(hef, llama, store, "l3").returncode == 0
@@ -177,7 +179,7 @@ def test_llama_bos_is_the_post_processors(tmp_path, llama):
     single = [p for p in tok["post_processor"]["processors"] if p["type"] == "TemplateProcessing"][0]["single"]
     bos = single[0]["SpecialToken"]["id"]
     assert doc["template_params"]["bos_token"] == bos
-    assert doc["template_params"]["chat_template"].startswith(bos)
+    assert doc["template_params"]["chat_template"].startswith(bos_print(bos))
     assert "bos_token" not in doc["template_params"]["chat_template"]
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from chat_rendering import bos_print
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 REAL = REPO / "tests" / ".real-tokenizers"
@@ -295,7 +297,7 @@ def check_bos_handling(cfg: dict, tc: dict, tokenizer: dict, name: str) -> None:
     assumes) does not define `bos_token` when rendering: so whenever Hugging
     Face would put a BOS before the prompt -- via the post-processor's
     TemplateProcessing or via `bos_token` in the chat template -- the exported
-    template must start with the literal BOS text, carry it exactly once, and
+    template must start with the BOS text printed as a literal, carry it exactly once, and
     no longer reference the `bos_token` variable.
     """
     src_tmpl = tc["chat_template"]
@@ -306,7 +308,7 @@ def check_bos_handling(cfg: dict, tc: dict, tokenizer: dict, name: str) -> None:
     if bos is None:
         assert tmpl == src_tmpl, f"{name}: chat_template changed although nothing adds a BOS"
         return
-    assert tmpl.startswith(bos), f"{name}: chat_template does not start with the BOS {bos!r}: {tmpl[:120]!r}"
+    assert tmpl.startswith(bos_print(bos)), f"{name}: chat_template does not start with the BOS {bos!r}: {tmpl[:120]!r}"
     assert not BOS_VARIABLE.search(tmpl), (
         f"{name}: chat_template still references the bos_token variable, which the runtime does not define "
         f"(or, if it did, would add a second BOS): ...{tmpl[BOS_VARIABLE.search(tmpl).start() - 60:][:140]!r}...")
@@ -321,7 +323,7 @@ def test_llama3_chat_template_gets_literal_bos(exported):
     assert token_text(tc, "bos_token") == "<|begin_of_text|>"  # sanity: the file is what we think
     _, cfg = exported("llama3")
     check_bos_handling(cfg, tc, src, "llama3")
-    assert cfg["chat_template"].startswith("<|begin_of_text|>")
+    assert cfg["chat_template"].startswith(bos_print("<|begin_of_text|>"))
 
 
 def test_llama3_upstream_post_processor_bos(tmp_path):

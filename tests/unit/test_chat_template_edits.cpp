@@ -11,6 +11,7 @@
 #include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/chat/jinja_lexer.hpp"
 #include "llm2hef/core/chat/template_edits.hpp"
+#include "llm2hef/core/chat/template_scopes.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 using namespace llm2hef;
@@ -71,6 +72,26 @@ TEST(JinjaLexer, RawBodyIsText) {
   EXPECT_EQ(disarmed(t), t);
 }
 
+TEST(JinjaLexer, RawBodyEndsAtTheFirstEndrawWhateverItHolds) {
+  // jinja2 does not lex a raw body: unclosed strings and tags are text.
+  for (const std::string end : {"{% endraw %}", "{%-endraw-%}", "{%+ endraw +%}", "{%endraw%}"}) {
+    const std::string t = "{% raw %}{{ 'x {%}{%}{# " + end + "tail";
+    const auto segs = jinja::split(t, "t");
+    ASSERT_EQ(segs.size(), 4u) << end;
+    EXPECT_EQ(segs[1].kind, jinja::SegmentKind::text);
+    EXPECT_EQ(t.substr(segs[2].begin, segs[2].end - segs[2].begin), end);
+    EXPECT_EQ(t.substr(segs[3].begin), "tail");
+  }
+  EXPECT_NE(message_of([] { jinja::split("{% raw %}{% endrawx %}", "t"); }).find("without '{% endraw %}'"),
+            std::string::npos);
+}
+
+TEST(JinjaLexer, LineIndexAgreesWithWhere) {
+  const std::string t = "a\n\nbc\nd";
+  const jinja::LineIndex lines(t);
+  for (size_t i = 0; i <= t.size(); ++i) EXPECT_EQ(lines.where(i), jinja::where(t, i)) << i;
+}
+
 TEST(JinjaLexer, UnterminatedPiecesNameTheLine) {
   EXPECT_NE(message_of([] { jinja::split("a\n{{ x", "t.jinja"); }).find("t.jinja: chat template, line 2, column 1"),
             std::string::npos);
@@ -118,6 +139,84 @@ TEST(TemplateEdits, VariableReadsBecomeLiteralsOnlyInCode) {
   EXPECT_FALSE(jinja::reads_variable("{{ 'eos_token' }} eos_token {{ a.eos_token }}", "eos_token", "t"));
 }
 
+// What each read of bos_token refers to, in order: 'c' the variable the
+// template is rendered with, 'l' the template's own, 'u' it depends.
+std::string referents(const std::string& t) {
+  std::string out;
+  for (const jinja::NameRead& r : jinja::reads_of(t, jinja::split(t, "t"), "bos_token", "t"))
+    out += r.referent == jinja::Referent::context ? 'c' : r.referent == jinja::Referent::local ? 'l' : 'u';
+  return out;
+}
+
+TEST(TemplateScopes, TheTemplatesOwnVariablesAreNotTheContexts) {
+  // Loop targets (also in the loop's filter, not in its iterable or else).
+  EXPECT_EQ(referents("{% for a, bos_token in bos_token if bos_token %}{{ bos_token }}{% else %}{{ bos_token }}"
+                      "{% endfor %}{{ bos_token }}"),
+            "cllcc");
+  // A set binds from the statement on, in its scope; the value is read before.
+  EXPECT_EQ(referents("{{ bos_token }}{% set bos_token = bos_token + 'x' %}{{ bos_token }}"), "ccl");
+  EXPECT_EQ(referents("{% for m in ms %}{{ bos_token }}{% set bos_token = 1 %}{{ bos_token }}{% endfor %}"
+                      "{{ bos_token }}"),
+            "clc");
+  // Macro parameters and defaults; a macro named so.
+  EXPECT_EQ(referents("{% macro m(a=bos_token, bos_token=1) %}{{ bos_token }}{% endmacro %}{{ bos_token }}"), "clc");
+  EXPECT_EQ(referents("{% macro bos_token() %}{% endmacro %}{{ bos_token() }}"), "l");
+  // Defaults are evaluated at the call, where a later set is seen.
+  EXPECT_EQ(referents("{% macro m(a=bos_token) %}{% endmacro %}{% set bos_token = 1 %}{{ m() }}"), "u");
+  // A block set is bound after its end.
+  EXPECT_EQ(referents("{% set x %}{{ bos_token }}{% endset %}{% set bos_token %}y{% endset %}{{ bos_token }}"), "cl");
+  // Attributes, keyword arguments, filter and test names are not reads.
+  EXPECT_EQ(referents("{{ a.bos_token }}{{ f(bos_token=1) }}{{ a|bos_token }}{{ a is bos_token }}"
+                      "{% set ns.bos_token = 1 %}"),
+            "");
+  // A set inside an if branch is seen there, and after it only if it ran.
+  EXPECT_EQ(referents("{% if c %}{% set bos_token = 1 %}{{ bos_token }}{% for i in x %}{{ bos_token }}{% endfor %}"
+                      "{% endif %}{{ bos_token }}"),
+            "llu");
+  // A macro sees its scope's variables when it is called.
+  EXPECT_EQ(referents("{% macro m() %}{{ bos_token }}{% endmacro %}{% set bos_token = 1 %}{{ m() }}"), "u");
+  EXPECT_EQ(referents("{% set bos_token = 1 %}{% macro m() %}{{ bos_token }}{% endmacro %}"), "l");
+  EXPECT_EQ(referents("{% macro m() %}{{ bos_token }}{% endmacro %}{% for x in y %}{% set bos_token = 1 %}"
+                      "{% endfor %}"),
+            "c");
+  // A block set reading its own target.
+  EXPECT_EQ(referents("{% set bos_token %}{{ bos_token }}{% endset %}"), "u");
+  // Scopes that do not leak: filter, with, call, for's else.
+  EXPECT_EQ(referents("{% filter upper %}{% set bos_token = 1 %}{% endfilter %}{{ bos_token }}"
+                      "{% with bos_token = 2 %}{{ bos_token }}{% endwith %}{{ bos_token }}"),
+            "clc");
+}
+
+TEST(TemplateScopes, EndTagsMustCloseTheOpenBlock) {
+  EXPECT_NE(message_of([] { referents("{% for a in b %}{% endif %}"); }).find("was expected"), std::string::npos);
+  EXPECT_NE(message_of([] { referents("{% endfor %}"); }).find("closes no open block"), std::string::npos);
+  EXPECT_NE(message_of([] { referents("{% elif x %}"); }).find("outside an if block"), std::string::npos);
+}
+
+TEST(TemplateEdits, LocalVariablesNamedLikeTokensAreLeftAlone) {
+  const std::string t =
+      "{% for bos_token in messages %}{{ bos_token['content'] }}{% endfor %}{% set eos_token = '|' %}"
+      "{{ eos_token }}";
+  EXPECT_FALSE(jinja::reads_variable(t, "bos_token", "t"));
+  EXPECT_FALSE(jinja::reads_variable(t, "eos_token", "t"));
+  EXPECT_EQ(jinja::make_variable_literal(t, "eos_token", "</s>", "t"), t);
+  const std::string mixed = "{{ eos_token }}{% macro m(eos_token) %}{{ eos_token }}{% endmacro %}";
+  EXPECT_EQ(jinja::make_variable_literal(mixed, "eos_token", "</s>", "t"),
+            "{{ '</s>' }}{% macro m(eos_token) %}{{ eos_token }}{% endmacro %}");
+}
+
+TEST(TemplateEdits, ReadsThatDependOnTheConversationAreRefusedWithTheirLine) {
+  const std::string t = "{% if x %}{% set bos_token = '' %}{% endif %}\n{{ bos_token }}";
+  try {
+    jinja::reads_variable(t, "bos_token", "t.jinja");
+    FAIL() << "accepted";
+  } catch (const Unsupported& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("t.jinja: chat template, line 2, column 4"), std::string::npos) << m;
+    EXPECT_NE(m.find("bound at line 1, column 11"), std::string::npos) << m;
+  }
+}
+
 TEST(TemplateEdits, LoneBosPrintDisappearsAndMarkedOneKeepsItsMarks) {
   EXPECT_EQ(jinja::make_variable_literal("{{ bos_token }}x{{- bos_token }}{% if bos_token %}y{% endif %}", "bos_token",
                                          "", "t"),
@@ -134,7 +233,7 @@ TEST(HailortTemplate, GuardsDisarmedAndTokensLiteralAreRecorded) {
   tokens.bos = "<s>";
   tokens.eos = "</s>";
   const std::string out = template_for_hailort(t, "t.jinja", tokens, changes);
-  EXPECT_EQ(out, "<s>{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ " +
+  EXPECT_EQ(out, "{{ '<s>' }}{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ " +
                      spared("raise_exception('Conversation roles must alternate user/assistant/user/assistant/...')") +
                      " }}{% endif %}{{ m['content'] + '</s>' }}{% endfor %}");
   ASSERT_EQ(changes.size(), 3u);

@@ -1,7 +1,9 @@
 #include "llm2hef/core/chat/hailort_template.hpp"
 
 #include <array>
+#include <cctype>
 #include <string_view>
+#include <unordered_map>
 
 #include "llm2hef/core/chat/jinja_lexer.hpp"
 #include "llm2hef/core/chat/template_edits.hpp"
@@ -123,7 +125,42 @@ bool is_block_set(std::string_view tmpl, const std::vector<Token>& tokens) {
   return true;
 }
 
+// The BOS printed as a string literal: its text is the tokenizer's and may
+// look like template code, which must not run (or fail) at every prompt.
+std::string bos_print(const std::string& bos) { return "{{ " + jinja::string_literal(bos) + " }}"; }
+
+// Whether the template's output starts with `bos` already: it starts with
+// bos_print(bos), or with `bos` as plain text that no whitespace control can
+// shorten (a BOS ending in a space, followed by spaces only up to a tag).
+bool renders_first(const std::string& tmpl, const std::string& bos, const std::string& origin) {
+  if (tmpl.rfind(bos_print(bos), 0) == 0) return true;
+  if (bos.empty() || tmpl.rfind(bos, 0) != 0) return false;
+  const std::vector<Segment> segments = jinja::split(tmpl, origin);
+  if (segments.empty() || segments[0].kind != SegmentKind::text || segments[0].end < bos.size()) return false;
+  if (!std::isspace(static_cast<unsigned char>(bos.back()))) return true;
+  for (size_t i = bos.size(); i < segments[0].end; ++i)
+    if (!std::isspace(static_cast<unsigned char>(tmpl[i]))) return true;
+  return segments.size() == 1;
+}
+
 std::string text_of_keyword(std::string_view k) { return "'{% " + std::string(k) + " %}'"; }
+
+// For each opening bracket token, the index of the one closing it; the
+// token count for every other token (split() balanced the brackets).
+std::vector<size_t> closing_brackets(std::string_view tmpl, const std::vector<Token>& tokens) {
+  std::vector<size_t> close_of(tokens.size(), tokens.size()), open;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i].kind != TokenKind::op) continue;
+    const std::string_view t = jinja::text_of(tmpl, tokens[i]);
+    if (t == "(" || t == "[" || t == "{") {
+      open.push_back(i);
+    } else if ((t == ")" || t == "]" || t == "}") && !open.empty()) {
+      close_of[open.back()] = i;
+      open.pop_back();
+    }
+  }
+  return close_of;
+}
 
 // A special token's text as a message shows it.
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
@@ -193,13 +230,24 @@ void refuse_what_hailort_cannot_parse(const std::string& tmpl, const std::string
 }
 
 std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const std::string& origin) {
-  std::vector<std::string> found;
+  // One warning per finding, at its first place, with the count of the others.
+  struct Finding {
+    size_t at, more;
+  };
+  std::vector<std::string> whats;  // in the order first found
+  std::unordered_map<std::string, Finding> places;
+  auto warn = [&](size_t at, std::string what) {
+    auto [it, fresh] = places.try_emplace(what, Finding{at, 0});
+    if (fresh)
+      whats.push_back(std::move(what));
+    else
+      ++it->second.more;
+  };
   auto note = [&](const MissingFeature& m, size_t at) {
-    found.push_back(std::string("chat_template: warning: ") + jinja::where(tmpl, at) + " uses the " +
-                    kind_name(m.kind) + " '" + std::string(m.name) + "', which " +
-                    (m.hailo_ollama_only ? "the older minja hailo-ollama renders its manifest's template with (v5.1.1)"
-                                         : "the minja hailort (and hailo-ollama) renders templates with") +
-                    " does not have: rendering fails when that line is reached (docs/chat-templates.md)");
+    warn(at, std::string(" uses the ") + kind_name(m.kind) + " '" + std::string(m.name) + "', which " +
+                 (m.hailo_ollama_only ? "the older minja hailo-ollama renders its manifest's template with (v5.1.1)"
+                                      : "the minja hailort (and hailo-ollama) renders templates with") +
+                 " does not have: rendering fails when that line is reached (docs/chat-templates.md)");
   };
   auto lookup = [](MissingFeature::Kind kind, std::string_view name) -> const MissingFeature* {
     for (const MissingFeature& m : kMissing)
@@ -210,11 +258,12 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
     if (seg.kind != SegmentKind::statement && seg.kind != SegmentKind::expression) continue;
     const std::vector<Token> tokens = jinja::tokenize(tmpl, seg, origin);
     auto text = [&](size_t i) { return i < tokens.size() ? jinja::text_of(tmpl, tokens[i]) : std::string_view(); };
+    const std::vector<size_t> close_of = closing_brackets(tmpl, tokens);
     for (size_t i = 0; i < tokens.size(); ++i) {
       if (tokens[i].kind == TokenKind::op && text(i) == ":" && text(i + 1) == ":") {
-        found.push_back("chat_template: warning: " + jinja::where(tmpl, tokens[i].begin) +
-                        " slices with a step ('[::...]'), which the older minja hailo-ollama renders its manifest's "
-                        "template with (v5.1.1) does not have: rendering fails there (docs/chat-templates.md)");
+        warn(tokens[i].begin,
+             " slices with a step ('[::...]'), which the older minja hailo-ollama renders its manifest's "
+             "template with (v5.1.1) does not have: rendering fails there (docs/chat-templates.md)");
         continue;
       }
       if (tokens[i].kind != TokenKind::name) continue;
@@ -234,18 +283,31 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
         m = lookup(MissingFeature::function, text(i));
       if (m) note(*m, tokens[i].begin);
       if (after_dot && called && text(i) == "split" && text(i + 2) == ")")
-        found.push_back("chat_template: warning: " + jinja::where(tmpl, tokens[i].begin) +
-                        " calls split() without a separator, which the minja hailort renders templates with does not "
-                        "have (it takes exactly one): rendering fails when that line is reached");
-      if ((after_pipe || (after_dot && called)) && text(i) == "tojson") {
-        for (size_t j = i + 1; j + 1 < tokens.size() && text(j) != ")"; ++j)
+        warn(tokens[i].begin,
+             " calls split() without a separator, which the minja hailort renders templates with does not "
+             "have (it takes exactly one): rendering fails when that line is reached");
+      // tojson's own keyword arguments: those of its call, outside the
+      // brackets nested in it (skipped whole, so each token is looked at once).
+      if ((after_pipe || (after_dot && called)) && text(i) == "tojson" && called) {
+        for (size_t j = i + 2; j < close_of[i + 1]; ++j) {
+          if (close_of[j] != tokens.size()) {
+            j = close_of[j];
+            continue;
+          }
           if (tokens[j].kind == TokenKind::name && text(j + 1) == "=" && text(j) != "indent")
-            found.push_back("chat_template: warning: " + jinja::where(tmpl, tokens[j].begin) + " passes tojson '" +
-                            std::string(text(j)) +
-                            "', which the minja hailort renders templates with refuses "
-                            "(its tojson takes value and indent): rendering fails when that line is reached");
+            warn(tokens[j].begin, " passes tojson '" + std::string(text(j)) +
+                                      "', which the minja hailort renders templates with refuses "
+                                      "(its tojson takes value and indent): rendering fails when that line is reached");
+        }
       }
     }
+  }
+  std::vector<std::string> found;
+  const jinja::LineIndex lines(tmpl);
+  for (const std::string& what : whats) {
+    const Finding& f = places.at(what);
+    found.push_back("chat_template: warning: " + lines.where(f.at) + what +
+                    (f.more ? " (and at " + std::to_string(f.more) + " more places)" : std::string()));
   }
   return found;
 }
@@ -269,8 +331,10 @@ std::string template_for_hailort(const std::string& original, const std::string&
   // The runtime renders the template with bos_token and eos_token empty
   // (genai) or set from the ollama manifest (hailo-ollama), and adds no BOS
   // itself. A BOS belongs once at the very start of a prompt, so its reads are
-  // dropped and the literal text is prepended; the EOS ends turns inside the
-  // prompt, so each read becomes the literal text.
+  // dropped and the BOS is printed first, as a string literal; the EOS ends
+  // turns inside the prompt, so each read becomes the literal text. Only the
+  // reads of the variables the template is rendered with: a loop variable or
+  // `set` of the same name is the template's own (template_scopes.hpp).
   const bool reads_bos = jinja::reads_variable(tmpl, "bos_token", origin);
   if (reads_bos) {
     if (!tokens.bos) throw BadInput(origin + ": uses bos_token, but no bos_token is defined");
@@ -278,8 +342,8 @@ std::string template_for_hailort(const std::string& original, const std::string&
     changes.push_back("chat_template: bos_token references removed; BOS " + quoted(*tokens.bos) +
                       " rendered once at the start");
   }
-  if ((reads_bos || tokens.prepend_bos) && tokens.bos && tmpl.rfind(*tokens.bos, 0) != 0) {
-    tmpl = *tokens.bos + tmpl;
+  if ((reads_bos || tokens.prepend_bos) && tokens.bos && !renders_first(tmpl, *tokens.bos, origin)) {
+    tmpl = bos_print(*tokens.bos) + tmpl;
     if (!reads_bos)
       changes.push_back("chat_template: BOS " + quoted(*tokens.bos) +
                         " prepended (the runtime ignores the tokenizer's post-processor, which added it)");

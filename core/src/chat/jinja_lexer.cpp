@@ -1,5 +1,6 @@
 #include "llm2hef/core/chat/jinja_lexer.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "llm2hef/sdk/errors.hpp"
@@ -81,16 +82,29 @@ std::string_view keyword_of(std::string_view s, const Segment& seg) {
 }
 
 // Where the `{% endraw %}` that closes a raw block starting at `from` begins.
+// jinja2 finds it with a regular expression on the text, not by lexing the
+// body: "{%", an optional '-' or '+', spaces, "endraw", spaces, then "%}",
+// "-%}" or "+%}" (jinja2/lexer.py, the TOKEN_RAW_BEGIN rule). So does this,
+// in one pass: the spaces after one "{%" end before the next "{%".
 size_t find_endraw(std::string_view s, size_t from, Segment& endraw, const std::string& origin) {
+  constexpr std::string_view kEndraw = "endraw";
   for (size_t at = s.find("{%", from); at != std::string_view::npos; at = s.find("{%", at + 2)) {
     Segment seg;
     seg.kind = SegmentKind::statement;
     seg.begin = at;
-    close_code(s, at, origin, seg);
-    if (keyword_of(s, seg) == "endraw") {
-      endraw = seg;
-      return at;
-    }
+    size_t i = at + 2;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) seg.left_mark = s[i++];
+    seg.code_begin = i;
+    while (i < s.size() && is_space(s[i])) ++i;
+    if (s.substr(i, kEndraw.size()) != kEndraw) continue;
+    i += kEndraw.size();
+    while (i < s.size() && is_space(s[i])) ++i;
+    seg.code_end = i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) seg.right_mark = s[i++];
+    if (s.substr(i, 2) != "%}") continue;
+    seg.end = i + 2;
+    endraw = seg;
+    return at;
   }
   fail(s, from, origin, "'{% raw %}' without '{% endraw %}'");
 }
@@ -110,10 +124,27 @@ Position position_of(std::string_view tmpl, size_t offset) {
   return p;
 }
 
-std::string where(std::string_view tmpl, size_t offset) {
-  const Position p = position_of(tmpl, offset);
+namespace {
+std::string position_text(const Position& p) {
   return "line " + std::to_string(p.line) + ", column " + std::to_string(p.column);
 }
+}  // namespace
+
+std::string where(std::string_view tmpl, size_t offset) { return position_text(position_of(tmpl, offset)); }
+
+LineIndex::LineIndex(std::string_view tmpl) : line_starts_{0} {
+  for (size_t i = tmpl.find('\n'); i != std::string_view::npos; i = tmpl.find('\n', i + 1))
+    line_starts_.push_back(i + 1);
+}
+
+Position LineIndex::position_of(size_t offset) const {
+  // The last line starting at or before `offset` (line_starts_ begins with 0).
+  const auto after = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+  const size_t line = static_cast<size_t>(after - line_starts_.begin());
+  return {line, offset - line_starts_[line - 1] + 1};
+}
+
+std::string LineIndex::where(size_t offset) const { return position_text(position_of(offset)); }
 
 std::vector<Segment> split(std::string_view s, const std::string& origin) {
   std::vector<Segment> out;

@@ -17,6 +17,7 @@
 
 #include "llm2hef/core/checkpoint/chat_template.hpp"
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
+#include "llm2hef/core/checkpoint/checkpoint_files.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -33,9 +34,13 @@ constexpr const char* kTemplateDir = "additional_chat_templates";
 // The text must go into hailo-config.json, which is JSON: refuse what is not
 // UTF-8 here, naming the file, rather than fail later while writing.
 std::string read_template_file(const fs::path& path) {
-  // Real templates are a few KB (the largest we know, with tool calling, ~20 KB).
-  constexpr uint64_t kMaxTemplateBytes = 4u << 20;
-  return checked_template_text(RegularFile(path).read_all(kMaxTemplateBytes), path.string());
+  return checked_template_text(RegularFile(path).read_all(kMaxChatTemplateBytes), path.string());
+}
+
+void refuse_oversized(size_t bytes, const std::string& origin) {
+  if (bytes > kMaxChatTemplateBytes)
+    throw BadInput(origin + ": " + std::to_string(bytes) + " bytes exceed the limit of " +
+                   std::to_string(kMaxChatTemplateBytes) + " bytes (4 MiB) for a chat template");
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -75,6 +80,7 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
   const std::string where = tc.where("chat_template");
   if (ct.is_string()) {
     out.text = ct.get<std::string>();
+    refuse_oversized(out.text->size(), where);
     out.source = "tokenizer_config.json chat_template";
     out.origin = where;
     return out;
@@ -91,6 +97,7 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
   }
   auto it = named.find("default");
   if (it == named.end()) no_default(where, names_of(named));
+  refuse_oversized(it->second.size(), where + " (the template named 'default')");
   out.text = it->second;
   out.source = "tokenizer_config.json chat_template, the template named 'default'";
   out.origin = where + " (the template named 'default')";
@@ -102,6 +109,7 @@ ChatTemplate from_tokenizer_config(const sdk::JsonFile& tc) {
 
 std::string checked_template_text(std::string s, const std::string& origin) {
   if (s.empty()) throw BadInput(origin + ": empty chat template");
+  refuse_oversized(s.size(), origin);
   try {
     (void)json(s).dump();
   } catch (const json::exception&) {
@@ -127,7 +135,7 @@ ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   const fs::path extra_dir = ckpt.dir() / kTemplateDir;
   std::map<std::string, std::string> named;
   std::map<std::string, fs::path> files;
-  if (is_present_file(main_file)) {
+  if (checkpoint_has_file(ckpt.dir(), main_file)) {
     named["default"] = read_template_file(main_file);
     files["default"] = main_file;
   }
@@ -135,7 +143,8 @@ ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt) {
   if (fs::is_directory(extra_dir, ec)) {
     std::vector<fs::path> extra;
     for (const auto& entry : fs::directory_iterator(extra_dir, ec))
-      if (entry.path().extension() == ".jinja" && is_present_file(entry.path())) extra.push_back(entry.path());
+      if (entry.path().extension() == ".jinja" && checkpoint_has_file(ckpt.dir(), entry.path()))
+        extra.push_back(entry.path());
     std::sort(extra.begin(), extra.end());
     for (const auto& p : extra) {  // after chat_template.jinja, as transformers reads them
       named[p.stem().string()] = read_template_file(p);

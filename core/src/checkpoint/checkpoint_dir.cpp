@@ -8,6 +8,7 @@
 #include <system_error>
 #include <vector>
 
+#include "llm2hef/core/checkpoint/checkpoint_files.hpp"
 #include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/checkpoint/safetensors.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
@@ -19,7 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-sdk::JsonFile optional_json(const fs::path& p) { return is_present_file(p) ? sdk::JsonFile::load(p) : sdk::JsonFile(); }
+sdk::JsonFile optional_json(const fs::path& dir, const char* name) {
+  return checkpoint_has_file(dir, dir / name) ? sdk::JsonFile::load(dir / name) : sdk::JsonFile();
+}
 
 // A shard name from the index must stay inside the folder. Checked on the
 // text, not by resolving links, because Hugging Face cache snapshots are
@@ -100,17 +103,20 @@ CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : d
   if (!fs::exists(dir, ec)) throw BadInput(d + ": no such folder");
   if (!fs::is_directory(dir, ec))
     throw BadInput(d + ": not a folder, nor a GGUF file (a Hugging Face checkpoint folder or a .gguf file is read)");
-  if (!is_present_file(dir / "config.json")) throw BadInput(d + ": not a checkpoint folder: config.json is missing");
+  // Every file is looked up through checkpoint_has_file: none may lead out
+  // of the checkpoint (checkpoint_files.hpp).
+  if (!checkpoint_has_file(dir, dir / "config.json"))
+    throw BadInput(d + ": not a checkpoint folder: config.json is missing");
   config_ = sdk::JsonFile::load(dir / "config.json");
-  generation_config_ = optional_json(dir / "generation_config.json");
-  tokenizer_config_ = optional_json(dir / "tokenizer_config.json");
-  if (is_present_file(dir / "tokenizer.json")) tokenizer_json_ = dir / "tokenizer.json";
+  generation_config_ = optional_json(dir, "generation_config.json");
+  tokenizer_config_ = optional_json(dir, "tokenizer_config.json");
+  if (checkpoint_has_file(dir, dir / "tokenizer.json")) tokenizer_json_ = dir / "tokenizer.json";
 
   // transformers prefers the single file when both are present; so do we.
-  if (is_present_file(dir / "model.safetensors")) {
+  if (checkpoint_has_file(dir, dir / "model.safetensors")) {
     const SafetensorsFile& f = open_weights(dir / "model.safetensors");
     for (const auto& e : f.entries()) add(f, e);
-  } else if (is_present_file(dir / "model.safetensors.index.json")) {
+  } else if (checkpoint_has_file(dir, dir / "model.safetensors.index.json")) {
     load_index(dir / "model.safetensors.index.json");
   } else if (is_present_file(dir / "pytorch_model.bin") || is_present_file(dir / "pytorch_model.bin.index.json")) {
     throw BadInput(d +
@@ -162,7 +168,7 @@ void CheckpointDir::load_index(const fs::path& index_path) {
   }
   for (const auto& [name, tensors] : shards) {
     const fs::path path = dir_ / name;
-    if (!is_present_file(path))
+    if (!checkpoint_has_file(dir_, path))
       throw BadInput(index_path.string() + ": shard " + path.string() + " (holding tensor '" + tensors.front() +
                      "') does not exist");
   }
@@ -253,9 +259,8 @@ std::string checkpoint_model_name(const fs::path& dir) {
   if (std::string gguf = gguf_model_name(dir); !gguf.empty()) return gguf;
   const fs::path real = fs::weakly_canonical(dir);
   // The Hugging Face cache: <cache>/models--ORG--NAME/snapshots/<commit>.
-  const fs::path snapshots = real.parent_path(), repo = snapshots.parent_path();
-  const std::string repo_name = repo.filename().string();
-  if (snapshots.filename() == "snapshots" && repo_name.rfind("models--", 0) == 0) {
+  if (const auto repo = hf_cache_repository(real)) {
+    const std::string repo_name = repo->filename().string();
     const size_t last = repo_name.rfind("--");
     if (last != std::string::npos && last + 2 < repo_name.size()) return repo_name.substr(last + 2);
   }

@@ -11,6 +11,7 @@
 #include <set>
 #include <system_error>
 
+#include "llm2hef/core/checkpoint/checkpoint_files.hpp"
 #include "llm2hef/core/checkpoint/gguf_config.hpp"
 #include "llm2hef/core/checkpoint/gguf_dequant.hpp"
 #include "llm2hef/core/checkpoint/gguf_file.hpp"
@@ -55,7 +56,8 @@ std::vector<fs::path> gguf_parts(const fs::path& path) {
   if (fs::is_directory(path, ec)) {
     std::vector<fs::path> found;
     for (const auto& e : fs::directory_iterator(path, ec))
-      if (has_gguf_extension(e.path()) && !fs::is_directory(e.path(), ec)) found.push_back(e.path());
+      if (has_gguf_extension(e.path()) && !fs::is_directory(e.path(), ec) && checkpoint_has_file(path, e.path()))
+        found.push_back(e.path());
     std::sort(found.begin(), found.end());
     if (found.empty()) throw BadInput(path.string() + ": no .gguf file in this folder");
     std::set<std::string> sets;
@@ -250,11 +252,11 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
 
 void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ordered_json& metadata) {
   // A folder's own files take precedence over the metadata (docs/gguf.md).
-  if (!folder.empty() && is_present_file(folder / "tokenizer.json")) {
+  if (!folder.empty() && checkpoint_has_file(folder, folder / "tokenizer.json")) {
     tokenizer_json_ = folder / "tokenizer.json";
-    if (is_present_file(folder / "tokenizer_config.json"))
+    if (checkpoint_has_file(folder, folder / "tokenizer_config.json"))
       tokenizer_config_ = sdk::JsonFile::load(folder / "tokenizer_config.json");
-    if (is_present_file(folder / "generation_config.json"))
+    if (checkpoint_has_file(folder, folder / "generation_config.json"))
       generation_config_ = sdk::JsonFile::load(folder / "generation_config.json");
     notes_.push_back("tokenizer: " + tokenizer_json_.string() + " (the folder's file, not the GGUF metadata)");
     return;

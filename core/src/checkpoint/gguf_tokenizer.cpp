@@ -16,12 +16,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <random>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
 
+#include "llm2hef/core/checkpoint/chat_template.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::core {
 
@@ -261,39 +264,120 @@ json file_merges(const Metadata& md, const std::vector<std::string>& merges,
   return out;
 }
 
+// Polynomial hashes of byte strings modulo the Mersenne prime 2^61 - 1, so
+// that every split of a token can be looked up in the vocabulary in constant
+// time (hashing each half anew would make a token of L bytes cost L^2). The
+// base is drawn per run, so no vocabulary can be made to collide on purpose;
+// a hash hit is compared byte by byte before it is used.
+__extension__ using u128 = unsigned __int128;  // GCC and clang, on every 64-bit target
+
+class SubstringHashes {
+ public:
+  explicit SubstringHashes(uint64_t base) : base_(base) {}
+
+  // x mod 2^61 - 1 for x < 2^122 + 2^61, as the one value in [0, 2^61 - 1)
+  // (equal strings must get equal hashes however they were computed).
+  static uint64_t reduce(u128 x) {
+    uint64_t v = static_cast<uint64_t>(x & kMod) + static_cast<uint64_t>(x >> 61);  // < 2^62
+    v = (v & kMod) + (v >> 61);                                                     // <= 2^61
+    return v >= kMod ? v - kMod : v;
+  }
+  uint64_t of(std::string_view s) const {
+    uint64_t h = 0;
+    for (unsigned char c : s) h = reduce(static_cast<u128>(h) * base_ + c + 1);
+    return h;
+  }
+  // prefix_[i] = hash of s[0, i); power_[i] = base^i.
+  void index(std::string_view s) {
+    prefix_.assign(s.size() + 1, 0);
+    while (power_.size() <= s.size())
+      power_.push_back(power_.empty() ? 1 : reduce(static_cast<u128>(power_.back()) * base_));
+    for (size_t i = 0; i < s.size(); ++i)
+      prefix_[i + 1] = reduce(static_cast<u128>(prefix_[i]) * base_ + static_cast<unsigned char>(s[i]) + 1);
+  }
+  uint64_t prefix(size_t n) const { return prefix_[n]; }
+  uint64_t suffix(size_t from) const {  // of s[from, end)
+    const size_t n = prefix_.size() - 1;
+    const uint64_t shifted = reduce(static_cast<u128>(prefix_[from]) * power_[n - from]);
+    return prefix_[n] >= shifted ? prefix_[n] - shifted : prefix_[n] + kMod - shifted;
+  }
+
+ private:
+  static constexpr uint64_t kMod = (uint64_t{1} << 61) - 1;
+  uint64_t base_;
+  std::vector<uint64_t> prefix_, power_;
+};
+
+// Bounds on the merges recovered from a SentencePiece vocabulary, checked as
+// they are found, before they are built: a vocabulary of nested tokens ("a",
+// "aa", "aaa", ...) implies merges quadratic in its size, and their text
+// cubic (4 MB of such tokens asked for 8 GB). The text bound is what lets
+// tokenizer.json be read back (sdk::JsonLimits::kTokenizerBytes); the count,
+// 2^21, is 34 times Llama 2's 61,249 merges.
+constexpr size_t kMaxRecoveredMerges = size_t{1} << 21;
+constexpr size_t kMaxRecoveredMergeBytes = sdk::JsonLimits::kTokenizerBytes;
+
 // Merges a SentencePiece vocabulary implies, recovered exactly as transformers
 // does (tokenization_utils_base.generate_merges, which LlamaConverter and the
 // GGUF loader use): every split of every token into two vocabulary tokens,
 // ordered by the token's score, best first, then by the lengths of the two
 // halves in code points, longest first; Python's stable sort keeps the token
 // order (and, within a token, the order of the halves' ids) among equals.
-json recovered_merges(const std::vector<std::string>& tokens, const std::vector<float>& scores,
+// Time linear in the vocabulary's bytes plus the merges found.
+json recovered_merges(const Metadata& md, const std::vector<std::string>& tokens, const std::vector<float>& scores,
                       const std::unordered_map<std::string, int64_t>& vocab) {
   struct Merge {
     float score;
-    size_t left_len, right_len;  // code points
-    int64_t left_id, right_id;
-    size_t order;
+    uint32_t left_len, right_len;  // code points
+    uint32_t left_id, right_id;    // the vocabulary has at most 2^24 tokens (kMaxGgufArrayElements)
   };
-  // Python dicts keep the last id and score of a repeated token; the caller
-  // refuses repeats, so the first occurrence is the only one.
+  std::random_device seed;
+  const uint64_t base = (uint64_t{seed()} << 32 | seed()) % ((uint64_t{1} << 61) - 257) + 256;
+  SubstringHashes hashes(base);
+  // Vocabulary tokens by hash (Python dicts keep the last id of a repeated
+  // token; the caller refuses repeats, so each text has one id).
+  std::unordered_multimap<uint64_t, int64_t> by_hash;
+  by_hash.reserve(vocab.size());
+  for (const auto& [text, id] : vocab) by_hash.emplace(hashes.of(text), id);
+  auto find = [&](uint64_t h, std::string_view text) -> int64_t {
+    auto [b, e] = by_hash.equal_range(h);
+    for (auto it = b; it != e; ++it)
+      if (tokens[static_cast<size_t>(it->second)] == text) return it->second;
+    return -1;
+  };
+
   std::vector<Merge> merges;
+  size_t text_bytes = 0;
   for (size_t t = 0; t < tokens.size(); ++t) {
     const std::string& tok = tokens[t];
     const auto starts = code_point_starts(tok);
-    std::vector<Merge> local;
+    hashes.index(tok);
+    const size_t first = merges.size();
     for (size_t k = 1; k < starts.size(); ++k) {
-      auto l = vocab.find(tok.substr(0, starts[k]));
-      auto r = vocab.find(tok.substr(starts[k]));
-      if (l != vocab.end() && r != vocab.end())
-        local.push_back({scores[t], k, starts.size() - k, l->second, r->second, 0});
+      const std::string_view view(tok);
+      // Both halves' hashes first: comparing the bytes of a half whose other
+      // half is not a token would cost its length for nothing.
+      if (!by_hash.count(hashes.prefix(starts[k])) || !by_hash.count(hashes.suffix(starts[k]))) continue;
+      const int64_t l = find(hashes.prefix(starts[k]), view.substr(0, starts[k]));
+      const int64_t r = find(hashes.suffix(starts[k]), view.substr(starts[k]));
+      if (l < 0 || r < 0) continue;
+      text_bytes += tok.size() + 7;  // ["left","right"], at least
+      if (merges.size() == kMaxRecoveredMerges || text_bytes > kMaxRecoveredMergeBytes)
+        md.fail("tokenizer.ggml.tokens",
+                "the merges this SentencePiece vocabulary implies (every split of a token into two tokens, recovered "
+                "as transformers does) exceed " +
+                    std::string(merges.size() == kMaxRecoveredMerges ? std::to_string(kMaxRecoveredMerges) + " merges"
+                                                                     : std::to_string(kMaxRecoveredMergeBytes >> 20) +
+                                                                           " MiB of text (the tokenizer.json limit)") +
+                    " by token " + std::to_string(t) + "; no real vocabulary comes near (docs/gguf-tokenizer.md)");
+      merges.push_back({scores[t], static_cast<uint32_t>(k), static_cast<uint32_t>(starts.size() - k),
+                        static_cast<uint32_t>(l), static_cast<uint32_t>(r)});
     }
-    std::stable_sort(local.begin(), local.end(), [](const Merge& a, const Merge& b) {
-      return a.left_id != b.left_id ? a.left_id < b.left_id : a.right_id < b.right_id;
-    });
-    merges.insert(merges.end(), local.begin(), local.end());
+    std::stable_sort(merges.begin() + static_cast<std::ptrdiff_t>(first), merges.end(),
+                     [](const Merge& a, const Merge& b) {
+                       return a.left_id != b.left_id ? a.left_id < b.left_id : a.right_id < b.right_id;
+                     });
   }
-  for (size_t i = 0; i < merges.size(); ++i) merges[i].order = i;
   // sorted(key=(score, len_l, len_r), reverse=True) is stable: equal keys keep
   // their order, so reverse the key comparison only.
   std::stable_sort(merges.begin(), merges.end(), [](const Merge& a, const Merge& b) {
@@ -302,8 +386,7 @@ json recovered_merges(const std::vector<std::string>& tokens, const std::vector<
     return a.right_len > b.right_len;
   });
   json out = json::array();
-  for (const Merge& m : merges)
-    out.push_back(json::array({tokens[static_cast<size_t>(m.left_id)], tokens[static_cast<size_t>(m.right_id)]}));
+  for (const Merge& m : merges) out.push_back(json::array({tokens[m.left_id], tokens[m.right_id]}));
   return out;
 }
 
@@ -450,7 +533,7 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
     }
     const json merges = md.find("tokenizer.ggml.merges")
                             ? file_merges(md, md.strings("tokenizer.ggml.merges"), vocab_ids)
-                            : recovered_merges(v.tokens, scores, vocab_ids);
+                            : recovered_merges(md, v.tokens, scores, vocab_ids);
     // llama.cpp adds BOS to SentencePiece vocabularies unless the file says
     // otherwise (llama_vocab::impl::load, "llama" model defaults); so does transformers.
     add_bos = md.flag("tokenizer.ggml.add_bos_token", true);
@@ -494,13 +577,24 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
   // (gguf-py's Keys.Tokenizer.CHAT_TEMPLATE_N): one string, or transformers'
   // list of {"name", "template"} with the unnamed one as "default".
   const std::string tmpl_key = "tokenizer.chat_template";
+  // The template goes into hailo-config.json (JSON) and through the template
+  // edits: UTF-8 text, bounded as a template file is.
+  auto template_text = [&](const std::string& key, const std::string& text) {
+    if (text.size() > kMaxChatTemplateBytes)
+      md.fail(key, std::to_string(text.size()) + " bytes exceed the limit of " + std::to_string(kMaxChatTemplateBytes) +
+                       " bytes (4 MiB) for a chat template");
+    if (!valid_utf8(text)) md.fail(key, "the chat template is not UTF-8 text");
+    return text;
+  };
   json named = json::array();
   for (const auto& [key, value] : metadata.items()) {
     if (key.rfind(tmpl_key + ".", 0) != 0) continue;
     if (!value.is_string()) md.fail(key, "expected a string");
-    named.push_back({{"name", key.substr(tmpl_key.size() + 1)}, {"template", value.get<std::string>()}});
+    named.push_back(
+        {{"name", key.substr(tmpl_key.size() + 1)}, {"template", template_text(key, value.get<std::string>())}});
   }
   if (const auto tmpl = md.string(tmpl_key)) {
+    template_text(tmpl_key, *tmpl);
     if (named.empty()) {
       config["chat_template"] = *tmpl;
     } else {

@@ -35,12 +35,16 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
 //  * each raise_exception(...) call made inert (jinja::disarm_raise_calls):
 //    hailort renders the template once at load with a message of role "TMP"
 //    and fails to load on any exception, which role-order guards raise;
-//  * bos_token: every read removed and the literal BOS rendered once at the
-//    start, when the template read it or `prepend_bos`;
+//  * bos_token: every read removed and the BOS printed once at the start as a
+//    string literal (`{{ '<s>' }}`: its text is never taken for template
+//    code), when the template read it or `prepend_bos`;
 //  * eos_token: every read made the literal EOS (genai renders it empty,
 //    hailo-ollama with the manifest's text).
-// Throws BadInput naming `origin` when the template reads bos_token and the
-// checkpoint defines none.
+// Reads are those of the variables the template is rendered with, as Jinja
+// scopes them (jinja::reads_variable). Throws BadInput naming `origin` when
+// the template reads bos_token and the checkpoint defines none, Unsupported
+// when a read may be the template's own variable or the token depending on
+// the conversation.
 std::string template_for_hailort(const std::string& tmpl, const std::string& origin, const SpecialTokenTexts& tokens,
                                  std::vector<std::string>& changes);
 

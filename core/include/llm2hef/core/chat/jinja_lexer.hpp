@@ -9,6 +9,10 @@
 // templates use (jinja2 docs, "Template Designer Documentation": whitespace
 // control `-`/`+`, `{% raw %}`); line statements are off, as in transformers'
 // environment.
+//
+// Every function here is linear in the template's length (a template is at
+// most 4 MiB, docs/reliability.md): messages about many places of one
+// template go through a LineIndex, not where().
 #pragma once
 
 #include <cstddef>
@@ -39,11 +43,24 @@ struct Position {
   size_t line = 1, column = 1;
 };
 Position position_of(std::string_view tmpl, size_t offset);
-// "line L, column C".
+// "line L, column C". Scans the template up to `offset`: for one message.
 std::string where(std::string_view tmpl, size_t offset);
 
+// The lines of a template, for messages about many places in it: each
+// position in logarithmic time, where where() would scan from the start.
+class LineIndex {
+ public:
+  explicit LineIndex(std::string_view tmpl);
+  Position position_of(size_t offset) const;
+  std::string where(size_t offset) const;  // as jinja::where()
+
+ private:
+  std::vector<size_t> line_starts_;
+};
+
 // The template's segments, in order, covering it whole. `{% raw %}` bodies are
-// text. Throws BadInput naming `origin` and the line of an unterminated
+// text, ended by the first `{% endraw %}` as jinja2 ends them (the body is not
+// lexed). Throws BadInput naming `origin` and the line of an unterminated
 // comment, code segment or string, or a closing bracket without its opening.
 std::vector<Segment> split(std::string_view tmpl, const std::string& origin);
 

@@ -8,14 +8,19 @@
 
 namespace llm2hef::core::jinja {
 
-// Whether code in the template reads the variable `name` (not an attribute of
-// that name, not a string that spells it).
+// Whether code in the template reads the variable `name` the template is
+// rendered with: not an attribute of that name, not a string that spells it,
+// not a variable of the template's own under that name (a loop target, a
+// `set`, a macro parameter: template_scopes.hpp). Throws Unsupported naming
+// `origin` and the line of a read that is one or the other depending on the
+// conversation.
 bool reads_variable(std::string_view tmpl, std::string_view name, const std::string& origin);
 
-// Every read of the variable `name` replaced by the string literal of
-// `value`. A print of the variable alone (`{{ name }}`) becomes a print of
-// the literal, or disappears when `value` is empty and the print has no
-// whitespace-control mark (what the runtime's empty variable rendered).
+// Every read of the variable `name` (as reads_variable) replaced by the
+// string literal of `value`. A print of the variable alone (`{{ name }}`)
+// becomes a print of the literal, or disappears when `value` is empty and the
+// print has no whitespace-control mark (what the runtime's empty variable
+// rendered). The template's own variables of that name are left alone.
 std::string make_variable_literal(std::string_view tmpl, std::string_view name, std::string_view value,
                                   const std::string& origin);
 

@@ -1,6 +1,7 @@
 // The chat template a checkpoint ships, found the way transformers finds it.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,12 @@
 #include "llm2hef/sdk/checkpoint.hpp"
 
 namespace llm2hef::core {
+
+// The largest chat template read, wherever it comes from (a .jinja file,
+// tokenizer_config.json's chat_template, a GGUF's tokenizer.chat_template):
+// real ones are a few KB, the largest known (with tool calling) about 20 KB.
+// Every pass over a template is linear in its length (docs/reliability.md).
+inline constexpr uint64_t kMaxChatTemplateBytes = uint64_t{4} << 20;
 
 // The chat template of a checkpoint folder, found as transformers finds it
 // (5.x; late 4.x releases already save it this way): chat_template.jinja ("default") and
@@ -32,7 +39,8 @@ ChatTemplate find_chat_template(const sdk::Checkpoint& ckpt);
 ChatTemplate chosen_chat_template(const sdk::Checkpoint& ckpt, const std::optional<std::filesystem::path>& file);
 
 // The text of a .jinja template file as find_chat_template takes it: throws
-// BadInput naming `origin` when it is empty or not UTF-8.
+// BadInput naming `origin` when it is empty, larger than
+// kMaxChatTemplateBytes or not UTF-8.
 std::string checked_template_text(std::string text, const std::string& origin);
 
 }  // namespace llm2hef::core
