@@ -95,12 +95,13 @@ TEST(ChatTemplate, BosMadeLiteralAndPrepended) {
                         {{"chat_template", "{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}"}});
   std::vector<std::string> changes;
   std::string t = core::chat_template_for_runtime(ck, std::string("<s>"), changes);
-  EXPECT_EQ(t.rfind("<s>{% for", 0), 0u);
+  // Printed as a string literal, never spliced in as template source (issue 41, item 6).
+  EXPECT_EQ(t.rfind("{{ '<s>' }}{% for", 0), 0u);
   EXPECT_EQ(t.find("bos_token"), std::string::npos);
 
   JsonOnlyCheckpoint ck2({}, {}, {{"chat_template", "{% for m in messages %}{{ m['content'] }}{% endfor %}"}});
   t = core::chat_template_for_runtime(ck2, std::string("<s>"), changes);
-  EXPECT_EQ(t.rfind("<s>{% for", 0), 0u);
+  EXPECT_EQ(t.rfind("{{ '<s>' }}{% for", 0), 0u);
 }
 
 // Llama 3's original template adds the BOS through the variable, which the
@@ -114,9 +115,9 @@ TEST(ChatTemplate, BosVariableInsideExpressionsBecomesOneLiteralPrefix) {
                           "{{ c }}{% endfor %}"}});
   std::vector<std::string> changes;
   std::string t = core::chat_template_for_runtime(ck, std::nullopt, changes);
-  EXPECT_EQ(t.rfind("<|begin_of_text|>{% for", 0), 0u);
+  EXPECT_EQ(t.rfind("{{ '<|begin_of_text|>' }}{% for", 0), 0u);
   EXPECT_EQ(t.find("bos_token"), std::string::npos);
-  EXPECT_EQ(t.find("<|begin_of_text|>", 1), std::string::npos);  // exactly once
+  EXPECT_EQ(t.find("<|begin_of_text|>", 5), std::string::npos);  // exactly once
   EXPECT_NE(t.find("{% set c = '' + c %}"), std::string::npos);
 }
 
@@ -157,7 +158,7 @@ TEST(HailoConfig, EveryRuntimeKeyFromTheCheckpoint) {
   EXPECT_EQ(sfx["pe_q_sin"], "input_layer4");
   EXPECT_EQ(sfx["pe_k_cos"], "input_layer5");
   EXPECT_EQ(sfx["pe_k_sin"], "input_layer6");
-  EXPECT_EQ(cfg["chat_template"], "<s>x");
+  EXPECT_EQ(cfg["chat_template"], "{{ '<s>' }}x");
 }
 
 TEST(HailoConfig, MissingEosIsAClearError) {
