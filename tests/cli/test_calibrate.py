@@ -152,6 +152,23 @@ def test_calibrate_estimates_its_peak_and_refuses_beyond_the_limit(gpt2, tmp_pat
     assert "s per prompt" in r.stdout and "left" in r.stdout, r.stdout
 
 
+def test_python_runs_with_malloc_settings_the_user_can_override(gpt2, tmp_path):
+    """glibc's arenas kept onnxruntime's freed intermediates (SmolLM2 at cache
+    2048: 2.86 GiB against 1.27 GiB): calibrate sets MALLOC_MMAP_THRESHOLD_ and
+    MALLOC_ARENA_MAX for its Python unless the user set them."""
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exit 0\nenv > "%s"\n' % (tmp_path / "env.txt"))
+    fake.chmod(0o755)
+    calib = tmp_path / "calib.json"
+    calib.write_text(json.dumps(prompts(300, (5, 9), 4)))
+    env = dict(os.environ, MALLOC_ARENA_MAX="4")
+    r = subprocess.run([str(BIN), "calibrate", str(gpt2), "--calib-tokens", str(calib), "--no-simulate", "--python",
+                        str(fake)], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    seen = (tmp_path / "env.txt").read_text().splitlines()
+    assert "MALLOC_MMAP_THRESHOLD_=131072" in seen and "MALLOC_ARENA_MAX=4" in seen, seen
+
+
 def test_a_python_killed_by_a_signal_is_named(gpt2, tmp_path):
     """Exit 137 used to read "failed with status 137": the signal is named,
     with the out-of-memory hint for SIGKILL."""

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "llm2hef/core/io/staging.hpp"
@@ -99,12 +100,23 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildIo& io) {
   posix_spawnattr_setsigdefault(&attr, &watched);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
+  std::vector<std::string> env_storage;
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (const std::string& entry : io.env_defaults) {
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(envp.begin(), envp.end(), [&](const char* e) { return std::string_view(e).starts_with(name); }))
+      env_storage.push_back(entry);
+  }
+  for (std::string& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
   ChildResult result;
   pid_t pid = 0;
   // Registered with the watcher in the same step as it starts, so that a
   // signal arriving now is forwarded to it rather than leaving it orphaned.
   run_registered_child([&] {
-    result.start_error = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+    result.start_error = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
     return result.start_error == 0 ? pid : pid_t{-1};
   });
   posix_spawn_file_actions_destroy(&actions);

@@ -22,6 +22,9 @@ struct ChildIo {
   // the child inherits llm2hef's.
   bool capture_stdout = false;
   std::size_t stdout_limit = 16u << 20;
+  // NAME=VALUE entries added to the child's environment where the user has
+  // not set NAME already.
+  std::vector<std::string> env_defaults;
 };
 
 struct ChildResult {
