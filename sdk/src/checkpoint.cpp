@@ -1,5 +1,7 @@
 #include "llm2hef/sdk/checkpoint.hpp"
 
+#include <cmath>
+
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
@@ -43,6 +45,15 @@ std::vector<float> Checkpoint::read(std::string_view tensor) const {
   const TensorInfo& ti = info(tensor);
   std::vector<float> out(static_cast<size_t>(ti.numel()));
   read_rows(tensor, 0, ti.rows(), out);
+  // A tensor read whole is folded into the graph's arithmetic (Gemma's
+  // 1 + w, QK-norm segments): a NaN there is the checkpoint's, and bad
+  // input, not a config value the graph builder should have seen refused.
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!std::isfinite(out[i]))
+      throw BadInput(ti.file.string() + ": tensor '" + ti.name + "' holds " +
+                     (std::isnan(out[i]) ? "NaN" : "an infinity") + " at element " + std::to_string(i) +
+                     "; it is folded into a graph constant, where a non-finite weight cannot be carried as the "
+                     "streamed weights are (nonfinite_weights): fix the checkpoint");
   return out;
 }
 

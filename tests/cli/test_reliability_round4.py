@@ -306,3 +306,22 @@ def test_keys_add_prints_a_comment_without_its_escapes(tmp_path):
     r = ok("registry", "keys", "add", tmp_path / "k.pub", env=env)
     assert "\x1b" not in r.stdout and r.stdout.count("\n") == 1, repr(r.stdout)
     assert "\\x1b" in r.stdout
+
+
+def test_a_nan_in_a_folded_norm_weight_is_bad_input_naming_the_tensor(tmp_path):
+    """Gemma's norms fold 1 + w into a constant: a NaN there was exit 5,
+    "a config value that should have been refused"."""
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(REPO / "tests" / "fixtures" / "gemma3-tiny", ckpt)
+    path = ckpt / "model.safetensors"
+    data = bytearray(path.read_bytes())
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    name = "model.layers.0.input_layernorm.weight"
+    assert header[name]["dtype"] == "BF16"
+    at = 8 + n + header[name]["data_offsets"][0]
+    data[at:at + 2] = b"\xc0\x7f"  # a BF16 NaN
+    path.write_bytes(bytes(data))
+    r = run("export", ckpt, "-o", tmp_path / "out", *EXPORT)
+    assert r.returncode == 3 and name in r.stderr and "NaN" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
