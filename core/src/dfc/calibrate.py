@@ -786,9 +786,9 @@ def say(msg):
 # largest activation (the [heads, S, S] scores: scores, masked scores,
 # softmax and their statistics live at once).
 BASE_BYTES = 400 * 2 ** 20
-WEIGHT_COPIES_RANGES = 1.1
+WEIGHT_COPIES_RANGES = 1.25
 WEIGHT_COPIES_PROXY = 2.4
-TRANSIENT_FACTOR = 8
+TRANSIENT_FACTOR = 5
 
 
 def available_memory():
