@@ -47,17 +47,17 @@ def run(cmd):
 
 
 def measured(cmd):
-    """Wall seconds and peak RSS (GiB) of cmd, run in a fresh child so that
-    RUSAGE_CHILDREN holds only its processes."""
+    """Wall seconds, peak RSS (GiB) and output of cmd, run in a fresh child so
+    that RUSAGE_CHILDREN holds only its processes."""
     probe = ("import resource, subprocess, sys, time\n"
              "t = time.time(); r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-             "sys.stderr.write(r.stdout[-4000:] + r.stderr[-4000:]) if r.returncode else None\n"
+             "sys.stderr.write(r.stdout + r.stderr)\n"
              "print(r.returncode, time.time() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
     r = subprocess.run([sys.executable, "-c", probe, *map(str, cmd)], capture_output=True, text=True)
     code, wall, kib = r.stdout.split()
     if code != "0":
-        sys.exit(f"`{' '.join(map(str, cmd))}` failed ({code}):\n{r.stderr}")
-    return float(wall), int(kib) / 2 ** 20
+        sys.exit(f"`{' '.join(map(str, cmd))}` failed ({code}):\n{r.stderr[-8000:]}")
+    return float(wall), int(kib) / 2 ** 20, r.stderr
 
 
 def main():
@@ -97,7 +97,7 @@ def main():
             extra = ["--greedy-steps", 4]
         cmd = [args.llm2hef, "calibrate", out, "--calib-tokens", calib, "--eval-tokens", held,
                "--sensitivity-prompts", 1, *extra]
-        wall, gib = measured(cmd)
+        wall, gib, _ = measured(cmd)
         q = json.loads((out / "quantization.json").read_text())
         size = (out / "model.onnx.data").stat().st_size / 2 ** 30
         rows.append((model, args.cache, q["calibration"]["prompts"], q["calibration"]["tokens"], size, wall, gib,

@@ -33,37 +33,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from bench_calibrate import measured, run  # the same runner and peak-RSS probe
+
 REPO = Path(__file__).resolve().parents[2]
 GGUF = REPO / "tests" / ".real-models" / "smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 SHAPES = ("smollm2", "qwen2.5-0.5b", "llama-3.2-1b")
 COMPARED_KINDS = ("residual", "norm", "conv_input", "embeddings")
-
-
-def run(cmd):
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"`{' '.join(map(str, cmd))}` failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
-    return r
-
-
-def measured(cmd):
-    """Wall seconds, peak RSS (GiB) and stdout of cmd, in a fresh child so that
-    RUSAGE_CHILDREN holds only its processes."""
-    probe = ("import resource, subprocess, sys, time\n"
-             "t = time.time(); r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-             "sys.stderr.write(r.stdout + r.stderr)\n"
-             "print(r.returncode, time.time() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-    r = subprocess.run([sys.executable, "-c", probe, *map(str, cmd)], capture_output=True, text=True)
-    code, wall, kib = r.stdout.split()
-    if code != "0":
-        sys.exit(f"`{' '.join(map(str, cmd))}` failed ({code}):\n{r.stderr[-4000:]}")
-    return float(wall), int(kib) / 2 ** 20, r.stderr
 
 
 def checkpoint(shape, work, make_checkpoint):

@@ -590,6 +590,19 @@ def all_positions(model):
     return m
 
 
+def insert_after_producers(graph, added):
+    """Puts the nodes added for each tensor ({tensor: [nodes]}) right after the
+    node that makes it (first, for a graph input), keeping the graph's order."""
+    inputs = {i.name for i in graph.input}
+    ordered = [nd for name, nodes in added.items() if name in inputs for nd in nodes]
+    for n in graph.node:
+        ordered.append(n)
+        for out in n.output:
+            ordered.extend(added.get(out, []))
+    del graph.node[:]
+    graph.node.extend(ordered)
+
+
 def stats_model(model, tensors):
     """A copy of the graph whose outputs are the statistics of every recorded
     tensor, reduced inside the graph, instead of the tensors themselves: the
@@ -661,16 +674,7 @@ def stats_model(model, tensors):
         outputs[name] = o
     # Each tensor's statistics right after the node that makes it, and the
     # outputs in that order: the big tensors can then be freed one by one.
-    ordered, inputs = [], {i.name for i in g.input}
-    for name in tensors:
-        if name in inputs:
-            ordered.extend(produced.pop(name))
-    for n in g.node:
-        ordered.append(n)
-        for out in n.output:
-            ordered.extend(produced.pop(out, []))
-    del g.node[:]
-    g.node.extend(ordered)
+    insert_after_producers(g, produced)
     types = dict(min=TensorProto.FLOAT, max=TensorProto.FLOAT, argmin=TensorProto.INT64, argmax=TensorProto.INT64,
                  bad=TensorProto.INT32, bad_at=TensorProto.INT64, hist=TensorProto.INT32,
                  channel_max_abs=TensorProto.FLOAT, channel_sum_sq=TensorProto.FLOAT)
@@ -937,21 +941,11 @@ def fake_quant_model(model, quantized):
                                  helper.make_node("DequantizeLinear", [q_name, s_name, z_name], [d_name],
                                                   name="fq%d/Dequantize" % i, domain="com.microsoft")]))
         renames[name] = d_name
-    graph_inputs = {i.name for i in g.input}
     for n in g.node:
         for k, inp in enumerate(n.input):
             if inp in renames:
                 n.input[k] = renames[inp]
-    inserted = {}
-    for name, nodes in new_nodes:
-        inserted[name] = nodes
-    ordered = [nd for name, nodes in new_nodes if name in graph_inputs for nd in nodes]
-    for n in g.node:
-        ordered.append(n)
-        for o in n.output:
-            ordered.extend(inserted.get(o, []))
-    del g.node[:]
-    g.node.extend(ordered)
+    insert_after_producers(g, dict(new_nodes))
     g.initializer.extend(inits)
     if not any(op.domain == "com.microsoft" for op in m.opset_import):
         m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
