@@ -136,7 +136,10 @@ StoreWriter::StoreWriter(fs::path store) : store_(std::move(store)) {
 StoreWriter::~StoreWriter() {
   if (!committed_) {
     std::error_code ec;
-    for (auto it = created_files_.rbegin(); it != created_files_.rend(); ++it) fs::remove(*it, ec);
+    for (auto it = created_files_.rbegin(); it != created_files_.rend(); ++it) {
+      fs::remove(*it, ec);
+      unregister_staging(*it);
+    }
     // Innermost first, only when empty.
     remove_created_folders(created_dirs_);
   }
@@ -174,7 +177,16 @@ void StoreWriter::lock_store() {
 
 void StoreWriter::commit() {
   committed_ = true;
+  for (const fs::path& f : created_files_) unregister_staging(f);
   forget_created_folders(created_dirs_);
+}
+
+// A file this run put in the store is the run's until commit(): registered
+// with the signal watcher, so that an interrupt removes it (a blob with no
+// manifest was left behind otherwise).
+void StoreWriter::note_created_file(const fs::path& file) {
+  created_files_.push_back(file);
+  create_staging([&] { return file; });
 }
 
 fs::path StoreWriter::blob_path(const std::string& sha256) const { return store_ / "blob" / ("sha256_" + sha256); }
@@ -235,7 +247,7 @@ bool StoreWriter::put_blob(const fs::path& hef, const std::string& sha256, bool 
     if (fs::is_regular_file(fs::symlink_status(target, ec)) && sha256_of_file(target, false) == sha256) return true;
     throw BadInput(target.string() + ": appeared while copying with other content; not replaced");
   }
-  created_files_.push_back(target);
+  note_created_file(target);
   return false;
 }
 
@@ -257,7 +269,7 @@ void StoreWriter::put_manifest(const ModelRef& model, const std::string& text, b
   } else {
     if (!tmp.link_to(target))
       throw UsageError(target.string() + ": appeared while packaging; not replaced (pass --force to replace it)");
-    created_files_.push_back(target);
+    note_created_file(target);
   }
 }
 

@@ -49,6 +49,7 @@ class StoreWriter {
  private:
   void make_dirs(const std::filesystem::path& dir);
   void lock_store();
+  void note_created_file(const std::filesystem::path& file);
 
   std::filesystem::path store_;
   int lock_fd_ = -1;  // the store folder, flock()ed from the first change to the end of the run
