@@ -38,8 +38,8 @@ std::set<pid_t>& children() {
 }
 
 // Sends `sig` to every registered child and waits until each has ended (it
-// may be reaped meanwhile by the thread that started it: ECHILD then), at
-// most `patience` before SIGKILL.
+// may be reaped meanwhile by the thread that started it: ECHILD then), 10 s
+// at most before SIGKILL.
 void end_children(int sig) {
   for (pid_t pid : children()) ::kill(pid, sig);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
