@@ -197,8 +197,12 @@ TEST(GgufTokenizer, SentencePieceRefusals) {
   md["tokenizer.ggml.token_type"][3] = 1;  // <0x00> no longer a byte piece
   EXPECT_NE(refusal(md).find("255 BYTE tokens"), std::string::npos);
   md = sentencepiece_metadata();
+  md["general.architecture"] = "gemma3n";  // gemma, gemma2 and gemma3 are written as Gemma's (gguf_gemma_vocab.cpp)
+  EXPECT_NE(refusal(md).find("vocabulary of architecture 'gemma3n'"), std::string::npos);
+  md = sentencepiece_metadata();
   md["general.architecture"] = "gemma3";
-  EXPECT_NE(refusal(md).find("vocabulary of architecture 'gemma3'"), std::string::npos);
+  md["tokenizer.ggml.add_space_prefix"] = true;
+  EXPECT_NE(refusal(md).find("'tokenizer.ggml.add_space_prefix': true in a gemma3 file"), std::string::npos);
   md = sentencepiece_metadata();
   md["tokenizer.ggml.remove_extra_whitespaces"] = true;
   EXPECT_NE(refusal(md).find("'tokenizer.ggml.remove_extra_whitespaces'"), std::string::npos);

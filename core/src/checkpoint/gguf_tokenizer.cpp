@@ -12,6 +12,8 @@
 // docs/gguf-tokenizer.md lists what is written and why.
 #include "llm2hef/core/checkpoint/gguf_tokenizer.hpp"
 
+#include "gguf_gemma_vocab.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -413,11 +415,17 @@ json template_processing(const std::optional<std::string>& bos, int64_t bos_id, 
 
 }  // namespace
 
-GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std::string& origin) {
-  const Metadata md(metadata, origin);
-  const std::optional<std::string> model = md.string("tokenizer.ggml.model");
-  if (!model) md.fail("tokenizer.ggml.model", "missing: the file carries no tokenizer");
+GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const std::string& origin) {
+  const Metadata raw(raw_metadata, origin);
+  const std::optional<std::string> model = raw.string("tokenizer.ggml.model");
+  if (!model) raw.fail("tokenizer.ggml.model", "missing: the file carries no tokenizer");
   const bool sentencepiece = *model == "llama";
+  // Gemma's SentencePiece vocabularies, with what the converter changed in
+  // them undone (gguf_gemma_vocab.cpp); the rest reads them as any other.
+  const std::optional<ordered_json> gemma =
+      sentencepiece ? gguf_gemma::restored_metadata(raw_metadata, origin) : std::nullopt;
+  const ordered_json& metadata = gemma ? *gemma : raw_metadata;
+  const Metadata md(metadata, origin);
   if (*model != "gpt2" && !sentencepiece)
     md.fail("tokenizer.ggml.model", "'" + *model +
                                         "' vocabularies are not supported (supported: gpt2, a byte-level BPE; "
@@ -501,16 +509,6 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
     // of text between added tokens: llama.cpp's SPM tokenizer adds it after
     // every special token too (llama_tokenize_impl, is_prev_special), and the
     // original Llama 2 / Mistral tokenizer.json files are written this way.
-    // Gemma's SentencePiece files differ from the Llama-2 shape in ways the
-    // metadata does not say (transformers' gguf_tokenizer_mapping.py,
-    // gemma_tokenizer: its merge order follows the token order, not the
-    // scores, and runs of spaces are stored as spaces); none was at hand to
-    // check a rendering against, so they are refused.
-    const std::string arch = md.string("general.architecture").value_or("");
-    if (arch.rfind("gemma", 0) == 0)
-      md.fail("tokenizer.ggml.model", "'llama' (SentencePiece) vocabulary of architecture '" + arch +
-                                          "': Gemma's vocabularies are not written (their merge order is not the "
-                                          "scores'); put the model's tokenizer.json next to the .gguf");
     if (md.flag("tokenizer.ggml.remove_extra_whitespaces", false))
       md.fail("tokenizer.ggml.remove_extra_whitespaces",
               "true: SentencePiece's whitespace folding has no tokenizer.json equivalent written here");
@@ -562,6 +560,7 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& metadata, const std:
                                                          : json{{"type", "Sequence"}, {"processors", post_steps}};
   tokenizer["decoder"] = decoder;
   tokenizer["added_tokens"] = std::move(added);
+  if (gemma) gguf_gemma::apply_tokenizer_shape(tokenizer);
 
   json config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
                  {"add_bos_token", add_bos},
