@@ -244,6 +244,95 @@ def test_lm_head_split_follows_manifest(parsed, tmp_path):
     check_split(hn0, w0, hn, w, [12] * 4)
 
 
+def head_logits(hn, w, h):
+    """The logits the HN's output chains compute for a hidden state h [HIDDEN]:
+    each output's lm_head conv, then its per-channel tail, joined in
+    output_layers_order (what the host joins)."""
+    layers, parts = hn["layers"], []
+    for end in hn["net_params"]["output_layers_order"]:
+        chain, x = [], end
+        while layers[x]["type"] != "conv":
+            chain.insert(0, x)
+            x = layers[x]["input"][0]
+        y = h @ w[x + "/kernel:0"][0, 0] + w[x + "/bias:0"]
+        for t in chain:
+            kind = layers[t]["type"]
+            if kind == "normalization":
+                y = y * w[t + "/gamma:0"] + w[t + "/beta:0"]
+            elif kind == "activation":
+                y = np.tanh(y)
+            elif kind == "ew_div":
+                y = y / w[t + "/scalar:0"]
+            else:
+                y = y * w[t + "/scalar:0"]
+        parts.append(y)
+    return np.concatenate(parts)
+
+
+@pytest.mark.parametrize("softcap", [hf.SOFTCAP_NORMS, hf.SOFTCAP_EW], ids=["normalization", "ew"])
+def test_lm_head_split_soft_caps_every_shard(tmp_path, softcap):
+    """Gemma 2's final soft-cap tanh(x / 30) * 30 sits between the lm_head conv
+    and the output layer: each shard gets its own copy, so every shard is
+    capped (issue 37), with the per-channel arrays sliced with the conv."""
+    hn0, w0 = hf.parsed_har(softcap=softcap)
+    har = hf.write_har(tmp_path / "capped.har", "tiny", hn0, w0)
+    man = tmp_path / "m4.json"
+    man.write_text(json.dumps(hf.manifest(shards=[12, 12, 12, 12])))
+    out = tmp_path / "split.har"
+    rep = by_name(fix_json(har, "-o", out, "--manifest", man))["lm-head-split"]
+    assert len(rep["changes"]) == 4, rep
+    assert "copied per shard" in rep["changes"][0]
+    _, hn, w = hf.read_har(out)
+    layers = hn["layers"]
+    order = hn["net_params"]["output_layers_order"]
+    assert order[0] == hn0["net_params"]["output_layers_order"][0] and len(order) == 4
+    seen = set()
+    for end in order:
+        chain, x = [], end
+        while layers[x]["type"] != "conv":
+            chain.insert(0, x)
+            x = layers[x]["input"][0]
+        assert [layers[t]["type"] for t in chain] == list(softcap)
+        for t in [x, *chain]:
+            assert layers[t]["output_shapes"] == [[-1, 1, 1, 12]]
+            assert len(layers[t]["output"]) == 1
+        (o,) = layers[end]["output"]
+        assert layers[o]["type"] == "output_layer" and layers[o]["input_shapes"] == [[-1, 1, 1, 12]]
+        seen.update(chain)
+    assert len(seen) == 4 * len(softcap)
+    # Large hidden states: every shard's logits would pass 30 uncapped.
+    h = np.random.default_rng(1).standard_normal(hf.HIDDEN).astype(np.float32) * 100
+    want = head_logits(hn0, w0, h)
+    got = head_logits(hn, w, h)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+    for shard in got.reshape(4, 12):
+        assert np.abs(shard).max() <= hf.SOFTCAP
+    conv0 = hn0["net_params"]["output_layers_order"][0]
+    while hn0["layers"][conv0]["type"] != "conv":
+        conv0 = hn0["layers"][conv0]["input"][0]
+    uncapped = (h @ w0[conv0 + "/kernel:0"][0, 0] + w0[conv0 + "/bias:0"]).reshape(4, 12)
+    assert all(np.abs(shard).max() > hf.SOFTCAP for shard in uncapped)
+    # A second run leaves it as it is.
+    again = by_name(fix_json(out, "-o", tmp_path / "again.har", "--manifest", man))["lm-head-split"]
+    assert again["changes"] == [] and "4 output(s) of 12, 12, 12, 12 as wanted" in again["note"]
+
+
+def test_lm_head_split_refuses_a_tail_it_cannot_copy_per_shard(tmp_path):
+    # A softmax over the vocabulary is not per-channel: split, it would
+    # normalize each shard alone. Refused, naming it; nothing written.
+    hn, w = hf.parsed_har(softcap=hf.SOFTCAP_NORMS)
+    layers = hn["layers"]
+    act = "tiny/activation_softcap1"
+    layers[act]["type"] = "softmax"
+    har = hf.write_har(tmp_path / "softmax.har", "tiny", hn, w)
+    man = tmp_path / "m4.json"
+    man.write_text(json.dumps(hf.manifest(shards=[12, 12, 12, 12])))
+    r = run("har", "fix", har, "-o", tmp_path / "o.har", "--manifest", man)
+    assert r.returncode == 4, r.stderr
+    assert "through '%s' (softmax" % act in r.stderr and "per-channel" in r.stderr
+    assert not (tmp_path / "o.har").exists()
+
+
 def test_unequal_manifest_shards_refused(parsed, tmp_path):
     har, _, _, _ = parsed
     m = hf.manifest(shards=[20, 28])
