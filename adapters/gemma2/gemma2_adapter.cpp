@@ -25,7 +25,17 @@ class Gemma2Adapter final : public DecoderAdapter {
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
-    return describe_gemma_family(ckpt, GemmaGeneration::gemma2);
+    DecoderModel m = describe_gemma_family(ckpt, GemmaGeneration::gemma2);
+    // The one op sequence of this family with no public DFC parse (issue 37):
+    // said in manifest.json's notes and by `inspect`, not only in the docs.
+    if (m.attention_softcap > 0)
+      m.notes.push_back(
+          "unproven on the DFC: the attention soft-cap (Div -> Tanh -> Mul between q.k^T and the mask add, in every "
+          "layer) has no public DFC parse; the proven recipe adds the mask straight to the scaled scores "
+          "(hailo-contract.md section 2). It is kept because attn_logit_softcapping changes the logits (exact in "
+          "fp32 here); only a DFC parse can show whether the scores matmul, the soft-cap and the mask add parse "
+          "as an attention block");
+    return m;
   }
 };
 

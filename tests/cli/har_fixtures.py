@@ -74,8 +74,18 @@ def rotate_half(width):
 LNM_PE_ORDER = ("pe_k_cos", "pe_q_cos", "pe_k_sin", "pe_q_sin")
 
 
+# The final logit soft-cap tanh(x / c) * c (Gemma 2) as per-channel HN layers
+# after the lm_head conv: a scale by 1/c, a tanh activation, a scale by c.
+# How the DFC writes a Div or Mul by a scalar is not public; `normalization`
+# (per-channel gamma and beta) and a one-input ew_div / ew_mult (the constant
+# folded in) are two HN layer types that can hold one (hailo-contract.md section 4).
+SOFTCAP = 30.0
+SOFTCAP_NORMS = ("normalization", "activation", "normalization")
+SOFTCAP_EW = ("ew_div", "activation", "ew_mult")
+
+
 def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=LNM_PE_ORDER, positions="rope",
-               table_first=False):
+               table_first=False, softcap=None):
     """(hn, weights) of a parsed HAR: pe tiling convs, mask slices, one lm_head conv.
 
     pe_order: the role each of input_layer3..6 carries in this HN (a parse
@@ -87,7 +97,10 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=L
     (sliced, multiplied by coefficients, added to the embeddings), which has
     no rotation to tell cos from sin. table_first puts the table before the
     other operand in each RoPE ew_mult's `input`. kv_heads defaults to NKV
-    as it is when called (tests set the module's sizes).
+    as it is when called (tests set the module's sizes). softcap: the layer
+    types of a final logit soft-cap between the lm_head conv and the output
+    layer (SOFTCAP_NORMS or SOFTCAP_EW), the last of them then in
+    output_layers_order.
 
     Each layer's `original_names` are the nodes of llm2hef's exported
     model.onnx it stands for (`/model/layers.N/...`, as `llm2hef export`
@@ -190,8 +203,19 @@ def parsed_har(vocab=48, layers=2, net="tiny", seed=0, kv_heads=None, pe_order=L
     hn.layers[last]["output"] = [name]
     w[name + "/kernel:0"] = w.pop(head + "/kernel:0")
     w[name + "/bias:0"] = w.pop(head + "/bias:0")
-    hn.add(s + "output_layer1", "output_layer", [name], [-1, 1, 1, vocab], original=["logits"])
-    hn.order = [name]
+    end = name
+    for i, kind in enumerate(softcap or ()):
+        node = ("Div", "Tanh", "Mul")[i]
+        params = {"activation": "tanh"} if kind == "activation" else {}
+        end = hn.add(s + "%s_softcap%d" % (kind, i), kind, [end], [-1, 1, 1, vocab], params,
+                     original=["/model/final_logit_softcap/" + node])
+        if kind == "normalization":
+            w[end + "/gamma:0"] = np.full(vocab, 1 / SOFTCAP if i == 0 else SOFTCAP, np.float32)
+            w[end + "/beta:0"] = np.zeros(vocab, np.float32)
+        elif kind != "activation":
+            w[end + "/scalar:0"] = np.float32(SOFTCAP).reshape(1)
+    hn.add(s + "output_layer1", "output_layer", [end], [-1, 1, 1, vocab], original=["logits"])
+    hn.order = [end]
     return hn.doc(), w
 
 

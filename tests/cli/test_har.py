@@ -8,6 +8,8 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
 import tarfile
@@ -244,6 +246,95 @@ def test_lm_head_split_follows_manifest(parsed, tmp_path):
     check_split(hn0, w0, hn, w, [12] * 4)
 
 
+def head_logits(hn, w, h):
+    """The logits the HN's output chains compute for a hidden state h [HIDDEN]:
+    each output's lm_head conv, then its per-channel tail, joined in
+    output_layers_order (what the host joins)."""
+    layers, parts = hn["layers"], []
+    for end in hn["net_params"]["output_layers_order"]:
+        chain, x = [], end
+        while layers[x]["type"] != "conv":
+            chain.insert(0, x)
+            x = layers[x]["input"][0]
+        y = h @ w[x + "/kernel:0"][0, 0] + w[x + "/bias:0"]
+        for t in chain:
+            kind = layers[t]["type"]
+            if kind == "normalization":
+                y = y * w[t + "/gamma:0"] + w[t + "/beta:0"]
+            elif kind == "activation":
+                y = np.tanh(y)
+            elif kind == "ew_div":
+                y = y / w[t + "/scalar:0"]
+            else:
+                y = y * w[t + "/scalar:0"]
+        parts.append(y)
+    return np.concatenate(parts)
+
+
+@pytest.mark.parametrize("softcap", [hf.SOFTCAP_NORMS, hf.SOFTCAP_EW], ids=["normalization", "ew"])
+def test_lm_head_split_soft_caps_every_shard(tmp_path, softcap):
+    """Gemma 2's final soft-cap tanh(x / 30) * 30 sits between the lm_head conv
+    and the output layer: each shard gets its own copy, so every shard is
+    capped (issue 37), with the per-channel arrays sliced with the conv."""
+    hn0, w0 = hf.parsed_har(softcap=softcap)
+    har = hf.write_har(tmp_path / "capped.har", "tiny", hn0, w0)
+    man = tmp_path / "m4.json"
+    man.write_text(json.dumps(hf.manifest(shards=[12, 12, 12, 12])))
+    out = tmp_path / "split.har"
+    rep = by_name(fix_json(har, "-o", out, "--manifest", man))["lm-head-split"]
+    assert len(rep["changes"]) == 4, rep
+    assert "copied per shard" in rep["changes"][0]
+    _, hn, w = hf.read_har(out)
+    layers = hn["layers"]
+    order = hn["net_params"]["output_layers_order"]
+    assert order[0] == hn0["net_params"]["output_layers_order"][0] and len(order) == 4
+    seen = set()
+    for end in order:
+        chain, x = [], end
+        while layers[x]["type"] != "conv":
+            chain.insert(0, x)
+            x = layers[x]["input"][0]
+        assert [layers[t]["type"] for t in chain] == list(softcap)
+        for t in [x, *chain]:
+            assert layers[t]["output_shapes"] == [[-1, 1, 1, 12]]
+            assert len(layers[t]["output"]) == 1
+        (o,) = layers[end]["output"]
+        assert layers[o]["type"] == "output_layer" and layers[o]["input_shapes"] == [[-1, 1, 1, 12]]
+        seen.update(chain)
+    assert len(seen) == 4 * len(softcap)
+    # Large hidden states: every shard's logits would pass 30 uncapped.
+    h = np.random.default_rng(1).standard_normal(hf.HIDDEN).astype(np.float32) * 100
+    want = head_logits(hn0, w0, h)
+    got = head_logits(hn, w, h)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+    for shard in got.reshape(4, 12):
+        assert np.abs(shard).max() <= hf.SOFTCAP
+    conv0 = hn0["net_params"]["output_layers_order"][0]
+    while hn0["layers"][conv0]["type"] != "conv":
+        conv0 = hn0["layers"][conv0]["input"][0]
+    uncapped = (h @ w0[conv0 + "/kernel:0"][0, 0] + w0[conv0 + "/bias:0"]).reshape(4, 12)
+    assert all(np.abs(shard).max() > hf.SOFTCAP for shard in uncapped)
+    # A second run leaves it as it is.
+    again = by_name(fix_json(out, "-o", tmp_path / "again.har", "--manifest", man))["lm-head-split"]
+    assert again["changes"] == [] and "4 output(s) of 12, 12, 12, 12 as wanted" in again["note"]
+
+
+def test_lm_head_split_refuses_a_tail_it_cannot_copy_per_shard(tmp_path):
+    # A softmax over the vocabulary is not per-channel: split, it would
+    # normalize each shard alone. Refused, naming it; nothing written.
+    hn, w = hf.parsed_har(softcap=hf.SOFTCAP_NORMS)
+    layers = hn["layers"]
+    act = "tiny/activation_softcap1"
+    layers[act]["type"] = "softmax"
+    har = hf.write_har(tmp_path / "softmax.har", "tiny", hn, w)
+    man = tmp_path / "m4.json"
+    man.write_text(json.dumps(hf.manifest(shards=[12, 12, 12, 12])))
+    r = run("har", "fix", har, "-o", tmp_path / "o.har", "--manifest", man)
+    assert r.returncode == 4, r.stderr
+    assert "through '%s' (softmax" % act in r.stderr and "per-channel" in r.stderr
+    assert not (tmp_path / "o.har").exists()
+
+
 def test_unequal_manifest_shards_refused(parsed, tmp_path):
     har, _, _, _ = parsed
     m = hf.manifest(shards=[20, 28])
@@ -395,7 +486,7 @@ def test_without_manifest_no_roles_to_check(parsed):
 
 
 EXPORTS = {"llama3-tiny": (), "gemma3-tiny": (), "phi4mini-tiny": (), "neox-parallel": (),
-           "gpt2-tiny": ("--gelu", "tanh")}
+           "gpt2-tiny": ("--gelu", "tanh"), "lfm2-tiny": ()}
 
 
 @pytest.fixture(scope="module")
@@ -440,6 +531,107 @@ def test_real_exports_numbered_otherwise_are_refused(exports, tmp_path):
 def test_learned_positions_export_trusts_the_manifest_with_a_warning(exports, tmp_path):
     f = pe_roles_report(*har_of_export(exports["gpt2-tiny"], tmp_path))
     assert len(f["warnings"]) == 1 and "the manifest is trusted" in f["warnings"][0]
+
+
+def gemma3_one_kv_head(tmp_path):
+    """gemma3-tiny with one KV head, as every released Gemma 3 size has
+    (k_proj and v_proj keep their first head's rows): the k tables need no
+    tiling (theta x 1), so the export's tiling MatMul is an identity."""
+    model = tmp_path / "gemma3-1kv"
+    shutil.copytree(REPO / "tests" / "fixtures" / "gemma3-tiny", model)
+    config = json.loads((model / "config.json").read_text())
+    config["num_key_value_heads"] = 1
+    (model / "config.json").write_text(json.dumps(config))
+    blob = (model / "model.safetensors").read_bytes()
+    n = struct.unpack("<Q", blob[:8])[0]
+    header, data = json.loads(blob[8:8 + n]), blob[8 + n:]
+    new, parts, offset = {}, [], 0
+    for name, info in header.items():
+        if name == "__metadata__":
+            new[name] = info
+            continue
+        begin, end = info["data_offsets"]
+        chunk = data[begin:end]
+        if name.endswith(("k_proj.weight", "v_proj.weight")):
+            rows, cols = info["shape"]
+            chunk = chunk[:config["head_dim"] * cols * (len(chunk) // (rows * cols))]
+            info = dict(info, shape=[config["head_dim"], cols])
+        new[name] = dict(info, data_offsets=[offset, offset + len(chunk)])
+        parts.append(chunk)
+        offset += len(chunk)
+    text = json.dumps(new).encode()
+    (model / "model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + b"".join(parts))
+    out = tmp_path / "gemma3-1kv-out"
+    r = run("export", model, "-o", out, "--cache", 32, "--prefill", 8, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("kv", ["two-kv-heads", "one-kv-head"])
+def test_gemma3_picking_matmuls_read_the_widened_tables(exports, tmp_path, kv):
+    """Gemma 3's two RoPE bases (sdk/rope_bases.cpp): each pe table is tiled
+    per head by a conv, then each layer picks its base's columns with a
+    constant matmul, a second single-input conv. Widening removes the tiling
+    conv and hands the widened input straight to the picking convs; with one
+    KV head the k tables are already as wide as the runtime writes them
+    (theta x 1) and keep their identity conv."""
+    out = exports["gemma3-tiny"] if kv == "two-kv-heads" else gemma3_one_kv_head(tmp_path)
+    har, man = har_of_export(out, tmp_path)
+    _, hn0, _ = hf.read_har(har)
+    m = json.loads(man.read_text())
+    fixed = tmp_path / "fixed.har"
+    rep = by_name(fix_json(har, "-o", fixed, "--manifest", man))
+    assert rep["pe-input-roles"]["warnings"] == [] and rep["pe-input-roles"]["note"].startswith("confirmed")
+    _, hn, _ = hf.read_har(fixed)
+    before, after = hn0["layers"], hn["layers"]
+    tiles = {"pe_q": m["pe_tiles"]["q"], "pe_k": m["pe_tiles"]["k"]}
+    picked = 0
+    for name, layer in before.items():
+        if layer["type"] != "input_layer" or not layer["original_names"][0].startswith("pe_"):
+            continue
+        width = m["theta_length"] * tiles[layer["original_names"][0][:4]]
+        (first,) = layer["output"]
+        assert after[name]["output_shapes"][0][-1] == width
+        if layer["output_shapes"][0][-1] == width:  # no tiling: the identity conv stays
+            assert tiles[layer["original_names"][0][:4]] == 1 and after[name]["output"] == [first]
+            picks = before[first]["output"]
+        else:  # the tiling conv is gone; the input feeds the picking convs
+            assert first not in after
+            picks = before[first]["output"]
+            assert after[name]["output"] == picks
+            for p in picks:
+                assert after[p]["input"] == [name]
+                assert after[p]["input_shapes"][0][-1] == width
+        # the picks: one single-input conv per RoPE base, each narrowing to its base's half
+        assert len(picks) == 2 and all(after[p]["type"] == "conv" for p in picks)
+        assert all(after[p]["output_shapes"][0][-1] * 2 == width for p in picks)
+        picked += len(picks)
+    assert picked == 8
+    if kv == "one-kv-head":
+        assert tiles["pe_k"] == 1
+        assert "pe inputs already as wide as the runtime writes them" in rep["rope-input-widening"]["note"]
+
+
+def test_lfm2_conv_shift_mask_slice_is_left_alone(exports, tmp_path):
+    """LFM2 (docs/lfm2.md): the attention layers' mask slices feed the scores'
+    ew_add and are rewired; the conv layers' shift matrices start from one
+    head's block of the mask, a slice that feeds no add (a reshape here), and
+    stays as it is, still fed by the mask."""
+    har, man = har_of_export(exports["lfm2-tiny"], tmp_path)
+    _, hn0, _ = hf.read_har(har)
+    config = json.loads((REPO / "tests" / "fixtures" / "lfm2-tiny" / "config.json").read_text())
+    attention_layers = sum(t == "full_attention" for t in config["layer_types"])
+    fixed = tmp_path / "fixed.har"
+    rep = by_name(fix_json(har, "-o", fixed, "--manifest", man))["mask-wiring"]
+    assert len(rep["changes"]) == attention_layers
+    mask = "tiny/input_layer2"
+    shift = [c for c in hn0["layers"][mask]["output"] if hn0["layers"][c]["type"] == "slice"
+             and not any(hn0["layers"][o]["type"] == "ew_add" for o in hn0["layers"][c]["output"])]
+    assert len(shift) == 1
+    assert rep["note"].endswith("left alone (they feed no ew_add): " + shift[0])
+    _, hn, _ = hf.read_har(fixed)
+    assert hn["layers"][shift[0]] == hn0["layers"][shift[0]]
+    assert shift[0] in hn["layers"][mask]["output"]
 
 
 def test_adapter_hook_runs(parsed, tmp_path):

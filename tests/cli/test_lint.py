@@ -365,6 +365,87 @@ def test_unknown_op(tmp_path):
     assert report["findings"][0]["op"] == "LeakyRelu"
 
 
+# Erf: only inside torch's exact GELU (docs/lint.md, erf-outside-gelu). Each
+# builder writes x -> GELU-ish -> y and returns (y, the Erf node's name).
+SQRT2 = np.float32(np.sqrt(2.0))
+ERF = "/model/mlp/gelu/Erf"
+
+
+def _gelu_torch(g, x):
+    """What torch.onnx writes for F.gelu(x) at opset 17 (symbolic_opset9.gelu)."""
+    d = g.node("Div", [x, g.init("sqrt_2", SQRT2)], "/model/mlp/gelu/Div")
+    e = g.node("Erf", [d], ERF)
+    a = g.node("Add", [e, g.init("one", np.float32(1.0))], "/model/mlp/gelu/Add")
+    m = g.node("Mul", [x, a], "/model/mlp/gelu/Mul")
+    return g.node("Mul", [m, g.init("half", np.float32(0.5))], "/model/mlp/gelu/Mul_1")
+
+
+def _erf_alone(g, x):
+    return g.node("Erf", [x], ERF)
+
+
+def _gelu_keras(g, x):
+    """tf.nn.gelu's spelling: 0.5 * x first, then Add(1, erf), then the product
+    (the parse that failed at Gelu/Erf in ankandrew/fast-plate-ocr issue 44)."""
+    h = g.node("Mul", [g.init("half", np.float32(0.5)), x], "/model/mlp/gelu/mul")
+    d = g.node("Div", [x, g.init("sqrt_2", SQRT2)], "/model/mlp/gelu/truediv")
+    e = g.node("Erf", [d], ERF)
+    a = g.node("Add", [g.init("one", np.float32(1.0)), e], "/model/mlp/gelu/add")
+    return g.node("Mul", [h, a], "/model/mlp/gelu/mul_1")
+
+
+def _gelu_by(divisor, mul_by_inverse=False, add_first=False, half=0.5, fan_out=False, other_x=False):
+    def build(g, x):
+        if mul_by_inverse:
+            d = g.node("Mul", [x, g.init("inv_sqrt_2", np.float32(1 / np.sqrt(2)))], "/model/mlp/gelu/Mul_0")
+        else:
+            d = g.node("Div", [x, g.init("sqrt_2", np.float32(divisor))], "/model/mlp/gelu/Div")
+        e = g.node("Erf", [d], ERF)
+        one = g.init("one", np.float32(1.0))
+        a = g.node("Add", [one, e] if add_first else [e, one], "/model/mlp/gelu/Add")
+        y = g.linear(x, HID, HID, "/model/mlp/other", seed=5) if other_x else x
+        m = g.node("Mul", [y, a], "/model/mlp/gelu/Mul")
+        out = g.node("Mul", [m, g.init("half", np.float32(half))], "/model/mlp/gelu/Mul_1")
+        if fan_out:
+            out = g.node("Add", [out, e], "/model/mlp/extra/Add")
+        return out
+    return build
+
+
+def test_erf_in_torch_gelu_passes(tmp_path):
+    g = G()
+    r, report = lint_json(save(g.head(_gelu_torch(g, "inputs_embeds")), tmp_path))
+    assert r.returncode == 0
+    assert report["findings"] == []
+
+
+@pytest.mark.parametrize("build,needle", [
+    (_erf_alone, "its input 'inputs_embeds' is not Div(x, 1.4142135)"),
+    (_gelu_keras, "feeds '/model/mlp/gelu/add' (Add), not exactly one Add(erf, 1) with the Erf first"),
+    (_gelu_by(2.0), "divides by 'sqrt_2', not by a constant sqrt(2)"),
+    (_gelu_by(1.4142), "divides by 'sqrt_2', not by a constant sqrt(2)"),
+    (_gelu_by(None, mul_by_inverse=True), "comes from '/model/mlp/gelu/Mul_0' (Mul)"),
+    (_gelu_by(SQRT2, add_first=True), "not exactly one Add(erf, 1) with the Erf first"),
+    (_gelu_by(SQRT2, half=0.25), "not exactly one Mul(x * (erf + 1), 0.5)"),
+    (_gelu_by(SQRT2, fan_out=True), "feeds '/model/mlp/gelu/Add' (Add), '/model/mlp/extra/Add' (Add)"),
+    (_gelu_by(SQRT2, other_x=True), "not exactly one Mul(x, erf + 1) with x = 'inputs_embeds'"),
+], ids=["alone", "keras-order", "div-by-2", "sqrt2-rounded", "mul-by-inverse", "add-reversed", "quarter",
+        "erf-fans-out", "mul-other-tensor"])
+def test_erf_outside_torch_gelu_is_an_error(tmp_path, build, needle):
+    g = G()
+    r, report = lint_json(save(g.head(build(g, "inputs_embeds")), tmp_path))
+    assert r.returncode == 1
+    assert errors(report) == [("erf-outside-gelu", ERF)], report["findings"]
+    finding = next(f for f in report["findings"] if f["rule"] == "erf-outside-gelu")
+    assert finding["op"] == "Erf" and finding["section"] == "2"
+    assert needle in finding["message"], finding["message"]
+    # One error on the Erf says enough: no unknown-op warning beside it.
+    assert ("unknown-op", ERF) not in warnings(report)
+    text = run("lint", tmp_path / "model.onnx")
+    assert text.returncode == 1
+    assert "error [erf-outside-gelu, section 2] node '%s' (Erf): " % ERF in text.stdout
+
+
 def test_full_sequence_logits(tmp_path):
     g = G()
     path = save(g.finish(g.linear("inputs_embeds", HID, VOCAB, "/model/lm_head"), [1, SEQ, VOCAB]), tmp_path)

@@ -320,13 +320,14 @@ NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, c
     }
     const WeightsEdit::Split& split = split_it->second;
     const std::string base = param_base(param);
-    if (base != "kernel" && base != "bias") {
+    int64_t total = 0;
+    for (int64_t w : split.widths) total += w;
+    const bool whole_width = !info.shape.empty() && info.shape.back() == total;
+    if (split.by_width ? !whole_width : base != "kernel" && base != "bias") {
       for (const auto& target : split.shards) emit_whole(target);
       continue;
     }
-    int64_t total = 0;
-    for (int64_t w : split.widths) total += w;
-    if (info.shape.empty() || info.shape.back() != total)
+    if (!whole_width)
       throw BadInput(where + ": shape " + shape_text(info.shape) + ", expected a last axis of " +
                      std::to_string(total) + " to split into " + std::to_string(split.widths.size()) + " shards");
     if (base == "kernel") split_kernels_seen.insert(layer);
@@ -355,7 +356,7 @@ NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, c
     }
   }
   for (const auto& [layer, split] : edit.splits)
-    if (!split_kernels_seen.count(layer))
+    if (!split.by_width && !split_kernels_seen.count(layer))
       throw BadInput(label + ": has no array '" + layer + "/kernel:0' for the lm_head layer being split");
   out.close();
   return report;

@@ -98,6 +98,10 @@ const std::vector<Row> kRules = {
      {"position-mixing", "2", Severity::error, lint::position_mixing},
      "an op mixing positions outside the attention matmuls (reduce/softmax/cumsum/conv/pool over SEQ, "
      "non-attention activation x activation MatMul, constant x activation MatMul over SEQ)"},
+    // Before unknown-op, which accepts Erf as an op: this rule judges where it stands.
+    {Scope::node,
+     {"erf-outside-gelu", "2", Severity::error, lint::erf_outside_gelu},
+     "an Erf that is not inside torch's exact GELU (Div by sqrt 2, Erf, Add 1, Mul x, Mul 0.5)"},
     {Scope::node,
      {"unknown-op", "2", Severity::warning, lint::known_op},
      "an op outside the patterns the DFC is known to parse"},

@@ -110,6 +110,33 @@ std::optional<std::vector<int64_t>> tensor_ints(const onnx::TensorProto& t) {
   return std::nullopt;
 }
 
+// The value of a one-element FLOAT or DOUBLE tensor held in the file.
+std::optional<double> tensor_scalar(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  for (int64_t d : t.dims())  // one element: every dim 1 (no product, which a crafted file could overflow)
+    if (d != 1) return std::nullopt;
+  if (t.data_type() == onnx::TensorProto::FLOAT) {
+    if (t.has_raw_data()) {
+      if (t.raw_data().size() != sizeof(float)) return std::nullopt;
+      float v;
+      std::memcpy(&v, t.raw_data().data(), sizeof v);
+      return v;
+    }
+    if (t.float_data_size() == 1) return t.float_data(0);
+    return std::nullopt;
+  }
+  if (t.data_type() == onnx::TensorProto::DOUBLE) {
+    if (t.has_raw_data()) {
+      if (t.raw_data().size() != sizeof(double)) return std::nullopt;
+      double v;
+      std::memcpy(&v, t.raw_data().data(), sizeof v);
+      return v;
+    }
+    if (t.double_data_size() == 1) return t.double_data(0);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
@@ -181,6 +208,8 @@ void LintContext::index() {
   for (const auto& n : g.node()) {
     for (const auto& in : n.input())
       if (!in.empty()) consumers_[in].push_back(&n);
+    for (const auto& out : n.output())
+      if (!out.empty()) producers_.emplace(out, &n);
     if (n.op_type() == "Constant" && default_domain(n) && n.output_size() == 1) {
       constants_.insert(n.output(0));
       if (const auto* v = find_attr(n, "value"); v && v->has_t()) {
@@ -227,6 +256,17 @@ std::optional<std::vector<int64_t>> LintContext::const_ints(const std::string& n
   auto it = const_tensors_.find(name);
   if (it == const_tensors_.end()) return std::nullopt;
   return tensor_ints(*it->second);
+}
+
+std::optional<double> LintContext::const_scalar(const std::string& name) const {
+  auto it = const_tensors_.find(name);
+  if (it == const_tensors_.end()) return std::nullopt;
+  return tensor_scalar(*it->second);
+}
+
+const onnx::NodeProto* LintContext::producer(const std::string& name) const {
+  auto it = producers_.find(name);
+  return it == producers_.end() ? nullptr : it->second;
 }
 
 // True when `axis` (normalized) of a tensor shaped `s` is its sequence axis:

@@ -64,6 +64,10 @@ class LintContext {
   bool consumed_anywhere(const std::string& name) const { return consumed_anywhere_.count(name) > 0; }
   std::vector<const onnx::NodeProto*> consumers(const std::string& name) const;
   std::optional<std::vector<int64_t>> const_ints(const std::string& name) const;
+  // The value of a one-element float or double constant held in the file; nullopt otherwise.
+  std::optional<double> const_scalar(const std::string& name) const;
+  // The node that writes `name`; nullptr for graph inputs, initializers and unknown names.
+  const onnx::NodeProto* producer(const std::string& name) const;
   // True when `axis` (normalized) of a tensor shaped `s` is its sequence axis.
   bool is_seq_axis(const Shape& s, int64_t axis) const;
 
@@ -84,6 +88,7 @@ class LintContext {
   std::unordered_set<std::string> constants_;  // initializers, Constant outputs, and what only they feed
   std::unordered_map<std::string, const onnx::TensorProto*> const_tensors_;
   std::unordered_map<std::string, std::vector<const onnx::NodeProto*>> consumers_;
+  std::unordered_map<std::string, const onnx::NodeProto*> producers_;
   std::unordered_set<std::string> consumed_anywhere_;  // including subgraphs
   std::unordered_set<std::string> graph_outputs_;
   int64_t seq_ = 0;
@@ -118,6 +123,8 @@ void no_expand(const LintItem&, rules::RuleOut&);
 void reshape_transpose(const LintItem&, rules::RuleOut&);
 void gather_on_activation(const LintItem&, rules::RuleOut&);
 void known_op(const LintItem&, rules::RuleOut&);
+// gelu_erf.cpp
+void erf_outside_gelu(const LintItem&, rules::RuleOut&);
 // position_mixing.cpp
 void position_mixing(const LintItem&, rules::RuleOut&);
 // export_contract.cpp: the graph against the manifest export wrote with it

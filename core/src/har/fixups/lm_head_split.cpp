@@ -7,6 +7,14 @@
 // output_layers_order lists the shards in place of the original conv.
 // The widths come from manifest.json (`lm_head_shards`, what export chose),
 // else from the same rule export uses.
+//
+// Between the conv and its output layer may sit per-channel layers: the
+// final logit soft-cap tanh(x / c) * c of Gemma 2 (and of a Gemma 3 whose
+// config sets final_logit_softcapping). Each shard gets its own copy of
+// them, so every shard's logits are capped, not only the first's; arrays as
+// wide as the vocabulary are sliced with the conv's columns.
+#include <map>
+
 #include "fixup_common.hpp"
 #include "llm2hef/sdk/blocks.hpp"
 
@@ -20,6 +28,17 @@ void set_last(ojson& layer, const char* field, int64_t w) {
   if (!layer.contains(field)) return;
   for (auto& s : layer[field])
     if (!s.empty()) s.back() = w;
+}
+
+// Layers that compute each output channel from the same channel alone, so
+// a copy per shard computes what the whole did: activations (tanh), per-channel
+// normalization (a scale), one-input elementwise ops (a constant folded in),
+// shortcuts. How the parser writes a Div or Mul by a scalar is not public, so
+// these are the HN types (hailo-contract.md section 4) that can hold one.
+bool per_channel(const HnModel& hn, const std::string& layer) {
+  const std::string t = hn.type(layer);
+  if (t == "activation" || t == "normalization" || t == "shortcut") return true;
+  return (t == "ew_mult" || t == "ew_div" || t == "ew_add" || t == "ew_sub") && hn.inputs(layer).size() == 1;
 }
 
 std::vector<std::string> output_convs(const HnModel& hn) {
@@ -69,15 +88,35 @@ FixupResult lm_head_split(FixupInput& in) {
       throw Unsupported("lm_head shards " + join_ints(wanted) +
                         " are not equal; the runtime requires equal output frame sizes (hailo-contract.md section 9)");
 
-  const std::string conv = outs[0];
-  if (hn.type(conv) != "conv" || hn.inputs(conv).size() != 1)
-    throw BadInput(hn.label() + ": output '" + conv + "' is a " + hn.type(conv) + " with " +
-                   std::to_string(hn.inputs(conv).size()) + " inputs; expected the single-input lm_head conv");
+  // From the output back to the lm_head conv through the per-channel tail.
+  const std::string end = outs[0];
+  std::vector<std::string> tail;
+  std::string conv = end;
+  while (hn.type(conv) != "conv") {
+    const auto ins = hn.inputs(conv);
+    if (!per_channel(hn, conv) || ins.size() != 1 || hn.outputs(conv).size() != 1 ||
+        last_width(hn, ins[0], hn.output_shapes(ins[0]), "output_shapes") != vocab)
+      throw Unsupported(hn.label() + ": output '" + end + "' is reached from " +
+                        (ins.size() == 1 ? "'" + ins[0] + "' " : std::string()) + "through '" + conv + "' (" +
+                        hn.type(conv) + ", " + std::to_string(ins.size()) + " input(s), " +
+                        std::to_string(hn.outputs(conv).size()) +
+                        " consumer(s)); only a chain of one-input, one-consumer per-channel layers (activation, "
+                        "normalization, shortcut, one-input ew_*) as wide as the output may sit between the lm_head "
+                        "conv and its output layer, as each shard needs its own copy");
+    tail.insert(tail.begin(), conv);
+    conv = ins[0];
+  }
+  if (hn.inputs(conv).size() != 1)
+    throw BadInput(hn.label() + ": lm_head conv '" + conv + "' has " + std::to_string(hn.inputs(conv).size()) +
+                   " inputs; expected one");
   const auto conv_outs = hn.outputs(conv);
-  if (conv_outs.size() != 1 || hn.type(conv_outs[0]) != "output_layer")
-    throw BadInput(hn.label() + ": lm_head conv '" + conv + "' feeds " + join(conv_outs) +
-                   ", expected exactly one output_layer");
-  const std::string out_layer = conv_outs[0];
+  const auto end_outs = hn.outputs(end);
+  if (conv_outs.size() != 1 || end_outs.size() != 1 || hn.type(end_outs[0]) != "output_layer")
+    throw BadInput(
+        hn.label() + ": lm_head conv '" + conv + "' feeds " + join(conv_outs) +
+        (tail.empty() ? std::string() : " and its last per-channel layer '" + end + "' feeds " + join(end_outs)) +
+        ", expected one chain ending in exactly one output_layer");
+  const std::string out_layer = end_outs[0];
   // The single-consumer slice/normalization chain above the conv.
   std::vector<std::string> chain;
   std::string fan = hn.inputs(conv)[0];
@@ -92,6 +131,9 @@ FixupResult lm_head_split(FixupInput& in) {
   split.shards.push_back(conv);
   split.widths.push_back(w);
   std::vector<std::string> new_convs = {conv};
+  std::vector<std::string> new_ends = {end};
+  std::map<std::string, WeightsEdit::Split> tail_splits;
+  for (const auto& t : tail) tail_splits[t] = WeightsEdit::Split{{t}, {w}, true};
   for (size_t k = 1; k < wanted.size(); ++k) {
     std::string prev = fan;
     std::vector<std::string> made;
@@ -112,24 +154,46 @@ FixupResult lm_head_split(FixupInput& in) {
     cl["output"] = ojson::array();
     hn.doc()["layers"][c] = std::move(cl);
     hn.layer(prev)["output"].push_back(c);
+    set_last(hn.layer(c), "output_shapes", w);
+    // The per-channel tail, copied behind this shard's conv.
+    std::string last = c;
+    std::vector<std::string> tail_copies;
+    for (const auto& t : tail) {
+      const std::string copy = hn.fresh_name(scope, hn.type(t));
+      ojson l = hn.layer(t);
+      l["input"] = ojson::array({last});
+      l["output"] = ojson::array();
+      hn.doc()["layers"][copy] = std::move(l);
+      hn.layer(last)["output"].push_back(copy);
+      set_last(hn.layer(copy), "input_shapes", w);
+      set_last(hn.layer(copy), "output_shapes", w);
+      tail_splits[t].shards.push_back(copy);
+      tail_splits[t].widths.push_back(w);
+      tail_copies.push_back(copy);
+      last = copy;
+    }
     const std::string o = hn.fresh_name(scope, "output_layer");
     ojson ol = hn.layer(out_layer);
-    ol["input"] = ojson::array({c});
+    ol["input"] = ojson::array({last});
     ol["output"] = ojson::array();
     hn.doc()["layers"][o] = std::move(ol);
-    hn.layer(c)["output"] = ojson::array({o});
-    for (const auto& n : {c, o}) {
-      set_last(hn.layer(n), "output_shapes", w);
-    }
+    hn.layer(last)["output"] = ojson::array({o});
+    set_last(hn.layer(o), "output_shapes", w);
     set_last(hn.layer(o), "input_shapes", w);
     split.shards.push_back(c);
     split.widths.push_back(w);
     new_convs.push_back(c);
-    r.changes.push_back("shard " + std::to_string(k) + ": conv '" + c + "' (" + std::to_string(w) + " wide) -> '" + o +
-                        "'" + (made.empty() ? "" : " behind copies " + join(made)) + " of " + join(chain) +
-                        ", fed by '" + fan + "'");
+    new_ends.push_back(last);
+    r.changes.push_back("shard " + std::to_string(k) + ": conv '" + c + "' (" + std::to_string(w) + " wide)" +
+                        (tail_copies.empty() ? std::string() : " -> " + join(tail_copies, " -> ")) + " -> '" + o + "'" +
+                        (made.empty() ? "" : " behind copies " + join(made)) + " of " + join(chain) + ", fed by '" +
+                        fan + "'");
   }
   set_last(hn.layer(conv), "output_shapes", w);
+  for (const auto& t : tail) {
+    set_last(hn.layer(t), "input_shapes", w);
+    set_last(hn.layer(t), "output_shapes", w);
+  }
   set_last(hn.layer(out_layer), "input_shapes", w);
   set_last(hn.layer(out_layer), "output_shapes", w);
   for (const auto& c : new_convs) {
@@ -141,18 +205,24 @@ FixupResult lm_head_split(FixupInput& in) {
   ojson order = ojson::array();
   if (np.is_object() && np.contains("output_layers_order"))
     for (const auto& n : np["output_layers_order"]) {
-      if (n.get<std::string>() == conv)
-        for (const auto& c : new_convs) order.push_back(c);
+      if (n.get<std::string>() == end)
+        for (const auto& e : new_ends) order.push_back(e);
       else
         order.push_back(n);
     }
   else
-    for (const auto& c : new_convs) order.push_back(c);
+    for (const auto& e : new_ends) order.push_back(e);
   np["output_layers_order"] = order;
   in.weights.splits[conv] = split;
-  r.changes.insert(r.changes.begin(), "split lm_head conv '" + conv + "' (" + std::to_string(vocab) + " wide) into " +
-                                          std::to_string(wanted.size()) + " x " + std::to_string(w) + " (" + why +
-                                          "); kernel and bias sliced; output_layers_order " + join(new_convs));
+  for (auto& [t, ts] : tail_splits) in.weights.splits[t] = std::move(ts);
+  r.changes.insert(r.changes.begin(),
+                   "split lm_head conv '" + conv + "' (" + std::to_string(vocab) + " wide) into " +
+                       std::to_string(wanted.size()) + " x " + std::to_string(w) + " (" + why +
+                       "); kernel and bias sliced" +
+                       (tail.empty() ? std::string()
+                                     : "; per-channel layers behind it (" + join(tail) +
+                                           ") copied per shard, arrays as wide as the output sliced") +
+                       "; output_layers_order " + join(new_ends));
   return r;
 }
 

@@ -72,8 +72,10 @@ FixupResult rope_input_widening(FixupInput& in) {
                         std::to_string(c.widened) + " (" + std::to_string(c.widened / c.width) +
                         " tiles) and removed tiling conv '" + c.conv + "', now feeding " + join(consumers));
   }
-  if (found.empty())
-    r.note = already.empty() ? "no pe input feeds a tiling conv" : "pe inputs already widened: " + join(already);
+  // Already as wide: widened by an earlier run, or tiled once (one KV head:
+  // the k tables are theta x 1, and the export's identity tiling conv stays).
+  if (!already.empty()) r.note = "pe inputs already as wide as the runtime writes them: " + join(already);
+  if (found.empty() && already.empty()) r.note = "no pe input feeds a tiling conv";
   return r;
 }
 

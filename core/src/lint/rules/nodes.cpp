@@ -14,7 +14,8 @@ namespace {
 // What torch's TorchScript exporter writes for the parsed formulation (§2 "Op
 // patterns"): rsqrt is Sqrt then Div(1, .), so Reciprocal is not here;
 // LayerNormalization is torch's opset-17 spelling of nn.LayerNorm (GPT-2 in
-// SEED's run, docs/gpt2.md).
+// SEED's run, docs/gpt2.md). Erf is known only inside torch's exact GELU,
+// which the rule erf-outside-gelu (gelu_erf.cpp) checks on every Erf.
 const std::set<std::string> kKnownOps = {"MatMul",     "Add",       "Sub",      "Mul",
                                          "Div",        "Pow",       "Sqrt",     "LayerNormalization",
                                          "ReduceMean", "Sigmoid",   "Tanh",     "Softmax",

@@ -22,8 +22,13 @@ struct WeightsEdit {
   struct Split {
     std::vector<std::string> shards;  // layer per shard; shards[0] may be the original name
     std::vector<int64_t> widths;      // last-axis width per shard
+    // false (the lm_head conv): `kernel` and `bias` sliced on the last axis,
+    // other arrays copied; the layer must have a kernel. true (a per-channel
+    // layer behind it, e.g. the final logit soft-cap): every array whose last
+    // axis is the whole width is sliced, other arrays copied.
+    bool by_width = false;
   };
-  std::map<std::string, Split> splits;  // `kernel` and `bias` sliced on the last axis, other arrays copied
+  std::map<std::string, Split> splits;
 
   bool empty() const { return dropped.empty() && copies.empty() && splits.empty(); }
 };
