@@ -200,7 +200,7 @@ struct Builder {
   }
 
   // <arch>.rope.dimension_count is llama.cpp's n_rot, the dimensions of each
-  // head that RoPE turns. Only phi3, stablelm and gptneox have a partial-
+  // head that RoPE turns. Only phi3, phi2, stablelm and gptneox have a partial-
   // rotary key in their transformers config (they read `rotary` below); the
   // other families' transformers code turns all of head_dim, so a smaller
   // count is refused rather than exported as full rotary (llama.cpp refuses
@@ -217,7 +217,7 @@ struct Builder {
       throw BadInput(meta.where(k) + " is " + std::to_string(*dims) +
                      ", expected an even number of dimensions from 2 to head_dim (" + std::to_string(hd) + ")");
     const std::string& a = arch.gguf;
-    if (a != "phi3" && a != "stablelm" && a != "gptneox")
+    if (a != "phi3" && a != "phi2" && a != "stablelm" && a != "gptneox")
       throw Unsupported(meta.where(k) + " is " + std::to_string(*dims) + " but head_dim is " + std::to_string(hd) +
                         ": RoPE on part of each head, which " + arch.hf_architecture +
                         " does not have (it turns all of head_dim; llm2hef converts partial rotary for phi3, "
@@ -441,6 +441,26 @@ struct Builder {
     }
   }
 
+  // Phi-2: Phi2Model.set_gguf_parameters writes feed_forward_length as
+  // 4 * n_embd whatever the model's intermediate_size, head_count_kv as
+  // head_count, no rope.freq_base (llama.cpp's default 10000, transformers'
+  // too) and n_rot = int(partial_rotary_factor * n_embd) / n_head. The width
+  // is taken from the fc1 weight, which the graph uses.
+  void phi2() {
+    c["hidden_act"] = "gelu_new";
+    const int64_t hd = head_dim();
+    c["partial_rotary_factor"] = static_cast<double>(rotary) / static_cast<double>(hd);
+    c["qk_layernorm"] = false;
+    if (const GgufTensorInfo* up = tensors.find("blk.0.ffn_up.weight"); up && up->ne.size() == 2) {
+      const auto width = static_cast<int64_t>(up->ne[1]);
+      if (c.contains("intermediate_size") && c["intermediate_size"] != width)
+        note("Phi-2: intermediate_size " + std::to_string(width) + " from blk.0.ffn_up.weight; '" +
+             key("feed_forward_length") + "' says " + c["intermediate_size"].dump() +
+             " (llama.cpp's converter writes 4 x hidden for every Phi-2 model)");
+      c["intermediate_size"] = width;
+    }
+  }
+
   void stablelm() {
     const int64_t layers = c["num_hidden_layers"];
     c["hidden_act"] = "silu";
@@ -535,6 +555,8 @@ GgufConfig gguf_config(const GgufMetadata& meta, const GgufArch& arch, const Ggu
     b.gemma(true);
   else if (a == "phi3")
     b.phi3();
+  else if (a == "phi2")
+    b.phi2();
   else if (a == "stablelm")
     b.stablelm();
   else if (a == "gptneox")
