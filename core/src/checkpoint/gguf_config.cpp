@@ -288,13 +288,17 @@ struct Builder {
   // conversion/llama.py generate_extra_tensors writes, for rope_type llama3,
   // one factor per frequency from (factor, low_freq_factor,
   // high_freq_factor, original_max_position_embeddings); GGUF keeps only the
-  // factors. They determine the rule: factor is the largest; between the
-  // two wavelength thresholds 1/f = (1-s)/factor + s with s = a/wavelen - b
-  // (a = original/(high-low), b = low/(high-low)), fitted on the factors
-  // strictly between 1 and factor; low_freq_factor is then taken as 1 (any
-  // choice with the same a, b gives the same function), and the result is
-  // checked against every stored factor. Refused when it does not reproduce
-  // them, or when fewer than two factors lie between the thresholds.
+  // factors, and they are the model (llama.cpp divides each frequency by its
+  // factor). The rule: wavelengths below original/high keep factor 1, those
+  // above original/low get the largest factor, and between them
+  // 1/f = (1-s)/factor + s with s = (original/wavelen - low)/(high - low).
+  // Only the ratios matter, so low_freq_factor is taken as 1. With two or
+  // more factors strictly between 1 and the largest, the line through them
+  // determines high and original. With fewer (head_dim <= 32 puts at most
+  // one frequency in the band) many parameter sets give the same factors:
+  // Meta's published ones (high 4, original 8192, every Llama 3.x release)
+  // are tried first, then one solved from the stored factors and the gaps
+  // around the band. Whatever is written must reproduce every stored factor.
   void llama3_rope(double theta, int64_t default_head_dim, Json& scaling) {
     const std::vector<float> factors = rope_factors("rope_freqs.weight");
     const int64_t dim = c.contains("head_dim") ? c["head_dim"].get<int64_t>() : default_head_dim;
@@ -302,58 +306,113 @@ struct Builder {
       throw BadInput(meta.origin() + ": tensor 'rope_freqs.weight' has " + std::to_string(factors.size()) +
                      " values, expected head_dim / 2 = " + std::to_string(dim / 2));
     if (std::all_of(factors.begin(), factors.end(), [](float f) { return f == 1.0f; })) return;  // no scaling
-    double factor = 0.0, least = factors.empty() ? 1.0 : factors.front();
+    double factor = 0.0, least = factors.front();
     for (float f : factors) factor = std::max(factor, static_cast<double>(f)), least = std::min(least, double{f});
-    std::vector<double> inv_wavelen(factors.size());
-    for (size_t i = 0; i < factors.size(); ++i) {
-      // As the converter computes them: float32 frequencies, double wavelengths.
-      const float freq =
-          1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
-      inv_wavelen[i] = 1.0 / (2 * M_PI / static_cast<double>(freq));
-    }
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    int n = 0;
-    for (size_t i = 0; i < factors.size(); ++i) {
-      const double f = factors[i];
-      if (f <= 1.0 * (1 + 1e-6) || f >= factor * (1 - 1e-6)) continue;
-      const double s = (1.0 / f - 1.0 / factor) / (1.0 - 1.0 / factor);
-      sx += inv_wavelen[i], sy += s, sxx += inv_wavelen[i] * inv_wavelen[i], sxy += inv_wavelen[i] * s, ++n;
-    }
     const auto refuse = [&](const std::string& why) {
       throw Unsupported(meta.origin() + ": tensor 'rope_freqs.weight' (Llama 3 RoPE frequency factors): " + why +
                         "; its HF rope_scaling cannot be rebuilt exactly");
     };
     if (least < 1.0)
       refuse("factor " + number_text(least) + " is below 1; Llama 3's rule divides each frequency by 1 to factor");
-    if (n < 2)
-      refuse("fewer than two factors lie between 1 and the largest, so the rule's parameters are not determined");
-    const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
-    if (!(a > 0) || !(b > 0)) refuse("the factors do not follow Llama 3's rule");
+    // As the converter computes them: float32 frequencies, double wavelengths
+    // (they grow with the index).
+    std::vector<double> wavelen(factors.size());
+    for (size_t i = 0; i < factors.size(); ++i) {
+      const float freq =
+          1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
+      wavelen[i] = 2 * M_PI / static_cast<double>(freq);
+    }
+    // Each factor's place in the rule: 1 (kept), the largest (divided), or between (smoothed).
+    const auto is_one = [](double f) { return f <= 1.0 + 1e-6; };
+    const auto is_top = [&](double f) { return f >= factor * (1 - 1e-6); };
+    double last_one = 0.0, first_top = 0.0;  // longest kept and shortest divided wavelength
+    std::vector<size_t> band;
+    int place = 0;  // 0 kept, 1 smoothed, 2 divided: never decreasing along the wavelengths
+    for (size_t i = 0; i < factors.size(); ++i) {
+      const double f = factors[i];
+      const int p = is_one(f) ? 0 : is_top(f) ? 2 : 1;
+      if (p < place) refuse("the factors do not grow with the wavelength, as Llama 3's rule makes them");
+      place = p;
+      if (p == 0) last_one = wavelen[i];
+      if (p == 1) band.push_back(i);
+      if (p == 2 && first_top == 0.0) first_top = wavelen[i];
+    }
+    const auto smooth_of = [&](double f) { return (1.0 / f - 1.0 / factor) / (1.0 - 1.0 / factor); };
+    // The first stored factor the rule (low 1) does not give, or -1.
+    const auto mismatch = [&](double high, double original) -> int64_t {
+      if (!(high > 1.0) || !(original > 0.0) || !std::isfinite(high) || !std::isfinite(original)) return 0;
+      for (size_t i = 0; i < factors.size(); ++i) {
+        double expect = 1.0;
+        if (wavelen[i] > original)
+          expect = factor;
+        else if (wavelen[i] >= original / high) {
+          const double s = (original / wavelen[i] - 1.0) / (high - 1.0);
+          expect = 1.0 / ((1.0 - s) / factor + s);
+        }
+        if (std::fabs(expect - factors[i]) > 1e-5 * expect) return static_cast<int64_t>(i);
+      }
+      return -1;
+    };
     const auto nice = [](double v) {
       return std::fabs(v - std::round(v)) < 1e-3 * std::max(1.0, std::fabs(v)) ? std::round(v) : v;
     };
-    const double low = 1.0, high = nice(low + low / b), original = nice(a * (high - low));
-    for (size_t i = 0; i < factors.size(); ++i) {
-      const double wavelen = 1.0 / inv_wavelen[i];
-      double expect = 1.0;
-      if (wavelen > original / low)
-        expect = factor;
-      else if (wavelen >= original / high) {
-        const double s = (original / wavelen - low) / (high - low);
-        expect = 1.0 / ((1.0 - s) / factor + s);
+    std::vector<std::pair<double, double>> candidates;  // (high, original)
+    if (band.size() >= 2) {
+      // s = a / wavelen - b: a = original / (high - 1), b = 1 / (high - 1).
+      double sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (size_t i : band) {
+        const double x = 1.0 / wavelen[i], s = smooth_of(factors[i]);
+        sx += x, sy += s, sxx += x * x, sxy += x * s;
       }
-      if (std::fabs(expect - factors[i]) > 1e-5 * expect)
-        refuse("factor " + std::to_string(factors[i]) + " at frequency " + std::to_string(i) +
-               " differs from the fitted rule's " + std::to_string(expect));
+      const double n = static_cast<double>(band.size());
+      const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
+      if (!(a > 0) || !(b > 0)) refuse("the factors do not follow Llama 3's rule");
+      const double high = nice(1.0 + 1.0 / b);
+      candidates.emplace_back(high, nice(a * (high - 1.0)));
+    } else {
+      candidates.emplace_back(4.0, 8192.0);
+      // The band must hold the smoothed wavelength (if any) and nothing else:
+      // original below the shortest divided wavelength, original / high
+      // above the longest kept one.
+      const double top = first_top;  // > 0: some factor is the largest
+      if (band.size() == 1) {
+        const double w = wavelen[band[0]], s = smooth_of(factors[band[0]]);
+        // original = w (1 + s (high - 1)); high below where either bound is met.
+        double high_max = s > 0 ? 1.0 + (top / w - 1.0) / s : 1e9;
+        if (last_one > 0 && last_one > w * s) high_max = std::min(high_max, w * (1.0 - s) / (last_one - w * s));
+        const double high = high_max > 4.0 ? 4.0 : (1.0 + high_max) / 2.0;
+        const double original = std::round(w * (1.0 + s * (high - 1.0)));
+        candidates.emplace_back(1.0 + (original / w - 1.0) / s, original);  // original a whole number
+        candidates.emplace_back(high, w * (1.0 + s * (high - 1.0)));
+      } else {
+        const double high = last_one > 0 ? std::min(4.0, std::sqrt(top / last_one)) : 4.0;
+        const double original = last_one > 0 ? std::sqrt(high * last_one * top) : top / 2.0;
+        candidates.emplace_back(high, std::round(original));
+        candidates.emplace_back(high, original);
+      }
     }
-    scaling = {{"rope_type", "llama3"},
-               {"factor", f32_decimal(factor)},
-               {"low_freq_factor", low},
-               {"high_freq_factor", high},
-               {"original_max_position_embeddings", static_cast<int64_t>(original)}};
-    note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + std::to_string(factor) +
-         ", low_freq_factor 1, high_freq_factor " + std::to_string(high) + ", original_max_position_embeddings " +
-         std::to_string(static_cast<int64_t>(original)));
+    int64_t bad = 0;
+    for (const auto& [high, original] : candidates) {
+      bad = mismatch(high, original);
+      if (bad >= 0) continue;
+      const bool whole = original == std::round(original);
+      scaling = {{"rope_type", "llama3"},
+                 {"factor", f32_decimal(factor)},
+                 {"low_freq_factor", 1.0},
+                 {"high_freq_factor", high},
+                 {"original_max_position_embeddings", whole ? Json(static_cast<int64_t>(original)) : Json(original)}};
+      note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + number_text(factor) +
+           ", low_freq_factor 1, high_freq_factor " + number_text(high) + ", original_max_position_embeddings " +
+           number_text(original) +
+           (band.size() >= 2 ? std::string()
+                             : " (" + std::to_string(band.size()) +
+                                   " factor(s) between 1 and the largest leave the rule's parameters open; these "
+                                   "reproduce every stored factor)"));
+      return;
+    }
+    const auto i = static_cast<size_t>(std::max<int64_t>(bad, 0));
+    refuse("factor " + number_text(factors[i]) + " at frequency " + std::to_string(i) +
+           " is not what Llama 3's rule gives for the factors around it");
   }
 
   void llama_family() {
