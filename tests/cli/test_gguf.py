@@ -247,3 +247,10 @@ def test_llama3_rope_with_fewer_than_two_smoothed_factors(tmp_path, case):
     else:
         np.testing.assert_allclose(got, want, rtol=2e-7, atol=0)
 
+
+def test_qwen2_gguf_announces_no_o_proj_bias(tmp_path):
+    """Qwen2 has q/k/v biases and no o_proj bias; inspect of its GGUF says what the HF folder's says."""
+    folder, hf = gguf_folder(tmp_path, "qwen2-tiny")
+    got, want = run("inspect", folder, check=True).stdout, run("inspect", hf, check=True).stdout
+    assert "q/k/v projection biases" in got
+    assert "q/k/v/o" not in got and "q/k/v/o" not in want

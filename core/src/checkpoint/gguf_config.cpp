@@ -418,7 +418,10 @@ struct Builder {
   void llama_family() {
     const int64_t layers = c["num_hidden_layers"];
     c["hidden_act"] = "silu";
-    c["attention_bias"] = any_block_has("attn_q.bias", layers);
+    // Qwen2's config has no attention_bias: Qwen2Attention always has q/k/v
+    // biases and never an o_proj one. Writing the key (true, from the q
+    // bias) made the Llama-family description announce an o_proj bias.
+    if (arch.gguf != "qwen2") c["attention_bias"] = any_block_has("attn_q.bias", layers);
     c["mlp_bias"] = any_block_has("ffn_up.bias", layers);
   }
 
