@@ -403,7 +403,7 @@ struct Builder {
                  {"original_max_position_embeddings", whole ? Json(static_cast<int64_t>(original)) : Json(original)}};
       note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + number_text(factor) +
            ", low_freq_factor 1, high_freq_factor " + number_text(high) + ", original_max_position_embeddings " +
-           number_text(original) +
+           (whole ? std::to_string(static_cast<int64_t>(original)) : number_text(original)) +
            (band.size() >= 2 ? std::string()
                              : " (" + std::to_string(band.size()) +
                                    " factor(s) between 1 and the largest leave the rule's parameters open; these "
