@@ -75,6 +75,25 @@ def test_gguf_export_equals_hf_export(tmp_path, name):
     assert (a / "model.onnx.data").read_bytes() == (b / "model.onnx.data").read_bytes()
 
 
+def test_phi2_gguf_with_fused_qkv_equals_hf_export(tmp_path):
+    """phi-2 GGUFs converted from Microsoft's first layout hold one attn_qkv per block, which
+    llama.cpp's phi2 graph reads as rows [q; k; v]: split back to q_proj / k_proj / v_proj."""
+    made = tmp_path / "made"
+    path = fx.convert(REPO / "tests/fixtures/phi2-tiny", made, "F32", fused_qkv=True)
+    assert "blk.0.attn_qkv.weight" in {t.name for t in gguf.GGUFReader(str(path)).tensors}
+    folder = tmp_path / "gguf"
+    folder.mkdir()
+    shutil.move(str(path), folder / path.name)
+    for t in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(made / "phi2-tiny-hf" / t, folder / t)
+    a, b = tmp_path / "hf-out", tmp_path / "gguf-out"
+    assert export(made / "phi2-tiny-hf", a, "--gelu", "tanh").returncode == 0
+    r = export(folder, b, "--gelu", "tanh")
+    assert r.returncode == 0, r.stderr
+    assert (a / "model.onnx").read_bytes() == (b / "model.onnx").read_bytes()
+    assert (a / "model.onnx.data").read_bytes() == (b / "model.onnx.data").read_bytes()
+
+
 def test_split_gguf_equals_single_file(tmp_path):
     folder, hf = gguf_folder(tmp_path, "llama3-tiny", split=5)
     parts = sorted(folder.glob("*.gguf"))

@@ -107,9 +107,10 @@ const std::vector<Table>& tables() {
     // Phi-2 (PhiForCausalLM as transformers names it; Phi2Model has no
     // modify_tensors, so the data is as HF stores it): one LayerNorm per
     // block, dense / fc1 / fc2, biases everywhere, lm_head with a bias.
-    // MODEL_TENSORS[PHI2] also lists attn_qkv, the fused Wqkv of Microsoft's
-    // first phi-2 layout; transformers' PhiForCausalLM has separate q/k/v, so
-    // a file with it is refused as a tensor the table does not know.
+    // MODEL_TENSORS[PHI2] also lists attn_qkv: files converted from
+    // Microsoft's first phi-2 layout (mixer.Wqkv, before transformers had
+    // PhiForCausalLM) hold q, k and v fused, which llama.cpp's phi2 graph
+    // reads as rows [q; k; v] (views at 0, n_embd, n_embd + n_embd_gqa).
     v.push_back(
         {{"phi2", "PhiForCausalLM", "phi"},
          {{"token_embd", "model.embed_tokens"}, {"output_norm", "model.final_layernorm"}, {"output", "lm_head"}},
@@ -117,6 +118,7 @@ const std::vector<Table>& tables() {
           {"attn_q", "model.layers.{N}.self_attn.q_proj"},
           {"attn_k", "model.layers.{N}.self_attn.k_proj"},
           {"attn_v", "model.layers.{N}.self_attn.v_proj"},
+          {"attn_qkv", "model.layers.{N}.self_attn.{QKV}_proj", T::split_qkv, T::split_qkv},
           {"attn_output", "model.layers.{N}.self_attn.dense"},
           {"ffn_up", "model.layers.{N}.mlp.fc1"},
           {"ffn_down", "model.layers.{N}.mlp.fc2"}}});
