@@ -10,6 +10,7 @@ exit 3, a message naming the file and the key or tensor, and nothing written.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import struct
@@ -17,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +33,7 @@ _spec.loader.exec_module(fx)
 
 FAMILIES = ["llama3-tiny", "mistral-tiny", "granite-tiny", "smollm3-tiny", "qwen2-tiny", "qwen3-tiny", "gemma2-tiny",
             "gemma3-tiny", "phi3-longrope", "olmo2-tiny", "stablelm-tiny", "stablelm-qkln", "stablelm-parallel",
-            "neox-parallel", "neox-sequential", "gpt2-tiny", "lfm2-tiny"]
+            "neox-parallel", "neox-sequential", "gpt2-tiny", "lfm2-tiny", "phi2-tiny"]
 
 
 def run(*args, check=False):
@@ -63,12 +65,31 @@ def export(src: Path, out: Path, *extra):
 def test_gguf_export_equals_hf_export(tmp_path, name):
     folder, hf = gguf_folder(tmp_path, name)
     a, b = tmp_path / "hf-out", tmp_path / "gguf-out"
-    extra = ("--gelu", "tanh") if name == "gpt2-tiny" else ()
+    extra = ("--gelu", "tanh") if name in ("gpt2-tiny", "phi2-tiny") else ()
     r = export(hf, a, *extra)
     assert r.returncode == 0, r.stderr
     r = export(folder, b, *extra)
     assert r.returncode == 0, r.stderr
     assert "GGUF weights:" in r.stderr
+    assert (a / "model.onnx").read_bytes() == (b / "model.onnx").read_bytes()
+    assert (a / "model.onnx.data").read_bytes() == (b / "model.onnx.data").read_bytes()
+
+
+def test_phi2_gguf_with_fused_qkv_equals_hf_export(tmp_path):
+    """phi-2 GGUFs converted from Microsoft's first layout hold one attn_qkv per block, which
+    llama.cpp's phi2 graph reads as rows [q; k; v]: split back to q_proj / k_proj / v_proj."""
+    made = tmp_path / "made"
+    path = fx.convert(REPO / "tests/fixtures/phi2-tiny", made, "F32", fused_qkv=True)
+    assert "blk.0.attn_qkv.weight" in {t.name for t in gguf.GGUFReader(str(path)).tensors}
+    folder = tmp_path / "gguf"
+    folder.mkdir()
+    shutil.move(str(path), folder / path.name)
+    for t in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(made / "phi2-tiny-hf" / t, folder / t)
+    a, b = tmp_path / "hf-out", tmp_path / "gguf-out"
+    assert export(made / "phi2-tiny-hf", a, "--gelu", "tanh").returncode == 0
+    r = export(folder, b, "--gelu", "tanh")
+    assert r.returncode == 0, r.stderr
     assert (a / "model.onnx").read_bytes() == (b / "model.onnx").read_bytes()
     assert (a / "model.onnx.data").read_bytes() == (b / "model.onnx.data").read_bytes()
 
@@ -194,3 +215,61 @@ def test_unsupported_quant_type_is_refused_naming_tensor_and_type(tmp_path):
     assert r.returncode in (3, 4), r.stderr
     r = export(path, tmp_path / "out")
     assert r.returncode in (3, 4) and not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- Llama 3 RoPE the factors leave open
+
+# rope_scaling of the llama3-tiny fixture (head_dim 16, theta 500000: 8 frequencies, wavelengths
+# 6.3, 33, 168, 864, 4443, 22846, ...). With fewer than two of them between original / high and
+# original / low, the stored factors fix the model but not the rule's parameters.
+FEW_SMOOTHED = {
+    # Llama 3.2's published parameters: one frequency smoothed.
+    "llama32": {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 8192},
+    # Others: one smoothed, none smoothed.
+    "one": {"factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 2.0, "original_max_position_embeddings": 6000},
+    "none": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 2.0, "original_max_position_embeddings": 2048},
+}
+
+
+@pytest.mark.parametrize("case", sorted(FEW_SMOOTHED))
+def test_llama3_rope_with_fewer_than_two_smoothed_factors(tmp_path, case):
+    """The fixture's rope_freqs.weight is written as conversion/llama.py generate_extra_tensors
+    writes it (make_gguf_fixtures.llama3_factors); export rebuilds a rope_scaling that reproduces
+    every stored factor, and the graph equals the HF folder's. Meta's parameters are rebuilt as
+    they were (theta.npy identical); others as an equivalent set (theta.npy within float32 rounding)."""
+    src = tmp_path / "llama3-tiny"
+    shutil.copytree(REPO / "tests/fixtures/llama3-tiny", src)
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["rope_scaling"] = {**FEW_SMOOTHED[case], "rope_type": "llama3"}
+    (src / "config.json").write_text(json.dumps(cfg, indent=2))
+    made = tmp_path / "made"
+    gguf_path = fx.convert(src, made, "F32")
+    factors = fx.llama3_factors(fx.rope_params(cfg), 16)
+    assert np.sum((factors > 1) & (factors < cfg["rope_scaling"]["factor"])) == (0 if case == "none" else 1)
+    folder = tmp_path / "gguf"
+    folder.mkdir()
+    shutil.move(str(gguf_path), folder / gguf_path.name)
+    for t in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        shutil.copy(src / t, folder / t)
+    a, b = tmp_path / "hf-out", tmp_path / "gguf-out"
+    r = export(made / "llama3-tiny-hf", a)
+    assert r.returncode == 0, r.stderr
+    r = export(folder, b)
+    assert r.returncode == 0, r.stderr
+    assert "Llama 3 scaling rebuilt from rope_freqs.weight" in r.stderr
+    assert (a / "model.onnx").read_bytes() == (b / "model.onnx").read_bytes()
+    assert (a / "model.onnx.data").read_bytes() == (b / "model.onnx.data").read_bytes()
+    want, got = np.load(a / "resources/theta.npy"), np.load(b / "resources/theta.npy")
+    if case == "llama32":
+        assert want.tobytes() == got.tobytes()
+    else:
+        np.testing.assert_allclose(got, want, rtol=2e-7, atol=0)
+
+
+def test_qwen2_gguf_announces_no_o_proj_bias(tmp_path):
+    """Qwen2 has q/k/v biases and no o_proj bias; inspect of its GGUF says what the HF folder's says."""
+    folder, hf = gguf_folder(tmp_path, "qwen2-tiny")
+    got, want = run("inspect", folder, check=True).stdout, run("inspect", hf, check=True).stdout
+    assert "q/k/v projection biases" in got
+    assert "q/k/v/o" not in got and "q/k/v/o" not in want

@@ -19,6 +19,7 @@ tools/fixtures/make_smollm2_references.py).
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -39,11 +40,30 @@ PROBE = Path(os.environ.get("LLM2HEF_GGUF_TOKENIZER_PROBE", REPO / "build" / "te
 
 NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
 
-# name -> (folder, tokenizer.ggml.pre as convert_hf_to_gguf.py names the vocabulary, model vocab_size)
+# name -> (folder, tokenizer.ggml.pre as convert_hf_to_gguf.py names the vocabulary, model vocab_size).
+# The converter picks the label by hashing the ids the tokenizer gives one test string
+# (get_vocab_base_pre; test_labels_are_the_converters checks the two real ones): the suite's
+# Llama 3 tokenizer.json is Meta's first, without a BOS post-processor, which hashes to
+# "smaug-bpe" (c136ed14...); "llama-bpe" (0ef9807a...) is the later one that adds BOS. The
+# tiny GPT-2 fixture is in no hash table; "gpt-2" is what its split is.
 VOCABULARIES = {
-    "llama3": (REAL / "llama3", "llama-bpe", 128256),
+    "llama3": (REAL / "llama3", "smaug-bpe", 128256),
     "qwen3": (REAL / "qwen3", "qwen2", 151936),
     "gpt2-tiny": (REPO / "tests" / "fixtures" / "gpt2-tiny", "gpt-2", 300),
+}
+
+# convert_hf_to_gguf.py get_vocab_base_pre: chktxt, and the entries of its hash table for the
+# vocabularies above (llama.cpp master; "ref:" is the model the hash was taken from).
+CHKTXT = ("\n \n\n \n\n\n \t \t\t \t\n  \n   \n    \n     \n\U0001f680 (normal) \U0001f636\u200d\U0001f32b\ufe0f "
+          "(multiple emojis concatenated) \u2705 \U0001f999\U0001f999 3 33 333 3333 33333 333333 3333333 33333333 3.3 "
+          "3..3 3...3 \u1780\u17b6\u1793\u17cb\u178f\u17c2\u1796\u17b7\u179f\u17c1\u179f\u17a2\u17b6\u1785\U0001f601 "
+          "?\u6211\u60f3\u5728apple\u5de5\u4f5c1314151\u5929\uff5e ------======= \u043d\u0435\u0449\u043e \u043d\u0430 "
+          "\u0411\u044a\u043b\u0433\u0430\u0440\u0441\u043a\u0438 ''''''```````\"\"\"\"......!!!!!!?????? I've been "
+          "'told he's there, 'RE you sure? 'M not sure I'll make it, 'D you like some tea? We'Ve a'lL")
+CONVERTER_LABELS = {
+    "0ef9807a4087ebef797fc749390439009c3b9eda9ad1a097abbe738f486c01e5": "llama-bpe",  # meta-llama/Meta-Llama-3-8B
+    "c136ed14d01c2745d4f60a9596ae66800e2b61fa45643e72436041855ad4089d": "smaug-bpe",  # Smaug-Llama-3-70B-Instruct
+    "e636dc30a262dcc0d8c323492e32ae2b70728f4df7dfe9737d9f920a282b8aea": "qwen2",  # Qwen/Qwen1.5-7B
 }
 
 STRINGS = [
@@ -62,6 +82,9 @@ STRINGS = [
     " ",
     "\n",
     "a",
+    # Words that are one token of Llama 3's vocabulary but that its merges would split: kept whole
+    # only where ignore_merges is set (Meta's tokenizer.json, tiktoken).
+    "Tiếng Việt: việc này hợp lý, nhiều điều",
 ]
 
 
@@ -213,10 +236,23 @@ def test_special_tokens_and_template(vocabulary):
     ids = v["written"].encode("Hello", add_special_tokens=True).ids
     plain = v["written"].encode("Hello", add_special_tokens=False).ids
     if v["config"]["add_bos_token"]:
-        # Llama 3: llama.cpp adds BOS to "llama-bpe" vocabularies (Meta's tokenizer.json does too).
         assert ids == [v["written"].token_to_id(bos)] + plain
     else:
+        # "smaug-bpe" (Meta's first Llama 3 tokenizer.json), "qwen2", "gpt-2": no BOS, as the originals.
         assert ids == plain
+    assert ids == v["original"].encode("Hello", add_special_tokens=True).ids
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3"])
+def test_labels_are_the_converters(name):
+    """The label each real vocabulary is written with is the one convert_hf_to_gguf.py gives it:
+    sha256 of str(tokenizer.encode(chktxt)) looked up in get_vocab_base_pre's table
+    (tokenizers' encode adds what the post-processor adds, as AutoTokenizer.encode does)."""
+    folder, pre, _ = VOCABULARIES[name]
+    if not (folder / "tokenizer.json").is_file():
+        pytest.fail(f"{folder / 'tokenizer.json'} is missing. Run tools/install-test-deps.sh.", pytrace=False)
+    ids = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")).encode(CHKTXT).ids
+    assert CONVERTER_LABELS.get(hashlib.sha256(str(ids).encode()).hexdigest()) == pre
 
 
 # --------------------------------------------------------------------------- the real SmolLM2 GGUF

@@ -83,6 +83,16 @@ TEST(GgufTokenizer, AddBosFlagOverridesTheDefault) {
   EXPECT_EQ(files.tokenizer_json["post_processor"]["type"], "ByteLevel");
 }
 
+TEST(GgufTokenizer, SmaugBpeIsTheLlama3SplitWithoutBos) {
+  const auto files = gguf_tokenizer_files(byte_level_metadata("smaug-bpe"), "model.gguf");
+  const json& t = files.tokenizer_json;
+  const json llama3 = gguf_tokenizer_files(byte_level_metadata("llama-bpe"), "model.gguf").tokenizer_json;
+  EXPECT_EQ(t["pre_tokenizer"], llama3["pre_tokenizer"]);
+  EXPECT_TRUE(t["model"]["ignore_merges"].get<bool>());  // as Meta's tokenizer.json
+  EXPECT_EQ(t["post_processor"]["type"], "ByteLevel");   // llama.cpp adds no BOS for smaug-bpe
+  EXPECT_FALSE(files.tokenizer_config["add_bos_token"].get<bool>());
+}
+
 TEST(GgufTokenizer, SmollmSplitsDigitsOneByOne) {
   const auto t = gguf_tokenizer_files(byte_level_metadata("smollm"), "model.gguf").tokenizer_json;
   EXPECT_EQ(t["pre_tokenizer"]["pretokenizers"][0], (json{{"type", "Digits"}, {"individual_digits", true}}));
@@ -206,6 +216,15 @@ TEST(GgufTokenizer, SentencePieceRefusals) {
   md = sentencepiece_metadata();
   md["tokenizer.ggml.remove_extra_whitespaces"] = true;
   EXPECT_NE(refusal(md).find("'tokenizer.ggml.remove_extra_whitespaces'"), std::string::npos);
+  // Every mergeable piece at one score (the converter's -1000 without tokenizer.model): no merge order.
+  md = sentencepiece_metadata();
+  for (auto& s : md["tokenizer.ggml.scores"]) s = -1000.0;
+  const std::string unordered = refusal(md);
+  EXPECT_NE(unordered.find("'tokenizer.ggml.scores': all 3 pieces that merges can make have the score -1000"),
+            std::string::npos)
+      << unordered;
+  EXPECT_NE(unordered.find("tokenizer.json"), std::string::npos);
+  // (A tie among some of them is an order still: sentencepiece_metadata's "ab" and "▁a" both score -1.)
   md = sentencepiece_metadata();
   md["tokenizer.ggml.scores"].erase(0);
   EXPECT_NE(refusal(md).find("'tokenizer.ggml.scores': has 264 entries for 265 tokens"), std::string::npos);

@@ -153,7 +153,7 @@ class GgufCheckpoint final : public sdk::Checkpoint {
     const GgufTensorInfo* stored = nullptr;
     GgufTransform transform = GgufTransform::none;
     std::vector<int64_t> row_source;  // HF row -> stored row (rows of info.row_size()); empty: the same row
-    uint64_t flat_base = 0;           // first stored element (split_heads)
+    uint64_t flat_base = 0;           // first stored element (split_heads, split_qkv)
   };
 
   const Slot& slot(std::string_view tensor) const;
@@ -371,6 +371,28 @@ void GgufCheckpoint::add_slots(const GgufArch& arch, int64_t blocks, const std::
           if (s.info.shape.size() != 2) throw BadInput(where + ": expected [channels, kernel]");
           s.info.shape = {s.info.shape[0], 1, s.info.shape[1]};
           break;
+        case GgufTransform::split_qkv: {
+          // Rows [q; k; v] as llama.cpp's phi2 graph views them: heads x dim
+          // query rows, then kv_heads x dim for keys and for values.
+          const int64_t hidden = c.raw().value("hidden_size", int64_t{0});
+          const int64_t dim = c.raw().value("head_dim", heads > 0 ? hidden / heads : int64_t{0});
+          const int64_t q_rows = heads * dim, kv_rows = kv_heads * dim;
+          if (dim <= 0 || rows != q_rows + 2 * kv_rows)
+            throw BadInput(where + ": " + std::to_string(rows) + " rows are not q (" + std::to_string(heads) +
+                           " heads) + k and v (" + std::to_string(kv_heads) + " heads) of " + std::to_string(dim));
+          const int64_t per_row = s.info.shape.size() == 2 ? s.info.shape[1] : 1;
+          int64_t first = 0;
+          for (const auto& [part, n] : {std::pair{"q", q_rows}, std::pair{"k", kv_rows}, std::pair{"v", kv_rows}}) {
+            Slot one = s;
+            one.info.name.replace(one.info.name.find("{QKV}"), 5, part);
+            one.info.shape[0] = n;
+            one.flat_base = static_cast<uint64_t>(first * per_row);
+            first += n;
+            auto [it, fresh] = slots_.emplace(one.info.name, std::move(one));
+            if (!fresh) throw BadInput(where + " maps to '" + it->first + "', which another tensor maps to as well");
+          }
+          continue;
+        }
         case GgufTransform::split_heads: {
           if (s.info.shape.size() != 2) throw BadInput(where + ": expected [heads, head_dim]");
           const int64_t n = s.info.shape[0], dim = s.info.shape[1];

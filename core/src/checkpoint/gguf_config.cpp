@@ -200,7 +200,7 @@ struct Builder {
   }
 
   // <arch>.rope.dimension_count is llama.cpp's n_rot, the dimensions of each
-  // head that RoPE turns. Only phi3, stablelm and gptneox have a partial-
+  // head that RoPE turns. Only phi3, phi2, stablelm and gptneox have a partial-
   // rotary key in their transformers config (they read `rotary` below); the
   // other families' transformers code turns all of head_dim, so a smaller
   // count is refused rather than exported as full rotary (llama.cpp refuses
@@ -217,7 +217,7 @@ struct Builder {
       throw BadInput(meta.where(k) + " is " + std::to_string(*dims) +
                      ", expected an even number of dimensions from 2 to head_dim (" + std::to_string(hd) + ")");
     const std::string& a = arch.gguf;
-    if (a != "phi3" && a != "stablelm" && a != "gptneox")
+    if (a != "phi3" && a != "phi2" && a != "stablelm" && a != "gptneox")
       throw Unsupported(meta.where(k) + " is " + std::to_string(*dims) + " but head_dim is " + std::to_string(hd) +
                         ": RoPE on part of each head, which " + arch.hf_architecture +
                         " does not have (it turns all of head_dim; llm2hef converts partial rotary for phi3, "
@@ -288,13 +288,17 @@ struct Builder {
   // conversion/llama.py generate_extra_tensors writes, for rope_type llama3,
   // one factor per frequency from (factor, low_freq_factor,
   // high_freq_factor, original_max_position_embeddings); GGUF keeps only the
-  // factors. They determine the rule: factor is the largest; between the
-  // two wavelength thresholds 1/f = (1-s)/factor + s with s = a/wavelen - b
-  // (a = original/(high-low), b = low/(high-low)), fitted on the factors
-  // strictly between 1 and factor; low_freq_factor is then taken as 1 (any
-  // choice with the same a, b gives the same function), and the result is
-  // checked against every stored factor. Refused when it does not reproduce
-  // them, or when fewer than two factors lie between the thresholds.
+  // factors, and they are the model (llama.cpp divides each frequency by its
+  // factor). The rule: wavelengths below original/high keep factor 1, those
+  // above original/low get the largest factor, and between them
+  // 1/f = (1-s)/factor + s with s = (original/wavelen - low)/(high - low).
+  // Only the ratios matter, so low_freq_factor is taken as 1. With two or
+  // more factors strictly between 1 and the largest, the line through them
+  // determines high and original. With fewer (head_dim <= 32 puts at most
+  // one frequency in the band) many parameter sets give the same factors:
+  // Meta's published ones (high 4, original 8192, every Llama 3.x release)
+  // are tried first, then one solved from the stored factors and the gaps
+  // around the band. Whatever is written must reproduce every stored factor.
   void llama3_rope(double theta, int64_t default_head_dim, Json& scaling) {
     const std::vector<float> factors = rope_factors("rope_freqs.weight");
     const int64_t dim = c.contains("head_dim") ? c["head_dim"].get<int64_t>() : default_head_dim;
@@ -302,64 +306,122 @@ struct Builder {
       throw BadInput(meta.origin() + ": tensor 'rope_freqs.weight' has " + std::to_string(factors.size()) +
                      " values, expected head_dim / 2 = " + std::to_string(dim / 2));
     if (std::all_of(factors.begin(), factors.end(), [](float f) { return f == 1.0f; })) return;  // no scaling
-    double factor = 0.0, least = factors.empty() ? 1.0 : factors.front();
+    double factor = 0.0, least = factors.front();
     for (float f : factors) factor = std::max(factor, static_cast<double>(f)), least = std::min(least, double{f});
-    std::vector<double> inv_wavelen(factors.size());
-    for (size_t i = 0; i < factors.size(); ++i) {
-      // As the converter computes them: float32 frequencies, double wavelengths.
-      const float freq =
-          1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
-      inv_wavelen[i] = 1.0 / (2 * M_PI / static_cast<double>(freq));
-    }
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    int n = 0;
-    for (size_t i = 0; i < factors.size(); ++i) {
-      const double f = factors[i];
-      if (f <= 1.0 * (1 + 1e-6) || f >= factor * (1 - 1e-6)) continue;
-      const double s = (1.0 / f - 1.0 / factor) / (1.0 - 1.0 / factor);
-      sx += inv_wavelen[i], sy += s, sxx += inv_wavelen[i] * inv_wavelen[i], sxy += inv_wavelen[i] * s, ++n;
-    }
     const auto refuse = [&](const std::string& why) {
       throw Unsupported(meta.origin() + ": tensor 'rope_freqs.weight' (Llama 3 RoPE frequency factors): " + why +
                         "; its HF rope_scaling cannot be rebuilt exactly");
     };
     if (least < 1.0)
       refuse("factor " + number_text(least) + " is below 1; Llama 3's rule divides each frequency by 1 to factor");
-    if (n < 2)
-      refuse("fewer than two factors lie between 1 and the largest, so the rule's parameters are not determined");
-    const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
-    if (!(a > 0) || !(b > 0)) refuse("the factors do not follow Llama 3's rule");
+    // As the converter computes them: float32 frequencies, double wavelengths
+    // (they grow with the index).
+    std::vector<double> wavelen(factors.size());
+    for (size_t i = 0; i < factors.size(); ++i) {
+      const float freq =
+          1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
+      wavelen[i] = 2 * M_PI / static_cast<double>(freq);
+    }
+    // Each factor's place in the rule: 1 (kept), the largest (divided), or between (smoothed).
+    const auto is_one = [](double f) { return f <= 1.0 + 1e-6; };
+    const auto is_top = [&](double f) { return f >= factor * (1 - 1e-6); };
+    double last_one = 0.0, first_top = 0.0;  // longest kept and shortest divided wavelength
+    std::vector<size_t> band;
+    int place = 0;  // 0 kept, 1 smoothed, 2 divided: never decreasing along the wavelengths
+    for (size_t i = 0; i < factors.size(); ++i) {
+      const double f = factors[i];
+      const int p = is_one(f) ? 0 : is_top(f) ? 2 : 1;
+      if (p < place) refuse("the factors do not grow with the wavelength, as Llama 3's rule makes them");
+      place = p;
+      if (p == 0) last_one = wavelen[i];
+      if (p == 1) band.push_back(i);
+      if (p == 2 && first_top == 0.0) first_top = wavelen[i];
+    }
+    const auto smooth_of = [&](double f) { return (1.0 / f - 1.0 / factor) / (1.0 - 1.0 / factor); };
+    // The first stored factor the rule (low 1) does not give, or -1.
+    const auto mismatch = [&](double high, double original) -> int64_t {
+      if (!(high > 1.0) || !(original > 0.0) || !std::isfinite(high) || !std::isfinite(original)) return 0;
+      for (size_t i = 0; i < factors.size(); ++i) {
+        double expect = 1.0;
+        if (wavelen[i] > original)
+          expect = factor;
+        else if (wavelen[i] >= original / high) {
+          const double s = (original / wavelen[i] - 1.0) / (high - 1.0);
+          expect = 1.0 / ((1.0 - s) / factor + s);
+        }
+        if (std::fabs(expect - factors[i]) > 1e-5 * expect) return static_cast<int64_t>(i);
+      }
+      return -1;
+    };
     const auto nice = [](double v) {
       return std::fabs(v - std::round(v)) < 1e-3 * std::max(1.0, std::fabs(v)) ? std::round(v) : v;
     };
-    const double low = 1.0, high = nice(low + low / b), original = nice(a * (high - low));
-    for (size_t i = 0; i < factors.size(); ++i) {
-      const double wavelen = 1.0 / inv_wavelen[i];
-      double expect = 1.0;
-      if (wavelen > original / low)
-        expect = factor;
-      else if (wavelen >= original / high) {
-        const double s = (original / wavelen - low) / (high - low);
-        expect = 1.0 / ((1.0 - s) / factor + s);
+    std::vector<std::pair<double, double>> candidates;  // (high, original)
+    if (band.size() >= 2) {
+      // s = a / wavelen - b: a = original / (high - 1), b = 1 / (high - 1).
+      double sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (size_t i : band) {
+        const double x = 1.0 / wavelen[i], s = smooth_of(factors[i]);
+        sx += x, sy += s, sxx += x * x, sxy += x * s;
       }
-      if (std::fabs(expect - factors[i]) > 1e-5 * expect)
-        refuse("factor " + std::to_string(factors[i]) + " at frequency " + std::to_string(i) +
-               " differs from the fitted rule's " + std::to_string(expect));
+      const double n = static_cast<double>(band.size());
+      const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
+      if (!(a > 0) || !(b > 0)) refuse("the factors do not follow Llama 3's rule");
+      const double high = nice(1.0 + 1.0 / b);
+      candidates.emplace_back(high, nice(a * (high - 1.0)));
+    } else {
+      candidates.emplace_back(4.0, 8192.0);
+      // The band must hold the smoothed wavelength (if any) and nothing else:
+      // original below the shortest divided wavelength, original / high
+      // above the longest kept one.
+      const double top = first_top;  // > 0: some factor is the largest
+      if (band.size() == 1) {
+        const double w = wavelen[band[0]], s = smooth_of(factors[band[0]]);
+        // original = w (1 + s (high - 1)); high below where either bound is met.
+        double high_max = s > 0 ? 1.0 + (top / w - 1.0) / s : 1e9;
+        if (last_one > 0 && last_one > w * s) high_max = std::min(high_max, w * (1.0 - s) / (last_one - w * s));
+        const double high = high_max > 4.0 ? 4.0 : (1.0 + high_max) / 2.0;
+        const double original = std::round(w * (1.0 + s * (high - 1.0)));
+        candidates.emplace_back(1.0 + (original / w - 1.0) / s, original);  // original a whole number
+        candidates.emplace_back(high, w * (1.0 + s * (high - 1.0)));
+      } else {
+        const double high = last_one > 0 ? std::min(4.0, std::sqrt(top / last_one)) : 4.0;
+        const double original = last_one > 0 ? std::sqrt(high * last_one * top) : top / 2.0;
+        candidates.emplace_back(high, std::round(original));
+        candidates.emplace_back(high, original);
+      }
     }
-    scaling = {{"rope_type", "llama3"},
-               {"factor", f32_decimal(factor)},
-               {"low_freq_factor", low},
-               {"high_freq_factor", high},
-               {"original_max_position_embeddings", static_cast<int64_t>(original)}};
-    note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + std::to_string(factor) +
-         ", low_freq_factor 1, high_freq_factor " + std::to_string(high) + ", original_max_position_embeddings " +
-         std::to_string(static_cast<int64_t>(original)));
+    int64_t bad = 0;
+    for (const auto& [high, original] : candidates) {
+      bad = mismatch(high, original);
+      if (bad >= 0) continue;
+      const bool whole = original == std::round(original);
+      scaling = {{"rope_type", "llama3"},
+                 {"factor", f32_decimal(factor)},
+                 {"low_freq_factor", 1.0},
+                 {"high_freq_factor", high},
+                 {"original_max_position_embeddings", whole ? Json(static_cast<int64_t>(original)) : Json(original)}};
+      note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + number_text(factor) +
+           ", low_freq_factor 1, high_freq_factor " + number_text(high) + ", original_max_position_embeddings " +
+           (whole ? std::to_string(static_cast<int64_t>(original)) : number_text(original)) +
+           (band.size() >= 2 ? std::string()
+                             : " (" + std::to_string(band.size()) +
+                                   " factor(s) between 1 and the largest leave the rule's parameters open; these "
+                                   "reproduce every stored factor)"));
+      return;
+    }
+    const auto i = static_cast<size_t>(std::max<int64_t>(bad, 0));
+    refuse("factor " + number_text(factors[i]) + " at frequency " + std::to_string(i) +
+           " is not what Llama 3's rule gives for the factors around it");
   }
 
   void llama_family() {
     const int64_t layers = c["num_hidden_layers"];
     c["hidden_act"] = "silu";
-    c["attention_bias"] = any_block_has("attn_q.bias", layers);
+    // Qwen2's config has no attention_bias: Qwen2Attention always has q/k/v
+    // biases and never an o_proj one. Writing the key (true, from the q
+    // bias) made the Llama-family description announce an o_proj bias.
+    if (arch.gguf != "qwen2") c["attention_bias"] = any_block_has("attn_q.bias", layers);
     c["mlp_bias"] = any_block_has("ffn_up.bias", layers);
   }
 
@@ -438,6 +500,26 @@ struct Builder {
         scaling["original_max_position_embeddings"] = c["original_max_position_embeddings"];
       c["rope_scaling"] = scaling;
       c.erase("rope_scaling_type");
+    }
+  }
+
+  // Phi-2: Phi2Model.set_gguf_parameters writes feed_forward_length as
+  // 4 * n_embd whatever the model's intermediate_size, head_count_kv as
+  // head_count, no rope.freq_base (llama.cpp's default 10000, transformers'
+  // too) and n_rot = int(partial_rotary_factor * n_embd) / n_head. The width
+  // is taken from the fc1 weight, which the graph uses.
+  void phi2() {
+    c["hidden_act"] = "gelu_new";
+    const int64_t hd = head_dim();
+    c["partial_rotary_factor"] = static_cast<double>(rotary) / static_cast<double>(hd);
+    c["qk_layernorm"] = false;
+    if (const GgufTensorInfo* up = tensors.find("blk.0.ffn_up.weight"); up && up->ne.size() == 2) {
+      const auto width = static_cast<int64_t>(up->ne[1]);
+      if (c.contains("intermediate_size") && c["intermediate_size"] != width)
+        note("Phi-2: intermediate_size " + std::to_string(width) + " from blk.0.ffn_up.weight; '" +
+             key("feed_forward_length") + "' says " + c["intermediate_size"].dump() +
+             " (llama.cpp's converter writes 4 x hidden for every Phi-2 model)");
+      c["intermediate_size"] = width;
     }
   }
 
@@ -535,6 +617,8 @@ GgufConfig gguf_config(const GgufMetadata& meta, const GgufArch& arch, const Ggu
     b.gemma(true);
   else if (a == "phi3")
     b.phi3();
+  else if (a == "phi2")
+    b.phi2();
   else if (a == "stablelm")
     b.stablelm();
   else if (a == "gptneox")

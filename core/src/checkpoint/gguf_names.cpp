@@ -104,6 +104,24 @@ const std::vector<Table>& tables() {
                   {"ffn_norm", "model.layers.{N}.post_attention_layernorm"},
                   {"ffn_up", "model.layers.{N}.mlp.gate_up_proj"},
                   {"ffn_down", "model.layers.{N}.mlp.down_proj"}}});
+    // Phi-2 (PhiForCausalLM as transformers names it; Phi2Model has no
+    // modify_tensors, so the data is as HF stores it): one LayerNorm per
+    // block, dense / fc1 / fc2, biases everywhere, lm_head with a bias.
+    // MODEL_TENSORS[PHI2] also lists attn_qkv: files converted from
+    // Microsoft's first phi-2 layout (mixer.Wqkv, before transformers had
+    // PhiForCausalLM) hold q, k and v fused, which llama.cpp's phi2 graph
+    // reads as rows [q; k; v] (views at 0, n_embd, n_embd + n_embd_gqa).
+    v.push_back(
+        {{"phi2", "PhiForCausalLM", "phi"},
+         {{"token_embd", "model.embed_tokens"}, {"output_norm", "model.final_layernorm"}, {"output", "lm_head"}},
+         {{"attn_norm", "model.layers.{N}.input_layernorm"},
+          {"attn_q", "model.layers.{N}.self_attn.q_proj"},
+          {"attn_k", "model.layers.{N}.self_attn.k_proj"},
+          {"attn_v", "model.layers.{N}.self_attn.v_proj"},
+          {"attn_qkv", "model.layers.{N}.self_attn.{QKV}_proj", T::split_qkv, T::split_qkv},
+          {"attn_output", "model.layers.{N}.self_attn.dense"},
+          {"ffn_up", "model.layers.{N}.mlp.fc1"},
+          {"ffn_down", "model.layers.{N}.mlp.fc2"}}});
     // StableLM 2: LayerNorms with bias; per-head q/k LayerNorms stacked.
     v.push_back({{"stablelm", "StableLmForCausalLM", "stablelm"},
                  llama_globals(),

@@ -77,6 +77,22 @@ std::optional<ByteLevelSplit> byte_level_split(const std::string& pre) {
                           true,
                           true,
                           true};
+  // "smaug-bpe" -> SMAUG. convert_hf_to_gguf.py (get_vocab_base_pre) writes
+  // this label for the hash c136ed14..., which is what Meta's first Llama 3
+  // tokenizer.json gives (the one without a BOS post-processor; with it the
+  // hash is llama-bpe's 0ef9807a...). llama.cpp splits it with the Llama 3
+  // regex ("same as llama3", llm_tokenizer_bpe) and, unlike "llama-bpe",
+  // adds no BOS by default. It leaves ignore_merges unset, where that
+  // tokenizer.json sets it: 588 of Llama 3's words (" việc", " hợp") are one
+  // token there and in tiktoken, several in llama.cpp. The original's rule is
+  // written, as for every other label (docs/gguf-tokenizer.md).
+  if (pre == "smaug-bpe")
+    return ByteLevelSplit{nullptr,
+                          {{"type", "Sequence"},
+                           {"pretokenizers", json::array({isolated_split(kLlama3Regex), byte_level(true, false)})}},
+                          true,
+                          false,
+                          true};
   // "qwen2" -> QWEN2. Qwen2's tokenizer.json (and transformers' Qwen2Tokenizer)
   // also normalizes to NFC, which llama.cpp leaves out; the original is written.
   if (pre == "qwen2")
@@ -102,7 +118,15 @@ std::optional<ByteLevelSplit> byte_level_split(const std::string& pre) {
   return std::nullopt;
 }
 
-constexpr const char* kSupportedPre = "llama-bpe, llama3, llama-v3, qwen2, smollm, gpt-2";
+constexpr const char* kSupportedPre = "llama-bpe, llama3, llama-v3, smaug-bpe, qwen2, smollm, gpt-2";
+
+// What works when the metadata cannot give the tokenizer: a folder holding
+// the .gguf and the model's own files is read with those files
+// (GgufCheckpoint::setup_tokenizer; docs/gguf.md). A tokenizer.json beside a
+// .gguf named as a file is not looked for, so the advice names the folder.
+constexpr const char* kUseTokenizerJson =
+    "put the model's tokenizer.json (and tokenizer_config.json) in a folder with the .gguf and give llm2hef that "
+    "folder (docs/gguf.md)";
 
 // Reads tokenizer.* keys, every failure naming the file and the key.
 class Metadata {
@@ -319,6 +343,35 @@ class SubstringHashes {
 constexpr size_t kMaxRecoveredMerges = size_t{1} << 21;
 constexpr size_t kMaxRecoveredMergeBytes = sdk::JsonLimits::kTokenizerBytes;
 
+// The merges of a SentencePiece vocabulary without tokenizer.ggml.merges
+// come from its scores, so the scores must order the pieces that can be
+// merged (NORMAL pieces of two code points or more). llama.cpp's converter
+// writes -1000 for every piece when the Hugging Face folder has no
+// tokenizer.model (_set_vocab_llama_hf, gguf-py vocab.py
+// LlamaHfVocab.get_token_score: "Default score"), and writes no merges: the
+// order is gone, and merges recovered by length alone encode text
+// differently from the model's tokenizer.
+void require_ordered_scores(const Metadata& md, const std::vector<std::string>& tokens,
+                            const std::vector<int64_t>& types, const std::vector<float>& scores) {
+  std::optional<float> first;
+  size_t mergeable = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (types[i] != kNormal || code_point_starts(tokens[i]).size() < 2) continue;
+    ++mergeable;
+    if (!first) first = scores[i];
+    if (scores[i] != *first) return;
+  }
+  if (mergeable < 2) return;
+  char score[32];
+  std::snprintf(score, sizeof score, "%g", static_cast<double>(*first));
+  md.fail("tokenizer.ggml.scores",
+          "all " + std::to_string(mergeable) + " pieces that merges can make have the score " + score +
+              ", so the order of the merges is not in the file (llama.cpp's converter writes -1000 for every piece "
+              "when the model's folder has no tokenizer.model, and no tokenizer.ggml.merges); merges recovered "
+              "from it would encode text differently from the model's tokenizer: " +
+              kUseTokenizerJson);
+}
+
 // Merges a SentencePiece vocabulary implies, recovered exactly as transformers
 // does (tokenization_utils_base.generate_merges, which LlamaConverter and the
 // GGUF loader use): every split of every token into two vocabulary tokens,
@@ -496,6 +549,12 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const 
     if (!split)
       md.fail("tokenizer.ggml.pre",
               "'" + *pre + "' is not a pre-tokenizer llm2hef can write exactly (supported: " + kSupportedPre + ")");
+    // llama.cpp refuses a byte-level vocabulary without merges too
+    // (llama_vocab::impl::load: "cannot find tokenizer merges in model file").
+    if (!md.find("tokenizer.ggml.merges"))
+      md.fail("tokenizer.ggml.merges",
+              std::string("missing: a byte-level BPE vocabulary cannot be rebuilt without its merges; ") +
+                  kUseTokenizerJson);
     const json merges = file_merges(md, md.strings("tokenizer.ggml.merges"), vocab_ids);
     add_bos = md.flag("tokenizer.ggml.add_bos_token", split->add_bos);
     tokenizer["normalizer"] = split->normalizer;
@@ -529,9 +588,10 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const 
       if (it == vocab_ids.end() || v.types[static_cast<size_t>(it->second)] != kByte)
         md.fail("tokenizer.ggml.tokens", std::string("byte token ") + name + " is missing");
     }
-    const json merges = md.find("tokenizer.ggml.merges")
-                            ? file_merges(md, md.strings("tokenizer.ggml.merges"), vocab_ids)
-                            : recovered_merges(md, v.tokens, scores, vocab_ids);
+    const bool has_merges = md.find("tokenizer.ggml.merges") != nullptr;
+    if (!has_merges) require_ordered_scores(md, v.tokens, v.types, scores);
+    const json merges = has_merges ? file_merges(md, md.strings("tokenizer.ggml.merges"), vocab_ids)
+                                   : recovered_merges(md, v.tokens, scores, vocab_ids);
     // llama.cpp adds BOS to SentencePiece vocabularies unless the file says
     // otherwise (llama_vocab::impl::load, "llama" model defaults); so does transformers.
     add_bos = md.flag("tokenizer.ggml.add_bos_token", true);

@@ -11,7 +11,9 @@
 //   - gpt2: the Conv1D weights transposed;
 //   - gemma2, gemma3: every *norm.weight stored as 1 + w;
 //   - lfm2: the short-conv weight [hidden, 1, L] squeezed to [hidden, L];
-//   - stablelm: the per-head q/k LayerNorms stacked into one [heads, dim].
+//   - stablelm: the per-head q/k LayerNorms stacked into one [heads, dim];
+//   - phi2: Microsoft's first layout fused q, k and v into one attn_qkv,
+//     read by llama.cpp as rows [q (heads x dim); k; v (kv heads x dim)].
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@ enum class GgufTransform {
   minus_one,       // values: stored 1 + w back to w
   unsqueeze_1,     // shape: [hidden, L] back to [hidden, 1, L]
   split_heads,     // one stored [heads, dim] tensor to `heads` HF tensors of [dim]
+  split_qkv,       // one stored [q; k; v] tensor (rows) to the HF q, k and v tensors ("{QKV}" in the name)
 };
 
 struct GgufArch {
@@ -44,7 +47,7 @@ std::string gguf_supported_archs();
 const GgufArch* find_gguf_arch(std::string_view arch);
 
 struct GgufNameMatch {
-  std::string hf_name;  // for split_heads: with "{H}" where the head index goes
+  std::string hf_name;  // split_heads: "{H}" where the head index goes; split_qkv: "{QKV}" for q, k or v
   GgufTransform transform = GgufTransform::none;
   bool is_q = false;   // rope_unpermute: q (head_count) or k (head_count_kv)
   int64_t block = -1;  // N of a blk.N. tensor; -1 for the others
