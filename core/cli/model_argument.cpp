@@ -17,8 +17,8 @@ ORG/NAME --gguf-file FILE for a GGUF in the repository. A Hub id's files
 (config, safetensors or the one GGUF, tokenizer and chat template files;
 nothing else) are downloaded into the Hugging Face cache, where hf,
 transformers and later runs find them: HF_HUB_CACHE, else HF_HOME/hub, else
-~/.cache/huggingface/hub. Downloads resume, and each LFS file is checked
-against the sha256 the Hub gives. HF_TOKEN (a gated or private model),
+~/.cache/huggingface/hub. Downloads resume, and each file is checked
+against the hash the Hub gives (sha256 for LFS files). HF_TOKEN (a gated or private model),
 HF_ENDPOINT and HF_HUB_OFFLINE (the cache only) are honoured. A local path
 that exists always wins over a Hub id of the same spelling (docs/hub.md).
 )";

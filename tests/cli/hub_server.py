@@ -50,6 +50,7 @@ class FakeHub:
     token: str = "hf_good_token"       # the one token a gated repo accepts
     corrupt: set[str] = field(default_factory=set)  # file names served with one byte changed
     delay_per_chunk: float = 0.0       # seconds between 4 KiB chunks of a file (a slow link)
+    cdn_host: str | None = None        # LFS redirects go to http://<cdn_host>:<port>/lfs/... (another host)
     requests: list[Request] = field(default_factory=list)
 
     def add_folder(self, repo_id: str, folder: Path, **kwargs) -> Repo:
@@ -140,7 +141,8 @@ class FakeHub:
         if name.endswith(LFS_SUFFIXES):
             sha = hashlib.sha256(data).hexdigest()
             self.lfs_names[sha] = (name, data)
-            headers.update({"Location": f"/lfs/{sha}?signature=x", "X-Linked-Etag": f'"{sha}"',
+            cdn = f"http://{self.cdn_host}:{self.server.server_address[1]}" if self.cdn_host else ""
+            headers.update({"Location": f"{cdn}/lfs/{sha}?signature=x", "X-Linked-Etag": f'"{sha}"',
                             "X-Linked-Size": str(len(data))})
             self.send(h, 302, b"", headers)
             return

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from hub_server import FakeHub
+from hub_server import FakeHub, git_blob_id
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
@@ -146,6 +146,19 @@ def test_a_sha256_mismatch_is_refused_and_nothing_is_kept(hub, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_small_file_is_checked_against_its_git_blob_id(hub, tmp_path):
+    """Files the Hub keeps in git (not LFS) have no sha256 in its metadata:
+    their git blob id is checked instead."""
+    hub.corrupt.add("config.json")
+    blob = git_blob_id((FIXTURE / "config.json").read_bytes())
+    r = llm2hef(hub, tmp_path, "inspect", "acme/gpt2-tiny")
+    assert r.returncode == 3, r.stderr
+    assert "git blob id" in r.stderr and blob in r.stderr and "config.json" in r.stderr
+    blobs = repo_cache(tmp_path) / "blobs"
+    assert not (blobs / blob).exists() and not (blobs / f"{blob}.incomplete").exists()
+    assert not os.path.lexists(snapshot(tmp_path, hub) / "config.json")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_an_interrupted_download_leaves_no_complete_looking_file(hub, tmp_path, sig):
     hub.delay_per_chunk = 0.05  # 496 KB at 80 KB/s: about 6 s, killed after the first chunks
@@ -203,9 +216,17 @@ def test_a_gated_model_is_refused_with_what_to_do(hub, tmp_path):
     assert "HF_TOKEN" in r.stderr
     assert not (tmp_path / "out").exists()
 
+    # The LFS file is redirected to another host (the Hub's CDN): the token
+    # goes to the Hub only.
+    hub.cdn_host = "localhost"
+    hub.requests.clear()
     r = llm2hef(hub, tmp_path, "export", "acme/gpt2-tiny", "-o", tmp_path / "out", *SHAPE, HF_TOKEN=hub.token)
     assert r.returncode == 0, r.stderr
     assert hub.token not in r.stderr
+    to_hub = [q for q in hub.requests if not q.path.startswith("/lfs/")]
+    to_cdn = [q for q in hub.requests if q.path.startswith("/lfs/")]
+    assert to_hub and all(q.authorization == f"Bearer {hub.token}" for q in to_hub)
+    assert len(to_cdn) == 1 and to_cdn[0].authorization is None
 
 
 def test_unknown_repository_and_revision_are_named(hub, tmp_path):

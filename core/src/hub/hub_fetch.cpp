@@ -23,6 +23,7 @@
 #include "llm2hef/core/io/staging.hpp"
 #include "llm2hef/core/io/terminal_text.hpp"
 #include "llm2hef/registry/download.hpp"
+#include "llm2hef/registry/git_blob_id.hpp"
 #include "llm2hef/registry/sha256.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
@@ -82,6 +83,32 @@ std::string megabytes(uint64_t bytes) {
   std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
   return buf;
 }
+
+// What a file's bytes must hash to, computed as they arrive: the sha256 of
+// an LFS file, else the git blob id (the Hub's "blobId", which huggingface_hub
+// names the cache blob after).
+class ContentCheck {
+ public:
+  explicit ContentCheck(const RemoteFile& f) : f_(f) { reset(); }
+  void reset() {
+    if (f_.sha256)
+      sha256_.emplace();
+    else
+      git_.emplace(f_.size);
+  }
+  void update(const char* data, size_t n) { sha256_ ? sha256_->update(data, n) : git_->update(data, n); }
+  std::string finish_hex() { return sha256_ ? sha256_->finish_hex() : git_->finish_hex(); }
+  const std::string& expected() const { return f_.sha256 ? *f_.sha256 : f_.blob; }
+  std::string what() const { return f_.sha256 ? "sha256" : "git blob id"; }
+  std::string source() const {
+    return f_.sha256 ? "the Hub's LFS metadata gives" : "the Hub's metadata gives (blobId)";
+  }
+
+ private:
+  const RemoteFile& f_;
+  std::optional<registry::Sha256> sha256_;
+  std::optional<registry::GitBlobId> git_;
+};
 
 // No answer from the Hub at all (no network, a refused connection, a
 // time-out), as opposed to an answer that refuses.
@@ -366,10 +393,9 @@ void Session::download_blob(const RemoteFile& f, const fs::path& blob) {
     if (::ftruncate(fd, 0) != 0) throw BadInput(partial.string() + ": cannot truncate: " + std::strerror(errno));
     have = 0;
   }
-  // The sha256 of an LFS file is computed as the bytes arrive, after the
-  // resumed prefix.
-  registry::Sha256 hash;
-  if (f.sha256 && have > 0) {
+  // The hash is computed as the bytes arrive, after the resumed prefix.
+  ContentCheck hash(f);
+  if (have > 0) {
     std::vector<char> buf(size_t{1} << 20);
     for (uint64_t at = 0; at < have;) {
       const ssize_t n = ::pread(fd, buf.data(), std::min<uint64_t>(buf.size(), have - at), static_cast<off_t>(at));
@@ -398,7 +424,7 @@ void Session::download_blob(const RemoteFile& f, const fs::path& blob) {
           return partial.string() + ": cannot truncate: " + std::strerror(errno);
         done_ -= have;
         have = 0;
-        hash = registry::Sha256();
+        hash.reset();
       }
       first = false;
       if (status == 200 && have + n > f.size)
@@ -409,7 +435,7 @@ void Session::download_blob(const RemoteFile& f, const fs::path& blob) {
         if (w < 0) return partial.string() + ": cannot write: " + std::strerror(errno);
         put += static_cast<size_t>(w);
       }
-      if (f.sha256) hash.update(data, n);
+      hash.update(data, n);
       have += n;
       done_ += n;
       if (progress_) progress_->update(done_);
@@ -430,15 +456,11 @@ void Session::download_blob(const RemoteFile& f, const fs::path& blob) {
     throw BadInput(file_text(f) + ": the transfer ended after " + std::to_string(have) + " of " +
                    std::to_string(f.size) + " bytes; what arrived is kept in " + partial.string() +
                    " and the next run resumes from there");
-  if (f.sha256) {
-    const std::string got = hash.finish_hex();
-    if (got != *f.sha256) {
-      ::unlink(partial.c_str());
-      throw BadInput(file_text(f) + ": the downloaded bytes have sha256 " + got + ", not the " + *f.sha256 +
-                     " the Hub's LFS metadata gives; the file was removed (" + partial.string() +
-                     "). Run again to download it afresh; if it fails again, the server or a "
-                     "proxy on the way alters it");
-    }
+  if (const std::string got = hash.finish_hex(); got != hash.expected()) {
+    ::unlink(partial.c_str());
+    throw BadInput(file_text(f) + ": the downloaded bytes have " + hash.what() + " " + got + ", not the " +
+                   hash.expected() + " " + hash.source() + "; the file was removed (" + partial.string() +
+                   "). Run again to download it afresh; if it fails again, the server or a proxy on the way alters it");
   }
   if (::fsync(fd) != 0) throw BadInput(partial.string() + ": cannot flush to disk: " + std::strerror(errno));
   if (::rename(partial.c_str(), blob.c_str()) != 0)
