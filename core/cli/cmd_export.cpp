@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -116,7 +117,14 @@ void add_export_command(CommandLine& cli) {
         r.adapter_options = adapter_options(inv.command(), extra, inv.host());
         if (extra.positionals.size() != 1) throw UsageError("export takes one MODEL (see llm2hef export --help)");
         const bool progress = !o->no_progress && !inv.globals().quiet && core::Progress::stderr_is_terminal();
-        r.model_dir = model_argument(extra.positionals[0], {o->gguf_file, progress, inv.globals().quiet});
+        ModelArgumentOptions model_options{o->gguf_file, progress, inv.globals().quiet, {}};
+        model_options.before_fetch = [&](const std::filesystem::path& repo_cache) {
+          std::vector<core::CommandInput> inputs;
+          if (!o->chat_template.empty())
+            inputs.push_back({"the chat template (--chat-template)", o->chat_template, {}});
+          core::check_export_output(o->output, repo_cache, o->force, inputs);
+        };
+        r.model_dir = model_argument(extra.positionals[0], model_options);
         r.output = o->output;
         if (inv.command().count("--cache")) r.cache_size = o->cache;
         if (inv.command().count("--prefill")) r.prefill = o->prefill;

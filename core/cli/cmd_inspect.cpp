@@ -64,7 +64,8 @@ void add_inspect_command(CommandLine& cli) {
   CLI::App* app = cli.add_command(cli.root(), "inspect", help.c_str(), [o](Invocation& inv) {
     core::InspectRequest r;
     const bool quiet = inv.globals().quiet;
-    r.model_dir = model_argument(o->model_dir, {o->gguf_file, !quiet && core::Progress::stderr_is_terminal(), quiet});
+    r.model_dir =
+        model_argument(o->model_dir, {o->gguf_file, !quiet && core::Progress::stderr_is_terminal(), quiet, {}});
     if (inv.command().count("--cache")) r.cache_size = o->cache;
     if (inv.command().count("--prefill")) r.prefill = o->prefill;
     if (inv.command().count("--adapter")) r.adapter = o->adapter;

@@ -46,6 +46,7 @@ fs::path model_argument(const std::string& text, const ModelArgumentOptions& opt
     id->file = options.gguf_file;
   }
   const core::hub::HubSettings settings = core::hub::hub_settings_from_environment();
+  if (options.before_fetch) options.before_fetch(core::hub::repo_cache_dir(settings.cache, id->repo));
   return core::hub::fetch_from_hub(*id, settings, {options.progress, options.quiet});
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace llm2hef::cli {
@@ -12,6 +13,10 @@ struct ModelArgumentOptions {
   std::string gguf_file;  // --gguf-file: a GGUF inside the Hub repository
   bool progress = false;
   bool quiet = false;
+  // For a Hub id, called with the repository's cache folder
+  // (models--ORG--NAME) before anything is fetched: export refuses a bad -o
+  // there rather than after a long download.
+  std::function<void(const std::filesystem::path& repo_cache)> before_fetch;
 };
 
 // The local path to read. A path that exists always wins over a Hub id of

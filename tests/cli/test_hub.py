@@ -244,6 +244,13 @@ def test_a_revision_is_fetched_and_recorded(hub, tmp_path):
     assert not (repo_cache(tmp_path) / "refs").exists()  # a commit needs no ref
 
 
+def test_a_bad_output_is_refused_before_anything_is_fetched(hub, tmp_path):
+    (tmp_path / "taken").mkdir()
+    r = llm2hef(hub, tmp_path, "export", "acme/gpt2-tiny", "-o", tmp_path / "taken", *SHAPE)
+    assert r.returncode == 2 and "already exists" in r.stderr, r.stderr
+    assert hub.requests == []
+
+
 def test_a_local_folder_wins_over_a_hub_id(hub, tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "acme" / "gpt2-tiny")
     r = llm2hef(hub, tmp_path, "inspect", "acme/gpt2-tiny", cwd=tmp_path)
