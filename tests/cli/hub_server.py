@@ -50,6 +50,7 @@ class FakeHub:
     token: str = "hf_good_token"       # the one token a gated repo accepts
     corrupt: set[str] = field(default_factory=set)  # file names served with one byte changed
     delay_per_chunk: float = 0.0       # seconds between 4 KiB chunks of a file (a slow link)
+    ignore_range: bool = False         # answer 200 with the whole file to a Range request
     cdn_host: str | None = None        # LFS redirects go to http://<cdn_host>:<port>/lfs/... (another host)
     requests: list[Request] = field(default_factory=list)
 
@@ -167,7 +168,7 @@ class FakeHub:
             data = data[:-1] + bytes([data[-1] ^ 0xFF])
         start = 0
         rng = h.headers.get("Range")
-        if rng and rng.startswith("bytes=") and rng.endswith("-"):
+        if rng and rng.startswith("bytes=") and rng.endswith("-") and not self.ignore_range:
             start = int(rng[len("bytes="):-1])
             if start >= len(data):
                 self.send(h, 416, b"", {"Content-Range": f"bytes */{len(data)}"})

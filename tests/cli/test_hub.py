@@ -136,6 +136,17 @@ def test_a_partial_download_resumes_with_a_range_request(hub, tmp_path):
     assert not (blobs / f"{WEIGHTS_SHA}.incomplete").exists()
 
 
+def test_a_server_ignoring_the_range_gets_the_file_whole(hub, tmp_path):
+    data = (FIXTURE / "model.safetensors").read_bytes()
+    blobs = repo_cache(tmp_path) / "blobs"
+    blobs.mkdir(parents=True)
+    (blobs / f"{WEIGHTS_SHA}.incomplete").write_bytes(data[:200_000])
+    hub.ignore_range = True
+    r = llm2hef(hub, tmp_path, "inspect", "acme/gpt2-tiny")
+    assert r.returncode == 0, r.stderr
+    assert (blobs / WEIGHTS_SHA).read_bytes() == data
+
+
 def test_a_sha256_mismatch_is_refused_and_nothing_is_kept(hub, tmp_path):
     hub.corrupt.add("model.safetensors")
     r = llm2hef(hub, tmp_path, "export", "acme/gpt2-tiny", "-o", tmp_path / "out", *SHAPE)

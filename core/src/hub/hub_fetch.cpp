@@ -414,7 +414,9 @@ void Session::download_blob(const RemoteFile& f, const fs::path& blob) {
     request.url = settings_.endpoint + "/" + id_.repo + "/resolve/" + commit_ + "/" + url_quote(f.name, true);
     request.headers = headers();
     request.range_from = have;
-    request.limits.max_bytes = f.size - have;
+    // The whole file may come back (a server that ignores the range): the
+    // sink holds the body to the size the metadata gives.
+    request.limits.max_bytes = f.size;
     request.limits.total_timeout = std::chrono::seconds(0);
     bool first = true;
     const auto sink = [&](long status, const char* data, size_t n) {
@@ -427,7 +429,7 @@ void Session::download_blob(const RemoteFile& f, const fs::path& blob) {
         hash.reset();
       }
       first = false;
-      if (status == 200 && have + n > f.size)
+      if (have + n > f.size)
         return "more bytes than the " + std::to_string(f.size) + " the Hub's metadata gives for " + f.name;
       for (size_t put = 0; put < n;) {
         const ssize_t w = ::write(fd, data + put, n - put);
@@ -449,8 +451,12 @@ void Session::download_blob(const RemoteFile& f, const fs::path& blob) {
                      std::to_string(f.size) + " bytes) is kept in " + partial.string() +
                      " and the next run resumes from there");
     }
-    if (r.status >= 400) refuse(r, f.name);
-    if (r.status != 200 && r.status != 206) refuse(r, f.name);
+    if (r.status == 416) {  // the server's file is not the one the partial download began
+      ::unlink(partial.c_str());
+      throw BadInput(file_text(f) + ": the server refused to resume at byte " + std::to_string(have) +
+                     " (HTTP 416); the partial file was removed: run again to download it afresh");
+    }
+    if (r.status >= 400 || (r.status != 200 && r.status != 206)) refuse(r, f.name);
   }
   if (have != f.size)
     throw BadInput(file_text(f) + ": the transfer ended after " + std::to_string(have) + " of " +
