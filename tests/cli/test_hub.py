@@ -219,6 +219,16 @@ def test_offline_uses_the_cache_only(hub, tmp_path):
     assert hub.requests == []
 
 
+def test_no_answer_from_the_hub_falls_back_on_the_cache(hub, tmp_path):
+    nobody = "http://127.0.0.1:1"  # a refused connection
+    r = llm2hef(hub, tmp_path, "inspect", "acme/gpt2-tiny", HF_ENDPOINT=nobody)
+    assert r.returncode == 3 and "did not answer" in r.stderr and nobody in r.stderr, r.stderr
+    assert llm2hef(hub, tmp_path, "inspect", "acme/gpt2-tiny").returncode == 0
+    r = llm2hef(hub, tmp_path, "inspect", "acme/gpt2-tiny", HF_ENDPOINT=nobody)
+    assert r.returncode == 0, r.stderr
+    assert "using the cached" in r.stderr
+
+
 def test_a_gated_model_is_refused_with_what_to_do(hub, tmp_path):
     hub.repos["acme/gpt2-tiny"].gated = True
     r = llm2hef(hub, tmp_path, "export", "acme/gpt2-tiny", "-o", tmp_path / "out", *SHAPE)

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "llm2hef/core/io/progress.hpp"
@@ -598,7 +599,8 @@ fs::path Session::fetch() {
     const std::string& message = e.message;
     try {
       fs::path cached = from_cache_only("the Hub did not answer (" + message + ")");
-      if (!options_.quiet) std::cerr << "warning: the Hub did not answer; using the cached " << cached.string() << "\n";
+      spdlog::warn("{}: the Hugging Face Hub ({}) did not answer ({}); using the cached {}", id_.text,
+                   settings_.endpoint, message, cached.string());
       return cached;
     } catch (const BadInput&) {
       throw BadInput(id_.text + ": no local folder of that name, and the Hugging Face Hub (" + settings_.endpoint +
