@@ -272,7 +272,7 @@ std::vector<const RemoteFile*> Session::select_gguf(const Listing& listing, cons
   if (of != std::string::npos && of >= 5 && file.size() == of + 4 + 5 + 5) {
     const std::string count = file.substr(of + 4, 5);
     const std::string prefix = file.substr(0, of - 5);
-    if (std::all_of(count.begin(), count.end(), ::isdigit)) {
+    if (std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       const int n = std::stoi(count);
       out.clear();
       for (int k = 1; k <= n; ++k) {
