@@ -10,17 +10,19 @@
 #include "commands.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "model_argument.hpp"
 
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef export MODEL_DIR -o OUT [--cache N] [--prefill P] [options]
+constexpr const char* kHelp = R"(Usage: llm2hef export MODEL -o OUT [--cache N] [--prefill P] [options]
 
-Reads a Hugging Face checkpoint folder (config.json, safetensors, tokenizer)
-and writes OUT/ atomically (nothing is left behind on failure):
+Reads a Hugging Face checkpoint (config.json, safetensors, tokenizer: a
+folder or a Hub id, see MODEL below) or a GGUF file and writes OUT/ atomically (nothing is left behind on failure):
   model.onnx, model.onnx.data     DFC-parsable graph, weights as external data
   resources/                      embeddings.npy, theta.npy, tokenizer.json, hailo-config.json
   optimize.alls, compile.alls     model scripts for the DFC
@@ -54,6 +56,7 @@ Options:
   --calib-size N          calibset_size in optimize.alls (default 64)
   --chat-template FILE    the Jinja chat template the runtime gets, in place of the
                           checkpoint's (checked and edited the same way)
+  --gguf-file FILE        with a Hub id: export this GGUF file of the repository
   --json                  print the manifest as JSON on stdout
   --no-progress           never draw the progress bar
   --force                 replace OUT if it exists
@@ -66,7 +69,7 @@ Options:
                           whatever N, and so is the memory used
 Adapter options (see `llm2hef adapters`), e.g. for gpt2: --gelu sigmoid|tanh,
 as --name value or --name=value anywhere after `export`; accepted only when
-the adapter that handles MODEL_DIR declares them. Any other option is refused.
+the adapter that handles MODEL declares them. Any other option is refused.
 )";
 constexpr int64_t kMaxThreads = 256;
 
@@ -90,29 +93,38 @@ unsigned default_threads() {
 }  // namespace
 
 // Adapter options (`--gelu tanh`) cannot be CLI11 options: which adapter
-// handles MODEL_DIR is known only once its config.json (or --adapter) is read.
+// handles MODEL is known only once its config.json (or --adapter) is read.
 // So export declares no positional and lets CLI11 leave whatever it does not
-// know, in order; split_adapter_arguments() takes MODEL_DIR and the
+// know, in order; split_adapter_arguments() takes MODEL and the
 // `--name value` pairs from that, adapter_options() refuses names no installed
 // adapter declares (with a suggestion), and the export pipeline, once it has
 // resolved the adapter, refuses names that adapter does not declare and
 // values outside its declared choices.
 void add_export_command(CommandLine& cli) {
   struct Options {
-    std::string output, adapter, name, chat_template;
+    std::string output, adapter, name, chat_template, gguf_file;
     int64_t cache = 0, prefill = 0, lm_head_shards = 0, calib_size = 64;
     bool json = false, force = false, no_progress = false, refuse_nonfinite = false, no_sync = false;
     int64_t threads = 0;
   };
   auto o = std::make_shared<Options>();
+  static const std::string help = std::string(kHelp) + "\n" + kModelArgumentHelp;
   CLI::App* app = cli.add_command(
-      cli.root(), "export", kHelp,
+      cli.root(), "export", help.c_str(),
       [o](Invocation& inv) {
         const AdapterArguments extra = split_adapter_arguments(inv.leftovers());
         core::ExportRequest r;
         r.adapter_options = adapter_options(inv.command(), extra, inv.host());
-        if (extra.positionals.size() != 1) throw UsageError("export takes one MODEL_DIR (see llm2hef export --help)");
-        r.model_dir = extra.positionals[0];
+        if (extra.positionals.size() != 1) throw UsageError("export takes one MODEL (see llm2hef export --help)");
+        const bool progress = !o->no_progress && !inv.globals().quiet && core::Progress::stderr_is_terminal();
+        ModelArgumentOptions model_options{o->gguf_file, progress, inv.globals().quiet, {}};
+        model_options.before_fetch = [&](const std::filesystem::path& repo_cache) {
+          std::vector<core::CommandInput> inputs;
+          if (!o->chat_template.empty())
+            inputs.push_back({"the chat template (--chat-template)", o->chat_template, {}});
+          core::check_export_output(o->output, repo_cache, o->force, inputs);
+        };
+        r.model_dir = model_argument(extra.positionals[0], model_options);
         r.output = o->output;
         if (inv.command().count("--cache")) r.cache_size = o->cache;
         if (inv.command().count("--prefill")) r.prefill = o->prefill;
@@ -132,7 +144,7 @@ void add_export_command(CommandLine& cli) {
         } else {
           r.threads = default_threads();
         }
-        r.progress = !o->no_progress && !inv.globals().quiet && core::Progress::stderr_is_terminal();
+        r.progress = progress;
         const core::ExportManifest manifest = core::export_model(r, inv.host());
         // On stderr whatever the output form, so that a changed or substituted chat
         // template is never silent (--json keeps stdout parsable) unless -q asks
@@ -169,6 +181,7 @@ void add_export_command(CommandLine& cli) {
   app->add_option("--lm-head-shards", o->lm_head_shards);
   app->add_option("--name", o->name);
   app->add_option("--chat-template", o->chat_template);
+  app->add_option("--gguf-file", o->gguf_file);
   app->add_option("--calib-size", o->calib_size);
   app->add_flag("--json", o->json);
   app->add_flag("--no-progress", o->no_progress);

@@ -4,13 +4,15 @@
 #include "commands.hpp"
 #include "llm2hef/core/inspect/inspect.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/progress.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "model_argument.hpp"
 
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef inspect MODEL_DIR [--json] [--cache N] [--prefill P] [--adapter NAME]
-                      [--chat-template FILE] [--plan quantization.json]
+constexpr const char* kHelp = R"(Usage: llm2hef inspect MODEL [--json] [--cache N] [--prefill P] [--adapter NAME]
+                      [--chat-template FILE] [--plan quantization.json] [--gguf-file FILE]
 
 Says what `export` would do with a checkpoint, without writing anything:
 the adapter that claims it, parameter count, weight memory at A8W4 and
@@ -45,20 +47,25 @@ Exit status: what `export` would end with: 4 when the model is refused, 3 or
                  plan costs (weights at 8 instead of 4 bits, activations at
                  16 bits) to the estimate (JSON: "precision_plan") and
                  its tokens/s to the decode speed
+  --gguf-file FILE
+                 with a Hub id: inspect this GGUF file of the repository
   --json         machine-readable report
 )";
 }  // namespace
 
 void add_inspect_command(CommandLine& cli) {
   struct Options {
-    std::string model_dir, adapter, chat_template, plan;
+    std::string model_dir, adapter, chat_template, plan, gguf_file;
     int64_t cache = 0, prefill = 0;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = cli.add_command(cli.root(), "inspect", kHelp, [o](Invocation& inv) {
+  static const std::string help = std::string(kHelp) + "\n" + kModelArgumentHelp;
+  CLI::App* app = cli.add_command(cli.root(), "inspect", help.c_str(), [o](Invocation& inv) {
     core::InspectRequest r;
-    r.model_dir = o->model_dir;
+    const bool quiet = inv.globals().quiet;
+    r.model_dir =
+        model_argument(o->model_dir, {o->gguf_file, !quiet && core::Progress::stderr_is_terminal(), quiet, {}});
     if (inv.command().count("--cache")) r.cache_size = o->cache;
     if (inv.command().count("--prefill")) r.prefill = o->prefill;
     if (inv.command().count("--adapter")) r.adapter = o->adapter;
@@ -68,12 +75,13 @@ void add_inspect_command(CommandLine& cli) {
     std::cout << (o->json ? core::json_text(report, 2) + "\n" : core::inspect_text(report));
     return core::inspect_exit_status(report);
   });
-  app->add_option("MODEL_DIR", o->model_dir)->required();
+  app->add_option("MODEL", o->model_dir)->required();
   app->add_option("--cache", o->cache);
   app->add_option("--prefill", o->prefill);
   app->add_option("--adapter", o->adapter);
   app->add_option("--chat-template", o->chat_template);
   app->add_option("--plan", o->plan);
+  app->add_option("--gguf-file", o->gguf_file);
   app->add_flag("--json", o->json);
 }
 

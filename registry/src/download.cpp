@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -99,7 +100,9 @@ void refuse_unless_regular_file(const std::string& url) {
 
 using EasyHandle = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
 
-void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
+// A transfer of `url` with the options every download shares: the scheme
+// checks, redirects within the scheme, the limits.
+EasyHandle open_transfer(const std::string& url, const DownloadLimits& limits) {
   global_init();
   const std::string scheme = url_scheme(url);
   if (scheme != "http" && scheme != "https" && scheme != "file")
@@ -108,7 +111,6 @@ void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
   if (scheme == "file") refuse_unless_regular_file(url);
   EasyHandle curl(curl_easy_init(), &curl_easy_cleanup);
   if (!curl) throw InternalError("libcurl: cannot create a transfer");
-  sink.max_bytes = limits.max_bytes;
   CURL* h = curl.get();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https,file");
@@ -117,25 +119,20 @@ void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, scheme.c_str());
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, static_cast<long>(limits.connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT, static_cast<long>(limits.total_timeout.count()));
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(limits.stall_timeout.count()));
   curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limits.max_bytes));
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_data);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "llm2hef-registry");
-  char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+  return curl;
+}
 
-  const CURLcode rc = curl_easy_perform(h);
-  if (rc == CURLE_OK) return;
+// The message for a transfer that ended without a whole response.
+[[noreturn]] void throw_transfer_error(CURL* h, const std::string& url, CURLcode rc, const char* error,
+                                       std::uint64_t received) {
+  const std::string scheme = url_scheme(url);
   const std::string what = error[0] ? error : curl_easy_strerror(rc);
-  if (sink.over_limit || rc == CURLE_FILESIZE_EXCEEDED)
-    throw BadInput(url + ": larger than the limit of " + std::to_string(limits.max_bytes) + " bytes; download stopped");
-  if (!sink.write_error.empty()) throw BadInput(url + ": cannot write the download: " + sink.write_error);
   // A refused redirect ends with the transfer at the URL it was sent to.
   char* effective = nullptr;
   curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &effective);
@@ -145,9 +142,80 @@ void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
   if (rc == CURLE_UNSUPPORTED_PROTOCOL && !target.empty() && target != url && url_scheme(target) != scheme)
     throw BadInput(url + ": redirected to " + target + ", another scheme than " + scheme + "; refused");
   if (rc == CURLE_PARTIAL_FILE)
-    throw BadInput(url + ": truncated download: the transfer ended after " + std::to_string(sink.received) +
+    throw BadInput(url + ": truncated download: the transfer ended after " + std::to_string(received) +
                    " bytes, before the length the server announced (" + what + ")");
   throw BadInput(url + ": download failed: " + what);
+}
+
+void fetch(const std::string& url, Sink& sink, const DownloadLimits& limits) {
+  EasyHandle curl = open_transfer(url, limits);
+  sink.max_bytes = limits.max_bytes;
+  CURL* h = curl.get();
+  curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_data);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "llm2hef-registry");
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+
+  const CURLcode rc = curl_easy_perform(h);
+  if (rc == CURLE_OK) return;
+  if (sink.over_limit || rc == CURLE_FILESIZE_EXCEEDED)
+    throw BadInput(url + ": larger than the limit of " + std::to_string(limits.max_bytes) + " bytes; download stopped");
+  if (!sink.write_error.empty()) throw BadInput(url + ": cannot write the download: " + sink.write_error);
+  throw_transfer_error(h, url, rc, error, sink.received);
+}
+
+// http_get's state, shared with libcurl's callbacks.
+struct HttpTransfer {
+  CURL* handle = nullptr;
+  const HttpSink* sink = nullptr;
+  HttpResponse response;
+  std::uint64_t received = 0, max_bytes = 0;
+  bool over_limit = false;
+  std::string sink_error;
+};
+
+constexpr std::size_t kErrorBodyBytes = std::size_t{64} << 10;
+
+std::size_t on_http_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& t = *static_cast<HttpTransfer*>(user);
+  const std::size_t n = size * count;
+  std::string line(data, n);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  // Each response of a redirect chain starts with its status line: keep the last one's headers only.
+  if (line.rfind("HTTP/", 0) == 0) {
+    t.response.headers.clear();
+    return n;
+  }
+  const auto colon = line.find(':');
+  if (colon == std::string::npos || colon == 0) return n;
+  std::string name = line.substr(0, colon);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::size_t start = colon + 1;
+  while (start < line.size() && (line[start] == ' ' || line[start] == '\t')) ++start;
+  t.response.headers[name] = line.substr(start);
+  return n;
+}
+
+std::size_t on_http_data(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& t = *static_cast<HttpTransfer*>(user);
+  const std::size_t n = size * count;
+  long status = 0;
+  curl_easy_getinfo(t.handle, CURLINFO_RESPONSE_CODE, &status);
+  if (status >= 400) {
+    const std::size_t room = kErrorBodyBytes - std::min(kErrorBodyBytes, t.response.error_body.size());
+    t.response.error_body.append(data, std::min(room, n));
+    return n;
+  }
+  if (t.received + n > t.max_bytes) {
+    t.over_limit = true;
+    return 0;
+  }
+  t.sink_error = (*t.sink)(status, data, n);
+  if (!t.sink_error.empty()) return 0;
+  t.received += n;
+  return n;
 }
 
 bool is_unreserved(unsigned char c) {
@@ -217,6 +285,45 @@ std::uint64_t download_to_fd(const std::string& url, int fd, const DownloadLimit
   sink.fd = fd;
   fetch(url, sink, limits);
   return sink.received;
+}
+
+HttpResponse http_get(const HttpRequest& request, const HttpSink& sink) {
+  EasyHandle curl = open_transfer(request.url, request.limits);
+  CURL* h = curl.get();
+  HttpTransfer t;
+  t.handle = h;
+  t.sink = &sink;
+  t.max_bytes = request.limits.max_bytes;
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(nullptr, &curl_slist_free_all);
+  for (const std::string& line : request.headers) {
+    for (char c : line)
+      if (c == '\r' || c == '\n' || c == '\0') throw InternalError("an HTTP header with a line break or NUL");
+    curl_slist* grown = curl_slist_append(headers.get(), line.c_str());
+    if (!grown) throw InternalError("libcurl: out of memory for the request headers");
+    headers.release();
+    headers.reset(grown);
+  }
+  if (headers) curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  const std::string range = std::to_string(request.range_from) + "-";
+  if (request.range_from > 0) curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
+  // The size limit is the caller's, counted as the bytes arrive: a resumed
+  // range's Content-Length is only what is left.
+  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(0));
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_http_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_http_data);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "llm2hef");
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+  const CURLcode rc = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.response.status);
+  if (rc == CURLE_OK) return std::move(t.response);
+  if (t.over_limit)
+    throw BadInput(request.url + ": more than the " + std::to_string(request.limits.max_bytes) +
+                   " bytes expected; download stopped");
+  if (!t.sink_error.empty()) throw BadInput(request.url + ": " + t.sink_error);
+  throw_transfer_error(h, request.url, rc, error, t.received);
 }
 
 }  // namespace llm2hef::registry

@@ -73,13 +73,13 @@ def test_unknown_option_without_a_near_miss(argv, unknown):
 @pytest.mark.parametrize("tail", [["-o", "OUT", *EXPORT_SIZES], ["-o", "OUT"]])
 def test_unknown_switch_does_not_swallow_the_next_option(tmp_path, tail):
     # The hand-written parser took `-o` as --verbose's value and then said
-    # "export takes one MODEL_DIR"; with or without the other required options
+    # "export takes one MODEL_DIR" (now MODEL); with or without the other required options
     # the unknown option is what is reported. (--verbose is every command's
     # own option now, issue 28: --chatty plays its part.)
     out = tmp_path / "o"
     r = run("export", GPT2, "--chatty", *[out if a == "OUT" else a for a in tail])
     usage_error(r, "unknown option --chatty")
-    assert "MODEL_DIR" not in r.stderr
+    assert "takes one MODEL" not in r.stderr
     assert not out.exists()
 
 

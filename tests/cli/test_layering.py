@@ -27,7 +27,8 @@ TOP_ALLOWED = {
 }
 
 # core's folders, each allowed to include only those before it:
-# - io, rules, chat: shared helpers with no stage behind them;
+# - io, rules, chat: shared helpers with no stage behind them; hub: fetching a
+#   model from the Hugging Face Hub into its cache (io only);
 # - manifest: manifest.json as one type; runtime: the inputs the genai
 #   runtime feeds, computed from an export (reads the manifest);
 # - checkpoint: reading the model; lint, hef, har: checkers and fixers of
@@ -36,7 +37,7 @@ TOP_ALLOWED = {
 # - export: the pipeline that writes all of it (runs the hailo-config rules
 #   and lint on what it writes);
 # - package and inspect: read an export or dry-run one.
-CORE_LAYERS = ["io", "rules", "chat", "manifest", "runtime", "checkpoint", "lint", "hef", "har", "dfc",
+CORE_LAYERS = ["io", "hub", "rules", "chat", "manifest", "runtime", "checkpoint", "lint", "hef", "har", "dfc",
                "export", "package", "inspect"]
 
 

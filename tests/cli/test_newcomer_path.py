@@ -1,5 +1,5 @@
 """What a new user meets first (issue 16): output folders with the usual
-mode and a created parent, a Hub id given instead of a folder, a Hugging Face
+mode and a created parent, a Hub id offline, a Hugging Face
 cache snapshot, a rewritten --name, a missing tokenizer. The real binary."""
 from __future__ import annotations
 
@@ -30,11 +30,17 @@ def test_output_folder_gets_the_usual_mode_and_a_missing_parent_is_created(tmp_p
     assert stat.S_IMODE((out / "resources").stat().st_mode) == 0o755
 
 
-def test_a_hub_id_is_answered_with_how_to_download_it(tmp_path):
-    r = export("Qwen/Qwen2.5-0.5B", tmp_path / "out", cwd=tmp_path)
+def test_a_hub_id_is_fetched_or_what_is_missing_is_said(tmp_path):
+    # A Hub id is an input (issue 40; tests/cli/test_hub.py fetches from a
+    # stand-in Hub). Offline, with an empty cache, the message says that no
+    # local folder has that name and what the cache lacks; nothing is sent.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path / "hub"), HF_ENDPOINT="http://127.0.0.1:9")
+    r = subprocess.run([str(BIN), "export", "Qwen/Qwen2.5-0.5B", "-o", str(tmp_path / "out")], capture_output=True,
+                       text=True, timeout=60, cwd=tmp_path, env=env)
     assert r.returncode == 3, r.stderr
-    assert "local folder" in r.stderr
-    assert "huggingface-cli download Qwen/Qwen2.5-0.5B --local-dir Qwen2.5-0.5B" in r.stderr
+    assert "no local folder" in r.stderr and "HF_HUB_OFFLINE" in r.stderr
+    assert "models--Qwen--Qwen2.5-0.5B/refs/main" in r.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -67,7 +73,7 @@ def test_a_missing_tokenizer_says_how_to_get_one(tmp_path):
     (model / "tokenizer.json").unlink()
     r = export(model, tmp_path / "out")
     assert r.returncode == 3, r.stderr
-    assert "tokenizer.json is missing" in r.stderr and "huggingface-cli download" in r.stderr
+    assert "tokenizer.json is missing" in r.stderr and "hf download ORG/NAME tokenizer.json" in r.stderr
 
 
 def test_the_default_cache_stops_at_a_sliding_window():

@@ -150,7 +150,7 @@ def test_conversion_errors_in_the_tools_words(tmp_path):
 
 def test_export_help_shows_cache_and_prefill_optional():
     out = run("export", "--help").stdout
-    assert out.splitlines()[0].startswith("Usage: llm2hef export MODEL_DIR -o OUT [--cache N] [--prefill P]")
+    assert out.splitlines()[0].startswith("Usage: llm2hef export MODEL -o OUT [--cache N] [--prefill P]")
 
 
 def test_inspect_help_lists_adapter():

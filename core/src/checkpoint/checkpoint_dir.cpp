@@ -97,8 +97,9 @@ CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : d
   const std::string d = dir.string();
   std::error_code ec;
   if (!fs::exists(dir, ec) && looks_like_hub_id(d))
-    throw BadInput(d + ": no such folder. llm2hef reads a checkpoint from a local folder; if '" + d +
-                   "' is a Hugging Face Hub id, download it first, for example\n  huggingface-cli download " + d +
+    throw BadInput(d + ": no such folder. If '" + d + "' is a Hugging Face Hub id, `llm2hef inspect " + d +
+                   "` and `llm2hef export " + d +
+                   "` download it (docs/hub.md); or download it with huggingface_hub's CLI\n  hf download " + d +
                    " --local-dir " + d.substr(d.find('/') + 1) + "\nand pass that folder");
   if (!fs::exists(dir, ec)) throw BadInput(d + ": no such folder");
   if (!fs::is_directory(dir, ec))

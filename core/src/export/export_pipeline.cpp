@@ -122,7 +122,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   if (ckpt.tokenizer_json().empty())
     throw BadInput(r.model_dir.string() +
                    ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF. Copy it from the model's Hub "
-                   "repository (huggingface-cli download ORG/NAME tokenizer.json --local-dir " +
+                   "repository (hf download ORG/NAME tokenizer.json --local-dir " +
                    r.model_dir.string() +
                    "), or save it with transformers (AutoTokenizer.from_pretrained(...).save_pretrained(folder))");
 

@@ -8,14 +8,17 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace llm2hef::registry {
 
 struct DownloadLimits {
   std::uint64_t max_bytes = 0;  // required: the most that may arrive
   std::chrono::seconds connect_timeout = std::chrono::seconds(15);
-  std::chrono::seconds total_timeout = std::chrono::seconds(300);
+  std::chrono::seconds total_timeout = std::chrono::seconds(300);  // 0: none (a multi-GB download)
   // Abort when fewer than 1 byte/s arrive for this long (a stalled server).
   std::chrono::seconds stall_timeout = std::chrono::seconds(30);
 };
@@ -39,5 +42,31 @@ std::string download_to_string(const std::string& url, const DownloadLimits& lim
 // Downloads `url` into the open file descriptor `fd` (from offset 0); returns
 // the byte count. Failures as above.
 std::uint64_t download_to_fd(const std::string& url, int fd, const DownloadLimits& limits);
+
+// One HTTP(S) GET with what a download from a model hub needs beyond the two
+// functions above: request headers, a resumed range, and the final
+// response's status and headers. Redirects are followed within the URL's
+// scheme; libcurl sends the request's headers to the redirect target only
+// when it is the same host and port, so a token never reaches a CDN.
+struct HttpRequest {
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  std::uint64_t range_from = 0;      // > 0: ask for the bytes from this offset on (Range)
+  DownloadLimits limits;
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // the final response's, names lowercase
+  std::string error_body;                      // the first 64 KiB of a body with status >= 400
+};
+
+// The body of a response with status < 400 goes to `sink` (status, bytes);
+// the sink returns an error text to stop the transfer, or "" to go on.
+// Returns the response, whatever its status; throws BadInput naming the URL
+// when no response came (no connection, time-out, refused redirect, a
+// truncated body, more bytes than limits.max_bytes) or the sink stopped it.
+using HttpSink = std::function<std::string(long status, const char* data, std::size_t size)>;
+HttpResponse http_get(const HttpRequest& request, const HttpSink& sink);
 
 }  // namespace llm2hef::registry
