@@ -36,7 +36,7 @@ constexpr const char* kHefHelp = R"(Usage: llm2hef hef COMMAND FILE ...
 
 Compiled HEFs (what the DFC's compile step writes), after `compile.py`:
   inspect FILE [--json] [--verify-all]
-  check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--json] [--verify-all]
+  check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--genai-only] [--json] [--verify-all]
   set-config FILE NEW_CONFIG.json -o OUT [--force] [--json]
 
 `llm2hef hef COMMAND --help` for each. Format and rules: docs/hef.md.
@@ -69,7 +69,7 @@ malformed (the message names the field).
 )";
 
 constexpr const char* kCheckHelp =
-    R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--optimize-memory-on-device] [--json] [--verify-all]
+    R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--optimize-memory-on-device] [--genai-only] [--json] [--verify-all]
 
 Judges a HEF by hailort v5.2.0's own rules (Hef::create, configure, the
 genai server; hailo-contract.md sections 6, 8, 9, 10; docs/hef.md gives the
@@ -95,6 +95,12 @@ passes, the next command is printed: `llm2hef package`.
   hailo-config    every key with the JSON type the server reads it as;
                   eos_token_id; prefill_input_tokens_count (not _size)
   stop-tokens     (warning) stop_token_id present and containing eos_token_id
+  chat-template   hailort's minja parses the chat template; what it cannot
+                  evaluate is a warning (chat-template-render)
+  chat-template-ollama
+                  nothing in the chat template that hailo-ollama v5.1.1's
+                  older minja lacks (slices with a step, str.startswith, ...;
+                  docs/chat-templates.md); not with --genai-only
   tokenizer       tokenizer.json parses as a tokenizers file
   theta           float32 vector of even length T
   inputs          the six inputs (by hailo-config suffix) in both groups;
@@ -116,6 +122,9 @@ passes, the next command is printed: `llm2hef package`.
                     optimize_memory_on_device=True (tokenizer and embeddings
                     kept on the host); hailort's default, and hailo-ollama's,
                     is False
+  --genai-only      the HEF is loaded through hailort's genai API only, never
+                    served by hailo-ollama: rule chat-template-ollama does not
+                    run
   --json            {"file", "ok", "errors", "warnings", "findings": [{"rule",
                     "section", "severity" (error, warning, info), "message"}],
                     "passed" (rules that passed), "derived", "contract_doc"
@@ -199,7 +208,7 @@ int inspect(const InspectArgs& a) {
 
 struct CheckArgs {
   std::string hef, manifest, hailort;
-  bool json = false, verify_all = false, optimize_memory_on_device = false;
+  bool json = false, verify_all = false, optimize_memory_on_device = false, genai_only = false;
 };
 
 int check(const CheckArgs& a, Invocation& inv) {
@@ -212,6 +221,7 @@ int check(const CheckArgs& a, Invocation& inv) {
   if (a.verify_all) opt.checksum_limit = UINT64_MAX;
   if (inv.command().count("--hailort")) opt.hailort = hef::parse_hailort_version(a.hailort);
   opt.optimize_memory_on_device = a.optimize_memory_on_device;
+  opt.hailo_ollama = !a.genai_only;
   Opened h = open_hef(a.hef);
   const core::rules::Report rep = hef::check_hef_contract(*h.src, h.info, opt);
   if (a.json) {
@@ -300,6 +310,7 @@ void add_hef_commands(CommandLine& cli) {
   app->add_flag("--json", check_args->json);
   app->add_flag("--verify-all", check_args->verify_all);
   app->add_flag("--optimize-memory-on-device", check_args->optimize_memory_on_device);
+  app->add_flag("--genai-only", check_args->genai_only);
 
   auto set_config_args = std::make_shared<SetConfigArgs>();
   app = cli.add_command(*group, "set-config", kSetConfigHelp,

@@ -27,7 +27,17 @@ from pathlib import Path
 
 import pytest
 
-from chat_rendering import CONVERSATIONS, TemplateRaised, genai_first_turn, genai_later_turn, hailort_probe, render
+from chat_rendering import (
+    CONVERSATIONS,
+    OLDER_MINJA_CONVERSATIONS,
+    TemplateRaised,
+    as_older_minja_sees,
+    genai_first_turn,
+    genai_later_turn,
+    hailort_probe,
+    older_minja_constructs,
+    render,
+)
 from test_real_tokenizers import post_processor_bos, token_text, write_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
@@ -153,6 +163,43 @@ def test_well_formed_conversations_render_as_hugging_face(cases, name):
             assert ollama == expected, f"{label}, add_generation_prompt={agp}: hailo-ollama renders differently"
             compared += 1
     assert compared >= 2, "too few conversations rendered by the original to compare"
+
+
+@pytest.mark.parametrize("name", ALL_CASES)
+def test_stored_template_uses_nothing_hailo_ollamas_older_minja_lacks(cases, name):
+    """hailo-ollama v5.1.1 renders the manifest's copy with google/minja ea5fe1b (issue 37, item 1): Qwen3's
+    `messages[::-1]` does not parse there, so no request would render. Judged on jinja2's own tokens."""
+    assert older_minja_constructs(cases(name).stored) == []
+
+
+@pytest.mark.parametrize("name", TEMPLATED_CASES)
+def test_renders_as_hugging_face_with_hailo_ollamas_older_minja(cases, name):
+    """The stored template, given message texts and lists that behave as the older minja's do (no startswith,
+    `in` false on strings, no step slices), renders what Hugging Face renders from the original, also for
+    conversations that reach Qwen3's rewritten branches (reasoning in an earlier answer, a tool response)."""
+    case = cases(name)
+    compared = 0
+    for label, messages in {**CONVERSATIONS, **OLDER_MINJA_CONVERSATIONS}.items():
+        for agp in (True, False):
+            try:
+                expected = case.hf(messages, agp)
+            except TemplateRaised:
+                continue  # refusals are compared by test_well_formed_conversations_render_as_hugging_face
+            for seen in (messages, as_older_minja_sees(messages)):
+                got = render(case.stored, seen, add_generation_prompt=agp, bos_token=case.bos, eos_token=case.eos)
+                assert got == expected, f"{label}, add_generation_prompt={agp}"
+            compared += 1
+    assert compared >= 2
+
+
+def test_qwen3_rewrites_are_recorded(cases):
+    case = cases("public:qwen3-instruct-2507")
+    rewritten = [c for c in case.changes if "rewritten into an equivalent that hailo-ollama's older minja" in c]
+    assert [c.split(": ")[1] for c in rewritten] == ["line 18, column 28", "line 20, column 112",
+                                                     "line 38, column 20"], rewritten
+    assert "'for message in ...[::-1]'" in rewritten[0] and "'startswith'" in rewritten[1]
+    assert all(c in case.stderr for c in rewritten)
+    assert not [c for c in case.changes if "no exact rewrite" in c]
 
 
 @pytest.mark.parametrize("name", TEMPLATED_CASES)
