@@ -307,7 +307,11 @@ std::string template_for_hailort(const std::string& original, const std::string&
     changes.push_back("chat_template: " + r +
                       " rewritten into an equivalent that hailo-ollama's older minja (v5.1.1) parses and evaluates; "
                       "Hugging Face renders the same text (docs/chat-templates.md)");
-  for (const std::string& r : jinja::older_minja_summary(jinja::older_minja_findings(tmpl, origin)))
+  // What is left, placed in the file (the rewrites above move columns).
+  std::vector<jinja::OlderMinjaFinding> left;
+  for (jinja::OlderMinjaFinding& f : jinja::older_minja_findings(original, origin))
+    if (!f.rewritable) left.push_back(std::move(f));
+  for (const std::string& r : jinja::older_minja_summary(left))
     changes.push_back("chat_template: warning: " + r +
                       ": hailo-ollama's older minja (v5.1.1) lacks it and it has no exact rewrite, so `llm2hef "
                       "package` refuses this template unless --force-template (docs/chat-templates.md)");

@@ -13,6 +13,8 @@ namespace llm2hef::core::jinja {
 namespace {
 
 constexpr size_t kNone = static_cast<size_t>(-1);
+constexpr size_t kMaxOperandSteps = 64;    // attributes, subscripts and calls in one operand
+constexpr size_t kMaxOperandTokens = 256;  // tokens in one operand a rewrite copies
 
 // Jinja keywords that never end an operand: a bracket after one opens a
 // literal or a parenthesized expression, not a call or a subscript.
@@ -82,7 +84,9 @@ class Code {
   // kNone when `last` ends none, or the operand is a filter's or a test's name.
   size_t operand_start(size_t last) const {
     size_t j = last;
-    while (true) {
+    // Bounded, so that a chain of calls on calls (`x.startswith('a').startswith('b')...`, each
+    // walking back over the ones before) stays linear: no template needs longer operands.
+    for (size_t steps = 0; steps < kMaxOperandSteps; ++steps) {
       size_t atom = j;
       if (op(j, ")") || op(j, "]") || op(j, "}")) {
         atom = open_of[j];
@@ -102,6 +106,7 @@ class Code {
       if (atom > 0 && (op(atom - 1, "|") || op(atom - 1, ".") || name(atom - 1, "is"))) return kNone;
       return atom;
     }
+    return kNone;
   }
 
   // One past the last token of the operand that starts at `first`; kNone
@@ -124,6 +129,7 @@ class Code {
         break;
       }
     }
+    if (j - first >= kMaxOperandTokens) return kNone;  // bounded, as operand_start
     calls = false;
     for (size_t k = first + 1; k <= j && !calls; ++k) calls = op(k, "(") && ends_operand(k - 1);
     return j + 1;
