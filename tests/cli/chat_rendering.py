@@ -107,6 +107,12 @@ CONVERSATIONS = {
 #   * `is true` / `is false` are unknown tests (1296-1308);
 #   * `x in s` is false for every string s, and `x not in m` true for every mapping m (1338-1339).
 
+# What both minja generations lack (hailort's table in docs/chat-templates.md; the globals, string methods and
+# tests did not change between ea5fe1b and 58568621 but for those above): found where a template names them.
+_MINJA_LACKS_FILTERS = {"first", "d", "replace", "capitalize", "title", "sort", "max", "min", "sum", "round",
+                        "float", "abs", "wordcount", "batch", "groupby", "attr", "truncate", "format"}
+_MINJA_LACKS_METHODS = {"upper", "lower", "join", "format", "find", "count", "keys", "values"}
+_MINJA_LACKS_TESTS = {"undefined", "callable", "odd", "even", "lower", "upper"}
 _VALUE_END = {"name", "string", "integer", "float"}
 _KEYWORDS = {"and", "or", "not", "in", "is", "if", "elif", "else", "for", "recursive", "set", "with", "macro",
              "call", "filter", "do", "print", "import", "include", "from", "as", "block", "extends"}
@@ -134,7 +140,8 @@ def _ends_value(tok) -> bool:
 
 
 def older_minja_constructs(template: str) -> list[str]:
-    """What `template` uses that hailo-ollama's older minja lacks, as 'line N: what'; the substring-test form
+    """What `template` uses that hailo-ollama's older minja lacks (what hailort's lacks too), as 'line N: what';
+    the substring-test form
     llm2hef writes (`'a' in B if B is not string else (B.split('a')|length) > 1`) is not one."""
     found = []
     for seg in _code_segments(template):
@@ -156,9 +163,16 @@ def older_minja_constructs(template: str) -> list[str]:
                     found.append(f"line {line}: slice without bounds [:]")
             elif value == "." and values[i + 1:i + 2] in (["startswith"], ["replace"]):
                 found.append(f"line {line}: str.{values[i + 1]}()")
+            elif value == "." and values[i + 1] in _MINJA_LACKS_METHODS and values[i + 2:i + 3] == ["("]:
+                found.append(f"line {line}: method {values[i + 1]}()")
+            elif value == "|" and values[i + 1] in _MINJA_LACKS_FILTERS:
+                found.append(f"line {line}: filter {values[i + 1]}")
+            elif kind == "name" and value in ("dict", "cycler") and values[i + 1:i + 2] == ["("] and \
+                    values[i - 1:i] != ["."]:
+                found.append(f"line {line}: function {value}()")
             elif kind == "name" and value == "is":
                 test = values[i + 2] if values[i + 1:i + 2] == ["not"] else values[i + 1]
-                if test in ("true", "false", "True", "False"):
+                if test in ("true", "false", "True", "False") or test in _MINJA_LACKS_TESTS:
                     found.append(f"line {line}: test 'is {test}'")
             elif kind == "string" and (values[i + 1:i + 2] == ["in"] or values[i + 1:i + 3] == ["not", "in"]):
                 b = i + (2 if values[i + 1] == "in" else 3)
