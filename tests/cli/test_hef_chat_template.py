@@ -102,3 +102,18 @@ def test_qwen3_template_export_wrote_passes_for_hailo_ollama(tmp_path):
     stored = Case(folder, tmp_path / "out").stored
     report = check_json(write_hef(tmp_path, "stored.hef", config=config_with_template(stored)))
     assert "chat-template-ollama" not in rules(report)
+
+
+def test_set_config_refuses_what_hailo_ollamas_older_minja_lacks(tmp_path):
+    """set-config writes HEFs for `package` (hailo-ollama): such a template is refused as unsupported before
+    anything is written, and accepted with --genai-only."""
+    src = write_hef(tmp_path)
+    cfg = new_config_file(tmp_path, chat_template=STEP_SLICE)
+    out = tmp_path / "out.hef"
+    r = run("hef", "set-config", src, cfg, "-o", out)
+    assert r.returncode == 4, r.stderr
+    assert "[chat-template-ollama, section 6]" in r.stderr and "line 2, column 12: the slice '[::2]'" in r.stderr
+    assert "--genai-only" in r.stderr and not out.exists()
+    r = run("hef", "set-config", src, cfg, "-o", out, "--genai-only")
+    assert r.returncode == 0, r.stderr
+    assert check_json(out, "--genai-only")["ok"]

@@ -360,7 +360,7 @@ class Scanner {
     const size_t end = c.operand_end(in + 1, calls);
     if (end != kNone && is_rewritten_form(c, in + 1, end)) return;
     Item& item = add(c.tokens[lit].begin, "the test " + quoted_source(c.source(lit, end == kNone ? in : end - 1), '"') +
-                                              " ('in' on a string, a substring test)");
+                                              " (a test of 'in' with a string literal on its left)");
     const std::optional<std::string> value = plain_literal(tmpl_, c.tokens[lit]);
     auto among = [&](size_t i, std::initializer_list<std::string_view> set) {
       for (std::string_view s : set)
