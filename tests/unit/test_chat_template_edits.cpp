@@ -293,8 +293,10 @@ TEST(HailortTemplate, WhatMinjaCannotRenderIsWarnedWithItsLine) {
 // ---- hailo-ollama's older minja (older_minja.hpp) ----
 
 std::string older(const std::string& t, std::vector<jinja::OlderMinjaFinding>* rewritten = nullptr) {
-  std::vector<jinja::OlderMinjaFinding> r;
-  std::string out = jinja::rewrite_for_older_minja(t, "t.jinja", r);
+  std::vector<jinja::OlderMinjaFinding> r, left;
+  std::string out = jinja::rewrite_for_older_minja(t, "t.jinja", r, left);
+  EXPECT_EQ(jinja::older_minja_findings(t, "t.jinja").size(), r.size() + left.size()) << t;
+  for (const jinja::OlderMinjaFinding& f : left) EXPECT_FALSE(f.rewritable) << t;
   if (rewritten) *rewritten = r;
   return out;
 }

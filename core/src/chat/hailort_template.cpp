@@ -286,35 +286,30 @@ std::string template_for_hailort(const std::string& original, const std::string&
   refuse_what_hailort_cannot_parse(original, origin);
   for (std::string& w : what_minja_cannot_render(original, origin)) changes.push_back(std::move(w));
 
-  // Guards first, on the template as its file has it, so that the lines the
-  // record names are the file's.
+  // hailo-ollama renders the same template with its older minja: what that
+  // lacks is rewritten where an exact equivalent exists (older_minja.hpp);
+  // the rest is said here, and refused by `package`. On the template as its
+  // file has it, so that the places the record names are the file's; the
+  // rewrites add no line, so the guards' lines below are the file's too.
+  std::vector<jinja::OlderMinjaFinding> rewritten, left;
+  std::string tmpl = jinja::rewrite_for_older_minja(original, origin, rewritten, left);
+  for (const std::string& r : jinja::older_minja_summary(rewritten))
+    changes.push_back("chat_template: " + r +
+                      " rewritten into an equivalent that hailo-ollama's older minja (v5.1.1) parses and evaluates; "
+                      "Hugging Face renders the same text (docs/chat-templates.md)");
+  for (const std::string& r : jinja::older_minja_summary(left))
+    changes.push_back("chat_template: warning: " + r +
+                      ": hailo-ollama's older minja (v5.1.1) lacks it and it has no exact rewrite, so `llm2hef "
+                      "package` refuses this template unless --force-template (docs/chat-templates.md)");
+
   std::vector<jinja::DisarmedGuard> guards;
-  std::string tmpl = jinja::disarm_raise_calls(original, origin, guards);
+  tmpl = jinja::disarm_raise_calls(tmpl, origin, guards);
   for (const jinja::DisarmedGuard& g : guards)
     changes.push_back("chat_template: raise_exception('" + g.message + "') at " + g.at +
                       " skipped when the conversation starts with hailort's placeholder message (role 'TMP'): hailort "
                       "renders that message alone when it loads the model, and before each later turn, and an "
                       "exception stops the model from loading; every other conversation renders, or is refused, "
                       "exactly as before");
-
-  // hailo-ollama renders the same template with its older minja: what that
-  // lacks is rewritten where an exact equivalent exists (older_minja.hpp);
-  // the rest is said here, and refused by `package`. The guards above add
-  // no line, so the lines named are the file's.
-  std::vector<jinja::OlderMinjaFinding> rewritten;
-  tmpl = jinja::rewrite_for_older_minja(tmpl, origin, rewritten);
-  for (const std::string& r : jinja::older_minja_summary(rewritten))
-    changes.push_back("chat_template: " + r +
-                      " rewritten into an equivalent that hailo-ollama's older minja (v5.1.1) parses and evaluates; "
-                      "Hugging Face renders the same text (docs/chat-templates.md)");
-  // What is left, placed in the file (the rewrites above move columns).
-  std::vector<jinja::OlderMinjaFinding> left;
-  for (jinja::OlderMinjaFinding& f : jinja::older_minja_findings(original, origin))
-    if (!f.rewritable) left.push_back(std::move(f));
-  for (const std::string& r : jinja::older_minja_summary(left))
-    changes.push_back("chat_template: warning: " + r +
-                      ": hailo-ollama's older minja (v5.1.1) lacks it and it has no exact rewrite, so `llm2hef "
-                      "package` refuses this template unless --force-template (docs/chat-templates.md)");
 
   // The runtime renders the template with bos_token and eos_token empty
   // (genai) or set from the ollama manifest (hailo-ollama), and adds no BOS

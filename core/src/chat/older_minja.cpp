@@ -449,10 +449,13 @@ std::vector<std::string> older_minja_summary(const std::vector<OlderMinjaFinding
 }
 
 std::string rewrite_for_older_minja(std::string_view tmpl, const std::string& origin,
-                                    std::vector<OlderMinjaFinding>& rewritten) {
+                                    std::vector<OlderMinjaFinding>& rewritten, std::vector<OlderMinjaFinding>& left) {
   std::vector<Replacement> edits;
   for (Item& it : Scanner(tmpl, origin).scan()) {
-    if (it.edits.empty()) continue;
+    if (it.edits.empty()) {
+      left.push_back(std::move(it.finding));
+      continue;
+    }
     edits.insert(edits.end(), it.edits.begin(), it.edits.end());
     rewritten.push_back(std::move(it.finding));
   }

@@ -46,10 +46,10 @@ struct OlderMinjaFinding {
 std::vector<OlderMinjaFinding> older_minja_findings(std::string_view tmpl, const std::string& origin);
 
 // The template with every rewritable finding rewritten (the list above); the
-// findings rewritten are appended to `rewritten`. What it cannot rewrite is
-// left as it is: older_minja_findings of the result lists it.
+// findings rewritten are appended to `rewritten`, the others, left as they
+// are, to `left` (both placed in `tmpl`).
 std::string rewrite_for_older_minja(std::string_view tmpl, const std::string& origin,
-                                    std::vector<OlderMinjaFinding>& rewritten);
+                                    std::vector<OlderMinjaFinding>& rewritten, std::vector<OlderMinjaFinding>& left);
 
 // One line per construct, at its first place: "line L, column C: CONSTRUCT",
 // with " (and at N more places)" when it recurs.
