@@ -22,7 +22,10 @@
 //    (minja slices strings by bytes, jinja2 by characters: the same for ASCII);
 //  * `'lit' in B` and `'lit' not in B` (lit not empty, B an operand without
 //    calls): `('lit' in B if B is not string else (B.split('lit')|length) > 1)`,
-//    negated for `not in` (which the older minja also gets wrong for mappings).
+//    negated for `not in` (which the older minja also gets wrong for mappings);
+//  * `x is true`, `x is false` (x an operand without calls):
+//    `(x is boolean and x)`, `(x is boolean and not x)`, jinja2's meaning
+//    (hailort's minja tests truthiness there).
 // Every pass is linear in the template's length.
 #pragma once
 
