@@ -36,8 +36,8 @@ constexpr const char* kHefHelp = R"(Usage: llm2hef hef COMMAND FILE ...
 
 Compiled HEFs (what the DFC's compile step writes), after `compile.py`:
   inspect FILE [--json] [--verify-all]
-  check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--json] [--verify-all]
-  set-config FILE NEW_CONFIG.json -o OUT [--force] [--json]
+  check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--genai-only] [--json] [--verify-all]
+  set-config FILE NEW_CONFIG.json -o OUT [--force] [--genai-only] [--json]
 
 `llm2hef hef COMMAND --help` for each. Format and rules: docs/hef.md.
 )";
@@ -69,7 +69,7 @@ malformed (the message names the field).
 )";
 
 constexpr const char* kCheckHelp =
-    R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--optimize-memory-on-device] [--json] [--verify-all]
+    R"(Usage: llm2hef hef check FILE [--manifest OUT/manifest.json] [--hailort X.Y] [--optimize-memory-on-device] [--genai-only] [--json] [--verify-all]
 
 Judges a HEF by hailort v5.2.0's own rules (Hef::create, configure, the
 genai server; hailo-contract.md sections 6, 8, 9, 10; docs/hef.md gives the
@@ -95,6 +95,12 @@ passes, the next command is printed: `llm2hef package`.
   hailo-config    every key with the JSON type the server reads it as;
                   eos_token_id; prefill_input_tokens_count (not _size)
   stop-tokens     (warning) stop_token_id present and containing eos_token_id
+  chat-template   hailort's minja parses the chat template; what it cannot
+                  evaluate is a warning (chat-template-render)
+  chat-template-ollama
+                  nothing in the chat template that hailo-ollama v5.1.1's
+                  older minja lacks (slices with a step, str.startswith, ...;
+                  docs/chat-templates.md); not with --genai-only
   tokenizer       tokenizer.json parses as a tokenizers file
   theta           float32 vector of even length T
   inputs          the six inputs (by hailo-config suffix) in both groups;
@@ -116,6 +122,9 @@ passes, the next command is printed: `llm2hef package`.
                     optimize_memory_on_device=True (tokenizer and embeddings
                     kept on the host); hailort's default, and hailo-ollama's,
                     is False
+  --genai-only      the HEF is loaded through hailort's genai API only, never
+                    served by hailo-ollama: rule chat-template-ollama does not
+                    run
   --json            {"file", "ok", "errors", "warnings", "findings": [{"rule",
                     "section", "severity" (error, warning, info), "message"}],
                     "passed" (rules that passed), "derived", "contract_doc"
@@ -131,14 +140,16 @@ Exit status: 0 ok (warnings allowed), 1 errors found, 2 usage,
 )";
 
 constexpr const char* kSetConfigHelp =
-    R"(Usage: llm2hef hef set-config FILE NEW_CONFIG.json -o OUT [--force] [--json] [--no-progress]
+    R"(Usage: llm2hef hef set-config FILE NEW_CONFIG.json -o OUT [--force] [--genai-only] [--json] [--no-progress]
 
 Writes OUT: FILE with its hailo-config.json replaced, without recompiling.
 Package OUT with `llm2hef package OUT ... --config NEW_CONFIG.json`.
 Refused, with nothing written, when NEW_CONFIG.json has a key of a JSON type
 the genai server cannot read (or misreads), lacks eos_token_id or
 prefill_input_tokens_count, or contradicts FILE (heads, cache size, input
-widths, token ids against the vocabulary: the rules of `hef check`).
+widths, token ids against the vocabulary: the rules of `hef check`), or has a
+chat template hailo-ollama's older minja cannot render (exit 4; not with
+--genai-only).
 Layout: bytes before tokenizer.json/embeddings.bin are copied unchanged;
 then the resources that followed (moved), the new config, and tokenizer.json
 and embeddings.bin last, as optimize_memory_on_device needs. Offsets, the
@@ -149,10 +160,13 @@ copied (seconds per GB); a progress bar only on a terminal.
 
   -o, --output OUT  the new HEF (must differ from FILE)
   --force           replace OUT if it exists
+  --genai-only      OUT is loaded through hailort's genai API only, never
+                    served by hailo-ollama (as `hef check --genai-only`)
   --json            a JSON summary on stdout
   --no-progress     no progress bar (drawn only on a terminal anyway)
 
-Exit status: 0 written, 2 usage, 3 bad HEF or refused config, 4 a HEF version other than 3.
+Exit status: 0 written, 2 usage, 3 bad HEF or refused config, 4 a HEF version other
+than 3, or a chat template hailo-ollama cannot render (without --genai-only).
 )";
 
 struct Opened {
@@ -199,7 +213,7 @@ int inspect(const InspectArgs& a) {
 
 struct CheckArgs {
   std::string hef, manifest, hailort;
-  bool json = false, verify_all = false, optimize_memory_on_device = false;
+  bool json = false, verify_all = false, optimize_memory_on_device = false, genai_only = false;
 };
 
 int check(const CheckArgs& a, Invocation& inv) {
@@ -212,6 +226,7 @@ int check(const CheckArgs& a, Invocation& inv) {
   if (a.verify_all) opt.checksum_limit = UINT64_MAX;
   if (inv.command().count("--hailort")) opt.hailort = hef::parse_hailort_version(a.hailort);
   opt.optimize_memory_on_device = a.optimize_memory_on_device;
+  opt.hailo_ollama = !a.genai_only;
   Opened h = open_hef(a.hef);
   const core::rules::Report rep = hef::check_hef_contract(*h.src, h.info, opt);
   if (a.json) {
@@ -229,7 +244,7 @@ int check(const CheckArgs& a, Invocation& inv) {
 
 struct SetConfigArgs {
   std::string hef, config, output;
-  bool json = false, force = false, no_progress = false;
+  bool json = false, force = false, genai_only = false, no_progress = false;
 };
 
 int set_config(const SetConfigArgs& a) {
@@ -240,11 +255,13 @@ int set_config(const SetConfigArgs& a) {
   // own limit for a JSON resource.
   const std::string config_text = core::RegularFile(cfg_path).read_all(sdk::JsonLimits::kSmallFileBytes);
   core::Progress progress("writing " + out, 1, !a.no_progress);
-  const hef::SetConfigResult r =
-      hef::set_hailo_config(a.hef, config_text, out, a.force, [&](uint64_t done, uint64_t total) {
+  const hef::SetConfigResult r = hef::set_hailo_config(
+      a.hef, config_text, out, a.force,
+      [&](uint64_t done, uint64_t total) {
         progress.set_total(total);
         progress.update(done);
-      });
+      },
+      !a.genai_only);
   progress.finish();
   for (const auto& f : r.findings)
     std::cerr << core::rules::severity_name(f.severity) << " " << core::rules::finding_tag(f) << " " << f.message
@@ -300,6 +317,7 @@ void add_hef_commands(CommandLine& cli) {
   app->add_flag("--json", check_args->json);
   app->add_flag("--verify-all", check_args->verify_all);
   app->add_flag("--optimize-memory-on-device", check_args->optimize_memory_on_device);
+  app->add_flag("--genai-only", check_args->genai_only);
 
   auto set_config_args = std::make_shared<SetConfigArgs>();
   app = cli.add_command(*group, "set-config", kSetConfigHelp,
@@ -308,6 +326,7 @@ void add_hef_commands(CommandLine& cli) {
   app->add_option("NEW_CONFIG.json", set_config_args->config)->required();
   app->add_option("-o,--output", set_config_args->output)->required();
   app->add_flag("--force", set_config_args->force);
+  app->add_flag("--genai-only", set_config_args->genai_only);
   app->add_flag("--json", set_config_args->json);
   app->add_flag("--no-progress", set_config_args->no_progress);
 }

@@ -12,7 +12,7 @@ namespace llm2hef::cli {
 namespace {
 
 constexpr const char* kHelp =
-    R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--config NEW.json] [--store DIR] [--hailort X.Y] [--force] [--json]
+    R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--config NEW.json] [--store DIR] [--hailort X.Y] [--force] [--force-template] [--json]
 
 Puts a compiled HEF into the model store hailo-ollama (Hailo's Ollama-compatible
 server) reads at startup:
@@ -27,7 +27,9 @@ Refused, leaving the store as it was: a missing HEF; a HEF that fails
 `llm2hef hef check --manifest OUT/manifest.json --hailort X.Y` (hailo-ollama
 loads with optimize_memory_on_device off, so resource-order is a warning);
 an existing NAME:TAG (unless
---force); a different file already at the blob's name (blobs are never
+--force); a chat template using what hailo-ollama v5.1.1's older minja
+lacks (slices with a step, str.startswith, ...; `llm2hef export` rewrites
+what has an exact equivalent) unless --force-template; a different file already at the blob's name (blobs are never
 overwritten; an identical one is reused after its hash is verified).
 
 Options:
@@ -46,6 +48,9 @@ Options:
                     HEF with STRICT_RUNTIME_VERSIONING loads only on the
                     HailoRT major.minor of the DFC that wrote it
   --force           replace an existing NAME:TAG manifest (its blob is kept)
+  --force-template  package a chat template that uses what hailo-ollama's
+                    older minja lacks (each use is listed as a note); the
+                    requests that reach it fail or render differently
   --json            print what was written as JSON ("ok": true; on failure
                     the error object, "ok": false)
   --no-progress     never draw the progress bar
@@ -58,12 +63,13 @@ manifest; mount it too (docs/package.md).
 Exit status: 0 packaged, 1 the HEF fails hef check, 2 usage (including an
 existing NAME:TAG without --force), 3 bad input (missing or unreadable files,
 a HEF whose hailo-config.json or tokenizer.json differs from the export's, a
-damaged store).
+damaged store), 4 a chat template hailo-ollama's older minja cannot render
+(without --force-template).
 )";
 
 struct PackageArgs {
   std::string hef, manifest, model, store, hailort, config;
-  bool json = false, force = false, no_progress = false;
+  bool json = false, force = false, force_template = false, no_progress = false;
 };
 
 int run_package(const PackageArgs& o, Invocation& inv) {
@@ -75,6 +81,7 @@ int run_package(const PackageArgs& o, Invocation& inv) {
   po.store = inv.command().count("--store") ? std::filesystem::path(o.store) : core::package::default_store();
   if (inv.command().count("--hailort")) po.hailort = core::hef::parse_hailort_version(o.hailort);
   po.force = o.force;
+  po.force_template = o.force_template;
   po.progress = !o.no_progress && !inv.globals().quiet && core::Progress::stderr_is_terminal();
 
   const core::package::PackageResult r = core::package::package_model(po);
@@ -122,6 +129,7 @@ void add_package_command(CommandLine& cli) {
   app->add_option("--hailort", o->hailort);
   app->add_flag("--json", o->json);
   app->add_flag("--force", o->force);
+  app->add_flag("--force-template", o->force_template);
   app->add_flag("--no-progress", o->no_progress);
 }
 

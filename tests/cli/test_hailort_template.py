@@ -27,7 +27,17 @@ from pathlib import Path
 
 import pytest
 
-from chat_rendering import CONVERSATIONS, TemplateRaised, genai_first_turn, genai_later_turn, hailort_probe, render
+from chat_rendering import (
+    CONVERSATIONS,
+    OLDER_MINJA_CONVERSATIONS,
+    TemplateRaised,
+    as_older_minja_sees,
+    genai_first_turn,
+    genai_later_turn,
+    hailort_probe,
+    older_minja_constructs,
+    render,
+)
 from test_real_tokenizers import post_processor_bos, token_text, write_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
@@ -153,6 +163,58 @@ def test_well_formed_conversations_render_as_hugging_face(cases, name):
             assert ollama == expected, f"{label}, add_generation_prompt={agp}: hailo-ollama renders differently"
             compared += 1
     assert compared >= 2, "too few conversations rendered by the original to compare"
+
+
+@pytest.mark.parametrize("name", ALL_CASES)
+def test_stored_template_uses_nothing_hailo_ollamas_older_minja_lacks(cases, name):
+    """hailo-ollama v5.1.1 renders the manifest's copy with google/minja ea5fe1b (issue 37, item 1): Qwen3's
+    `messages[::-1]` does not parse there, so no request would render. Judged on jinja2's own tokens."""
+    assert older_minja_constructs(cases(name).stored) == []
+
+
+@pytest.mark.parametrize("name", TEMPLATED_CASES)
+def test_renders_as_hugging_face_with_hailo_ollamas_older_minja(cases, name):
+    """The stored template, given message texts and lists that behave as the older minja's do (no startswith,
+    `in` false on strings, no step slices), renders what Hugging Face renders from the original, also for
+    conversations that reach Qwen3's rewritten branches (reasoning in an earlier answer, a tool response)."""
+    case = cases(name)
+    compared = 0
+    for label, messages in {**CONVERSATIONS, **OLDER_MINJA_CONVERSATIONS}.items():
+        for agp in (True, False):
+            try:
+                expected = case.hf(messages, agp)
+            except TemplateRaised:
+                continue  # refusals are compared by test_well_formed_conversations_render_as_hugging_face
+            for seen in (messages, as_older_minja_sees(messages)):
+                got = render(case.stored, seen, add_generation_prompt=agp, bos_token=case.bos, eos_token=case.eos)
+                assert got == expected, f"{label}, add_generation_prompt={agp}"
+            compared += 1
+    assert compared >= 2
+
+
+def test_the_older_minja_scan_finds_each_construct():
+    """The scan above is not vacuous: each row of the table it encodes, found where a template has it."""
+    template = ("{{ m[::-1] }}\n{{ m[:] }}\n{{ s.startswith('a') }}\n{{ s.replace('a', 'b') }}\n{{ x is false }}\n"
+                "{{ 'a' in s }}\n{{ 'a' not in s }}\n{{ s|first }}\n{{ s.upper() }}\n{{ x is odd }}\n{{ dict(a=1) }}\n"
+                "{{ 'a' in ['a'] }}{{ s[1:2] }}{{ s.endswith('a') }}{{ x is boolean }}{{ m|length }}"
+                "{{ ('a' in s if s is not string else (s.split('a')|length) > 1) }}")
+    assert [f.split(":")[0] for f in older_minja_constructs(template)] == [f"line {n}" for n in range(1, 12)]
+
+
+def test_qwen3_rewrites_are_recorded(cases, tmp_path):
+    case = cases("public:qwen3-instruct-2507")
+    rewritten = [c for c in case.changes if "rewritten into an equivalent that hailo-ollama's older minja" in c]
+    assert [c.split(": ")[1] for c in rewritten] == ["line 18, column 28", "line 20, column 112",
+                                                     "line 38, column 20"], rewritten
+    assert "'for message in ...[::-1]'" in rewritten[0] and "'startswith'" in rewritten[1]
+    assert all(c in case.stderr for c in rewritten)
+    assert not [c for c in case.changes if "warning" in c]  # nothing left for either minja
+    folder = tmp_path / "ckpt"
+    shutil.copytree(FIXTURES / "qwen3-tiny", folder)
+    shutil.copy(PUBLIC / "qwen3-instruct-2507.jinja", folder / "chat_template.jinja")
+    r = run("inspect", folder, "--json")
+    assert r.returncode == 0, r.stderr
+    assert [c for c in json.loads(r.stdout)["resources"]["changes"] if "older minja" in c] == rewritten
 
 
 @pytest.mark.parametrize("name", TEMPLATED_CASES)

@@ -139,7 +139,7 @@ def test_inspect_large_resources_hashed_only_with_verify_all(tmp_path):
 
 ALL_RULES = ("hef-version", "proto-hash", "hw-arch", "extensions", "strict-version", "net-flow", "network-groups",
              "resources", "checksums", "resource-order", "hailo-config", "stop-tokens", "chat-template",
-             "chat-template-render", "tokenizer", "theta",
+             "chat-template-render", "chat-template-ollama", "tokenizer", "theta",
              "inputs", "input-widths", "embeddings", "token-ids", "outputs")
 
 

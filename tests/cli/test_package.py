@@ -383,6 +383,29 @@ def test_hef_carrying_another_hailo_config(tmp_path, gpt2, populated):
     assert snapshot(store) == before
 
 
+def test_a_template_hailo_ollamas_older_minja_cannot_render_is_refused(tmp_path, gpt2, populated):
+    """hailo-ollama v5.1.1 renders the manifest's template with google/minja ea5fe1b, which does not parse a
+    step slice (issue 37, item 1): refused as unsupported, naming the line and the construct, and packaged
+    only with --force-template (--force replaces a NAME:TAG)."""
+    store, before = populated
+    cfg = json.loads((gpt2 / "resources" / "hailo-config.json").read_text())
+    cfg["chat_template"] = "{% for m in messages %}{{ m['content'] }}{% endfor %}\n{{ messages[::2]|length }}"
+    new = tmp_path / "new-config.json"
+    new.write_text(json.dumps(cfg))
+    hef = write_hef(tmp_path / "step.hef", gpt2, config=json.dumps(cfg))
+    r = package(hef, gpt2, store, "x:1", "--config", new)
+    assert r.returncode == 4, r.stderr
+    assert "chat_template" in r.stderr and "line 2, column 12: the slice '[::2]'" in r.stderr, r.stderr
+    assert "--force-template" in r.stderr
+    assert snapshot(store) == before
+    r = package(hef, gpt2, store, "x:1", "--config", new, "--force", "--json")
+    assert r.returncode == 4, r.stderr  # --force is about NAME:TAG, not the template
+    r = package(hef, gpt2, store, "x:1", "--config", new, "--force-template", "--json")
+    assert r.returncode == 0, r.stderr
+    assert any("[::2]" in n and "--force-template" in n for n in json.loads(r.stdout)["notes"])
+    assert read_store(store)["x:1"]["doc"]["template_params"]["chat_template"] == cfg["chat_template"]
+
+
 def test_existing_tag_needs_force(tmp_path, gpt2, populated):
     store, before = populated
     first_blob = read_store(store)["first:1"]["blob"]

@@ -353,13 +353,28 @@ def test_llama3_upstream_post_processor_bos(tmp_path):
     check_bos_handling(cfg, tc, tok, "llama3 (upstream post-processor)")
 
 
-def test_qwen3_chat_template_unchanged(exported):
+def test_qwen3_chat_template_only_rewritten_for_hailo_ollama(exported):
+    """No BOS or EOS edit; only the four constructs hailo-ollama's older minja lacks, each rewritten into its
+    equivalent (docs/chat-templates.md; rendering checked in test_hailort_template.py)."""
     tc = real_json("qwen3", "tokenizer_config.json")
     src = real_json("qwen3", "tokenizer.json")
     assert post_processor_bos(src.get("post_processor")) is None  # Qwen3 adds no BOS
     assert not BOS_VARIABLE.search(tc["chat_template"])
     _, cfg = exported("qwen3")
-    assert cfg["chat_template"] == tc["chat_template"]
+    expected = tc["chat_template"]
+    for old, new in [
+        ("{%- for message in messages[::-1] %}",
+         "{%- set llm2hef_reversed_1 = messages %}{%- for llm2hef_index_1 in range((llm2hef_reversed_1|length) - 1, "
+         "-1, -1) %}{% set message = llm2hef_reversed_1[llm2hef_index_1] %}"),
+        ("message.content.startswith('<tool_response>')", "(message.content[:15] == '<tool_response>')"),
+        ("'</think>' in message.content %}",
+         "('</think>' in message.content if message.content is not string else "
+         "(message.content.split('</think>')|length) > 1) %}"),
+        ("enable_thinking is false", "(enable_thinking is boolean and not enable_thinking)"),
+    ]:
+        assert expected.count(old) == 1, old
+        expected = expected.replace(old, new)
+    assert cfg["chat_template"] == expected
 
 
 # --------------------------------------------------------------------------- hailo-config.json: ids and params

@@ -16,6 +16,7 @@
 
 #include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/chat/jinja_lexer.hpp"
+#include "llm2hef/core/chat/older_minja.hpp"
 #include "llm2hef/core/chat/template_edits.hpp"
 #include "llm2hef/core/chat/template_scopes.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -36,6 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     (void)what_minja_cannot_render(tmpl, "fuzz.jinja");
     (void)jinja::unspared_raise_calls(tmpl, "fuzz.jinja");
+    (void)jinja::older_minja_findings(tmpl, "fuzz.jinja");
     const std::vector<jinja::Segment> segments = jinja::split(tmpl, "fuzz.jinja");
     for (const char* name : {"bos_token", "eos_token", "x"}) (void)jinja::reads_of(tmpl, segments, name, "fuzz.jinja");
   } catch (const BadInput&) {

@@ -10,6 +10,7 @@
 
 #include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/chat/jinja_lexer.hpp"
+#include "llm2hef/core/chat/older_minja.hpp"
 #include "llm2hef/core/chat/template_edits.hpp"
 #include "llm2hef/core/chat/template_scopes.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -278,17 +279,122 @@ TEST(HailortTemplate, WhatMinjaCannotRenderIsWarnedWithItsLine) {
       "{{ messages|first }}\n{{ m.content.upper() }}{% if x is undefined %}{% endif %}{{ dict(a=1) }}"
       "{{ s.split() }}{{ x|tojson(ensure_ascii=False) }}{{ messages[::-1] }}{{ a.startswith('b') }}"
       "{{ messages|length }}{{ s.split(',') }}{{ x|tojson(indent=2) }}{{ x is defined }}";
+  // `[::-1]` and startswith are what only hailo-ollama's older minja lacks: older_minja.hpp's.
   const std::vector<std::string> w = what_minja_cannot_render(t, "t");
-  ASSERT_EQ(w.size(), 8u);
+  ASSERT_EQ(w.size(), 6u);
   EXPECT_NE(w[0].find("line 1, column 13 uses the filter 'first'"), std::string::npos) << w[0];
   EXPECT_NE(w[1].find("line 2, column 14 uses the method 'upper'"), std::string::npos) << w[1];
   EXPECT_NE(w[2].find("test 'undefined'"), std::string::npos) << w[2];
   EXPECT_NE(w[3].find("function 'dict'"), std::string::npos) << w[3];
   EXPECT_NE(w[4].find("split() without a separator"), std::string::npos) << w[4];
   EXPECT_NE(w[5].find("tojson 'ensure_ascii'"), std::string::npos) << w[5];
-  EXPECT_NE(w[6].find("hailo-ollama"), std::string::npos) << w[6];
-  EXPECT_NE(w[7].find("'startswith'"), std::string::npos) << w[7];
-  EXPECT_NE(w[7].find("hailo-ollama"), std::string::npos) << w[7];
+}
+
+// ---- hailo-ollama's older minja (older_minja.hpp) ----
+
+std::string older(const std::string& t, std::vector<jinja::OlderMinjaFinding>* rewritten = nullptr) {
+  std::vector<jinja::OlderMinjaFinding> r, left;
+  std::string out = jinja::rewrite_for_older_minja(t, "t.jinja", r, left);
+  EXPECT_EQ(jinja::older_minja_findings(t, "t.jinja").size(), r.size() + left.size()) << t;
+  for (const jinja::OlderMinjaFinding& f : left) EXPECT_FALSE(f.rewritable) << t;
+  if (rewritten) *rewritten = r;
+  return out;
+}
+
+TEST(OlderMinja, ReversedLoopBecomesACountdownOverTheListBoundOnce) {
+  std::vector<jinja::OlderMinjaFinding> r;
+  EXPECT_EQ(older("a\n  {%- for m in ns.msgs[1:][::-1] -%}\n{{ m }}{% endfor %}", &r),
+            "a\n  {%- set llm2hef_reversed_1 = ns.msgs[1:] %}{%- for llm2hef_index_1 in "
+            "range((llm2hef_reversed_1|length) - 1, -1, -1) -%}{% set m = llm2hef_reversed_1[llm2hef_index_1] -%}"
+            "\n{{ m }}{% endfor %}");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].at, "line 2, column 27");
+  EXPECT_TRUE(r[0].rewritable);
+  // Two loops: fresh names each, skipping a name the template has.
+  EXPECT_EQ(older("{% for a in x[::-1] %}{% for b in y[::-1] %}{{ llm2hef_index_1 }}{% endfor %}{% endfor %}"),
+            "{% set llm2hef_reversed_2 = x %}{% for llm2hef_index_2 in range((llm2hef_reversed_2|length) - 1, -1, -1) "
+            "%}{% set a = llm2hef_reversed_2[llm2hef_index_2] %}{% set llm2hef_reversed_3 = y %}{% for llm2hef_index_3 "
+            "in range((llm2hef_reversed_3|length) - 1, -1, -1) %}{% set b = llm2hef_reversed_3[llm2hef_index_3] "
+            "%}{{ llm2hef_index_1 }}{% endfor %}{% endfor %}");
+}
+
+TEST(OlderMinja, WhatHasNoExactEquivalentIsLeftAndFound) {
+  for (const std::string t : {
+           "{% for m in a + b[::-1] %}{% endfor %}",                 // the slice is b's only
+           "{% for m in x[::-1] if m %}{% endfor %}",                // a loop filter reads the item
+           "{% for k, v in x[::-1] %}{% endfor %}",                  // a tuple target
+           "{% for m in x[::-1] %}{{ loop.previtem }}{% endfor %}",  // would be an index
+           "{{ x[::2] }}",                                           // a step other than -1
+           "{{ x[::-1] }}",                                          // not a loop's iterable
+           "{{ s.startswith(p) }}",                                  // not a literal
+           "{{ s.startswith('\\x41') }}",                            // not a plain literal
+           "{{ s.startswith('é') }}",                                // not ASCII: bytes and characters differ
+           "{{ s.startswith('a').x }}",                              // more postfix after the call
+           "{{ s|trim.startswith('a') }}",                           // a filter's name
+           "{{ s.replace('a', 'b') }}",                              // no equivalent
+           "{{ 'a' in f(x) }}",                                      // the operand calls something
+           "{{ '' in x }}",                                          // empty: split('') raises
+           "{{ 'a' in x|list }}",                                    // a filter after the operand
+           "{{ f(x) is true }}",                                     // the operand calls something
+       }) {
+    std::vector<jinja::OlderMinjaFinding> r;
+    EXPECT_EQ(older(t, &r), t) << t;
+    EXPECT_TRUE(r.empty()) << t;
+    const std::vector<jinja::OlderMinjaFinding> f = jinja::older_minja_findings(t, "t");
+    ASSERT_EQ(f.size(), 1u) << t;
+    EXPECT_FALSE(f[0].rewritable) << t;
+  }
+  EXPECT_NE(jinja::older_minja_findings("{% for m in x[::-1] %}{{ loop.nextitem }}{% endfor %}", "t")[0].construct.find(
+                "loop.nextitem"),
+            std::string::npos);
+}
+
+TEST(OlderMinja, ExactRewrites) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{ m.content.startswith('<x>') }}", "{{ (m.content[:3] == '<x>') }}"},
+      {"{{ not m['c'].strip().startswith(\"a\\n\") }}", "{{ not (m['c'].strip()[:2] == \"a\\n\") }}"},
+      {"{{ x[:] }}{{ x[::] }}{{ x[1::1] }}{{ x[:2:] }}", "{{ x[0:] }}{{ x[0:] }}{{ x[1:] }}{{ x[:2] }}"},
+      {"{% if '</t>' in c %}", "{% if ('</t>' in c if c is not string else (c.split('</t>')|length) > 1) %}"},
+      {"{{ a and 'k' not in m.d }}",
+       "{{ a and (not ('k' in m.d if m.d is not string else (m.d.split('k')|length) > 1)) }}"},
+      {"{{ 'a' in ['a', 'b'] }}", "{{ 'a' in ['a', 'b'] }}"},  // membership: the older minja has it
+      {"{{ x is false }}{{ y.z is not true }}", "{{ (x is boolean and not x) }}{{ (not (y.z is boolean and y.z)) }}"},
+      {"{{ x[1:2] }}{{ s.endswith('a') }}", "{{ x[1:2] }}{{ s.endswith('a') }}"},  // the older minja has these
+  };
+  for (const auto& [in, out] : cases) {
+    EXPECT_EQ(older(in), out) << in;
+    EXPECT_TRUE(jinja::older_minja_findings(older(in), "t").empty()) << in;
+  }
+}
+
+TEST(OlderMinja, ARewriteHoldingAnotherConstructIsNotMade) {
+  // The startswith would copy the step slice inside it: the slice stays a finding, so does the call.
+  const std::string t = "{{ x[::2].startswith('a') }}";
+  EXPECT_EQ(older(t), t);
+  EXPECT_EQ(jinja::older_minja_findings(t, "t").size(), 2u);
+  // Inside one that is not rewritten, a construct still is.
+  EXPECT_EQ(older("{{ (x[:] ~ 'b').startswith('a') }}"), "{{ (x[0:] ~ 'b').startswith('a') }}");
+}
+
+TEST(OlderMinja, TemplateForHailortRecordsRewritesAndWarnsAboutTheRest) {
+  std::vector<std::string> changes;
+  const std::string out =
+      template_for_hailort("{% for m in messages[::-1] %}{{ m.c.replace('a', 'b') }}{% endfor %}", "t", {}, changes);
+  EXPECT_EQ(out.find("[::-1]"), std::string::npos);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_NE(changes[0].find("line 1, column 21: the loop 'for m in ...[::-1]'"), std::string::npos) << changes[0];
+  EXPECT_NE(changes[0].find("rewritten"), std::string::npos) << changes[0];
+  EXPECT_NE(changes[1].find("warning: line 1, column 37: the string method 'replace'"), std::string::npos)
+      << changes[1];
+  EXPECT_NE(changes[1].find("--force-template"), std::string::npos) << changes[1];
+}
+
+TEST(OlderMinja, SummaryCountsRepeats) {
+  const std::vector<std::string> s =
+      jinja::older_minja_summary(jinja::older_minja_findings("{{ a[::2] }}\n{{ a[::2] }}{{ b.replace(1, 2) }}", "t"));
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0], "line 1, column 5: the slice '[::2]' (a slice with a step) (and at 1 more places)");
+  EXPECT_EQ(s[1], "line 2, column 18: the string method 'replace'");
 }
 
 TEST(HailortTemplate, MalformedBlocksAreRefused) {

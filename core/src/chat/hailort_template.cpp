@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "llm2hef/core/chat/jinja_lexer.hpp"
+#include "llm2hef/core/chat/older_minja.hpp"
 #include "llm2hef/core/chat/template_edits.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -47,49 +48,24 @@ constexpr std::array<std::string_view, 3> kUnparsedTests = {"divisibleby", "same
 // What that minja parses but cannot evaluate (minja.hpp 2636-2986: its
 // globals, which are also its filters; 1462-1576: string, dict and list
 // methods; 1316-1328: `is` tests): rendering fails when the line is reached.
-// And what the older minja vendored by hailo-ollama v5.1.1 (google/minja
-// ea5fe1b) lacks besides, for the manifest template hailo-ollama renders.
+// What the older minja of hailo-ollama lacks besides is older_minja.hpp's.
 struct MissingFeature {
   enum Kind { filter, method, function, test } kind;
   std::string_view name;
-  bool hailo_ollama_only = false;
 };
 constexpr MissingFeature kMissing[] = {
-    {MissingFeature::filter, "first"},
-    {MissingFeature::filter, "d"},
-    {MissingFeature::filter, "replace"},
-    {MissingFeature::filter, "capitalize"},
-    {MissingFeature::filter, "title"},
-    {MissingFeature::filter, "sort"},
-    {MissingFeature::filter, "max"},
-    {MissingFeature::filter, "min"},
-    {MissingFeature::filter, "sum"},
-    {MissingFeature::filter, "round"},
-    {MissingFeature::filter, "float"},
-    {MissingFeature::filter, "abs"},
-    {MissingFeature::filter, "wordcount"},
-    {MissingFeature::filter, "batch"},
-    {MissingFeature::filter, "groupby"},
-    {MissingFeature::filter, "attr"},
-    {MissingFeature::filter, "truncate"},
-    {MissingFeature::filter, "format"},
-    {MissingFeature::function, "dict"},
-    {MissingFeature::function, "cycler"},
-    {MissingFeature::method, "upper"},
-    {MissingFeature::method, "lower"},
-    {MissingFeature::method, "keys"},
-    {MissingFeature::method, "values"},
-    {MissingFeature::method, "join"},
-    {MissingFeature::method, "format"},
-    {MissingFeature::method, "find"},
-    {MissingFeature::method, "count"},
-    {MissingFeature::test, "undefined"},
-    {MissingFeature::test, "callable"},
-    {MissingFeature::test, "odd"},
-    {MissingFeature::test, "even"},
-    {MissingFeature::test, "lower"},
+    {MissingFeature::filter, "first"},      {MissingFeature::filter, "d"},        {MissingFeature::filter, "replace"},
+    {MissingFeature::filter, "capitalize"}, {MissingFeature::filter, "title"},    {MissingFeature::filter, "sort"},
+    {MissingFeature::filter, "max"},        {MissingFeature::filter, "min"},      {MissingFeature::filter, "sum"},
+    {MissingFeature::filter, "round"},      {MissingFeature::filter, "float"},    {MissingFeature::filter, "abs"},
+    {MissingFeature::filter, "wordcount"},  {MissingFeature::filter, "batch"},    {MissingFeature::filter, "groupby"},
+    {MissingFeature::filter, "attr"},       {MissingFeature::filter, "truncate"}, {MissingFeature::filter, "format"},
+    {MissingFeature::function, "dict"},     {MissingFeature::function, "cycler"}, {MissingFeature::method, "upper"},
+    {MissingFeature::method, "lower"},      {MissingFeature::method, "keys"},     {MissingFeature::method, "values"},
+    {MissingFeature::method, "join"},       {MissingFeature::method, "format"},   {MissingFeature::method, "find"},
+    {MissingFeature::method, "count"},      {MissingFeature::test, "undefined"},  {MissingFeature::test, "callable"},
+    {MissingFeature::test, "odd"},          {MissingFeature::test, "even"},       {MissingFeature::test, "lower"},
     {MissingFeature::test, "upper"},
-    {MissingFeature::method, "startswith", true},
 };
 
 const char* kind_name(MissingFeature::Kind k) {
@@ -244,10 +220,9 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
       ++it->second.more;
   };
   auto note = [&](const MissingFeature& m, size_t at) {
-    warn(at, std::string(" uses the ") + kind_name(m.kind) + " '" + std::string(m.name) + "', which " +
-                 (m.hailo_ollama_only ? "the older minja hailo-ollama renders its manifest's template with (v5.1.1)"
-                                      : "the minja hailort (and hailo-ollama) renders templates with") +
-                 " does not have: rendering fails when that line is reached (docs/chat-templates.md)");
+    warn(at, std::string(" uses the ") + kind_name(m.kind) + " '" + std::string(m.name) +
+                 "', which the minja hailort (and hailo-ollama) renders templates with does not have: rendering "
+                 "fails when that line is reached (docs/chat-templates.md)");
   };
   auto lookup = [](MissingFeature::Kind kind, std::string_view name) -> const MissingFeature* {
     for (const MissingFeature& m : kMissing)
@@ -260,12 +235,6 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
     auto text = [&](size_t i) { return i < tokens.size() ? jinja::text_of(tmpl, tokens[i]) : std::string_view(); };
     const std::vector<size_t> close_of = closing_brackets(tmpl, tokens);
     for (size_t i = 0; i < tokens.size(); ++i) {
-      if (tokens[i].kind == TokenKind::op && text(i) == ":" && text(i + 1) == ":") {
-        warn(tokens[i].begin,
-             " slices with a step ('[::...]'), which the older minja hailo-ollama renders its manifest's "
-             "template with (v5.1.1) does not have: rendering fails there (docs/chat-templates.md)");
-        continue;
-      }
       if (tokens[i].kind != TokenKind::name) continue;
       const bool after_pipe = i > 0 && text(i - 1) == "|";
       const bool after_filter_tag = i == 1 && text(0) == "filter" && seg.kind == SegmentKind::statement;
@@ -317,10 +286,24 @@ std::string template_for_hailort(const std::string& original, const std::string&
   refuse_what_hailort_cannot_parse(original, origin);
   for (std::string& w : what_minja_cannot_render(original, origin)) changes.push_back(std::move(w));
 
-  // Guards first, on the template as its file has it, so that the lines the
-  // record names are the file's.
+  // hailo-ollama renders the same template with its older minja: what that
+  // lacks is rewritten where an exact equivalent exists (older_minja.hpp);
+  // the rest is said here, and refused by `package`. On the template as its
+  // file has it, so that the places the record names are the file's; the
+  // rewrites add no line, so the guards' lines below are the file's too.
+  std::vector<jinja::OlderMinjaFinding> rewritten, left;
+  std::string tmpl = jinja::rewrite_for_older_minja(original, origin, rewritten, left);
+  for (const std::string& r : jinja::older_minja_summary(rewritten))
+    changes.push_back("chat_template: " + r +
+                      " rewritten into an equivalent that hailo-ollama's older minja (v5.1.1) parses and evaluates; "
+                      "Hugging Face renders the same text (docs/chat-templates.md)");
+  for (const std::string& r : jinja::older_minja_summary(left))
+    changes.push_back("chat_template: warning: " + r +
+                      ": hailo-ollama's older minja (v5.1.1) lacks it and it has no exact rewrite, so `llm2hef "
+                      "package` refuses this template unless --force-template (docs/chat-templates.md)");
+
   std::vector<jinja::DisarmedGuard> guards;
-  std::string tmpl = jinja::disarm_raise_calls(original, origin, guards);
+  tmpl = jinja::disarm_raise_calls(tmpl, origin, guards);
   for (const jinja::DisarmedGuard& g : guards)
     changes.push_back("chat_template: raise_exception('" + g.message + "') at " + g.at +
                       " skipped when the conversation starts with hailort's placeholder message (role 'TMP'): hailort "

@@ -11,6 +11,7 @@
 #include "hailo_config_rules.hpp"
 #include "hailo_config_types.hpp"
 #include "llm2hef/core/chat/hailort_template.hpp"
+#include "llm2hef/core/chat/older_minja.hpp"
 #include "llm2hef/core/chat/template_edits.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/runtime/hailo_config.hpp"
@@ -128,6 +129,27 @@ void check_template_renders(const ConfigText& c, RuleOut& out) {
   }
 }
 
+// ---- rule "chat-template-ollama": hailo-ollama renders the template with
+// the older minja it vendors (older_minja.hpp) on every request ----
+
+bool served_by_hailo_ollama(const ConfigText& c) { return c.served_by_hailo_ollama; }
+
+void check_template_for_hailo_ollama(const ConfigText& c, RuleOut& out) {
+  const std::string* tmpl = template_of(c);
+  if (!tmpl) return;
+  try {
+    for (const std::string& f :
+         jinja::older_minja_summary(jinja::older_minja_findings(*tmpl, c.where + ": chat_template")))
+      out.fail(c.where + ": chat_template, " + f +
+               ": hailo-ollama v5.1.1 renders its manifest's copy of this template on every request with an older "
+               "minja (google/minja ea5fe1b) that lacks it, so requests fail or render differently from Hugging "
+               "Face. `llm2hef export` rewrites what has an exact equivalent (docs/chat-templates.md); pass "
+               "--genai-only if hailo-ollama will not serve this HEF");
+  } catch (const Error&) {
+    // A template the lexer cannot read is reported by "chat-template".
+  }
+}
+
 }  // namespace
 
 ConfigText parse_config_text(const std::string* text, std::string where) {
@@ -152,6 +174,7 @@ const std::vector<rules::Rule<ConfigText>>& hailo_config_rule_table() {
       {"stop-tokens", "6", Severity::warning, check_stop_tokens},
       {"chat-template", "6", Severity::error, check_template_parses},
       {"chat-template-render", "6", Severity::warning, check_template_renders},
+      {"chat-template-ollama", "6", Severity::error, check_template_for_hailo_ollama, served_by_hailo_ollama},
   };
   return table;
 }

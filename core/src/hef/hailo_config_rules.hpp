@@ -30,11 +30,15 @@ struct ConfigText {
   // run on documents the type checks refuse too, so each rule judges the
   // keys that could be read and leaves the others to "hailo-config".
   HailoConfig config;
+  // The chat template will also be rendered by hailo-ollama's older minja
+  // (ContractOptions::hailo_ollama); not when export or set-config judge a
+  // config on its own.
+  bool served_by_hailo_ollama = false;
 };
 ConfigText parse_config_text(const std::string* text, std::string where);
 
 // The hailo-config.json rules ("hailo-config", "stop-tokens", "chat-template",
-// "chat-template-render"), in report order.
+// "chat-template-render", "chat-template-ollama"), in report order.
 const std::vector<rules::Rule<ConfigText>>& hailo_config_rule_table();
 
 }  // namespace llm2hef::core::hef

@@ -94,6 +94,7 @@ HefFacts derive_facts(const ByteSource& src, const HefInfo& info, const Contract
     config_text = read_resource(src, *f.res[kResourceHailoConfig], sdk::JsonLimits::kSmallFileBytes);
   f.config = parse_config_text(config_text ? &*config_text : nullptr,
                                opt.config_override ? "new hailo-config.json" : kResourceHailoConfig);
+  f.config.served_by_hailo_ollama = opt.hailo_ollama;
   const HailoConfig& cfg = f.config.config;
   if (cfg.pre_process_params) f.pp = *cfg.pre_process_params;
   f.cache = f.pp.kv_cache_size.value_or(kRuntimeDefaultCacheSize);

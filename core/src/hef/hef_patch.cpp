@@ -139,10 +139,12 @@ void refuse_damaged_resources(const fs::path& input, const ByteSource& src, cons
 // to (a HEF already failing `hef check` for reasons the config does not touch
 // can still get a new config).
 ErrorSet check_config_against_hef(const fs::path& input, const ByteSource& src, const HefInfo& info,
-                                  const std::string& config_text, std::vector<rules::Finding>& findings) {
+                                  const std::string& config_text, bool hailo_ollama,
+                                  std::vector<rules::Finding>& findings) {
   ErrorSet errors_before;
   ContractOptions opt;
   opt.config_override = config_text;
+  opt.hailo_ollama = hailo_ollama;
   opt.checksum_limit = 0;  // only the config-dependent rules matter here
   const rules::Report rep = check_hef_contract(src, info, opt);
   for (const auto& f : rep.findings)
@@ -154,6 +156,11 @@ ErrorSet check_config_against_hef(const fs::path& input, const ByteSource& src, 
       if (std::find(rules.begin(), rules.end(), f.rule) != rules.end()) relevant.push_back(f);
     throw BadInput(refusal("the new hailo-config.json contradicts " + input.string() + ":", relevant));
   }
+  if (rep.errors_in({"chat-template-ollama"}) > 0)
+    throw Unsupported(refusal(
+        "the new hailo-config.json's chat template uses what hailo-ollama's older minja lacks (pass --genai-only if "
+        "hailo-ollama will not serve the output):",
+        rep.findings));
   auto about_the_config = [](const std::string& rule) {
     for (const auto& r : hailo_config_rule_table())
       if (rule == r.name) return true;
@@ -356,7 +363,7 @@ uint64_t write_patched_file(AtomicFile& out, const ByteSource& src, HefHeader nh
 // config must be where the proto says, and it must pass the rules this
 // layout is for (proto hash, resource order).
 void verify_rewritten(const fs::path& written, const fs::path& output, const std::string& config_text,
-                      uint64_t config_xxh3, const ErrorSet& errors_before) {
+                      uint64_t config_xxh3, const ErrorSet& errors_before, bool hailo_ollama) {
   const auto check = open_file_source(written.string());
   const HefInfo again = read_hef(*check);
   const Resource* r = again.resource(kResourceHailoConfig);
@@ -370,7 +377,9 @@ void verify_rewritten(const fs::path& written, const fs::path& output, const std
     throw InternalError(refusal(output.string() + ": the rewritten HEF fails its own layout rules:", rep.findings));
   // And the rules of `hef check` as the user runs it: set-config never
   // writes a HEF that `hef check` refuses for a reason the rewrite brought.
-  const rules::Report as_checked = check_hef_contract(*check, again, ContractOptions{});
+  ContractOptions as_run;
+  as_run.hailo_ollama = hailo_ollama;
+  const rules::Report as_checked = check_hef_contract(*check, again, as_run);
   std::vector<rules::Finding> errors;
   for (const auto& f : as_checked.findings)
     if (f.severity == rules::Severity::error && !errors_before.count({f.rule, f.message})) errors.push_back(f);
@@ -382,7 +391,8 @@ void verify_rewritten(const fs::path& written, const fs::path& output, const std
 }  // namespace
 
 SetConfigResult set_hailo_config(const fs::path& input, const std::string& config_text, const fs::path& output,
-                                 bool replace, const std::function<void(uint64_t, uint64_t)>& progress) {
+                                 bool replace, const std::function<void(uint64_t, uint64_t)>& progress,
+                                 bool hailo_ollama) {
   refuse_invalid_config(config_text);
   check_output_path(input, output, replace);
   const auto src = open_file_source(input.string());
@@ -391,7 +401,7 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
   refuse_damaged_resources(input, *src, info);
 
   SetConfigResult res;
-  const ErrorSet errors_before = check_config_against_hef(input, *src, info, config_text, res.findings);
+  const ErrorSet errors_before = check_config_against_hef(input, *src, info, config_text, hailo_ollama, res.findings);
   const Layout layout = lay_out(input, info, old_cfg, config_text, res);
   const std::string old_proto = read_proto_bytes(*src, info.header);
   const std::string proto = patched_proto(input, old_proto, old_cfg, layout, res);
@@ -399,7 +409,7 @@ SetConfigResult set_hailo_config(const fs::path& input, const std::string& confi
 
   AtomicFile out(output, replace);
   res.new_size = write_patched_file(out, *src, header, proto, layout, config_text, progress);
-  verify_rewritten(out.path(), output, config_text, res.config_xxh3, errors_before);
+  verify_rewritten(out.path(), output, config_text, res.config_xxh3, errors_before, hailo_ollama);
   out.commit();
   return res;
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "llm2hef/core/chat/older_minja.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/io/contract_doc.hpp"
@@ -55,6 +56,7 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, con
   options.manifest = facts.manifest;
   options.manifest_path = facts.manifest_path;
   options.hailort = hailort;
+  options.hailo_ollama = false;  // judged by refuse_what_hailo_ollama_cannot_render, as unsupported
   const rules::Report report = hef::check_hef_contract(*src, info, options);
   if (report.errors() > 0) {
     const std::string version = std::to_string(hailort[0]) + "." + std::to_string(hailort[1]);
@@ -93,6 +95,34 @@ json require_checked_hef(const fs::path& hef_path, const ExportFacts& facts, con
     }
   }
   return rules::report_json(report);
+}
+
+// hailo-ollama renders the manifest's chat template (the export's) with the
+// older minja it vendors, on every request: what that minja lacks and export
+// could not rewrite is refused as unsupported, naming each line and construct
+// (hef check's rule chat-template-ollama, which the check above skips), or,
+// with --force-template, packaged with a note for each.
+void refuse_what_hailo_ollama_cannot_render(const ExportFacts& facts, bool force_template,
+                                            std::vector<std::string>& notes) {
+  const auto t = facts.hailo_config.find("chat_template");
+  if (t == facts.hailo_config.end() || !t->is_string()) return;  // hef check's rule "hailo-config" refused it
+  const std::string where = facts.hailo_config_path + ": chat_template";
+  const std::vector<std::string> found =
+      jinja::older_minja_summary(jinja::older_minja_findings(t->get_ref<const std::string&>(), where));
+  if (found.empty()) return;
+  if (force_template) {
+    for (const std::string& f : found)
+      notes.push_back(where + ", " + f + ": packaged anyway (--force-template); hailo-ollama's older minja lacks it");
+    return;
+  }
+  std::string msg = where +
+                    ": hailo-ollama v5.1.1 renders this template on every request with an older minja (google/minja "
+                    "ea5fe1b) that lacks:";
+  for (const std::string& f : found) msg += "\n  " + f;
+  throw Unsupported(msg +
+                    "\nso its requests would fail or render differently from Hugging Face; not packaged. Give export "
+                    "a template without these (--chat-template FILE), or pass --force-template to package it anyway "
+                    "(docs/chat-templates.md)");
 }
 
 // Hailo's Docker instructions for hailo-ollama (hailo_model_zoo_genai v5.1.1,
@@ -191,6 +221,7 @@ PackageResult package_model(const PackageOptions& o) {
 
   const ExportFacts facts = load_export(o.export_manifest, o.config);
   r.hef_check = require_checked_hef(o.hef, facts, o.hailort, r.notes);
+  refuse_what_hailo_ollama_cannot_render(facts, o.force_template, r.notes);
 
   // Built before hashing so that a missing field is reported at once.
   r.ollama_manifest = make_ollama_manifest(facts, std::string(), r.notes);

@@ -32,6 +32,9 @@ std::vector<std::string> what_minja_cannot_render(const std::string& tmpl, const
 // The template the runtime will render, every edit appended to `changes`:
 //  * refuse_what_hailort_cannot_parse, then the warnings of
 //    what_minja_cannot_render;
+//  * what hailo-ollama's older minja lacks rewritten where an exact
+//    equivalent exists, each rewrite recorded and the rest warned about
+//    (jinja::rewrite_for_older_minja, older_minja.hpp);
 //  * each raise_exception(...) call made inert (jinja::disarm_raise_calls):
 //    hailort renders the template once at load with a message of role "TMP"
 //    and fails to load on any exception, which role-order guards raise;

@@ -44,6 +44,12 @@ struct ContractOptions {
   // resource-order rule an error. hailort's default is false, and
   // hailo-ollama keeps it (hailo-contract.md section 9).
   bool optimize_memory_on_device = false;
+  // hailo-ollama will serve the HEF: it renders the chat template (its store
+  // manifest's copy of hailo-config.json's) with an older minja than
+  // hailort's, so what that one lacks is an error (rule
+  // chat-template-ollama; docs/chat-templates.md). `package` judges it
+  // itself, to refuse it as unsupported (exit 4) unless --force-template.
+  bool hailo_ollama = true;
 };
 
 // The rules whose outcome depends on hailo-config.json: `set-config` refuses

@@ -43,8 +43,12 @@ struct SetConfigResult {
 // padding is resized so the CCWs keep their 4 KiB alignment; proto and
 // whole-file XXH3 (a proto hash always, which genai needs) and all header
 // sizes are redone.
+// `hailo_ollama`: hailo-ollama will serve the output, so a chat template its
+// older minja cannot render (hef check's rule chat-template-ollama) is refused
+// too, before anything is written.
 SetConfigResult set_hailo_config(const std::filesystem::path& input, const std::string& config_text,
                                  const std::filesystem::path& output, bool replace,
-                                 const std::function<void(uint64_t done, uint64_t total)>& progress = {});
+                                 const std::function<void(uint64_t done, uint64_t total)>& progress = {},
+                                 bool hailo_ollama = true);
 
 }  // namespace llm2hef::core::hef

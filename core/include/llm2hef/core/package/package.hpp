@@ -53,7 +53,10 @@ struct PackageOptions {
   // set-config` carries, in place of the export's resources/hailo-config.json.
   std::optional<std::filesystem::path> config;
   ModelRef model;
-  bool force = false;     // replace an existing NAME:TAG manifest
+  bool force = false;  // replace an existing NAME:TAG manifest
+  // Package a chat template that uses what hailo-ollama's older minja lacks
+  // (older_minja.hpp), which is otherwise refused (Unsupported, exit 4).
+  bool force_template = false;
   bool progress = false;  // progress bars while hashing and copying
   // HailoRT major.minor on the device that runs hailo-ollama: a HEF with
   // STRICT_RUNTIME_VERSIONING loads only where it equals the DFC's.
