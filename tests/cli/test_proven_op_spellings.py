@@ -114,6 +114,17 @@ def test_gemma3_band_has_the_scores_shape(tmp_path):
     assert adds and all(n.op_type == "Add" for n in adds)
     for n in adds:  # no broadcast: both operands and the sum have the band's shape
         assert [g.shape[i] for i in n.input] == [[1, heads, cache, cache]] * 2, n.name
+    # Every head holds the same band: -100 where the key is W or more back.
+    import numpy as np
+    import onnx
+    import onnx.numpy_helper
+    m = onnx.load(str(tmp_path / fixture / "model.onnx"))
+    band = onnx.numpy_helper.to_array(next(i for i in m.graph.initializer if i.name == bands[0]))
+    window = config(fixture)["sliding_window"]
+    rows, cols = np.indices((cache, cache))
+    want = np.where(rows - cols >= window, -100.0, 0.0).astype(np.float32)
+    for h in range(heads):
+        assert np.array_equal(band[0, h], want), h
     # Its size is stated where export reports the rewrite, and in the notes.
     manifest = json.loads((tmp_path / fixture / "manifest.json").read_text())
     said = f"one constant band [1, {heads}, {cache}, {cache}] ({heads * cache * cache * 4} bytes"
