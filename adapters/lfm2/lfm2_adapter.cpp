@@ -1,7 +1,8 @@
 // LFM2 / LFM2.5 (Lfm2ForCausalLM): docs/architectures.md section 7.
 //
 // Attention layers are Llama-style with per-head q/k layernorm (QK-Norm
-// through constant segment matrices) and an `out_proj`. Conv layers
+// through constant segment matrices, a plain RMSNorm for one head) and an
+// `out_proj`. Conv layers
 // (Lfm2ShortConv) are rebuilt by sdk/short_conv.hpp: every time interaction
 // is a matmul of a 0/1 shift matrix, derived from the runtime's mask, with
 // B*x as the cached second operand, so the runtime's KV cache carries the
@@ -16,6 +17,7 @@
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/head_norm.hpp"
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/short_conv.hpp"
 
@@ -187,10 +189,9 @@ class Lfm2Adapter final : public DecoderAdapter {
     // `embedding_norm` is the final norm, despite its name.
     m.tail = TailSpec{NormSpec{"embedding_norm", kFinalNorm, std::nullopt, eps}, head.tensor};
 
-    m.rewrites.push_back("attention layers " + layer_list(attention, true) +
-                         ": QK-Norm (q/k_layernorm) through constant " + "segment matrices, RoPE, GQA " +
-                         std::to_string(d.heads) + "/" + std::to_string(d.kv_heads) +
-                         " through a constant repeat-interleave MatMul");
+    m.rewrites.push_back("attention layers " + layer_list(attention, true) + ": QK-Norm (q/k_layernorm) " +
+                         head_rms_norm_form(d.heads, d.kv_heads) + ", RoPE, GQA " + std::to_string(d.heads) + "/" +
+                         std::to_string(d.kv_heads) + " through a constant repeat-interleave MatMul");
     m.rewrites.push_back("conv layers " + layer_list(attention, false) + ": causal depthwise conv (kernel " +
                          std::to_string(kernel) + (conv_bias ? ", with biases" : "") +
                          ") as shift matrices from the mask times B*x, B*x the cached operand (exact)");

@@ -1,9 +1,11 @@
 // Qwen3 (dense): docs/architectures.md section 5. The Llama-family description
 // with QK-Norm (per-head RMSNorm on q and k, before RoPE) done with constant
-// segment matrices, so nothing sits between a head Reshape and its Transpose.
+// segment matrices (a plain RMSNorm for one head), so nothing sits between a
+// head Reshape and its Transpose.
 // head_dim comes from config.json and may differ from hidden/heads.
 #include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/abi.hpp"
+#include "llm2hef/sdk/head_norm.hpp"
 
 namespace {
 
@@ -25,7 +27,7 @@ class Qwen3Adapter final : public DecoderAdapter {
       attention_spec(layer).q_norm = "q_norm";
       attention_spec(layer).k_norm = "k_norm";
     }
-    m.rewrites.push_back("QK-Norm through constant segment matrices, before RoPE");
+    m.rewrites.push_back("QK-Norm " + head_rms_norm_form(m.dims.heads, m.dims.kv_heads) + ", before RoPE");
     return m;
   }
 };

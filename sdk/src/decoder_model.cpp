@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <utility>
 
@@ -239,12 +240,21 @@ void settle_sliding_window(Plan& p, const ExportOptions& opt, const DecoderModel
   if (!window.any()) return;
   const std::string w = std::to_string(window.window), n = std::to_string(opt.cache_size);
   p.options[kSlidingWindowOption] = "band";
-  p.rewrites.push_back("sliding-window layers (" + window.layer_list() + "): a constant band blocks keys " + w +
+  // The band has the scores' shape (sliding_window_band.hpp): its size grows
+  // with the heads and the square of the cache, so the export says it.
+  const int64_t bytes = sliding_window_band_bytes(m.dims.heads, opt.cache_size);
+  const bool mib = bytes >= 1024 * 1024;
+  char size[64];
+  std::snprintf(size, sizeof size, "%lld bytes, %.1f %s", static_cast<long long>(bytes),
+                static_cast<double>(bytes) / (mib ? 1024.0 * 1024.0 : 1024.0), mib ? "MiB" : "KiB");
+  const std::string constant = "one constant band [1, " + std::to_string(m.dims.heads) + ", " + n + ", " + n + "] (" +
+                               size + " in float32; the scores' shape, no broadcast over heads)";
+  p.rewrites.push_back("sliding-window layers (" + window.layer_list() + "): " + constant + " blocks keys " + w +
                        " or more positions back, added after the shared mask (--sliding-window band)");
-  p.notes.push_back("--cache " + n + " > sliding_window " + w +
-                    ": the window is a constant [SEQ, SEQ] band added to the scores of the sliding layers; exact "
-                    "in fp32 on the exported graph, UNPROVEN on the DFC (that it keeps the band aligned with the "
-                    "rows of its prefill and token-by-token groups); --cache " +
+  p.notes.push_back("--cache " + n + " > sliding_window " + w + ": the window is " + constant +
+                    " added to the scores of the sliding layers; exact in fp32 on the exported graph, UNPROVEN on "
+                    "the DFC (that it keeps the band aligned with the rows of its prefill and token-by-token "
+                    "groups); --cache " +
                     w + " or less needs no band");
 }
 
@@ -309,7 +319,7 @@ void DecoderAdapter::build_graph(const Checkpoint& ckpt, const Plan& plan, Graph
   std::vector<PeTables> pe_by_base = select_rope_bases(g, io.pe, model->rope_bases, d.heads, d.kv_heads, d.head_dim);
   std::optional<Value> band;
   if (plan.options.value(kSlidingWindowOption, "") == "band")
-    band = sliding_window_band(g, plan.cache_size, model->sliding_window.window);
+    band = sliding_window_band(g, d.heads, plan.cache_size, model->sliding_window.window);
   const DecoderContext ctx{ckpt,
                            io,
                            {plan.cache_size, d.heads, d.kv_heads, d.head_dim, divisor, model->attention_softcap},

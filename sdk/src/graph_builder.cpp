@@ -260,8 +260,10 @@ Value GraphBuilder::constant(const std::string& leaf, std::vector<int64_t> shape
 
 Value GraphBuilder::constant_rows(const std::string& leaf, std::vector<int64_t> shape, const RowFiller& fill) {
   if (shape.empty()) throw InternalError("constant_rows '" + leaf + "' needs at least one dimension");
-  const int64_t rows = shape[0];
-  const int64_t row_size = rows == 0 ? 0 : numel(shape) / rows;
+  // Rows run over every axis but the last, so that a constant of rank 4 (the
+  // band [1, heads, S, S]) streams in blocks too; for a matrix they are its rows.
+  const int64_t row_size = shape.back();
+  const int64_t rows = row_size == 0 ? 0 : numel(shape) / row_size;
   if (static_cast<uint64_t>(numel(shape)) * 4 <= kInlineLimitBytes) {
     std::vector<float> all(static_cast<size_t>(numel(shape)));
     fill(0, rows, all);

@@ -20,6 +20,12 @@ Value segment_sum(GraphBuilder& g, int64_t heads, int64_t d) {
 Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
                     int64_t d, float eps, float weight_offset) {
   ckpt.expect(weight, {d});
+  // One head: the norm over each head is the norm over all of x. The segment
+  // form would be a 1-wide MatMul and a spread back, which no public DFC
+  // parse shows; the RMSNorm spelling of every layer norm is the proven one
+  // (hailo-contract.md section 2, "Op patterns"). Gemma 3's k (every released
+  // size has one KV head) takes this path.
+  if (heads == 1) return rms_norm(g, ckpt, x, weight, eps, weight_offset);
   const int64_t w = heads * d;
   const Value seg = segment_sum(g, heads, d);
   // LNM's spelling: sumsq = x^2 S; var = (sumsq S^T) / HD, with S^T a

@@ -11,9 +11,14 @@ CausalShifts causal_shifts(GraphBuilder& g, const Value& mask, int64_t n, int64_
   auto s = g.scope("conv_shifts");
   CausalShifts out;
   if (kernel == 1) return out;
-  // One head's block of the additive mask, then 1 allowed / 0 blocked:
+  // One head's block of the additive mask [1, 1, N, N], to [1, N, N] as
+  // attention merges its heads (Transpose, then Reshape: a one-head merge,
+  // never a bare rank-4 -> rank-3 Reshape, which no public DFC parse shows).
+  // Then 1 allowed / 0 blocked:
   // 0 * (1/100) + 1 = 1 and -100 * 0.01f = -1.0f exactly in float32, + 1 = 0.
-  Value head = g.reshape(head_mask(g, mask, n), {1, n, n}, "mask/Reshape");
+  const Value block = head_mask(g, mask, n);
+  const Value rows = g.transpose(block, {0, 2, 1, 3}, "mask/Transpose");
+  const Value head = g.reshape(rows, {1, n, n}, "mask/Reshape");
   const float scale = -1.0f / kMaskBlocked;
   // "one" before "scale": the initializer order exports have always had.
   const Value one = g.scalar("one", 1.0f);
@@ -31,7 +36,11 @@ CausalShifts causal_shifts(GraphBuilder& g, const Value& mask, int64_t n, int64_
   for (int64_t k = 1; k < kernel; ++k) {
     const std::string name = "d_" + std::to_string(k);
     Value edge = g.sub(shifted[static_cast<size_t>(k)], shifted[static_cast<size_t>(k + 1)], name + "/Sub");
-    out.shift.push_back(g.mul(a, edge, name + "/Mul"));
+    const Value d = g.mul(a, edge, name + "/Mul");
+    // Split as attention splits its heads (Reshape, then Transpose), with
+    // one head: D_s is the probabilities of a one-head attention.
+    const Value split = g.reshape(d, {1, n, 1, n}, name + "/Reshape");
+    out.shift.push_back(g.transpose(split, {0, 2, 1, 3}, name + "/Transpose"));
   }
   return out;
 }
@@ -53,6 +62,13 @@ Value short_conv(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   };
   Value b = part("in_proj_b", 0), c = part("in_proj_c", 1), xs = part("in_proj_x", 2);
   Value bx = g.mul(b, xs, "bx/Mul");
+  // B*x as the values of a one-head attention: [1, N, H] -> [1, 1, N, H] by
+  // the head split's Reshape and Transpose, so each shift is the P V MatMul
+  // of the proven attention, [1, 1, N, N] x [1, 1, N, H], merged back by its
+  // Transpose and Reshape.
+  const int64_t n = x.shape[1];
+  const Value bx_rows = g.reshape(bx, {1, n, 1, h}, "bx/Reshape");
+  const Value bx_head = g.transpose(bx_rows, {0, 2, 1, 3}, "bx/Transpose");
 
   // conv weight [H, 1, L]: tap L-1 is the current step, tap L-1-s the step s back.
   const std::vector<float> w = ckpt.read(spec.conv);
@@ -63,9 +79,14 @@ Value short_conv(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   };
   Value conv = g.mul(bx, tap(0), "tap_0/Mul");
   for (int64_t s = 1; s < l; ++s) {
+    const std::string shift = "shift_" + std::to_string(s), tap_name = "tap_" + std::to_string(s);
     // Bx is the second operand: the DFC caches it, as it caches V in P V.
-    Value past = g.matmul(shifts.shift[static_cast<size_t>(s - 1)], bx, "shift_" + std::to_string(s) + "/MatMul");
-    conv = g.add(conv, g.mul(past, tap(s), "tap_" + std::to_string(s) + "/Mul"), "tap_" + std::to_string(s) + "/Add");
+    const Value past_head = g.matmul(shifts.shift[static_cast<size_t>(s - 1)], bx_head, shift + "/MatMul");
+    const Value past_rows = g.transpose(past_head, {0, 2, 1, 3}, shift + "/Transpose");
+    const Value past = g.reshape(past_rows, {1, n, h}, shift + "/Reshape");
+    const Value w_s = tap(s);
+    const Value term = g.mul(past, w_s, tap_name + "/Mul");
+    conv = g.add(conv, term, tap_name + "/Add");
   }
   if (spec.conv_bias) conv = g.add(conv, g.weight("conv_bias", ckpt, *spec.conv_bias), "conv_bias/Add");
   Value y = g.mul(c, conv, "cy/Mul");

@@ -1,15 +1,16 @@
 #include "llm2hef/sdk/sliding_window_band.hpp"
 
-#include <vector>
-
 namespace llm2hef::sdk {
 
-Value sliding_window_band(GraphBuilder& g, int64_t seq, int64_t window) {
+Value sliding_window_band(GraphBuilder& g, int64_t heads, int64_t seq, int64_t window) {
   auto s = g.scope("sliding_window");
-  std::vector<float> band(static_cast<size_t>(seq * seq), 0.0f);
-  for (int64_t r = 0; r < seq; ++r)
-    for (int64_t c = 0; c + window <= r; ++c) band[static_cast<size_t>(r * seq + c)] = -100.0f;
-  return g.constant("band", {1, 1, seq, seq}, band);
+  // Row i is query row i % seq of head i / seq: every head gets the same band.
+  return g.constant_rows("band", {1, heads, seq, seq}, [=](int64_t r0, int64_t r1, std::span<float> out) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const int64_t r = i % seq;
+      for (int64_t c = 0; c + window <= r; ++c) out[static_cast<size_t>((i - r0) * seq + c)] = -100.0f;
+    }
+  });
 }
 
 }  // namespace llm2hef::sdk

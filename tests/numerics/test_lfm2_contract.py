@@ -99,8 +99,9 @@ def test_io_is_the_six_runtime_inputs(combo, exports):
 @pytest.mark.parametrize("combo", COMBOS)
 def test_conv_layers_interact_only_through_cacheable_matmuls(combo, exports):
     """No op that mixes the time axis on its own (Conv, Pad, Gather, Expand, Cumsum,
-    Shape-dependent ops); per conv layer kernel-1 shift MatMuls [1, N, N] x [1, N, H]
-    whose second operand is cache-shaped (shape[-2] == N) and data-dependent."""
+    Shape-dependent ops); per conv layer kernel-1 shift MatMuls [1, 1, N, N] x [1, 1, N, H]
+    (the P V of a one-head attention) whose second operand is cache-shaped
+    (shape[-2] == N) and data-dependent."""
     fixture, N, _ = combo
     cfg = cfg_of(fixture)
     g = Graph(load(exports.get(*combo)))
@@ -111,8 +112,8 @@ def test_conv_layers_interact_only_through_cacheable_matmuls(combo, exports):
     conv_layers = cfg["layer_types"].count("conv")
     assert len(shifts) == conv_layers * (cfg["conv_L_cache"] - 1), [n.name for n in shifts]
     for n in shifts:
-        assert g.shape[n.input[0]] == [1, N, N], (n.name, g.shape[n.input[0]])
-        assert g.shape[n.input[1]] == [1, N, cfg["hidden_size"]], (n.name, g.shape[n.input[1]])
+        assert g.shape[n.input[0]] == [1, 1, N, N], (n.name, g.shape[n.input[0]])
+        assert g.shape[n.input[1]] == [1, 1, N, cfg["hidden_size"]], (n.name, g.shape[n.input[1]])
         assert g.inputs_of(n.input[1]) >= {"inputs_embeds"}, n.name
     # Every other activation x activation MatMul belongs to attention (q k^T, P V):
     # each attention layer has exactly two.
@@ -137,7 +138,7 @@ def test_shift_matrices_are_exact(combo, exports, tmp_path):
     kernel = cfg_of(fixture)["conv_L_cache"]
     assert len(shift_inputs) == kernel - 1, shift_inputs  # built once, shared by every conv layer
     for name in shift_inputs:
-        m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [1, N, N]))
+        m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [1, 1, N, N]))
     path = ex.out / "model_with_shifts.onnx"
     onnx.save(m, str(path))
     so = ort.SessionOptions()
@@ -151,7 +152,7 @@ def test_shift_matrices_are_exact(combo, exports, tmp_path):
         # Which D_s is which: the one with a 1 at (N-1, N-1-s).
         by_shift = {}
         for d in got:
-            d = d[0]
+            d = d[0, 0]
             assert set(np.unique(d[pad:])) <= {0.0, 1.0}, np.unique(d[pad:])
             s = N - 1 - int(np.argmax(d[N - 1])) if d[N - 1].any() else None
             by_shift[s] = d
@@ -166,7 +167,7 @@ def test_shift_matrices_are_exact(combo, exports, tmp_path):
             assert np.array_equal(by_shift[s][pad:], want), f"D_{s} wrong for a {n}-token prompt"
         if n <= 1:
             for d in got:  # no past token at all: every real row is empty
-                assert not d[0][pad:].any()
+                assert not d[0, 0][pad:].any()
 
 
 @pytest.mark.parametrize("combo", COMBOS)

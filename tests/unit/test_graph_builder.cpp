@@ -87,6 +87,42 @@ TEST(GraphBuilder, InitializersNodesAndDataFollowCallOrder) {
   EXPECT_EQ(fs::file_size(tmp.path() / "model.onnx.data"), second + 2048 * 2 * 4);
 }
 
+// A generated constant of rank 4 (the sliding-window band [1, heads, S, S])
+// streams row block by row block like a matrix: its rows are every index of
+// the leading axes, each the last axis long.
+TEST(GraphBuilder, RankFourConstantRowsStreamOverTheLeadingAxes) {
+  TempDir tmp;
+  constexpr int64_t kHeads = 3, kSeq = 1024;  // 12 MiB: more than one 8 MiB block
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  {
+    GraphBuilder g("rows", tmp.path() / "model.onnx.data");
+    const Value x = g.input("x", {1, kHeads, kSeq, kSeq});
+    const Value band =
+        g.constant_rows("band", {1, kHeads, kSeq, kSeq}, [&](int64_t r0, int64_t r1, std::span<float> out) {
+          calls.emplace_back(r0, r1);
+          ASSERT_EQ(out.size(), static_cast<size_t>((r1 - r0) * kSeq));
+          for (int64_t r = r0; r < r1; ++r)
+            out[static_cast<size_t>((r - r0) * kSeq + r % kSeq)] = static_cast<float>(r);
+        });
+    EXPECT_EQ(band.shape, (std::vector<int64_t>{1, kHeads, kSeq, kSeq}));
+    g.output(g.add(x, band, "add"), "y");
+    g.save(tmp.path() / "model.onnx", {});
+  }
+  ASSERT_GE(calls.size(), 2u);
+  EXPECT_EQ(calls.front().first, 0);
+  EXPECT_EQ(calls.back().second, kHeads * kSeq);
+  for (size_t i = 1; i < calls.size(); ++i) EXPECT_EQ(calls[i].first, calls[i - 1].second);
+  // Row r = (head, query) holds r at column r % S: check one row per head.
+  ASSERT_EQ(fs::file_size(tmp.path() / "model.onnx.data"), static_cast<uintmax_t>(kHeads * kSeq * kSeq * 4));
+  std::ifstream data(tmp.path() / "model.onnx.data", std::ios::binary);
+  for (const int64_t r : {int64_t{5}, kSeq + 700, 2 * kSeq + kSeq - 1}) {
+    float v = 0;
+    data.seekg(static_cast<std::streamoff>((r * kSeq + r % kSeq) * 4));
+    data.read(reinterpret_cast<char*>(&v), sizeof v);
+    EXPECT_EQ(v, static_cast<float>(r)) << "row " << r;
+  }
+}
+
 // ---- weights streamed from a checkpoint ----------------------------------
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/head_norm.hpp"
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/rope_bases.hpp"
 
@@ -150,7 +151,7 @@ DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration gen) 
     attention_spec(l).q_norm = "q_norm";
     attention_spec(l).k_norm = "k_norm";
   }
-  m.rewrites.push_back("QK-Norm (1 + w) through constant segment matrices, before RoPE");
+  m.rewrites.push_back("QK-Norm (1 + w) " + head_rms_norm_form(d.heads, d.kv_heads) + ", before RoPE");
   std::vector<float> local, global;
   if (any_sliding) local = gemma3_inv_freq(c, "sliding_attention", d.head_dim, m.rewrites);
   if (any_full) global = gemma3_inv_freq(c, "full_attention", d.head_dim, m.rewrites);

@@ -85,7 +85,8 @@ class GraphBuilder {
                       const WeightView& view, float scale);
   // A computed constant, given whole.
   Value constant(const std::string& leaf, std::vector<int64_t> shape, std::span<const float> data);
-  // A computed constant, generated row by row (shape[0] rows).
+  // A computed constant, generated row by row: a row is the last axis, the
+  // rows every index of the others in row-major order (a matrix's rows).
   Value constant_rows(const std::string& leaf, std::vector<int64_t> shape, const RowFiller& fill);
   Value scalar(const std::string& leaf, float v);
 

@@ -19,8 +19,19 @@ namespace llm2hef::sdk {
 // constant segment matrix S [heads*D, heads], var = ((x^2) S)(S^T / D), then
 // x * rsqrt(var + eps) * w tiled per head. A non-zero `weight_offset` scales
 // by (offset + w) instead (Gemma 3's (1 + w), added in float32 as HF does).
+// With one head it is rms_norm (blocks.hpp) over x: the same value, in the
+// spelling every other RMSNorm has.
 Value head_rms_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const std::string& weight, int64_t heads,
                     int64_t head_dim, float eps, float weight_offset = 0.0f);
+
+// How head_rms_norm writes the QK-Norm of q (`heads`) and k (`kv_heads`), for
+// a plan's rewrite line. Header-only: no symbol added to the SDK library.
+inline std::string head_rms_norm_form(int64_t heads, int64_t kv_heads) {
+  if (heads > 1 && kv_heads > 1) return "through constant segment matrices";
+  if (heads == 1 && kv_heads == 1) return "as plain RMSNorms (one head each)";
+  return heads == 1 ? "of q as a plain RMSNorm (one head), of k through constant segment matrices"
+                    : "of q through constant segment matrices, of k as a plain RMSNorm (one KV head)";
+}
 
 // heads*D values: `tensors` holds one [D] tensor shared by every head, or one per head.
 std::vector<float> tiled_head_vector(const Checkpoint& ckpt, const std::vector<std::string>& tensors, int64_t heads,

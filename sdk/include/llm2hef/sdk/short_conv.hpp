@@ -9,7 +9,11 @@
 //   out = w_0 * Bx + sum_{s=1..L-1} w_s * (D_s Bx)  (+ bias),
 //
 // where D_s Bx is a matmul whose second operand, Bx [N, H], is the one the DFC
-// caches (shape[-2] == cache size), exactly like P V in attention.
+// caches (shape[-2] == cache size), exactly like P V in attention: it is
+// written as the P V of a one-head attention, D_s [1, 1, N, N] times Bx split
+// to [1, 1, N, H] and merged back in the head split's and merge's spellings,
+// so every op is one the proven attention has (no rank-3 activation MatMul,
+// no bare Reshape).
 //
 // Why the mask: for every real query row the runtime's mask row allows one
 // contiguous run of key columns that ends at the query's own column (older
@@ -34,8 +38,9 @@
 
 namespace llm2hef::sdk {
 
-// D_1 .. D_{kernel-1}, each [1, N, N]; built once per graph and shared by every
-// conv layer. `mask` is the runtime's tiled additive mask [1, 1, N, heads*N].
+// D_1 .. D_{kernel-1}, each [1, 1, N, N] (one head's attention probabilities);
+// built once per graph and shared by every conv layer. `mask` is the
+// runtime's tiled additive mask [1, 1, N, heads*N].
 struct CausalShifts {
   std::vector<Value> shift;  // shift[s - 1] = D_s
 };

@@ -12,6 +12,13 @@
 // base graph; whether the DFC keeps such a constant [SEQ, SEQ] addend aligned
 // with the bottom rows when it splits the graph into its prefill and
 // token-by-token groups is NOT known (unproven on the DFC).
+//
+// The band is written at the scores' full shape [1, heads, seq, seq], one
+// copy per head, never [1, 1, seq, seq] broadcast over the heads: the DFC
+// broadcasts an ew_add operand over heads by repeating each element
+// (AABBCC) where the head-major scores need tiling (ABCABC), the defect
+// `har fix` repairs for the runtime mask (hailo-contract.md section 5,
+// "Mask wiring"; LNM finding 4). It costs heads times the constant.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +27,10 @@
 
 namespace llm2hef::sdk {
 
-// The band [1, 1, seq, seq], one constant for every sliding layer.
-Value sliding_window_band(GraphBuilder& g, int64_t seq, int64_t window);
+// The band [1, heads, seq, seq], one constant for every sliding layer.
+Value sliding_window_band(GraphBuilder& g, int64_t heads, int64_t seq, int64_t window);
+
+// Its size in bytes (float32), for the plan's note.
+constexpr int64_t sliding_window_band_bytes(int64_t heads, int64_t seq) { return heads * seq * seq * 4; }
 
 }  // namespace llm2hef::sdk
