@@ -167,6 +167,9 @@ void add_export_command(CommandLine& cli) {
                     << r.output.string() << " (cache " << manifest.cache_size << ", prefill " << manifest.prefill
                     << ")\n";
           for (const std::string& rw : manifest.rewrites) std::cout << "  - " << rw << "\n";
+          // What the adapter says is unproven or approximate belongs where the
+          // export is made, not only in manifest.json (issue 37).
+          for (const std::string& note : manifest.notes) std::cout << "  note: " << note << "\n";
           std::cout
               << "next: python " << (r.output / "compile.py").string()
               << " --calib-text FILE   (on the machine with Hailo's DFC; FILE: plain text, see compile.py --help)\n";

@@ -1,7 +1,7 @@
 """Gemma 2's attention soft-cap (Div -> Tanh -> Mul between q.k^T and the
 mask add) has no public DFC parse (issue 37): the export says so in
 manifest.json's notes and `inspect` prints it; without the soft-cap there is
-nothing to say."""
+nothing to say. export prints the note too."""
 from __future__ import annotations
 
 import json
@@ -26,6 +26,7 @@ def test_export_and_inspect_say_the_attention_soft_cap_is_unproven(tmp_path):
     assert r.returncode == 0, r.stderr
     notes = json.loads((out / "manifest.json").read_text())["notes"]
     assert sum(n.startswith(NOTE) for n in notes) == 1, notes
+    assert "note: " + NOTE in r.stdout  # said where it is exported, not only in the manifest
     r = run("inspect", FIXTURE)
     assert r.returncode == 0, r.stderr
     assert "note: " + NOTE in r.stdout
