@@ -665,7 +665,7 @@ def test_fails_before_the_parse(setup, case, tmp_path):
         args["--calib-tokens"], needle = tmp_path / "nothing.json", "no such file"
     elif case == "calib-not-json":
         bad.write_text("[[1, 2,")
-        args["--calib-tokens"], needle = bad, "not readable JSON"
+        args["--calib-tokens"], needle = bad, "not valid JSON"
     elif case == "calib-bad-id":
         bad.write_text(json.dumps([[1, 2], [3, setup.manifest["dims"]["vocab"]]]))
         args["--calib-tokens"], needle = bad, "sequence 1 holds %d" % setup.manifest["dims"]["vocab"]
