@@ -115,7 +115,7 @@ def test_the_path_names_calibrate_before_compile(gemma, tmp_path):
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     table = readme[readme.index("## The whole path: from"):]
     assert table.index("| 2. calibrate | `llm2hef calibrate OUT") < table.index("| 3. compile | `python OUT/compile.py")
-    assert "applies `OUT/quantization.json` by itself" in table
+    assert "applies the `quantization.json` calibrate wrote beside it by itself" in table
 
     dot = (REPO / "docs" / "getting-started.dot").read_text(encoding="utf-8")
     assert "llm2hef calibrate OUT --calib-chat FILE" in dot and "calibrate_cmd -> out1" in dot

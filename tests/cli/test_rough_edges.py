@@ -254,7 +254,7 @@ def test_compile_py_help(small_export):
     assert r.stderr == ""
     options = r.stdout[r.stdout.index("options:"):]
     first = [line.split()[0] for line in options.splitlines()[1:] if line.startswith("  -")]
-    assert first[:3] == ["-h,", "--calib-text", "--calib-tokens"], first
+    assert first[:4] == ["-h,", "--calib-chat", "--calib-text", "--calib-tokens"], first
     # How much text a calibration needs: (64 samples + 4 held out) x 32 tokens.
     flat = " ".join(options.split())
     assert "%d tokens" % ((64 + 4) * 32) in flat and "KB of English text" in flat
