@@ -1187,9 +1187,20 @@ def test_compile_py_calibrates_on_conversations_as_the_runtime_renders_them(driv
     assert "%d more conversation(s) would give the %d" % (default - 2, default) in r.stderr
 
 
-@pytest.mark.parametrize("case", ["bad-line", "short-text-explicit-size"])
+@pytest.mark.parametrize("case", ["bad-line", "short-text-explicit-size", "no-jinja2"])
 def test_bad_calibration_input_is_exit_3_before_the_parse(setup, case, tmp_path):
-    if case == "bad-line":
+    env = None
+    if case == "no-jinja2":
+        # This Python without jinja2: the chat file cannot be rendered, said with the install command.
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "sitecustomize.py").write_text("import sys\nsys.modules['jinja2'] = None\n")
+        env = {"PYTHONPATH": os.pathsep.join([str(setup.tmp / "fake"), str(tmp_path / "site")])}
+        source = tmp_path / "chats.jsonl"
+        source.write_text('[{"role": "user", "content": "Hi"}]\n')
+        args = ["--calib-chat", source, "--skip-template-check"]
+        needle = "needs the Python package(s) jinja2, missing here. Install them with `%s -m pip install jinja2`" % (
+            sys.executable)
+    elif case == "bad-line":
         source = tmp_path / "chats.jsonl"
         source.write_text('[{"role": "user", "content": "Hi"}]\n[{"role": "user", "content": ["x"]}]\n')
         args, needle = ["--calib-chat", source], "--calib-chat %s:2: message 1: field 'content' is a list" % source
@@ -1198,6 +1209,6 @@ def test_bad_calibration_input_is_exit_3_before_the_parse(setup, case, tmp_path)
         source.write_text("A short text. " * 5)
         args, needle = ["--calib-text", source, "--calib-size", 40], "of the 40 asked for (--calib-size): it needs"
     r, events = setup.run("--llm2hef", BIN, *args, "--work", tmp_path / "work", "-o", tmp_path / "model.hef",
-                          log="bad-%s.log" % case)
+                          log="bad-%s.log" % case, env=env)
     assert r.returncode == 3 and needle in r.stderr, (r.returncode, r.stderr)
     assert events == [] and not (tmp_path / "model.hef").exists()
