@@ -14,4 +14,7 @@ rm -rf out/gpt2-tiny
 mkdir -p out
 ./build/llm2hef export tests/fixtures/gpt2-tiny -o out/gpt2-tiny --cache 64 --prefill 16 --gelu tanh
 ./build/llm2hef inputs out/gpt2-tiny --tokens 17,42,7 -o out/gpt2-tiny-inputs.npz --force
-echo "done: out/gpt2-tiny (model.onnx, resources/, optimize.alls, compile.alls, compile.py, validate_on_device.py, manifest.json)"
+echo "done: out/gpt2-tiny (model.onnx, resources/, optimize.alls, compile.alls, calibrate.py, compile.py, validate_on_device.py, manifest.json)"
+# The path goes on with calibrate (the precision plan, OUT/quantization.json)
+# before compile.py, which applies that plan by itself (README, "The whole path").
+echo "next: ./build/llm2hef calibrate out/gpt2-tiny --calib-text FILE (or --calib-chat FILE), then python out/gpt2-tiny/compile.py --calib-text FILE on the machine with Hailo's DFC"

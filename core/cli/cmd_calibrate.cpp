@@ -6,6 +6,7 @@
 // same code that builds the DFC's calibration set). docs/quantization.md.
 #include <sys/wait.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/core/manifest/export_manifest.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "python_packages.hpp"
 
 namespace llm2hef::cli {
 
@@ -27,28 +29,39 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr const char* kHelp =
-    R"(Usage: llm2hef calibrate OUT (--calib-tokens FILE | --calib-text FILE) [-o OUT/quantization.json]
-                         [--eval-tokens FILE | --eval-text FILE] [--precision-budget SIZE] [options]
+    R"(Usage: llm2hef calibrate OUT (--calib-chat FILE | --calib-text FILE | --calib-tokens FILE)
+                         [--eval-chat FILE | --eval-text FILE | --eval-tokens FILE]
+                         [-o OUT/quantization.json] [--precision-budget SIZE] [options]
 
 Measures the activations of the exported fp32 graph, fed as the genai runtime
 feeds it, over the calibration prompts (one at a time); plans which layers
 need 16-bit activations or 8-bit weights; and runs a fake-quantization proxy
 of the DFC (the default A8W4 and the plan) on held-out prompts. Writes
 quantization.json (the plan, the ranges, the proxy's figures), a report
-(-report.md) and a picture (.svg) beside it. The proxy is not the DFC: only
-the DFC's own emulator and the chip can confirm its figures.
+(-report.md) and a picture (.svg) beside it, then prints the compile.py
+command: compile.py applies OUT/quantization.json by itself. The proxy is
+not the DFC: only the DFC's own emulator and the chip can confirm its figures.
 
 Runs OUT/calibrate.py with python3 and the packages numpy, onnx and
-onnxruntime (pip install numpy onnx onnxruntime; tokenizers too for text).
+onnxruntime, plus jinja2 and tokenizers for chat, tokenizers for text; what
+is missing is named with the command that installs it (exit 3).
 
-  --calib-tokens FILE   a JSON list of token-id lists (one prompt each)
+  --calib-chat FILE     conversations, JSON lines: each line a list of
+                        {"role": ..., "content": ...} messages, rendered
+                        through the exported chat template as the genai
+                        runtime renders a first turn (bos/eos empty, the
+                        generation prompt added) and tokenized as it
+                        tokenizes; a bad line is exit 3 naming FILE:LINE
   --calib-text FILE     text, tokenized with OUT/resources/tokenizer.json and
-                        cut into windows of the cache size (as compile.py does)
-  --eval-tokens FILE    held-out prompts for the proxy (never calibrated on);
+                        cut into prompts of the cache size, the tail a last,
+                        shorter one (as compile.py does)
+  --calib-tokens FILE   a JSON list of token-id lists (one prompt each)
+  --eval-chat FILE      held-out prompts for the proxy (never calibrated on);
   --eval-text FILE      without them the last quarter of the calibration
-                        prompts is held out
+  --eval-tokens FILE    prompts is held out
   -o, --output FILE     default OUT/quantization.json
-  --calib-size N        at most N calibration prompts
+  --calib-size N        calibrate on the first N prompts; an input with fewer
+                        is exit 3, saying how much more it needs
   --precision-budget S  most bytes the plan may add (512MiB, 1GB, ...): lines
                         beyond it are listed as left out
   --min-levels X        steps an 8-bit grid must give the 99.9th percentile
@@ -78,7 +91,8 @@ onnxruntime (pip install numpy onnx onnxruntime; tokenizers too for text).
 )";
 
 struct Options {
-  std::string export_dir, calib_tokens, calib_text, eval_tokens, eval_text, output, budget, python, memory_limit;
+  std::string export_dir, calib_tokens, calib_text, calib_chat, eval_tokens, eval_text, eval_chat, output, budget,
+      python, memory_limit;
   int threads = 0;
   int calib_size = 0, greedy_steps = 16, sensitivity_prompts = 2;
   double min_levels = 32, max_activation_drop = 0.01, max_weight_drop = 0.02, min_cosine = 0, min_top1 = 0,
@@ -118,28 +132,20 @@ std::string python_of(const Options& o) {
   return "python3";
 }
 
-// python3 and its packages, checked before anything runs, with the command that installs them.
-void check_python(const std::string& python, bool needs_tokenizers) {
-  std::string modules = "numpy, onnx, onnxruntime";
-  if (needs_tokenizers) modules += ", tokenizers";
-  const std::string pip =
-      needs_tokenizers ? "pip install numpy onnx onnxruntime tokenizers" : "pip install numpy onnx onnxruntime";
-  const core::ChildResult r = core::run_child(
-      {python, "-c",
-       "import importlib.util, sys\n"
-       "missing = [m for m in sys.argv[1].split(',') if importlib.util.find_spec(m.strip()) is None]\n"
-       "sys.exit('missing Python package(s): ' + ', '.join(m.strip() for m in missing) if missing else 0)\n",
-       modules});
-  if (!r.started())
-    throw Unsupported("cannot run '" + python + "' (" + std::strerror(r.start_error) +
-                      "): calibrate runs the export's calibrate.py with Python 3 and onnxruntime (not packaged in "
-                      "Debian 12: `" +
-                      pip +
-                      "`, in a virtual environment if you like); pass --python PATH or set "
-                      "LLM2HEF_PYTHON");
-  if (!r.succeeded())
-    throw Unsupported("'" + python + "' lacks " + modules + " (its message is above): `" + python + " -m " + pip +
-                      "`, or pass --python PATH to an interpreter that has them");
+// The step after calibrate: compile.py on the DFC machine, with the same
+// calibration input. It applies OUT/quantization.json by itself (its --plan
+// default); a plan written anywhere else has to be named.
+void print_next_step(const Options& o, const fs::path& dir, const fs::path& output) {
+  const std::string input = !o.calib_chat.empty()   ? " --calib-chat " + o.calib_chat
+                            : !o.calib_text.empty() ? " --calib-text " + o.calib_text
+                                                    : " --calib-tokens " + o.calib_tokens;
+  std::error_code ec;
+  const fs::path beside = dir / "quantization.json";
+  const bool found_by_itself = fs::equivalent(output, beside, ec);
+  std::cout << "next: python " << (dir / "compile.py").string() << input
+            << (found_by_itself ? "" : " --plan " + output.string())
+            << "   (on the machine with Hailo's DFC; compile.py applies "
+            << (found_by_itself ? beside.string() + " by itself" : "the plan given with --plan") << ")\n";
 }
 
 fs::path self_executable() {
@@ -182,22 +188,25 @@ void add_calibrate_command(CommandLine& cli) {
       throw BadInput(script.string() +
                      ": missing; this export was written by an llm2hef without `calibrate`: "
                      "re-run `llm2hef export`");
-    if (!inv.command().count("--calib-tokens") && !inv.command().count("--calib-text"))
+    if (o->calib_tokens.empty() && o->calib_text.empty() && o->calib_chat.empty())
       throw UsageError(
-          "calibrate needs calibration prompts: --calib-tokens FILE (a JSON list of token-id lists) or "
-          "--calib-text FILE");
-    for (const auto& [path, option] : {std::pair{o->calib_tokens, "--calib-tokens"},
-                                       {o->calib_text, "--calib-text"},
-                                       {o->eval_tokens, "--eval-tokens"},
-                                       {o->eval_text, "--eval-text"}})
+          "calibrate needs calibration prompts: --calib-chat FILE (JSON lines of conversations), --calib-text FILE "
+          "or --calib-tokens FILE (a JSON list of token-id lists)");
+    const std::pair<const std::string&, const char*> prompt_files[] = {{o->calib_tokens, "--calib-tokens"},
+                                                                       {o->calib_text, "--calib-text"},
+                                                                       {o->calib_chat, "--calib-chat"},
+                                                                       {o->eval_tokens, "--eval-tokens"},
+                                                                       {o->eval_text, "--eval-text"},
+                                                                       {o->eval_chat, "--eval-chat"}};
+    for (const auto& [path, option] : prompt_files)
       if (!path.empty()) check_readable(path, option);
     std::size_t calib_prompts = 0;
     if (!o->calib_tokens.empty()) calib_prompts = core::check_token_sequences(o->calib_tokens, manifest.dims.vocab);
     if (!o->eval_tokens.empty()) core::check_token_sequences(o->eval_tokens, manifest.dims.vocab);
-    const bool held_out = !o->eval_tokens.empty() || !o->eval_text.empty();
+    const bool held_out = !o->eval_tokens.empty() || !o->eval_text.empty() || !o->eval_chat.empty();
     if (!o->no_simulate && !held_out && !o->calib_tokens.empty() && calib_prompts < 2)
       throw UsageError(
-          "the proxy needs held-out prompts: --eval-tokens/--eval-text, two or more calibration "
+          "the proxy needs held-out prompts: --eval-chat/--eval-text/--eval-tokens, two or more calibration "
           "prompts (the last quarter is held out), or --no-simulate");
     std::string budget, memory_limit;
     if (!o->budget.empty()) budget = std::to_string(core::parse_byte_size(o->budget, "--precision-budget"));
@@ -207,10 +216,7 @@ void add_calibrate_command(CommandLine& cli) {
     fs::path stem = output;
     stem.replace_extension();
     std::vector<core::CommandInput> inputs{{"the export folder (OUT)", dir, reads_export_file}};
-    for (const auto& [path, option] : {std::pair{o->calib_tokens, "--calib-tokens"},
-                                       {o->calib_text, "--calib-text"},
-                                       {o->eval_tokens, "--eval-tokens"},
-                                       {o->eval_text, "--eval-text"}})
+    for (const auto& [path, option] : prompt_files)
       if (!path.empty()) inputs.push_back({std::string("the prompts (") + option + ")", path, {}});
     for (const fs::path& p : {output, fs::path(stem.string() + "-report.md"), fs::path(stem.string() + ".svg")})
       core::check_file_output(p, o->force, inputs);
@@ -219,7 +225,11 @@ void add_calibrate_command(CommandLine& cli) {
       throw UsageError("-o " + output.string() + ": its folder does not exist");
 
     const std::string python = python_of(*o);
-    check_python(python, !o->calib_text.empty() || !o->eval_text.empty());
+    std::vector<std::string> modules{"numpy", "onnx", "onnxruntime"};
+    const bool chat = !o->calib_chat.empty() || !o->eval_chat.empty();
+    if (chat) modules.push_back("jinja2");
+    if (chat || !o->calib_text.empty() || !o->eval_text.empty()) modules.push_back("tokenizers");
+    require_python_modules(python, modules, "calibrate runs the export's calibrate.py");
     // The script compiled into this binary runs, fed on standard input, never
     // whatever OUT/calibrate.py holds now: a file in a folder is no proof of
     // where it came from. The export's copy is for running by hand.
@@ -242,8 +252,10 @@ void add_calibrate_command(CommandLine& cli) {
     };
     add("--calib-tokens", o->calib_tokens);
     add("--calib-text", o->calib_text);
+    add("--calib-chat", o->calib_chat);
     add("--eval-tokens", o->eval_tokens);
     add("--eval-text", o->eval_text);
+    add("--eval-chat", o->eval_chat);
     add("--precision-budget", budget);
     add("--memory-limit", memory_limit);
     add("--threads", std::to_string(o->threads));
@@ -270,17 +282,27 @@ void add_calibrate_command(CommandLine& cli) {
     // 1.27 GiB against 2.86 GiB (docs/benchmarks.md). A user's own setting wins.
     io.env_defaults = {"MALLOC_MMAP_THRESHOLD_=131072", "MALLOC_ARENA_MAX=2"};
     const core::ChildResult r = core::run_child(argv, io);
-    if (!r.started()) throw Unsupported("cannot run '" + python + "': " + std::strerror(r.start_error));
+    if (!r.started()) throw BadInput("cannot run '" + python + "': " + std::strerror(r.start_error));
+    // calibrate.py exits 3 for bad input (a prompt file's line, a missing
+    // package), which stays bad input here.
+    const bool bad_input = WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 3;
     if (!r.succeeded())
-      throw Error(ExitCode::failure, "calibrate.py (run by " + python + ") " + r.describe() +
-                                         (WIFEXITED(r.wait_status) ? " (its message is above)" : ""));
+      throw Error(bad_input ? ExitCode::bad_input : ExitCode::failure,
+                  "calibrate.py (run by " + python + ") " + r.describe() +
+                      (WIFEXITED(r.wait_status) ? " (its message is above)" : ""));
+    if (!inv.globals().quiet) print_next_step(*o, dir, output);
     return 0;
   });
   app->add_option("OUT", o->export_dir)->required();
-  CLI::Option* ct = app->add_option("--calib-tokens", o->calib_tokens);
-  ct->excludes(app->add_option("--calib-text", o->calib_text));
-  CLI::Option* et = app->add_option("--eval-tokens", o->eval_tokens);
-  et->excludes(app->add_option("--eval-text", o->eval_text));
+  // One source of calibration prompts, and one of held-out prompts.
+  for (const auto& [tokens, text, chat] :
+       {std::array{app->add_option("--calib-tokens", o->calib_tokens), app->add_option("--calib-text", o->calib_text),
+                   app->add_option("--calib-chat", o->calib_chat)},
+        std::array{app->add_option("--eval-tokens", o->eval_tokens), app->add_option("--eval-text", o->eval_text),
+                   app->add_option("--eval-chat", o->eval_chat)}}) {
+    tokens->excludes(text)->excludes(chat);
+    text->excludes(chat);
+  }
   app->add_option("-o,--output", o->output);
   app->add_option("--calib-size", o->calib_size)->check(CLI::PositiveNumber);
   app->add_option("--precision-budget", o->budget);

@@ -170,9 +170,15 @@ void add_export_command(CommandLine& cli) {
           // What the adapter says is unproven or approximate belongs where the
           // export is made, not only in manifest.json (issue 37).
           for (const std::string& note : manifest.notes) std::cout << "  note: " << note << "\n";
-          std::cout
-              << "next: python " << (r.output / "compile.py").string()
-              << " --calib-text FILE   (on the machine with Hailo's DFC; FILE: plain text, see compile.py --help)\n";
+          // calibrate comes first: its plan is what keeps a model from
+          // collapsing at the default A8W4 (docs/quantization.md), and
+          // compile.py applies the quantization.json it writes by itself.
+          std::cout << "next: llm2hef calibrate " << r.output.string()
+                    << " --calib-chat FILE   (FILE: conversations, one JSON list of {\"role\", \"content\"} per "
+                       "line; or --calib-text FILE; writes quantization.json, the precision plan compile.py "
+                       "applies)\n"
+                    << "then: python " << (r.output / "compile.py").string()
+                    << " --calib-chat FILE   (on the machine with Hailo's DFC; see compile.py --help)\n";
         }
         return 0;
       },

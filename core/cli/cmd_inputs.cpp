@@ -16,6 +16,7 @@
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "python_packages.hpp"
 
 namespace llm2hef::cli {
 
@@ -100,13 +101,14 @@ std::vector<int64_t> tokenize_text(const std::string& python, const std::filesys
       "sys.executable))\n"
       "ids = Tokenizer.from_file(sys.argv[1]).encode(sys.argv[2], add_special_tokens=False).ids\n"
       "print(' '.join(map(str, ids)))\n";
+  // A missing python3 or tokenizers is named with the install command that
+  // fits that Python (exit 3), as for calibrate.
+  require_python_modules(python, {"tokenizers"},
+                         "--text tokenizes with the export's tokenizer.json (or give the ids with --tokens)");
   core::ChildIo io;
   io.capture_stdout = true;
   const core::ChildResult r = core::run_child({python, "-c", script, tokenizer.string(), text}, io);
-  if (!r.started())
-    throw Unsupported("cannot run '" + python + "' (" + std::strerror(r.start_error) +
-                      "): --text tokenizes with Python's tokenizers package; pass --python PATH, set "
-                      "LLM2HEF_PYTHON, or give the ids with --tokens");
+  if (!r.started()) throw BadInput("cannot run '" + python + "': " + std::strerror(r.start_error));
   if (!r.succeeded())
     throw Unsupported("tokenizing --text with " + tokenizer.string() + " failed: " + python + " " + r.describe() +
                       " (its message is above)");

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import xml.dom.minidom
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def test_refusals_name_what_is_wrong(gpt2, tmp_path):
         (["calibrate", gpt2, "--calib-tokens", bad], 3, "sequence 1, position 1: 300"),
         (["calibrate", gpt2, "--calib-tokens", one], 2, "held-out prompts"),
         (["calibrate", gpt2, "--calib-tokens", good, "--precision-budget", "lots"], 2, "--precision-budget"),
-        (["calibrate", gpt2, "--calib-tokens", good, "--python", tmp_path / "no-python"], 4, "pip install"),
+        (["calibrate", gpt2, "--calib-tokens", good, "--python", tmp_path / "no-python"], 3, "cannot run"),
         (["calibrate", tmp_path, "--calib-tokens", good], 3, "manifest.json"),
     ]
     for args, code, text in cases:
@@ -157,7 +158,9 @@ def test_python_runs_with_malloc_settings_the_user_can_override(gpt2, tmp_path):
     2048: 2.86 GiB against 1.27 GiB): calibrate sets MALLOC_MMAP_THRESHOLD_ and
     MALLOC_ARENA_MAX for its Python unless the user set them."""
     fake = tmp_path / "python3"
-    fake.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exit 0\nenv > "%s"\n' % (tmp_path / "env.txt"))
+    # The package check (`-c`) goes to a real Python; the script run is the stand-in's.
+    fake.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exec "%s" "$@"\nenv > "%s"\n'
+                    % (sys.executable, tmp_path / "env.txt"))
     fake.chmod(0o755)
     calib = tmp_path / "calib.json"
     calib.write_text(json.dumps(prompts(300, (5, 9), 4)))
@@ -173,7 +176,7 @@ def test_a_python_killed_by_a_signal_is_named(gpt2, tmp_path):
     """Exit 137 used to read "failed with status 137": the signal is named,
     with the out-of-memory hint for SIGKILL."""
     fake = tmp_path / "python3"
-    fake.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exit 0\nkill -KILL $$\n')
+    fake.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exec "%s" "$@"\nkill -KILL $$\n' % sys.executable)
     fake.chmod(0o755)
     calib = tmp_path / "calib.json"
     calib.write_text(json.dumps(prompts(300, (5, 9), 4)))
@@ -201,10 +204,11 @@ def test_existing_outputs_need_force_and_budget_is_honoured(gpt2, tmp_path):
 
 
 def test_calib_text_is_cut_into_cache_windows(gpt2, tmp_path):
-    """--calib-text: tokenized with the export's tokenizer.json and cut into
-    windows of the cache size, as compile.py builds the DFC's set."""
+    """--calib-text: tokenized with the export's tokenizer.json as the runtime
+    tokenizes a raw prompt (no BOS) and cut into windows of the cache size, the
+    tail a last, shorter prompt, as compile.py builds the DFC's set."""
     text = tmp_path / "corpus.txt"
-    text.write_text("The quick brown fox jumps over the lazy dog. " * 12, encoding="utf-8")
+    text.write_text("The quick brown fox jumps over the lazy dog. " * 12 + "And a tail.", encoding="utf-8")
     held = tmp_path / "held.txt"
     held.write_text("A different sentence, held out for the proxy.", encoding="utf-8")
     out = tmp_path / "q.json"
@@ -214,7 +218,8 @@ def test_calib_text_is_cut_into_cache_windows(gpt2, tmp_path):
     import tokenizers
     ids = tokenizers.Tokenizer.from_file(str(gpt2 / "resources" / "tokenizer.json")).encode(
         text.read_text(encoding="utf-8"), add_special_tokens=False).ids
-    assert q["calibration"]["prompts"] == len(ids) // CACHE and q["calibration"]["tokens"] == len(ids) // CACHE * CACHE
+    assert len(ids) % CACHE, "the text must leave a tail for this test"
+    assert q["calibration"]["prompts"] == len(ids) // CACHE + 1 and q["calibration"]["tokens"] == len(ids)
     assert q["calibration"]["held_out_prompts"] == 1
 
 

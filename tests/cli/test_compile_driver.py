@@ -665,7 +665,7 @@ def test_fails_before_the_parse(setup, case, tmp_path):
         args["--calib-tokens"], needle = tmp_path / "nothing.json", "no such file"
     elif case == "calib-not-json":
         bad.write_text("[[1, 2,")
-        args["--calib-tokens"], needle = bad, "not readable JSON"
+        args["--calib-tokens"], needle = bad, "not valid JSON"
     elif case == "calib-bad-id":
         bad.write_text(json.dumps([[1, 2], [3, setup.manifest["dims"]["vocab"]]]))
         args["--calib-tokens"], needle = bad, "sequence 1 holds %d" % setup.manifest["dims"]["vocab"]
@@ -1132,3 +1132,83 @@ def test_template_stand_ins_match_the_runtime_contract_export_writes(setup, scri
     assert set(written) == {"ROLES", "unpacked", "PE_TILING", "PE_COSINE"}, written
     assert stand_ins == written
     assert written["unpacked"] == tuple(role.upper() for role in written["ROLES"])
+
+
+# ---------------------------------------------------------------- calibration input (issue 40, part 2)
+
+def logging_llm2hef(tmp):
+    """An llm2hef that logs its arguments, then runs the real one."""
+    log, exe = tmp / "llm2hef-calls.log", tmp / "llm2hef-logger"
+    write_script(exe, "printf '%%s\\n' \"$*\" >> '%s'\nexec '%s' \"$@\"\n" % (log, BIN))
+    return exe, log
+
+
+def test_compile_py_applies_the_plan_beside_it_by_itself(driver_run, setup, tmp_path):
+    """What calibrate's `next:` line promises: OUT/quantization.json is applied
+    without --plan."""
+    assert driver_run[0].returncode == 0
+    copy = tmp_path / "export"
+    shutil.copytree(setup.out, copy)
+    (copy / "quantization.json").write_text(json.dumps({"version": 1, "plan": {"default_mode": "a8_w4", "lines": [
+        {"onnx_node": "/model/layers.0/attn/o_proj/MatMul", "precision_mode": "a16_w8", "reason": "r"}]}}))
+    r, events = setup.run("--from", "optimize", "--llm2hef", BIN, "--calib-tokens", setup.calib, "--gate-tokens",
+                          setup.gate_tokens, "--work", setup.work, "-o", tmp_path / "p.hef",
+                          driver=copy / "compile.py", log="beside.log")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "optimize: precision plan %s" % (copy / "quantization.json") in r.stdout, r.stdout
+    script = [e["script"] for e in events if e["op"] == "script"][0]
+    assert "precision_mode=a16_w8)" in script, script
+
+
+def test_compile_py_calibrates_on_conversations_as_the_runtime_renders_them(driver_run, setup, tmp_path):
+    import tokenizers
+
+    from chat_rendering import genai_first_turn
+    assert driver_run[0].returncode == 0
+    conversations = [[{"role": "user", "content": "Hi"}],
+                     [{"role": "user", "content": "A"}, {"role": "assistant", "content": "B"},
+                      {"role": "user", "content": "C"}]]
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text("".join(json.dumps(c) + "\n" for c in conversations))
+    exe, log = logging_llm2hef(tmp_path)
+    r, events = setup.run("--from", "optimize", "--llm2hef", exe, "--calib-chat", chats, "--gate-tokens",
+                          setup.gate_tokens, "--work", setup.work, "-o", tmp_path / "c.hef", log="chat.log")
+    assert r.returncode == 0, r.stdout + r.stderr
+    template = json.loads((setup.out / "resources" / "hailo-config.json").read_text())["chat_template"]
+    tok = tokenizers.Tokenizer.from_file(str(setup.out / "resources" / "tokenizer.json"))
+    want = [tok.encode(genai_first_turn(template, c), add_special_tokens=False).ids for c in conversations]
+    fed = [[int(t) for t in line.split("--tokens ")[1].split()[0].split(",")]
+           for line in log.read_text().splitlines() if line.startswith("inputs -q ")]
+    assert fed[:2] == want, (fed, want)  # the calibration set; the gate's samples follow
+    assert next(e for e in events if e["op"] == "optimize")["samples"] == 2
+    # The default calibration set is larger: said, with how much more input it needs.
+    default = setup.manifest["dfc"]["calib_size"]
+    assert "gives 2 conversation(s) of the %d calibration takes by default" % default in r.stderr, r.stderr
+    assert "%d more conversation(s) would give the %d" % (default - 2, default) in r.stderr
+
+
+@pytest.mark.parametrize("case", ["bad-line", "short-text-explicit-size", "no-jinja2"])
+def test_bad_calibration_input_is_exit_3_before_the_parse(setup, case, tmp_path):
+    env = None
+    if case == "no-jinja2":
+        # This Python without jinja2: the chat file cannot be rendered, said with the install command.
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "sitecustomize.py").write_text("import sys\nsys.modules['jinja2'] = None\n")
+        env = {"PYTHONPATH": os.pathsep.join([str(setup.tmp / "fake"), str(tmp_path / "site")])}
+        source = tmp_path / "chats.jsonl"
+        source.write_text('[{"role": "user", "content": "Hi"}]\n')
+        args = ["--calib-chat", source, "--skip-template-check"]
+        needle = "needs the Python package(s) jinja2, missing here. Install them with `%s -m pip install jinja2`" % (
+            sys.executable)
+    elif case == "bad-line":
+        source = tmp_path / "chats.jsonl"
+        source.write_text('[{"role": "user", "content": "Hi"}]\n[{"role": "user", "content": ["x"]}]\n')
+        args, needle = ["--calib-chat", source], "--calib-chat %s:2: message 1: field 'content' is a list" % source
+    else:
+        source = tmp_path / "short.txt"
+        source.write_text("A short text. " * 5)
+        args, needle = ["--calib-text", source, "--calib-size", 40], "of the 40 asked for (--calib-size): it needs"
+    r, events = setup.run("--llm2hef", BIN, *args, "--work", tmp_path / "work", "-o", tmp_path / "model.hef",
+                          log="bad-%s.log" % case, env=env)
+    assert r.returncode == 3 and needle in r.stderr, (r.returncode, r.stderr)
+    assert events == [] and not (tmp_path / "model.hef").exists()

@@ -254,7 +254,7 @@ def test_compile_py_help(small_export):
     assert r.stderr == ""
     options = r.stdout[r.stdout.index("options:"):]
     first = [line.split()[0] for line in options.splitlines()[1:] if line.startswith("  -")]
-    assert first[:3] == ["-h,", "--calib-text", "--calib-tokens"], first
+    assert first[:4] == ["-h,", "--calib-chat", "--calib-text", "--calib-tokens"], first
     # How much text a calibration needs: (64 samples + 4 held out) x 32 tokens.
     flat = " ".join(options.split())
     assert "%d tokens" % ((64 + 4) * 32) in flat and "KB of English text" in flat
@@ -352,7 +352,7 @@ def test_inputs_prints_what_it_wrote_and_takes_text(tmp_path, small_export):
     # -q keeps stdout quiet (compile.py calls it once per sample).
     assert run("inputs", "-q", small_export, "--tokens", "1,2", "-o", tmp_path / "q.npz").stdout == ""
     r = run("inputs", small_export, "--text", text, "--python", tmp_path / "no-python", "-o", tmp_path / "x.npz")
-    assert r.returncode == 4 and "--tokens" in r.stderr
+    assert r.returncode == 3 and "--tokens" in r.stderr  # a missing Python is exit 3, as for calibrate
 
 
 def test_package_takes_the_config_given_to_set_config(tmp_path, gpt2_export):

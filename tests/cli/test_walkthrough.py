@@ -64,7 +64,7 @@ def test_inspect_then_export_with_defaults(fixture, tmp_path):
     assert export.returncode == 0, export.stderr
     missing = [f for f in readme_kit_files() if not (out / f).is_file()]
     assert not missing, f"README names {missing}, which export did not write"
-    assert "next: python" in export.stdout
+    assert "next: llm2hef calibrate" in export.stdout and "then: python" in export.stdout
 
     # The defaults agree: inspect sized what export wrote.
     as_json = subprocess.run([str(BIN), "inspect", str(model), "--json"], capture_output=True, text=True,

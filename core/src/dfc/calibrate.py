@@ -3,7 +3,8 @@ exported graph (docs/quantization.md). `llm2hef calibrate OUT ...` runs this
 script; it is written into every export as calibrate.py and reads
 manifest.json and the files beside it.
 
-    python3 calibrate.py --calib-tokens calib.json [--eval-tokens held_out.json] [-o quantization.json]
+    python3 calibrate.py --calib-chat chats.jsonl [--eval-chat held_out.jsonl] [-o quantization.json]
+    (or --calib-text / --calib-tokens, --eval-text / --eval-tokens)
 
 1. Ranges. The fp32 graph runs under onnxruntime, fed per prompt exactly what
    the genai runtime feeds (`llm2hef inputs`), one prompt at a time. For every
@@ -41,7 +42,7 @@ import time
 # folder with --export-dir (main() sets HERE from it).
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-PIP_HINT = "pip install numpy onnx onnxruntime"
+SCRIPT_NAME = "calibrate.py"  # how messages name this script, also in the block shared with compile.py
 PROXY_LABEL = ("proxy of the DFC (fake quantization under onnxruntime), not a prediction of what the DFC "
                "or the chip will do")
 DEVICE_BYTES = 8 * 2 ** 30  # the Hailo-10H's 8 GB of memory, counted as inspect counts it (8 GiB)
@@ -873,36 +874,285 @@ def _duration(seconds):
 
 
 # ------------------------------------------------------------------ inputs
-def read_sequences(tokens_path, text_path, what, seq, vocab):
-    """Token-id lists from a JSON list of lists, or a text file tokenized with
-    resources/tokenizer.json and cut into windows of the cache size (as
-    compile.py builds the DFC's calibration set)."""
-    if tokens_path:
+# @CALIBRATION_PROMPTS@ begin: the prompt files of calibrate.py and compile.py, one rule for both.
+# compile.py gets this block as it stands here (core/src/dfc/compile_driver.cpp); it reads only
+# SCRIPT_NAME from the script around it. docs/quantization.md, "Prompts".
+BAD_INPUT_STATUS = 3  # llm2hef's exit status for bad input, a missing tool or package included
+MAX_PROMPT_FILE_BYTES = 16 * 2 ** 20  # as `llm2hef calibrate` bounds a token-id file
+PIP_NAMES = {"jinja2": "jinja2", "tokenizers": "tokenizers", "numpy": "numpy", "onnx": "onnx",
+             "onnxruntime": "onnxruntime"}
+
+
+def bad_input(msg):
+    sys.stderr.write("%s: %s\n" % (SCRIPT_NAME, msg))
+    sys.exit(BAD_INPUT_STATUS)
+
+
+def warn(msg):
+    sys.stderr.write("%s: warning: %s\n" % (SCRIPT_NAME, msg))
+
+
+def install_hint(missing):
+    """The command that installs `missing` into this Python, or into a new
+    virtual environment where pip may not install into it (PEP 668: an
+    EXTERNALLY-MANAGED file in the standard library's folder, outside a
+    virtual environment)."""
+    import importlib.util
+    import sysconfig
+    packages = " ".join(PIP_NAMES.get(m, m) for m in missing)
+    in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
+    marker = os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
+    if not in_venv and os.path.isfile(marker):
+        venv = "~/llm2hef-venv"
+        return ("This Python (%s) is externally managed (PEP 668), so pip will not install into it; make a virtual "
+                "environment: %s`%s -m venv %s && %s/bin/pip install %s`, then run with %s/bin/python"
+                % (sys.executable, "" if importlib.util.find_spec("ensurepip") else
+                   "`sudo apt-get install python3-venv` (Debian), then ", sys.executable, venv, venv, packages, venv))
+    return "Install them with `%s -m pip install %s`" % (sys.executable, packages)
+
+
+def require_modules(modules, why):
+    """Stops (exit 3) naming only the modules of `modules` this Python lacks."""
+    import importlib.util
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        bad_input("%s needs the Python package(s) %s, missing here. %s" % (why, ", ".join(missing),
+                                                                          install_hint(missing)))
+
+
+def read_prompt_file(path, option):
+    """The file's text: a regular file of at most MAX_PROMPT_FILE_BYTES, UTF-8."""
+    if not os.path.isfile(path):
+        bad_input("%s %s: no such file" % (option, path))
+    size = os.path.getsize(path)
+    if size > MAX_PROMPT_FILE_BYTES:
+        bad_input("%s %s: %d bytes exceed the limit of %d bytes (16 MiB) for a prompt file"
+                  % (option, path, size, MAX_PROMPT_FILE_BYTES))
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8")
+    except OSError as e:
+        bad_input("%s %s: cannot read it (%s)" % (option, path, e))
+    except UnicodeDecodeError as e:
+        bad_input("%s %s: not UTF-8 text (byte %d: %s)" % (option, path, e.start, e.reason))
+
+
+def export_tokenizer(export_dir, why):
+    require_modules(["tokenizers"], why)
+    from tokenizers import Tokenizer
+    return Tokenizer.from_file(os.path.join(export_dir, "resources", "tokenizer.json"))
+
+
+def encode(tokenizer, text):
+    """Token ids as the runtime gets them: hailort's server tokenizes the text
+    it is given without the tokenizer's post-processor, so no BOS is added;
+    a model that needs one has it at the start of the exported chat template
+    (hailo-contract.md section 6, "Tokenizer")."""
+    return tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def genai_renderer(export_dir):
+    """render(messages) -> the text genai gives the model for a first turn:
+    the exported chat template (resources/hailo-config.json) rendered with
+    bos_token and eos_token empty and add_generation_prompt true, as hailort
+    renders a list of messages (hailo-contract.md section 6, "The load
+    probe"; docs/chat-templates.md). jinja2 is set up as minja parses:
+    trim_blocks, lstrip_blocks, loop controls, raise_exception, strftime_now,
+    a tojson that keeps non-ASCII text; and string content goes in as
+    [{"type": "text", "text": ...}] to a template that renders only that form,
+    as minja does."""
+    require_modules(["jinja2"], "rendering conversations through the chat template")
+    import time
+
+    import jinja2
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    path = os.path.join(export_dir, "resources", "hailo-config.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            template = json.load(f).get("chat_template")
+    except (OSError, ValueError) as e:
+        bad_input("%s: not readable (%s); re-run `llm2hef export`" % (path, e))
+    if not isinstance(template, str):
+        bad_input("%s: chat_template is missing or not a string; re-run `llm2hef export`" % path)
+
+    class Raised(Exception):
+        pass
+
+    def raise_exception(message):
+        raise Raised(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env.filters["tojson"] = lambda value, indent=None: json.dumps(value, ensure_ascii=False, indent=indent)
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = time.strftime
+    try:
+        compiled = env.from_string(template)
+    except jinja2.TemplateError as e:
+        bad_input("%s: chat_template does not parse: %s" % (path, e))
+
+    def plain(messages, add_generation_prompt):
+        return compiled.render(messages=messages, add_generation_prompt=add_generation_prompt, bos_token="",
+                               eos_token="")
+
+    def shows(messages):
         try:
-            seqs = json.load(open(tokens_path, encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            fail("%s %s: not readable JSON (%s)" % (what, tokens_path, e))
-        if not isinstance(seqs, list) or not all(isinstance(s, list) for s in seqs):
-            fail("%s %s: expected a JSON list of token-id lists" % (what, tokens_path))
-        for i, s in enumerate(seqs):
-            for t in s:
-                if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < vocab:
-                    fail("%s %s: sequence %d holds %r, not a token id in [0, %d)" % (what, tokens_path, i, t, vocab))
-    else:
+            return "<User Needle>" in plain(messages, False)
+        except Exception:  # noqa: BLE001 - a template may raise anything on a probe
+            return False
+
+    typed = (not shows([{"role": "user", "content": "<User Needle>"}])
+             and shows([{"role": "user", "content": [{"type": "text", "text": "<User Needle>"}]}]))
+
+    def render(messages):
+        if typed:
+            messages = [dict(m, content=[{"type": "text", "text": m["content"]}]) for m in messages]
         try:
-            from tokenizers import Tokenizer
-        except ImportError:
-            fail("%s needs the 'tokenizers' package (pip install tokenizers), or give token ids" % what)
-        tok = Tokenizer.from_file(os.path.join(HERE, "resources", "tokenizer.json"))
+            return plain(messages, True)
+        except Raised as e:
+            raise ValueError("the chat template (%s) refuses it: raise_exception(%r)" % (path, str(e))) from None
+        except Exception as e:  # noqa: BLE001 - jinja2's errors and what a template's Python raises
+            raise ValueError("the chat template (%s) fails on it: %s: %s" % (path, type(e).__name__, e)) from None
+    return render
+
+
+def _type_name(value):
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def check_conversation(value, where):
+    """A conversation as JSON gives it: a non-empty list of {"role": str,
+    "content": str} (other keys are passed to the template as they are)."""
+    if not isinstance(value, list) or not value:
+        bad_input("%s: expected a conversation, a non-empty JSON list of messages {\"role\": ..., \"content\": "
+                  "...}, found %s" % (where, "an empty list" if value == [] else _type_name(value)))
+    for i, m in enumerate(value, 1):
+        if not isinstance(m, dict):
+            bad_input("%s: message %d is %s, not an object with \"role\" and \"content\"" % (where, i,
+                                                                                             _type_name(m)))
+        for field in ("role", "content"):
+            if field not in m:
+                bad_input("%s: message %d: field '%s' is missing" % (where, i, field))
+            if not isinstance(m[field], str):
+                bad_input("%s: message %d: field '%s' is %s, not a string" % (where, i, field, _type_name(m[field])))
+
+
+def chat_prompts(path, option, export_dir, seq):
+    """JSON lines, one conversation each, rendered as genai renders a first
+    turn and tokenized as its server tokenizes (encode()). A line that does
+    not parse, is not a conversation, or that the template refuses stops the
+    run naming FILE:LINE and the field; blank lines are skipped. A
+    conversation longer than the cache cannot be a prompt: it is left out,
+    and the lines left out are named."""
+    text = read_prompt_file(path, option)
+    render = genai_renderer(export_dir)
+    tokenizer = export_tokenizer(export_dir, option)
+    seqs, too_long = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = "%s %s:%d" % (option, path, number)
         try:
-            ids = tok.encode(open(text_path, encoding="utf-8").read(), add_special_tokens=False).ids
-        except (OSError, UnicodeDecodeError) as e:
-            fail("%s %s: not readable UTF-8 text (%s)" % (what, text_path, e))
-        seqs = [ids[i:i + seq] for i in range(0, max(len(ids) - seq + 1, 1), seq)]
-    seqs = [s[:seq] for s in seqs if len(s) > 0]
+            conversation = json.loads(line)
+        except ValueError as e:
+            bad_input("%s: not valid JSON (%s)" % (where, e))
+        check_conversation(conversation, where)
+        try:
+            ids = encode(tokenizer, render(conversation))
+        except ValueError as e:
+            bad_input("%s: %s" % (where, e))
+        if len(ids) > seq:
+            too_long.append((number, len(ids)))
+        elif ids:
+            seqs.append(ids)
+    if too_long:
+        warn("%s %s: %d conversation(s) left out: longer than the cache of %d tokens once rendered (line %s)"
+             % (option, path, len(too_long), seq, ", ".join("%d: %d tokens" % t for t in too_long[:10])
+                + (", ..." if len(too_long) > 10 else "")))
     if not seqs:
-        fail("%s %s: no token sequences" % (what, tokens_path or text_path))
-    return seqs
+        bad_input("%s %s: no conversation that fits the cache of %d tokens" % (option, path, seq))
+    return seqs, dict(format="chat", unit="conversation(s)", lines="line(s)")
+
+
+def text_prompts(path, option, export_dir, seq):
+    """A plain text, tokenized as the runtime tokenizes a raw prompt (no BOS)
+    and cut into prompts of the cache size; the tail, when shorter, is the
+    last prompt, never dropped."""
+    text = read_prompt_file(path, option)
+    ids = encode(export_tokenizer(export_dir, option), text)
+    if not ids:
+        bad_input("%s %s: the text tokenizes to nothing" % (option, path))
+    seqs = [ids[i:i + seq] for i in range(0, len(ids), seq)]
+    if len(seqs) > 1 and len(seqs[-1]) < seq:
+        say("%s: %d token(s) cut into %d prompt(s) of %d and a last one of %d (the tail)"
+            % (option, len(ids), len(seqs) - 1, seq, len(seqs[-1])))
+    return seqs, dict(format="text", unit="prompt(s)", tokens=len(ids), chars_per_token=len(text) / len(ids))
+
+
+def token_prompts(path, option, vocab, seq):
+    """A JSON list of token-id lists; a sequence longer than the cache is cut
+    to it, and the cut is said."""
+    try:
+        seqs = json.loads(read_prompt_file(path, option))
+    except ValueError as e:
+        bad_input("%s %s: not valid JSON (%s)" % (option, path, e))
+    if not isinstance(seqs, list) or not all(isinstance(s, list) for s in seqs):
+        bad_input("%s %s: expected a JSON list of token-id lists" % (option, path))
+    for i, s in enumerate(seqs):
+        for t in s:
+            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < vocab:
+                bad_input("%s %s: sequence %d holds %r, not a token id in [0, %d)" % (option, path, i, t, vocab))
+    long = sum(len(s) > seq for s in seqs)
+    if long:
+        warn("%s %s: %d sequence(s) longer than the cache cut to its %d tokens" % (option, path, long, seq))
+    seqs = [s[:seq] for s in seqs if s]
+    if not seqs:
+        bad_input("%s %s: no token sequences" % (option, path))
+    return seqs, dict(format="tokens", unit="sequence(s)")
+
+
+def read_prompts(sources, export_dir, seq, vocab):
+    """(sequences, what they are) from the one option of `sources` that is set,
+    {option: path} over --*-tokens, --*-text and --*-chat."""
+    for option, path in sources.items():
+        if not path:
+            continue
+        if option.endswith("-chat"):
+            seqs, info = chat_prompts(path, option, export_dir, seq)
+        elif option.endswith("-text"):
+            seqs, info = text_prompts(path, option, export_dir, seq)
+        else:
+            seqs, info = token_prompts(path, option, vocab, seq)
+        info.update(option=option, path=path)
+        return seqs, info
+    return None, None
+
+
+def take_prompts(seqs, info, size, explicit, seq):
+    """(the first `size` sequences, the rest). Fewer than an explicit --calib-size
+    is bad input, and a default not met a warning; either says how much more
+    input the count needs."""
+    if size is None or len(seqs) >= size:
+        if size is not None and len(seqs) > size:
+            say("%s %s: the first %d of %d %s calibrate (--calib-size %d)"
+                % (info["option"], info["path"], size, len(seqs), info["unit"], size))
+        return seqs[:size], seqs[size:] if size is not None else []
+    short = size - len(seqs)
+    if info["format"] == "text":
+        more = size * seq - info["tokens"]
+        need = "%d more token(s), some %d more characters of text like it" % (
+            more, int(more * info["chars_per_token"] + 0.999))
+    else:
+        need = "%d more %s" % (short, info["unit"])
+    what = "%s %s gives %d %s of the %d %s" % (info["option"], info["path"], len(seqs), info["unit"], size,
+                                               "asked for (--calib-size)" if explicit else "calibration takes by "
+                                               "default (--calib-size)")
+    if explicit:
+        bad_input("%s: it needs %s, or a smaller --calib-size" % (what, need))
+    warn("%s: calibrating on %d; %s would give the %d" % (what, len(seqs), need, size))
+    return seqs, []
+# @CALIBRATION_PROMPTS@ end
 
 
 def decoder():
@@ -1462,9 +1712,12 @@ def parse_args():
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--calib-tokens", help="JSON file: a list of token-id lists")
     src.add_argument("--calib-text", help="text file, tokenized with resources/tokenizer.json")
+    src.add_argument("--calib-chat", help="JSON lines, one conversation (a list of {\"role\", \"content\"}) each, "
+                                          "rendered through the exported chat template as the runtime renders it")
     held = ap.add_mutually_exclusive_group()
     held.add_argument("--eval-tokens", help="held-out prompts for the simulation (JSON list of token-id lists)")
     held.add_argument("--eval-text", help="held-out text for the simulation")
+    held.add_argument("--eval-chat", help="held-out conversations for the simulation (JSON lines)")
     ap.add_argument("--calib-size", type=int, default=None, help="at most this many calibration prompts")
     ap.add_argument("--export-dir", default=None, help="the export folder (default: this script's folder)")
     ap.add_argument("-o", "--output", default=None, help="default EXPORT/quantization.json")
@@ -1520,34 +1773,32 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _exit_on_signal)
     args = parse_args()
-    try:
-        import numpy  # noqa: F401
-        import onnx
-        import onnxruntime  # noqa: F401
-    except ImportError as e:
-        fail("needs numpy, onnx and onnxruntime (%s): %s" % (e, PIP_HINT))
+    require_modules(["numpy", "onnx", "onnxruntime"], "calibrate.py")
+    import onnx
     t_start = time.time()
     manifest = json.load(open(os.path.join(HERE, "manifest.json"), encoding="utf-8"))
     seq, vocab = manifest["cache_size"], manifest["dims"]["vocab"]
     input_names = [i["name"] for i in manifest["inputs"]]
     embeddings_input = next(i["name"] for i in manifest["inputs"] if i["role"] == "embeddings")
-    calib = read_sequences(args.calib_tokens, args.calib_text,
-                           "--calib-tokens" if args.calib_tokens else "--calib-text", seq, vocab)
-    if args.calib_size is not None:
-        calib = calib[:args.calib_size]
-    if args.eval_tokens or args.eval_text:
-        held_out = read_sequences(args.eval_tokens, args.eval_text,
-                                  "--eval-tokens" if args.eval_tokens else "--eval-text", seq, vocab)
+    calib, calib_info = read_prompts({"--calib-tokens": args.calib_tokens, "--calib-text": args.calib_text,
+                                      "--calib-chat": args.calib_chat}, HERE, seq, vocab)
+    calib, _ = take_prompts(calib, calib_info, args.calib_size, args.calib_size is not None, seq)
+    args.calib_info = calib_info  # quantization.json says what the prompts were
+    held_out, _ = read_prompts({"--eval-tokens": args.eval_tokens, "--eval-text": args.eval_text,
+                                "--eval-chat": args.eval_chat}, HERE, seq, vocab)
+    if held_out is not None:
+        pass  # given apart: never calibrated on
     elif args.no_simulate:
         held_out = []
     elif len(calib) >= 2:
         # The proxy must not judge on what it calibrated on: hold out the last quarter (at least one prompt).
         k = max(1, len(calib) // 4)
         calib, held_out = calib[:-k], calib[-k:]
-        say("no --eval-tokens/--eval-text: the last %d calibration prompt(s) are held out for the simulation" % k)
+        say("no --eval-chat/--eval-text/--eval-tokens: the last %d calibration prompt(s) are held out for the "
+            "simulation" % k)
     else:
-        fail("the simulation needs held-out prompts: give --eval-tokens or --eval-text, at least two calibration "
-             "prompts, or --no-simulate")
+        fail("the simulation needs held-out prompts: give --eval-chat, --eval-text or --eval-tokens, at least two "
+             "calibration prompts, or --no-simulate")
 
     model = onnx.load(os.path.join(HERE, "model.onnx"), load_external_data=False)
     tensors, convs, residual_adds = analyse_graph(model, embeddings_input)
@@ -1722,7 +1973,7 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
     line_keys = ("onnx_node", "op_type", "precision_mode", "reason", "extra_bytes", "weight_group_size")
     doc = dict(
         version=1, model=manifest["model"]["name"], proxy_label=PROXY_LABEL,
-        calibration=dict(source=args.calib_tokens or args.calib_text, prompts=len(calib),
+        calibration=dict(source=args.calib_info["path"], format=args.calib_info["format"], prompts=len(calib),
                          tokens=sum(len(s) for s in calib), held_out_prompts=len(held_out), cache_size=seq),
         rule=dict(min_levels=args.min_levels, max_activation_drop=args.max_activation_drop,
                   max_weight_drop=args.max_weight_drop, min_cosine=args.min_cosine,

@@ -4,13 +4,42 @@
 #include "llm2hef/core/dfc/compile_driver.hpp"
 
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
+#include "llm2hef/core/dfc/calibrate_script.hpp"
 #include "llm2hef/core/dfc/python_contract.hpp"
 #include "llm2hef/core/dfc/python_literal.hpp"
 #include "llm2hef/core/dfc/python_scripts.hpp"
 #include "llm2hef/core/runtime/host_inputs.hpp"
 
 namespace llm2hef::core {
+
+namespace {
+
+// Where `text` holds "# @NAME@ begin" through the line "# @NAME@ end": the
+// offset of the block and its length (end line included).
+std::pair<size_t, size_t> marked_block(std::string_view text, std::string_view name, const char* what) {
+  const std::string begin = "# @" + std::string(name) + "@ begin";
+  const std::string end = "# @" + std::string(name) + "@ end\n";
+  const size_t at = text.find(begin);
+  const size_t end_at = at == std::string_view::npos ? at : text.find(end, at);
+  if (end_at == std::string_view::npos)
+    throw std::logic_error(std::string(what) + " without its " + std::string(name) + " block");
+  return {at, end_at + end.size() - at};
+}
+
+// compile.py reads its calibration input (token ids, text, conversations) by
+// calibrate.py's own code, so the two can never cut, render or refuse prompts
+// differently: its stand-in block is replaced by calibrate.py's.
+std::string with_calibration_prompts(std::string script) {
+  const std::string_view source = calibrate_script_source();
+  const auto [from, size] = marked_block(source, "CALIBRATION_PROMPTS", "calibrate.py");
+  const auto [at, length] = marked_block(script, "CALIBRATION_PROMPTS", "compile.py.in");
+  return script.replace(at, length, source.substr(from, size));
+}
+
+}  // namespace
 
 std::string generated_script_header(const ExportManifest& manifest) {
   // The model's name is the checkpoint's folder, file or Hub repo name, and
@@ -23,7 +52,7 @@ std::string generated_script_header(const ExportManifest& manifest) {
 }
 
 std::string compile_driver(const ExportManifest& manifest) {
-  std::string script = with_python_runtime_contract(std::string(compile_py_template()));
+  std::string script = with_calibration_prompts(with_python_runtime_contract(std::string(compile_py_template())));
   // Quoted in the template so that it is Python; the script gets the number.
   const std::string ram = "\"@DFC_MINIMUM_RAM@\"";
   const size_t ram_at = script.find(ram);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "llm2hef/core/manifest/export_manifest.hpp"
 
@@ -13,6 +14,10 @@ namespace llm2hef::core {
 inline constexpr const char* kCalibrateScriptName = "calibrate.py";
 
 std::string calibrate_script(const ExportManifest& manifest);
+
+// core/src/dfc/calibrate.py as it is in the source tree (without the header
+// calibrate_script() adds): compile.py takes its prompt-file block from it.
+std::string_view calibrate_script_source();
 
 }  // namespace llm2hef::core
 
