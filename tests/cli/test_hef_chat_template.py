@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import hef_writer as hw
-from test_hef import check_json, new_config_file, refused, rules, run, write_hef
+# hef_writer through test_hef, which puts tools/fixtures on the path (this file runs alone too).
+from test_hef import check_json, hw, new_config_file, refused, rules, run, write_hef
 
 PUBLIC = Path(__file__).resolve().parents[1] / "fixtures" / "chat-templates"
 
