@@ -274,3 +274,33 @@ def test_package_details_come_from_the_export_and_the_plan(tmp_path):
     r = run("package", hef, "--manifest", out / "manifest.json", "--store", tmp_path / "c", "--model", "tiny",
             "--plan", other)
     assert r.returncode == 3 and "calibration.cache_size" in r.stderr and not (tmp_path / "c").exists(), r.stderr
+
+
+# ---------------------------------------------------------------- 9. rehearsing package and the check without a chip
+
+def test_rehearsal_without_a_chip(tmp_path):
+    """The commands of docs/on-device-check.md, "Rehearsing `package` and the
+    check without a chip", as written there (paths moved into tmp_path)."""
+    pytest.importorskip("onnxruntime")
+    import sys
+    doc = (REPO / "docs" / "on-device-check.md").read_text()
+    section = doc.split("## Rehearsing `package` and the check without a chip")[1]
+    block = section.split("```sh\n")[1].split("```")[0].replace("\\\n", " ")
+    import shlex
+    commands = [shlex.split(line) for line in block.splitlines() if line.strip()]
+    assert [c[0] if c[0] != "PYTHONPATH=tests/standins" else c[1] for c in commands] == \
+        ["llm2hef", "python3", "llm2hef", "llm2hef", "python3"], commands
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAILO_STANDIN")}
+    for words in commands:
+        words = [w.replace("/tmp/", str(tmp_path) + "/") for w in words]
+        if words[0].startswith("PYTHONPATH="):
+            env["PYTHONPATH"] = str(REPO / words.pop(0).split("=", 1)[1])
+        if words[0] == "llm2hef":
+            words[0] = str(BIN)
+        elif words[0] == "python3":
+            words[0] = sys.executable
+        words = [str(REPO / w) if w.startswith(("tests/", "tools/")) else w for w in words]
+        r = subprocess.run(words, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        assert r.returncode == 0, (words, r.stdout, r.stderr)
+    assert "PASS" in r.stdout, r.stdout
+    assert (tmp_path / "rehearse-store" / "manifests" / "rehearse" / "latest" / "manifest.json").is_file()
