@@ -304,3 +304,18 @@ def test_rehearsal_without_a_chip(tmp_path):
         assert r.returncode == 0, (words, r.stdout, r.stderr)
     assert "PASS" in r.stdout, r.stdout
     assert (tmp_path / "rehearse-store" / "manifests" / "rehearse" / "latest" / "manifest.json").is_file()
+
+
+# ---------------------------------------------------------------- 10. README's two commands
+
+def test_readme_two_commands_say_how_long_who_needs_tests_and_the_calib_flag_export_prints(tmp_path):
+    r = run("export", FIXTURES / "gpt2-tiny", "-o", tmp_path / "out", "--cache", 16, "--prefill", 4)
+    assert r.returncode == 0, r.stderr
+    next_line = next(line for line in r.stdout.splitlines() if line.startswith("next: "))
+    flag = next(w for w in next_line.split() if w.startswith("--calib-"))
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Two commands")[1].split("\n## ")[0]
+    assert f"compile.py {flag} " in section, section  # the flag export's next: line names
+    assert "20 minutes" in section and "34" in section, section
+    test_line = next(line for line in section.splitlines() if "tools/test.sh" in line)
+    assert "contributors only" in test_line, test_line
