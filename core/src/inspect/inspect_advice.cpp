@@ -64,8 +64,8 @@ std::optional<std::string> fidelity_warning(int64_t hidden) {
   if (hidden < kFidelityLossHidden) return std::nullopt;
   return "hidden size " + std::to_string(hidden) + " is in the range (>= " + std::to_string(kFidelityLossHidden) +
          ") where fidelity on real hardware was found to drop (prefill cosine 0.858 on Qwen2.5-0.5B, cause "
-         "unknown; docs/hailo-contract.md section 12): run `llm2hef calibrate OUT` on the export and compile with "
-         "the quantization.json it writes (docs/quantization.md), then check on the chip "
+         "unknown; docs/hailo-contract.md section 12): run `llm2hef calibrate OUT` on the export before compile.py, "
+         "which applies the OUT/quantization.json it writes (docs/quantization.md), then check on the chip "
          "(docs/on-device-check.md)";
 }
 
