@@ -227,6 +227,27 @@ def test_inspect_says_where_a_ggufs_chat_template_came_from(tmp_path):
     beside = json.loads(run("inspect", folder, "--cache", 32, "--json").stdout)["resources"]
     assert "the folder's file, not the GGUF metadata" in beside["chat_template_source"], beside
 
+    # A GGUF carrying its tokenizer and template (as llama.cpp's converter
+    # writes them, test_gguf_tokenizer.add_vocabulary): named by its key.
+    from test_gguf_tokenizer import add_vocabulary
+    vocab = json.loads((FIXTURES / "qwen3-tiny" / "config.json").read_text())["vocab_size"]
+    writer = fx.gguf.GGUFWriter
+
+    class WithVocabulary(writer):
+        def write_header_to_file(self, *args, **kwargs):
+            add_vocabulary(self, FIXTURES / "qwen3-tiny", "qwen2", vocab)
+            return super().write_header_to_file(*args, **kwargs)
+
+    fx.gguf.GGUFWriter = WithVocabulary
+    try:
+        path = fx.convert(FIXTURES / "qwen3-tiny", tmp_path / "with-vocabulary", "F16")
+    finally:
+        fx.gguf.GGUFWriter = writer
+    r = run("inspect", path, "--cache", 32, "--json")
+    assert r.returncode == 0, r.stderr
+    source = json.loads(r.stdout)["resources"]["chat_template_source"]
+    assert source == f"the GGUF metadata of {path} (key tokenizer.chat_template)", source
+
 
 # ---------------------------------------------------------------- 6. did you mean
 

@@ -66,11 +66,12 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
     const ChatTemplate found = chosen_chat_template(ckpt, chat_template_file);
     (void)make_hailo_config(ckpt, plan, tok, found, changes);
     // A GGUF's tokenizer_config.json may be the folder's file or built from
-    // its metadata: the source says which.
+    // its metadata: the source says which (a template from the metadata was
+    // never in a tokenizer_config.json, so it is named by its key alone).
     std::string source = found.source;
     if (const std::string gguf = gguf_tokenizer_config_origin(ckpt);
         !gguf.empty() && found.source.rfind("tokenizer_config.json", 0) == 0)
-      source += ", from " + gguf;
+      source = gguf.rfind("the GGUF metadata", 0) == 0 ? gguf : source + ", from " + gguf;
     r["chat_template_source"] = found.text ? json(source) : json(nullptr);
     r["changes"] = changes;
   } catch (const BadInput& e) {
