@@ -191,6 +191,24 @@ def test_gguf_network_name_comes_from_its_metadata_not_its_file_name(tmp_path):
     # The file alone (no tokenizer: inspect says export would stop) is named the same.
     assert json.loads(run("inspect", renamed, "--cache", 32, "--json").stdout)["name"] == "qwen3-tiny"
 
+    # general.basename with its size label and fine-tune wins over general.name.
+    writer = fx.gguf.GGUFWriter
+
+    class WithBasename(writer):
+        def write_header_to_file(self, *args, **kwargs):
+            self.add_string("general.basename", "Qwen3")
+            self.add_string("general.size_label", "0.6B")
+            self.add_string("general.finetune", "Instruct")
+            return super().write_header_to_file(*args, **kwargs)
+
+    fx.gguf.GGUFWriter = WithBasename
+    try:
+        path = fx.convert(FIXTURES / "qwen3-tiny", tmp_path / "basename", "Q8_0")
+    finally:
+        fx.gguf.GGUFWriter = writer
+    js = json.loads(run("inspect", path, "--cache", 32, "--json").stdout)
+    assert js["name"] == "Qwen3-0.6B-Instruct", js["name"]
+
 
 # ---------------------------------------------------------------- 5. export's arguments and help; template source
 
