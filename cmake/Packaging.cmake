@@ -20,8 +20,15 @@
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME llm2hef)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-# The Maintainer field: whoever builds and publishes the packages sets it.
-set(LLM2HEF_DEB_MAINTAINER "llm2hef <dev@llm2hef>" CACHE STRING "Maintainer field of the Debian packages")
+# The Maintainer field (Debian policy 5.6.2: a name and a working address):
+# whoever builds and publishes the packages sets it; this project has no
+# address of its own to put there. The default says so, and
+# tools/check-packages.sh reports it.
+set(LLM2HEF_DEB_MAINTAINER "unset maintainer <maintainer-not-set@invalid>"
+    CACHE STRING "Maintainer field of the Debian packages: Name <address>")
+if(LLM2HEF_DEB_MAINTAINER MATCHES "@invalid>$")
+  message(STATUS "Debian packages: Maintainer not set (-DLLM2HEF_DEB_MAINTAINER=\"Name <address>\" before publishing)")
+endif()
 set(CPACK_PACKAGE_CONTACT "${LLM2HEF_DEB_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_COMPONENTS_ALL runtime dev)
@@ -30,7 +37,13 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)   # NAME_VERSION-REVISION_ARCH.deb
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Each package's Description is its component's (CPACK_DEBIAN_<COMPONENT>_DESCRIPTION,
-# first line the synopsis). Without debug information: 60 MB instead of 210 MB installed for RelWithDebInfo.
+# first line the synopsis). The binaries are stripped as they are installed
+# (60 MB instead of 210 MB installed for RelWithDebInfo), with no -dbgsym
+# package: CPack's split (CPACK_DEBIAN_<COMPONENT>_DEBUGINFO_PACKAGE) works
+# only on unstripped files and strips them after the install step, so the
+# adapters' index.json, written by the last install step, would record the
+# checksums of files the package no longer holds (registry verify would fail
+# and llm2hef refuse them). For symbols, build from source (docs/install.md).
 set(CPACK_STRIP_FILES ON)
 
 if(NOT LLM2HEF_DEB_ARCHITECTURE)
@@ -47,6 +60,8 @@ endif()
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME llm2hef)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION utils)
+# The completions are installed for bash-completion to load.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "bash-completion")
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION
     "Hugging Face decoder LLMs to Hailo-10H DFC exports
 llm2hef reads a Hugging Face checkpoint folder or a GGUF file of a decoder
@@ -67,5 +82,12 @@ file to build third-party llm2hef adapters (one model family each) against
 the installed llm2hef.")
 # Nothing in llm2hef-dev is a binary: no dpkg-shlibdeps run for it.
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
+
+# Each package's copyright file (Debian policy 12.5): llm2hef's, with the
+# header-only libraries compiled into the binaries.
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian-copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/llm2hef
+        RENAME copyright COMPONENT runtime)
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian-copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/llm2hef-dev
+        RENAME copyright COMPONENT dev)
 
 include(CPack)

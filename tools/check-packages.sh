@@ -42,6 +42,15 @@ DEB=$(ls "$BUILD"/packages/llm2hef_*.deb) DEV=$(ls "$BUILD"/packages/llm2hef-dev
 ls -l "$DEB" "$DEV"
 dpkg-deb -f "$DEB" Package Version Architecture Depends
 
+step "package fields: Maintainer, Recommends"
+maintainer=$(dpkg-deb -f "$DEB" Maintainer)
+[[ "$maintainer" =~ ^[^\<\>]+\ \<[^@\<\>\ ]+@[^@\<\>\ ]+\>$ ]] || fail "Maintainer '$maintainer' is not 'Name <address>'"
+[ "$(dpkg-deb -f "$DEV" Maintainer)" = "$maintainer" ] || fail "the two packages name different maintainers"
+case "$maintainer" in
+  *@invalid\>) echo "warning: Maintainer is the placeholder '$maintainer'; set -DLLM2HEF_DEB_MAINTAINER before publishing" >&2 ;;
+esac
+dpkg-deb -f "$DEB" Recommends | grep -qw bash-completion || fail "llm2hef does not recommend bash-completion"
+
 step "dpkg -i"
 installed=1
 dpkg -i "$DEB" "$DEV" >"$TMP/dpkg.log" 2>&1 || { cat "$TMP/dpkg.log"; fail "dpkg -i $DEB $DEV"; }
@@ -50,6 +59,29 @@ ADIR=/usr/lib/llm2hef/adapters
 dpkg -L llm2hef | grep -qx "$LLM2HEF" || fail "llm2hef does not own $LLM2HEF"
 dpkg -L llm2hef-dev | grep -q '/llm2hef_sdkConfig.cmake$' || fail "llm2hef-dev has no llm2hef_sdkConfig.cmake"
 dpkg -L llm2hef | grep -q '/include/' && fail "llm2hef ships headers (they are llm2hef-dev's)"
+for p in llm2hef llm2hef-dev; do
+  dpkg -L "$p" | grep -qx "/usr/share/doc/$p/copyright" || fail "$p has no /usr/share/doc/$p/copyright"
+done
+# Stripped binaries (docs/install.md says why there is no -dbgsym package).
+for f in "$LLM2HEF" /usr/lib/libllm2hef_sdk.so.* "$ADIR"/*.so; do
+  file -L "$f" | grep -q ', stripped' || fail "$f is not stripped: $(file -L "$f")"
+done
+# Man pages compressed (Debian policy 12.1), each a valid gzip stream.
+pages=$(dpkg -L llm2hef | grep '^/usr/share/man/man1/.' || true)
+[ -n "$pages" ] || fail "llm2hef ships no man pages"
+for f in $pages; do
+  case "$f" in *.1.gz) gzip -t "$f" || fail "$f is not a valid gzip file" ;; *) fail "man page not compressed: $f" ;; esac
+done
+# Every file of llm2hef-dev is named (itself or a folder above it) in
+# docs/install.md's table row for llm2hef-dev.
+row=$(grep '^| `llm2hef-dev` |' "$SRC/docs/install.md") || fail "docs/install.md has no llm2hef-dev row"
+named=$(grep -o '`/usr/[^`]*`' <<<"$row" | tr -d '`')
+while IFS= read -r f; do
+  [ -d "$f" ] && continue
+  ok=0
+  for n in $named; do case "$f" in "$n"|"$n"*) [ "${n%/}" != "$n" ] || [ "$f" = "$n" ] && ok=1 ;; esac; done
+  [ "$ok" -eq 1 ] || fail "llm2hef-dev's $f is not listed in docs/install.md"
+done < <(dpkg -L llm2hef-dev)
 [ "$(command -v llm2hef)" = "$LLM2HEF" ] || fail "llm2hef on PATH is $(command -v llm2hef || echo nothing), not $LLM2HEF"
 
 # As a user: from an unrelated folder, no adapter path in the environment.

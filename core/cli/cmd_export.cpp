@@ -22,11 +22,17 @@ namespace {
 constexpr const char* kHelp = R"(Usage: llm2hef export MODEL -o OUT [--cache N] [--prefill P] [options]
 
 Reads a Hugging Face checkpoint (config.json, safetensors, tokenizer: a
-folder or a Hub id, see MODEL below) or a GGUF file and writes OUT/ atomically (nothing is left behind on failure):
+folder or a Hub id, see MODEL below) or a GGUF file (.gguf: F32, F16, BF16,
+Q8_0 and the other types it dequantizes; docs/gguf.md) and writes OUT/
+atomically (nothing is left behind on failure):
   model.onnx, model.onnx.data     DFC-parsable graph, weights as external data
   resources/                      embeddings.npy, theta.npy, tokenizer.json, hailo-config.json
   optimize.alls, compile.alls     model scripts for the DFC
+  calibrate.py                    measures activations and writes quantization.json
+                                  (`llm2hef calibrate OUT` runs it; docs/quantization.md)
   compile.py                      the DFC driver (run it where the DFC is installed)
+  validate_on_device.py           checks the compiled HEF on the Hailo-10H against the
+                                  export (docs/on-device-check.md)
   manifest.json                   what was exported and how
 The chat template is read from chat_template.jinja, else from
 tokenizer_config.json's chat_template (one template, or the one named
@@ -113,6 +119,14 @@ void add_export_command(CommandLine& cli) {
       cli.root(), "export", help.c_str(),
       [o](Invocation& inv) {
         const AdapterArguments extra = split_adapter_arguments(inv.leftovers());
+        // Both required arguments are named at once: a newcomer typing
+        // `llm2hef export` learns the whole command, not one half of it.
+        if (extra.positionals.empty() && o->output.empty())
+          throw UsageError("export needs MODEL and -o OUT: llm2hef export MODEL -o OUT (see llm2hef export --help)");
+        if (extra.positionals.empty())
+          throw UsageError("export needs MODEL, the checkpoint to export: llm2hef export MODEL -o " + o->output);
+        if (o->output.empty())
+          throw UsageError("export needs -o OUT, the folder to write: llm2hef export MODEL -o OUT");
         core::ExportRequest r;
         r.adapter_options = adapter_options(inv.command(), extra, inv.host());
         if (extra.positionals.size() != 1) throw UsageError("export takes one MODEL (see llm2hef export --help)");
@@ -183,7 +197,8 @@ void add_export_command(CommandLine& cli) {
         return 0;
       },
       /*takes_adapter_options=*/true);
-  app->add_option("-o,--output", o->output)->required();
+  // Checked in the callback, with MODEL (CLI11 would name only -o).
+  app->add_option("-o,--output", o->output);
   app->add_option("--cache", o->cache);
   app->add_option("--prefill", o->prefill);
   app->add_option("--adapter", o->adapter);

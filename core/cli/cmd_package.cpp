@@ -12,7 +12,7 @@ namespace llm2hef::cli {
 namespace {
 
 constexpr const char* kHelp =
-    R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--config NEW.json] [--store DIR] [--hailort X.Y] [--force] [--force-template] [--json]
+    R"(Usage: llm2hef package MODEL.hef --manifest OUT/manifest.json --model NAME[:TAG] [--config NEW.json] [--plan FILE] [--store DIR] [--hailort X.Y] [--force] [--force-template] [--json]
 
 Puts a compiled HEF into the model store hailo-ollama (Hailo's Ollama-compatible
 server) reads at startup:
@@ -21,7 +21,9 @@ server) reads at startup:
                                              generation_params, details
 The chat template, stop tokens and sampling defaults come from the export's
 resources/hailo-config.json and tokenizer.json, which the HEF must carry
-unchanged.
+unchanged; details.parameter_size from the export's parameter count and
+details.quantization_level from the precision plan compile.py applied
+(--plan, else OUT/quantization.json when present; "A8W4" without one).
 
 Refused, leaving the store as it was: a missing HEF; a HEF that fails
 `llm2hef hef check --manifest OUT/manifest.json --hailort X.Y` (hailo-ollama
@@ -39,6 +41,8 @@ Options:
   --config NEW.json the hailo-config.json given to `hef set-config` for this HEF,
                     in place of the export's resources/hailo-config.json (the
                     HEF must carry it unchanged)
+  --plan FILE       the quantization.json the HEF was compiled with (compile.py
+                    --plan); refused when made for another model or cache
   --store DIR       the server's models folder (default: the one hailo-ollama
                     uses, $XDG_DATA_HOME or ~/.local/share, then $XDG_DATA_DIRS
                     or /usr/share:/usr/local/share, each + /hailo-ollama/models,
@@ -68,7 +72,7 @@ damaged store), 4 a chat template hailo-ollama's older minja cannot render
 )";
 
 struct PackageArgs {
-  std::string hef, manifest, model, store, hailort, config;
+  std::string hef, manifest, model, store, hailort, config, plan;
   bool json = false, force = false, force_template = false, no_progress = false;
 };
 
@@ -78,6 +82,7 @@ int run_package(const PackageArgs& o, Invocation& inv) {
   po.export_manifest = o.manifest;
   po.model = core::package::parse_model_ref(o.model);
   if (inv.command().count("--config")) po.config = std::filesystem::path(o.config);
+  if (inv.command().count("--plan")) po.plan = std::filesystem::path(o.plan);
   po.store = inv.command().count("--store") ? std::filesystem::path(o.store) : core::package::default_store();
   if (inv.command().count("--hailort")) po.hailort = core::hef::parse_hailort_version(o.hailort);
   po.force = o.force;
@@ -126,6 +131,7 @@ void add_package_command(CommandLine& cli) {
   app->add_option("--model", o->model)->required();
   app->add_option("--store", o->store);
   app->add_option("--config", o->config);
+  app->add_option("--plan", o->plan);
   app->add_option("--hailort", o->hailort);
   app->add_flag("--json", o->json);
   app->add_flag("--force", o->force);

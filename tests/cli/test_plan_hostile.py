@@ -216,12 +216,16 @@ def test_inspect_plan_refuses_byte_counts_that_do_not_add_up(tmp_path, doc, need
 
 
 def test_inspect_plan_escapes_the_plans_model_name(tmp_path):
+    # A plan for another model is refused (issue 40): the name it gives is
+    # escaped in the refusal as anywhere else.
     model = "evil\x1b]0;owned\x07\nrewrites:\n  - fake"
     plan = plan_file(tmp_path / "q.json", [], budget=budget(100, 200), model=model)
     r = run("inspect", GPT2, "--cache", 32, "--plan", plan)
-    assert r.returncode == 0, r.stderr
-    assert "calibrated on evil\\x1b]0;owned\\x07\\x0arewrites:\\x0a  - fake)" in r.stdout, r.stdout
-    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+    assert r.returncode == 3, r.stderr
+    assert "made for 'evil\\x1b]0;owned\\x07\\x0arewrites:\\x0a  - fake'" in r.stderr, r.stderr
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr
+    # The plan's own name: accepted, and its cost added.
+    plan = plan_file(tmp_path / "q.json", [], budget=budget(100, 200), model=GPT2.name)
     js = json.loads(run("inspect", GPT2, "--cache", 32, "--plan", plan, "--json").stdout)
-    assert js["precision_plan"]["model"] == model  # --json keeps it exact
+    assert js["precision_plan"]["model"] == GPT2.name
     assert js["precision_plan"]["total_bytes"] == js["memory"]["total_bytes"] + 300

@@ -53,7 +53,7 @@ done
 
 step "a man page per command, and the bash and zsh completions"
 while IFS= read -r cmd; do
-  page="$P/share/man/man1/llm2hef${cmd:+-${cmd// /-}}.1"
+  page="$P/share/man/man1/llm2hef${cmd:+-${cmd// /-}}.1.gz"
   [ -f "$page" ] || fail "no man page for 'llm2hef $cmd': $page"
 done < "$BUILD/cli-docs/commands.txt"
 [ "$(wc -l < "$BUILD/cli-docs/commands.txt")" -gt 20 ] || fail "$BUILD/cli-docs/commands.txt lists too few commands"

@@ -42,7 +42,7 @@ core::ExportManifest small_manifest() {
                {"matched_by", "architecture"},
                {"matched", "FakeForCausalLM"},
                {"passed_over", json::array()}};
-  m.model = {"tiny", "/models/tiny", json::array({"FakeForCausalLM"}), "fake"};
+  m.model = {"tiny", "/models/tiny", json::array({"FakeForCausalLM"}), "fake", 1000};
   m.dfc = {"tiny", 8, {"tiny__prefill", "tiny__tbt"}};
   m.files = {{"model.onnx", "the graph"}};
   m.graph_annotations = {{"note", "x"}};

@@ -11,6 +11,7 @@
 #include "llm2hef/core/checkpoint/checkpoint_files.hpp"
 #include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/checkpoint/safetensors.hpp"
+#include "llm2hef/core/io/near_miss.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
@@ -97,11 +98,11 @@ CheckpointDir::CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite) : d
   const std::string d = dir.string();
   std::error_code ec;
   if (!fs::exists(dir, ec) && looks_like_hub_id(d))
-    throw BadInput(d + ": no such folder. If '" + d + "' is a Hugging Face Hub id, `llm2hef inspect " + d +
-                   "` and `llm2hef export " + d +
+    throw BadInput(d + ": no such folder" + did_you_mean_suffix(dir) + ". If '" + d +
+                   "' is a Hugging Face Hub id, `llm2hef inspect " + d + "` and `llm2hef export " + d +
                    "` download it (docs/hub.md); or download it with huggingface_hub's CLI\n  hf download " + d +
                    " --local-dir " + d.substr(d.find('/') + 1) + "\nand pass that folder");
-  if (!fs::exists(dir, ec)) throw BadInput(d + ": no such folder");
+  if (!fs::exists(dir, ec)) throw BadInput(d + ": no such folder" + did_you_mean_suffix(dir));
   if (!fs::is_directory(dir, ec))
     throw BadInput(d + ": not a folder, nor a GGUF file (a Hugging Face checkpoint folder or a .gguf file is read)");
   // Every file is looked up through checkpoint_has_file: none may lead out
@@ -256,8 +257,8 @@ std::vector<NonFiniteWeight> NonFiniteLog::all() const {
   return out;
 }
 
-std::string checkpoint_model_name(const fs::path& dir) {
-  if (std::string gguf = gguf_model_name(dir); !gguf.empty()) return gguf;
+std::string checkpoint_model_name(const sdk::Checkpoint& ckpt, const fs::path& dir) {
+  if (std::string gguf = gguf_model_name(ckpt); !gguf.empty()) return gguf;
   const fs::path real = fs::weakly_canonical(dir);
   // The Hugging Face cache: <cache>/models--ORG--NAME/snapshots/<commit>.
   if (const auto repo = hf_cache_repository(real)) {
@@ -266,6 +267,14 @@ std::string checkpoint_model_name(const fs::path& dir) {
     if (last != std::string::npos && last + 2 < repo_name.size()) return repo_name.substr(last + 2);
   }
   return real.filename().string();
+}
+
+int64_t checkpoint_parameters(const sdk::Checkpoint& ckpt) {
+  int64_t params = 0;
+  for (const auto& t : ckpt.tensor_names())
+    if (__builtin_add_overflow(params, ckpt.info(t).numel(), &params))
+      throw BadInput(ckpt.dir().string() + ": the tensors' element counts add up past 2^63");
+  return params;
 }
 
 std::unique_ptr<sdk::Checkpoint> open_checkpoint(const fs::path& dir, NonFinitePolicy nonfinite) {

@@ -96,6 +96,13 @@ std::vector<fs::path> gguf_parts(const fs::path& path) {
 // is built or a slot made, rather than when a tensor is read: inspect reads
 // no weights, and must refuse the same files export does; and export then
 // refuses before writing anything.
+// What to get instead: the lossless files first, then Q8_0, whose second
+// rounding (to A8W4 on the chip) costs least of the quantized types read.
+// Shared by inspect and export, which both stop here.
+constexpr const char* kGetAnotherFile =
+    "Get the model as an F16 or BF16 GGUF (lossless), a Q8_0 GGUF, or its Hugging Face folder "
+    "(config.json and safetensors) instead";
+
 void refuse_undequantized_tensors(const std::vector<std::unique_ptr<GgufFile>>& files) {
   const GgufFile* first_file = nullptr;
   const GgufTensorInfo* first = nullptr;
@@ -113,7 +120,23 @@ void refuse_undequantized_tensors(const std::vector<std::unique_ptr<GgufFile>>& 
   for (const auto& [type, n] : refused) types += (types.empty() ? "" : ", ") + std::to_string(n) + " " + type;
   throw Unsupported(first_file->path().string() + ": tensor '" + first->name + "' has type " + first->type->name +
                     ", which llm2hef does not dequantize (it reads " + dequantized_type_names() + ")" +
-                    (count > 1 ? "; tensors of such types: " + types : std::string()));
+                    (count > 1 ? "; tensors of such types: " + types : std::string()) + ". " + kGetAnotherFile);
+}
+
+// The model's name as its metadata gives it, not as its file is named:
+// llama.cpp's naming convention (ggml docs/gguf.md, "GGUF Naming Convention")
+// builds a file name from general.basename, size_label and finetune, then
+// version and the weights' encoding ("Q4_1"), which names the file, not the
+// model. So: basename with its size label and fine-tune, else general.name,
+// else empty (the caller falls back on the file's name).
+std::string name_from_metadata(const GgufMetadata& meta) {
+  if (auto base = meta.find_string("general.basename"); base && !base->empty()) {
+    std::string name = *base;
+    for (const char* key : {"general.size_label", "general.finetune"})
+      if (auto part = meta.find_string(key); part && !part->empty()) name += "-" + *part;
+    return name;
+  }
+  return meta.find_string("general.name").value_or("");
 }
 
 sdk::DType sdk_dtype(const GgmlType& t) {
@@ -145,6 +168,8 @@ class GgufCheckpoint final : public sdk::Checkpoint {
 
   std::vector<NonFiniteWeight> nonfinite() const;
   const std::vector<std::string>& notes() const { return notes_; }
+  const std::string& metadata_name() const { return metadata_name_; }
+  const std::string& tokenizer_config_origin() const { return tokenizer_config_origin_; }
 
  private:
   struct Slot {
@@ -172,6 +197,8 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   std::optional<ScratchDir> staging_;
   std::map<std::string, Slot, std::less<>> slots_;
   std::vector<std::string> notes_;
+  std::string metadata_name_;
+  std::string tokenizer_config_origin_;  // where tokenizer_config_ (and so the chat template) came from
   NonFiniteLog nonfinite_;
 };
 
@@ -229,6 +256,7 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
   GgufConfig cfg = gguf_config(meta, *arch, access);
   config_ = sdk::JsonFile(origin + " (config.json from its metadata)", std::move(cfg.config));
   notes_ = std::move(cfg.notes);
+  metadata_name_ = name_from_metadata(meta);
   add_slots(*arch, config_.raw().value("num_hidden_layers", config_.raw().value("n_layer", int64_t{0})),
             "metadata key '" + arch->gguf + ".block_count'");
 
@@ -254,8 +282,11 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
   // A folder's own files take precedence over the metadata (docs/gguf.md).
   if (!folder.empty() && checkpoint_has_file(folder, folder / "tokenizer.json")) {
     tokenizer_json_ = folder / "tokenizer.json";
-    if (checkpoint_has_file(folder, folder / "tokenizer_config.json"))
+    if (checkpoint_has_file(folder, folder / "tokenizer_config.json")) {
       tokenizer_config_ = sdk::JsonFile::load(folder / "tokenizer_config.json");
+      tokenizer_config_origin_ =
+          (folder / "tokenizer_config.json").string() + " (the folder's file, not the GGUF metadata)";
+    }
     if (checkpoint_has_file(folder, folder / "generation_config.json"))
       generation_config_ = sdk::JsonFile::load(folder / "generation_config.json");
     notes_.push_back("tokenizer: " + tokenizer_json_.string() + " (the folder's file, not the GGUF metadata)");
@@ -276,6 +307,7 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
     tokenizer_json_ = staging_->write("tokenizer.json", text);
     tokenizer_config_ =
         sdk::JsonFile(origin + " (tokenizer_config.json from its metadata)", std::move(tok.tokenizer_config));
+    tokenizer_config_origin_ = "the GGUF metadata of " + origin + " (key tokenizer.chat_template)";
   } catch (const BadInput& e) {
     // inspect needs no tokenizer: the error is raised when one is asked for.
     tokenizer_error_ = e.what();
@@ -537,7 +569,16 @@ std::vector<std::string> gguf_notes(const sdk::Checkpoint& ckpt) {
   return g ? g->notes() : std::vector<std::string>{};
 }
 
-std::string gguf_model_name(const fs::path& path) {
+std::string gguf_tokenizer_config_origin(const sdk::Checkpoint& ckpt) {
+  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
+  return g ? g->tokenizer_config_origin() : std::string();
+}
+
+std::string gguf_model_name(const sdk::Checkpoint& ckpt) {
+  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
+  if (!g) return {};
+  if (!g->metadata_name().empty()) return g->metadata_name();
+  const fs::path& path = g->dir();
   std::error_code ec;
   if (fs::is_directory(path, ec) || !has_gguf_extension(path)) return {};
   const std::string name = path.filename().string();

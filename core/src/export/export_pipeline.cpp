@@ -131,7 +131,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   const ChatTemplate chat_template = chosen_chat_template(ckpt, r.chat_template_file);
   if (chat_template.text) refuse_what_hailort_cannot_parse(*chat_template.text, chat_template.origin);
 
-  const std::string model_name = checkpoint_model_name(r.model_dir);
+  const std::string model_name = checkpoint_model_name(ckpt, r.model_dir);
   const std::string scope = dfc_scope_name(r.name.empty() ? model_name : r.name);
   // The DFC takes [a-z0-9_] names starting with a letter: say when the name given was rewritten.
   const std::string name_note =
@@ -165,7 +165,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   manifest.adapter = registry::resolution_json(model.resolution);
   manifest.model = {model_name, fs::absolute(r.model_dir).string(),
                     ckpt.config().raw().value("architectures", json::array()),
-                    ckpt.config().find_string("model_type").value_or("")};
+                    ckpt.config().find_string("model_type").value_or(""), checkpoint_parameters(ckpt)};
   for (const auto& [k, v] : graph.annotations()) manifest.graph_annotations[k] = v;
   manifest.dfc = {scope, r.calib_size, {scope + kPrefillGroupSuffix, scope + kTbtGroupSuffix}};
   if (!name_note.empty()) manifest.notes.push_back(name_note);

@@ -1,6 +1,7 @@
 #include "llm2hef/core/har/precision_plan.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -75,9 +76,9 @@ int64_t byte_count(const std::string& where, const nlohmann::json& v) {
 // The statistics calibrate writes beside the plan: checked as JSON, never
 // built (they are most of the file).
 const sdk::JsonPaths& unread_keys() {
-  static const sdk::JsonPaths keys =
-      {{"ranges"}, {"weights"}, {"weight_sensitivity"}, {"simulation"}, {"plan_over_budget"}, {"calibration"},
-       {"rule"},   {"timing"}};
+  static const sdk::JsonPaths keys = {{"ranges"},     {"weights"},          {"weight_sensitivity"},
+                                      {"simulation"}, {"plan_over_budget"}, {"rule"},
+                                      {"timing"}};
   return keys;
 }
 
@@ -141,6 +142,14 @@ PrecisionPlan plan_from_json(const nlohmann::json& doc, const std::string& origi
   if (doc.contains("model") && !doc["model"].is_null()) {
     if (!doc["model"].is_string()) throw BadInput(f + ": field 'model': expected the name of the export, a string");
     plan.model = doc["model"].get<std::string>();
+  }
+  // The cache the export calibrate measured had: the activation costs it
+  // counted grow with it, so a plan is judged against the same cache only.
+  if (doc.contains("calibration") && doc["calibration"].is_object() && doc["calibration"].contains("cache_size")) {
+    const nlohmann::json& c = doc["calibration"]["cache_size"];
+    if (!c.is_number_integer() || c.get<int64_t>() < 1)
+      throw BadInput(f + ": field 'calibration.cache_size': expected a positive integer, got " + describe(c));
+    plan.cache_size = c.get<int64_t>();
   }
   if (doc.contains("budget") && !doc["budget"].is_null()) {
     const nlohmann::json& b = doc["budget"];
@@ -249,6 +258,35 @@ PrecisionPlan read_precision_plan(const fs::path& path) {
   return plan_from_json(sdk::read_json_without(path, unread_keys(),
                                                sdk::JsonLimits::with_max_bytes(kMaxPlanBytes, "quantization.json")),
                         path.string());
+}
+
+void check_plan_is_for(const PrecisionPlan& p, const std::string& name, int64_t cache) {
+  if (!p.model.empty() && p.model != name)
+    throw BadInput(p.origin + ": field 'model': the plan was made for '" + printable(p.model) + "', not for '" +
+                   printable(name) + "': run `llm2hef calibrate` on an export of this model");
+  if (p.cache_size && *p.cache_size != cache)
+    throw BadInput(p.origin + ": field 'calibration.cache_size': the plan was made at cache " +
+                   std::to_string(*p.cache_size) + ", not " + std::to_string(cache) +
+                   " (its activation costs grow with the cache): use the cache it was made at (--cache " +
+                   std::to_string(*p.cache_size) + "), or calibrate an export made with --cache " +
+                   std::to_string(cache));
+}
+
+std::string quantization_level(const PrecisionPlan* plan) {
+  // "a8_w4" -> "A8W4", as Hailo's model zoo lists its LLMs.
+  const auto label = [](const std::string& mode) {
+    std::string s;
+    for (char c : mode)
+      if (c != '_') s += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  };
+  if (!plan) return "A8W4";
+  std::map<std::string, int> raised;
+  for (const PlanEntry& e : plan->entries)
+    if (e.precision_mode != plan->default_mode) ++raised[e.precision_mode];
+  std::string s = label(plan->default_mode);
+  for (const auto& [mode, n] : raised) s += " + " + std::to_string(n) + " " + label(mode);
+  return s;
 }
 
 int64_t bytes_with_plan(int64_t base_bytes, const PrecisionPlan& plan) {

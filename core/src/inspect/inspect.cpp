@@ -13,6 +13,7 @@
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/har/precision_plan.hpp"
 #include "llm2hef/core/inspect/decode_speed.hpp"
+#include "llm2hef/core/inspect/inspect_advice.hpp"
 #include "llm2hef/core/io/terminal_text.hpp"
 #include "llm2hef/core/runtime/host_inputs.hpp"
 #include "llm2hef/registry/registry.hpp"
@@ -64,7 +65,14 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
     std::vector<std::string> changes = tok.changes;
     const ChatTemplate found = chosen_chat_template(ckpt, chat_template_file);
     (void)make_hailo_config(ckpt, plan, tok, found, changes);
-    r["chat_template_source"] = found.text ? json(found.source) : json(nullptr);
+    // A GGUF's tokenizer_config.json may be the folder's file or built from
+    // its metadata: the source says which (a template from the metadata was
+    // never in a tokenizer_config.json, so it is named by its key alone).
+    std::string source = found.source;
+    if (const std::string gguf = gguf_tokenizer_config_origin(ckpt);
+        !gguf.empty() && found.source.rfind("tokenizer_config.json", 0) == 0)
+      source = gguf.rfind("the GGUF metadata", 0) == 0 ? gguf : source + ", from " + gguf;
+    r["chat_template_source"] = found.text ? json(source) : json(nullptr);
     r["changes"] = changes;
   } catch (const BadInput& e) {
     r["error"] = e.what();
@@ -91,14 +99,11 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   const sdk::Checkpoint& ckpt = *model.checkpoint;
   json out;
   out["model"] = r.model_dir.string();
+  // As export names it (manifest.json model.name, the DFC network's name).
+  out["name"] = checkpoint_model_name(ckpt, r.model_dir);
   out["architectures"] = ckpt.config().raw().value("architectures", json::array());
   out["adapter"] = registry::resolution_json(model.resolution);
-  // Each tensor's element count is bounded by its bytes in the file; the sum
-  // over shards is checked all the same.
-  int64_t params = 0;
-  for (const auto& t : ckpt.tensor_names())
-    if (__builtin_add_overflow(params, ckpt.info(t).numel(), &params))
-      throw BadInput(r.model_dir.string() + ": the tensors' element counts add up past 2^63");
+  const int64_t params = checkpoint_parameters(ckpt);
   out["parameters"] = params;
 
   const sdk::ExportOptions options = export_options(r, model);
@@ -121,6 +126,8 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
                  {"intermediate", d.intermediate}};
   out["cache_size"] = plan.cache_size;
   out["prefill"] = plan.prefill;
+  // A plan for another model or cache would be misapplied: refused (exit 3).
+  if (precision_plan) har::check_plan_is_for(*precision_plan, out["name"].get<std::string>(), plan.cache_size);
 
   // Memory model (estimates; only the DFC's allocation is authoritative):
   // every on-chip weight at A8W4 (4 bits), the lm_head included even when
@@ -148,6 +155,7 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
                    {"total_bytes", whole_bytes(total)},
                    {"device_bytes", whole_bytes(kDeviceMemoryBytes)},
                    {"fits", total < kDeviceMemoryBytes},
+                   {"tight", total < kDeviceMemoryBytes && total > largest_shipped_model_bytes()},
                    {"kv_cache_layout", adapter_cache ? plan.cache_cost.layout : "K and V in every layer"},
                    {"assumptions",
                     "weights 4 bit each (lm_head counted separately from the embedding), K/V cached at "
@@ -169,7 +177,11 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
                           {"ram_bytes", whole_bytes(calibration_ram_bytes(sizes, samples))},
                           {"fits", sizes.cache <= largest_calibration_cache(sizes)}};
     if (auto why = calibration_limit_warning(sizes, samples)) out["calibration"]["warning"] = *why;
+    // The graph holds every on-chip weight (the lm_head in, the embedding table out).
+    if (auto why = calibration_memory_warning(d, sizes, chip_params, samples))
+      out["calibration"]["memory_warning"] = *why;
   }
+  if (auto why = fidelity_warning(d.hidden)) out["fidelity_warning"] = *why;
   if (precision_plan) {
     // calibrate counted the plan's extra bytes on the export it measured;
     // they add to this estimate as they are, in whole bytes: a sum past
@@ -223,6 +235,7 @@ int inspect_exit_status(const json& r) {
 std::string inspect_text(const json& r) {
   std::string s;
   s += "model         " + r["model"].get<std::string>() + "\n";
+  s += "name          " + printable(r["name"].get<std::string>()) + " (as export names it; --name changes it)\n";
   s += "adapter       " + r["adapter"]["name"].get<std::string>() + " " + r["adapter"]["version"].get<std::string>() +
        " (matched by " + r["adapter"]["matched_by"].get<std::string>() + ")\n";
   for (const auto& other : r["adapter"]["passed_over"])
@@ -243,6 +256,13 @@ std::string inspect_text(const json& r) {
   s += "embeddings    " + gib(m["embeddings_bin_bytes"].get<double>()) + " (uint16, in the HEF)\n";
   s += "total         " + gib(m["total_bytes"].get<double>()) +
        " of 8 GiB: " + (m["fits"].get<bool>() ? "fits" : "DOES NOT FIT") + " (estimate)\n";
+  if (m.value("tight", false))
+    s += "tight: " + gib(m["total_bytes"].get<double>()) +
+         " is more than the largest model Hailo ships for this "
+         "device (Llama3.2-3B-Instruct, about " +
+         gib(largest_shipped_model_bytes()) +
+         " by this estimate; docs/hailo-contract.md section 11), and the device's 8 GB also hold hailort_server: "
+         "nothing this large is proven on it\n";
   if (m.contains("warning")) s += "warning: " + m["warning"].get<std::string>() + "\n";
   if (r.contains("calibration")) {
     const auto& c = r["calibration"];
@@ -251,7 +271,9 @@ std::string inspect_text(const json& r) {
          " beside the DFC's 16 GB); largest cache it can calibrate: " +
          std::to_string(c["largest_cache"].get<int64_t>()) + "\n";
     if (c.contains("warning")) s += "warning: " + c["warning"].get<std::string>() + "\n";
+    if (c.contains("memory_warning")) s += "warning: " + c["memory_warning"].get<std::string>() + "\n";
   }
+  if (r.contains("fidelity_warning")) s += "warning: " + r["fidelity_warning"].get<std::string>() + "\n";
   if (r.contains("precision_plan")) {
     // The plan's `model` is whatever the file says: escaped, as the path.
     const auto& p = r["precision_plan"];

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "llm2hef/core/io/near_miss.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core {
@@ -32,7 +33,7 @@ bool is_present_file(const std::filesystem::path& path) {
 RegularFile::RegularFile(const std::filesystem::path& path) : path_(path) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd_ < 0 && errno == ENOENT) throw BadInput(path.string() + ": no such file");
+  if (fd_ < 0 && errno == ENOENT) throw BadInput(path.string() + ": no such file" + did_you_mean_suffix(path));
   if (fd_ < 0) throw BadInput(path.string() + ": cannot open: " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {

@@ -60,6 +60,7 @@ json manifest_json(const ExportManifest& m) {
                   {"dir", m.model.dir},
                   {"architectures", m.model.architectures},
                   {"model_type", m.model.model_type}};
+  if (m.model.parameters) doc["model"]["parameters"] = *m.model.parameters;
   doc["cache_size"] = m.cache_size;
   doc["prefill"] = m.prefill;
   doc["dims"] = {{"hidden", m.dims.hidden},
@@ -205,6 +206,7 @@ ExportManifest parse_manifest(const json& document, const std::string& origin) {
   m.model.dir = f.string(model, "model.dir", "dir");
   m.model.architectures = f.array(model, "model.architectures", "architectures");
   m.model.model_type = f.string(model, "model.model_type", "model_type");
+  if (model.contains("parameters")) m.model.parameters = f.integer(model, "model.parameters", "parameters");
   m.cache_size = f.positive(doc, "cache_size", "cache_size");
   m.prefill = f.positive(doc, "prefill", "prefill");
   const json& dims = f.object(doc, "dims", "dims");

@@ -11,6 +11,8 @@
 // license and system_prompt are not read by v5.1.1 but appear in every
 // manifest Hailo ships (as null); they are written the same way.
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/package/package.hpp"
@@ -24,6 +26,21 @@ using nlohmann::ordered_json;
 namespace key = hailo_config_key;
 
 namespace {
+
+// Ollama's way of writing a size ("135M", "1.5B"), from the export's count;
+// "" when the export recorded none.
+std::string parameter_size(const std::optional<int64_t>& parameters) {
+  if (!parameters) return "";
+  const double n = static_cast<double>(*parameters);
+  char buf[32];
+  if (n >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.1fB", n / 1e9);
+  else if (n >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.0fM", n / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.0fK", n / 1e3);
+  return buf;
+}
 
 std::string where(const std::string& file, const std::string& field) { return file + ": field '" + field + "'"; }
 
@@ -144,9 +161,18 @@ ordered_json make_ollama_manifest(const ExportFacts& facts, const std::string& s
   m["license"] = nullptr;
   m["system_prompt"] = nullptr;
   // ModelInfoDetails (dto/DTOs.hpp): shown by /api/tags and /api/show only.
-  m["details"] = {{"parent_model", ""},   {"format", "hef"},
-                  {"family", family},     {"families", ordered_json::array({family})},
-                  {"parameter_size", ""}, {"quantization_level", "A8W4"}};
+  m["details"] = {{"parent_model", ""},
+                  {"format", "hef"},
+                  {"family", family},
+                  {"families", ordered_json::array({family})},
+                  {"parameter_size", parameter_size(facts.manifest.model.parameters)},
+                  {"quantization_level", har::quantization_level(facts.plan ? &*facts.plan : nullptr)}};
+  if (!facts.manifest.model.parameters)
+    notes.push_back(facts.manifest_path +
+                    " records no parameter count (an export older than this llm2hef): details.parameter_size left "
+                    "empty; export again to fill it");
+  if (facts.plan)
+    notes.push_back("details.quantization_level from " + facts.plan->origin + ", the plan compile.py applies");
   return m;
 }
 

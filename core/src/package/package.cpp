@@ -11,6 +11,7 @@
 #include "llm2hef/core/hef/hef_file.hpp"
 #include "llm2hef/core/io/contract_doc.hpp"
 #include "llm2hef/core/io/json_text.hpp"
+#include "llm2hef/core/io/near_miss.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/regular_file.hpp"
 #include "llm2hef/core/package/package.hpp"
@@ -30,7 +31,8 @@ namespace {
 // corrupt size field.
 constexpr uint64_t kMaxComparedResource = 512ull << 20;
 
-ExportFacts load_export(const fs::path& manifest, const std::optional<fs::path>& config) {
+ExportFacts load_export(const fs::path& manifest, const std::optional<fs::path>& config,
+                        const std::optional<fs::path>& plan) {
   ExportFacts f;
   f.manifest_path = manifest.string();
   f.manifest = read_manifest(manifest);
@@ -39,6 +41,13 @@ ExportFacts load_export(const fs::path& manifest, const std::optional<fs::path>&
   f.hailo_config = sdk::JsonFile::load(config_path).raw();
   f.hailo_config_path = config ? config_path.string() : "resources/hailo-config.json (beside " + f.manifest_path + ")";
   f.tokenizer = sdk::JsonFile::load(resources / "tokenizer.json", sdk::JsonLimits::tokenizer()).raw();
+  // compile.py applies --plan, else OUT/quantization.json beside it: the same
+  // file, judged by the same rule as inspect --plan.
+  const fs::path beside = manifest.parent_path() / "quantization.json";
+  if (plan || is_present_file(beside)) {
+    f.plan = har::read_precision_plan(plan ? *plan : beside);
+    har::check_plan_is_for(*f.plan, f.manifest.model.name, f.manifest.cache_size);
+  }
   return f;
 }
 
@@ -185,10 +194,12 @@ std::string docker_mount_warning(const std::string& seen, const fs::path& store,
 
 PackageResult package_model(const PackageOptions& o) {
   std::error_code ec;
-  if (!fs::exists(o.hef, ec)) throw BadInput(o.hef.string() + ": no such file (the HEF the DFC compiled)");
+  if (!fs::exists(o.hef, ec))
+    throw BadInput(o.hef.string() + ": no such file (the HEF the DFC compiled)" + did_you_mean_suffix(o.hef));
   if (!fs::is_regular_file(o.hef, ec)) throw BadInput(o.hef.string() + ": not a regular file");
   if (!fs::exists(o.export_manifest, ec))
-    throw BadInput(o.export_manifest.string() + ": no such file (the manifest.json `llm2hef export` wrote)");
+    throw BadInput(o.export_manifest.string() + ": no such file (the manifest.json `llm2hef export` wrote)" +
+                   did_you_mean_suffix(o.export_manifest));
 
   // A common slip: the hailo-ollama folder instead of its models folder.
   if (!fs::exists(o.store / "manifests", ec) && fs::is_directory(o.store / "models" / "manifests", ec))
@@ -219,7 +230,7 @@ PackageResult package_model(const PackageOptions& o) {
                          : std::string();
   }
 
-  const ExportFacts facts = load_export(o.export_manifest, o.config);
+  const ExportFacts facts = load_export(o.export_manifest, o.config, o.plan);
   r.hef_check = require_checked_hef(o.hef, facts, o.hailort, r.notes);
   refuse_what_hailo_ollama_cannot_render(facts, o.force_template, r.notes);
 

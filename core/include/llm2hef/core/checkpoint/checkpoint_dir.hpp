@@ -56,10 +56,16 @@ class NonFiniteLog {
 std::unique_ptr<sdk::Checkpoint> open_checkpoint(const std::filesystem::path& dir,
                                                  NonFinitePolicy nonfinite = NonFinitePolicy::record);
 
-// The model's name for reports and the DFC network name: the folder's name,
-// or, for a Hugging Face cache snapshot (models--ORG--NAME/snapshots/HASH),
-// the repository's NAME rather than the commit hash.
-std::string checkpoint_model_name(const std::filesystem::path& dir);
+// The model's name for reports and the DFC network name: a GGUF's own name
+// (its metadata, not the file name, which carries the quantization), the
+// folder's name, or, for a Hugging Face cache snapshot
+// (models--ORG--NAME/snapshots/HASH), the repository's NAME rather than the
+// commit hash.
+std::string checkpoint_model_name(const sdk::Checkpoint& ckpt, const std::filesystem::path& dir);
+
+// The checkpoint's parameters: every tensor's elements. Each count is bounded
+// by its bytes in the file; a sum past 2^63 is refused (BadInput), never wrapped.
+int64_t checkpoint_parameters(const sdk::Checkpoint& ckpt);
 
 // The tensors found holding non-finite values in what was read so far, in
 // name order (empty for a checkpoint not opened by open_checkpoint).

@@ -41,8 +41,15 @@ std::vector<NonFiniteWeight> gguf_nonfinite_weights(const sdk::Checkpoint& ckpt)
 // assumed, and the second rounding when the weights were quantized.
 std::vector<std::string> gguf_notes(const sdk::Checkpoint& ckpt);
 
-// The model name for a .gguf path: the file's stem without a split suffix
-// ("-00001-of-00003"); empty when `path` is not a .gguf file.
-std::string gguf_model_name(const std::filesystem::path& path);
+// Where a GGUF checkpoint's tokenizer_config (so its chat_template) was
+// read: the folder's tokenizer_config.json or the GGUF metadata; empty for
+// any other checkpoint, or when there is none.
+std::string gguf_tokenizer_config_origin(const sdk::Checkpoint& ckpt);
+
+// The model name of a GGUF checkpoint: from its metadata (general.basename
+// with general.size_label and general.finetune, else general.name), else the
+// file's stem without a split suffix ("-00001-of-00003"); empty for any other
+// checkpoint, and for a folder whose GGUF names no model.
+std::string gguf_model_name(const sdk::Checkpoint& ckpt);
 
 }  // namespace llm2hef::core

@@ -68,6 +68,7 @@ struct PlanCost {
 struct PrecisionPlan {
   std::string origin;                  // the file, for messages
   std::string model;                   // `model`: the export calibrate ran on; may be empty
+  std::optional<int64_t> cache_size;   // calibration.cache_size: that export's cache; absent in old plans
   std::string default_mode = "a8_w4";  // plan.default_mode: the compressible convs' mode
   std::vector<PlanEntry> entries;
   std::optional<PlanCost> cost;  // absent when the file has no `budget`
@@ -83,6 +84,19 @@ struct PrecisionPlan {
 PrecisionPlan read_precision_plan(const std::filesystem::path& path);
 // The same on the file's text (`origin` names it in messages).
 PrecisionPlan parse_precision_plan(std::string_view text, const std::string& origin);
+
+// A plan counts the nodes and costs of the export calibrate measured: for
+// another model (its `model` is not `model_name`), or for the same model at
+// another cache (calibration.cache_size is not `cache`; activation costs grow
+// with it), its figures are wrong. BadInput naming the field and what to do;
+// a plan without these fields (older calibrate) passes. Used by inspect
+// --plan and package.
+void check_plan_is_for(const PrecisionPlan& plan, const std::string& model_name, int64_t cache);
+
+// hailo-ollama's quantization_level for a HEF compiled with `plan` (nullptr:
+// none): the default mode as Hailo writes it ("A8W4"), then how many lines
+// the plan raises to each other mode ("A8W4 + 24 A16W16 + 1 A8W8").
+std::string quantization_level(const PrecisionPlan* plan);
 
 // `base_bytes` + the plan's extra bytes, or BadInput naming the plan's
 // budget when the sum does not fit in 63 bits (an estimate must never wrap).

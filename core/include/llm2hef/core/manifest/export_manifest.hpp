@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ struct ManifestModel {
   std::string name, dir;
   nlohmann::json architectures = nlohmann::json::array();  // config.json's, as found
   std::string model_type;
+  // The checkpoint's parameters (every tensor's elements, as inspect counts
+  // them); absent in manifests written before it was recorded.
+  std::optional<int64_t> parameters;
 };
 
 struct ManifestDfc {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llm2hef/core/har/precision_plan.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/manifest/export_manifest.hpp"
 
@@ -52,6 +53,9 @@ struct PackageOptions {
   // --config NEW.json: the hailo-config.json a HEF patched with `hef
   // set-config` carries, in place of the export's resources/hailo-config.json.
   std::optional<std::filesystem::path> config;
+  // --plan FILE: the quantization.json compile.py applied; by default the one
+  // compile.py itself takes by default, OUT/quantization.json, when present.
+  std::optional<std::filesystem::path> plan;
   ModelRef model;
   bool force = false;  // replace an existing NAME:TAG manifest
   // Package a chat template that uses what hailo-ollama's older minja lacks
@@ -91,6 +95,9 @@ struct ExportFacts {
   // Where hailo_config was read from, for messages: resources/hailo-config.json
   // beside the manifest, or package --config.
   std::string hailo_config_path;
+  // The precision plan the HEF was compiled with, when there is one: its
+  // modes make details.quantization_level.
+  std::optional<har::PrecisionPlan> plan;
 };
 
 // The manifest.json hailo-ollama reads, for a HEF whose SHA-256 is `sha256`.
