@@ -226,6 +226,113 @@ std::vector<int64_t> GgufTensorInfo::torch_shape() const {
   return s;
 }
 
+namespace {
+
+// The key-value pairs, in file order; a repeated or empty key is refused.
+void read_metadata(Cursor& c, uint64_t n_kv, const std::string& file, GgufHeader& h) {
+  MetadataReader meta{c};
+  h.metadata = OJson::object();
+  for (uint64_t i = 0; i < n_kv; ++i) {
+    std::string key = c.string("metadata key " + std::to_string(i));
+    if (key.empty()) throw BadInput(file + ": metadata key " + std::to_string(i) + " is empty");
+    if (h.metadata.contains(key)) throw BadInput(file + ": metadata key '" + key + "' appears twice");
+    const uint32_t type = c.get<uint32_t>("metadata key '" + key + "' (value type)");
+    std::string type_text;
+    OJson v = meta.value(type, key, 0, type_text);
+    h.metadata_types.emplace(key, type_text);
+    h.metadata[key] = std::move(v);
+  }
+}
+
+// gguf.md "general.alignment: uint32 ... must be a multiple of 8" (and a
+// power of two, as ggml's GGML_PAD assumes).
+void read_alignment(const std::string& file, GgufHeader& h) {
+  auto it = h.metadata.find("general.alignment");
+  if (it == h.metadata.end()) return;
+  if (h.metadata_types["general.alignment"] != "uint32")
+    throw BadInput(file + ": metadata key 'general.alignment' is a " + h.metadata_types["general.alignment"] +
+                   ", expected uint32");
+  const uint64_t a = it->get<uint64_t>();
+  if (a == 0 || !std::has_single_bit(a) || a % 8 != 0)
+    throw BadInput(file + ": metadata key 'general.alignment' is " + std::to_string(a) +
+                   ", expected a power of two that is a multiple of 8");
+  h.alignment = a;
+}
+
+// Tensor info `i`: name, dimensions, type and offset, each checked. Its `end`
+// holds the data's size in bytes until place_tensors makes it absolute.
+GgufTensorInfo read_tensor_info(Cursor& c, uint64_t i, uint64_t alignment, const std::string& file,
+                                std::set<std::string, std::less<>>& names) {
+  GgufTensorInfo t;
+  t.name = c.string("tensor info " + std::to_string(i) + " (name)");
+  const std::string where = file + ": tensor '" + t.name + "': ";
+  if (t.name.empty()) throw BadInput(file + ": tensor info " + std::to_string(i) + " has an empty name");
+  if (t.name.size() > kMaxGgufTensorName)
+    throw BadInput(where + "name is " + std::to_string(t.name.size()) + " bytes, longer than the " +
+                   std::to_string(kMaxGgufTensorName) + " the format allows");
+  if (!names.insert(t.name).second) throw BadInput(where + "appears twice in the tensor infos");
+  const uint32_t n_dims = c.get<uint32_t>("tensor '" + t.name + "' (n_dims)");
+  if (n_dims == 0 || n_dims > kMaxGgufDims)
+    throw BadInput(where + "has " + std::to_string(n_dims) + " dimensions; 1 to " + std::to_string(kMaxGgufDims) +
+                   " are allowed");
+  for (uint32_t d = 0; d < n_dims; ++d) {
+    const uint64_t v = c.get<uint64_t>("tensor '" + t.name + "' (dimensions)");
+    if (v == 0 || v > static_cast<uint64_t>(INT64_MAX))
+      throw BadInput(where + "dimension " + std::to_string(d) + " is " + std::to_string(v));
+    t.ne.push_back(v);
+  }
+  const uint32_t type = c.get<uint32_t>("tensor '" + t.name + "' (type)");
+  t.type = find_ggml_type(type);
+  if (!t.type) throw BadInput(where + "unknown ggml type " + std::to_string(type));
+  t.offset = c.get<uint64_t>("tensor '" + t.name + "' (offset)");
+  const uint64_t numel = checked_numel(t.ne, where);
+  if (t.ne[0] % t.type->block_size != 0)
+    throw BadInput(where + "row length " + std::to_string(t.ne[0]) + " is not a multiple of " + t.type->name +
+                   "'s block of " + std::to_string(t.type->block_size) + " values");
+  uint64_t nbytes = 0;
+  if (__builtin_mul_overflow(numel / t.type->block_size, static_cast<uint64_t>(t.type->type_size), &nbytes))
+    throw BadInput(where + "dimensions " + dims_text(t.ne) + " overflow a byte count");
+  if (t.offset % alignment != 0)
+    throw BadInput(where + "data offset " + std::to_string(t.offset) + " is not a multiple of the alignment (" +
+                   std::to_string(alignment) + ")");
+  t.end = nbytes;  // size for now; made absolute by place_tensors
+  return t;
+}
+
+// gguf.md: padding to the alignment, then the data section. Each tensor's
+// [begin, end) becomes absolute and must lie inside the file.
+void place_tensors(uint64_t header_end, uint64_t file_size, const std::string& file, GgufHeader& h) {
+  h.data_start = (header_end + h.alignment - 1) / h.alignment * h.alignment;
+  if (h.data_start > file_size && !h.tensors.empty())
+    throw BadInput(file + ": the data section would start at " + std::to_string(h.data_start) +
+                   ", past the end of the " + std::to_string(file_size) + "-byte file; truncated?");
+  const uint64_t data_size = file_size > h.data_start ? file_size - h.data_start : 0;
+  for (auto& t : h.tensors) {
+    const uint64_t nbytes = t.end;
+    if (t.offset > data_size || nbytes > data_size - t.offset)
+      throw BadInput(file + ": tensor '" + t.name + "': data [" + std::to_string(t.offset) + ", +" +
+                     std::to_string(nbytes) + ") runs past the end of the data section (" + std::to_string(data_size) +
+                     " bytes); truncated file?");
+    t.begin = h.data_start + t.offset;
+    t.end = t.begin + nbytes;
+  }
+}
+
+// Two tensors sharing bytes would alias each other's weights.
+void require_disjoint_tensors(const std::string& file, const GgufHeader& h) {
+  std::vector<const GgufTensorInfo*> by_offset;
+  for (const auto& t : h.tensors) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->begin < b->begin; });
+  for (size_t i = 1; i < by_offset.size(); ++i)
+    if (by_offset[i]->begin < by_offset[i - 1]->end)
+      throw BadInput(file + ": tensor '" + by_offset[i]->name + "': data at offset " +
+                     std::to_string(by_offset[i]->offset) + " overlaps that of tensor '" + by_offset[i - 1]->name +
+                     "'");
+}
+
+}  // namespace
+
 GgufHeader parse_gguf_header(std::span<const uint8_t> bytes, uint64_t file_size, const std::string& file) {
   if (bytes.size() > file_size) bytes = bytes.first(static_cast<size_t>(file_size));
   Cursor c(bytes, file);
@@ -252,95 +359,12 @@ GgufHeader parse_gguf_header(std::span<const uint8_t> bytes, uint64_t file_size,
     throw BadInput(file + ": tensor count " + std::to_string(n_tensors) +
                    " cannot fit in the file; truncated or corrupt?");
 
-  MetadataReader meta{c};
-  h.metadata = OJson::object();
-  for (uint64_t i = 0; i < n_kv; ++i) {
-    std::string key = c.string("metadata key " + std::to_string(i));
-    if (key.empty()) throw BadInput(file + ": metadata key " + std::to_string(i) + " is empty");
-    if (h.metadata.contains(key)) throw BadInput(file + ": metadata key '" + key + "' appears twice");
-    const uint32_t type = c.get<uint32_t>("metadata key '" + key + "' (value type)");
-    std::string type_text;
-    OJson v = meta.value(type, key, 0, type_text);
-    h.metadata_types.emplace(key, type_text);
-    h.metadata[key] = std::move(v);
-  }
-  // gguf.md "general.alignment: uint32 ... must be a multiple of 8" (and a
-  // power of two, as ggml's GGML_PAD assumes).
-  if (auto it = h.metadata.find("general.alignment"); it != h.metadata.end()) {
-    if (h.metadata_types["general.alignment"] != "uint32")
-      throw BadInput(file + ": metadata key 'general.alignment' is a " + h.metadata_types["general.alignment"] +
-                     ", expected uint32");
-    const uint64_t a = it->get<uint64_t>();
-    if (a == 0 || !std::has_single_bit(a) || a % 8 != 0)
-      throw BadInput(file + ": metadata key 'general.alignment' is " + std::to_string(a) +
-                     ", expected a power of two that is a multiple of 8");
-    h.alignment = a;
-  }
-
+  read_metadata(c, n_kv, file, h);
+  read_alignment(file, h);
   std::set<std::string, std::less<>> names;
-  for (uint64_t i = 0; i < n_tensors; ++i) {
-    GgufTensorInfo t;
-    t.name = c.string("tensor info " + std::to_string(i) + " (name)");
-    const std::string where = file + ": tensor '" + t.name + "': ";
-    if (t.name.empty()) throw BadInput(file + ": tensor info " + std::to_string(i) + " has an empty name");
-    if (t.name.size() > kMaxGgufTensorName)
-      throw BadInput(where + "name is " + std::to_string(t.name.size()) + " bytes, longer than the " +
-                     std::to_string(kMaxGgufTensorName) + " the format allows");
-    if (!names.insert(t.name).second) throw BadInput(where + "appears twice in the tensor infos");
-    const uint32_t n_dims = c.get<uint32_t>("tensor '" + t.name + "' (n_dims)");
-    if (n_dims == 0 || n_dims > kMaxGgufDims)
-      throw BadInput(where + "has " + std::to_string(n_dims) + " dimensions; 1 to " + std::to_string(kMaxGgufDims) +
-                     " are allowed");
-    for (uint32_t d = 0; d < n_dims; ++d) {
-      const uint64_t v = c.get<uint64_t>("tensor '" + t.name + "' (dimensions)");
-      if (v == 0 || v > static_cast<uint64_t>(INT64_MAX))
-        throw BadInput(where + "dimension " + std::to_string(d) + " is " + std::to_string(v));
-      t.ne.push_back(v);
-    }
-    const uint32_t type = c.get<uint32_t>("tensor '" + t.name + "' (type)");
-    t.type = find_ggml_type(type);
-    if (!t.type) throw BadInput(where + "unknown ggml type " + std::to_string(type));
-    t.offset = c.get<uint64_t>("tensor '" + t.name + "' (offset)");
-    const uint64_t numel = checked_numel(t.ne, where);
-    if (t.ne[0] % t.type->block_size != 0)
-      throw BadInput(where + "row length " + std::to_string(t.ne[0]) + " is not a multiple of " + t.type->name +
-                     "'s block of " + std::to_string(t.type->block_size) + " values");
-    uint64_t nbytes = 0;
-    if (__builtin_mul_overflow(numel / t.type->block_size, static_cast<uint64_t>(t.type->type_size), &nbytes))
-      throw BadInput(where + "dimensions " + dims_text(t.ne) + " overflow a byte count");
-    if (t.offset % h.alignment != 0)
-      throw BadInput(where + "data offset " + std::to_string(t.offset) + " is not a multiple of the alignment (" +
-                     std::to_string(h.alignment) + ")");
-    t.end = nbytes;  // size for now; made absolute below
-    h.tensors.push_back(std::move(t));
-  }
-
-  // gguf.md: padding to the alignment, then the data section.
-  const uint64_t header_end = c.pos();
-  h.data_start = (header_end + h.alignment - 1) / h.alignment * h.alignment;
-  if (h.data_start > file_size && !h.tensors.empty())
-    throw BadInput(file + ": the data section would start at " + std::to_string(h.data_start) +
-                   ", past the end of the " + std::to_string(file_size) + "-byte file; truncated?");
-  const uint64_t data_size = file_size > h.data_start ? file_size - h.data_start : 0;
-  for (auto& t : h.tensors) {
-    const uint64_t nbytes = t.end;
-    if (t.offset > data_size || nbytes > data_size - t.offset)
-      throw BadInput(file + ": tensor '" + t.name + "': data [" + std::to_string(t.offset) + ", +" +
-                     std::to_string(nbytes) + ") runs past the end of the data section (" + std::to_string(data_size) +
-                     " bytes); truncated file?");
-    t.begin = h.data_start + t.offset;
-    t.end = t.begin + nbytes;
-  }
-  // Two tensors sharing bytes would alias each other's weights.
-  std::vector<const GgufTensorInfo*> by_offset;
-  for (const auto& t : h.tensors) by_offset.push_back(&t);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->begin < b->begin; });
-  for (size_t i = 1; i < by_offset.size(); ++i)
-    if (by_offset[i]->begin < by_offset[i - 1]->end)
-      throw BadInput(file + ": tensor '" + by_offset[i]->name + "': data at offset " +
-                     std::to_string(by_offset[i]->offset) + " overlaps that of tensor '" + by_offset[i - 1]->name +
-                     "'");
+  for (uint64_t i = 0; i < n_tensors; ++i) h.tensors.push_back(read_tensor_info(c, i, h.alignment, file, names));
+  place_tensors(c.pos(), file_size, file, h);
+  require_disjoint_tensors(file, h);
   return h;
 }
 

@@ -466,25 +466,18 @@ json template_processing(const std::optional<std::string>& bos, int64_t bos_id, 
   return {{"type", "TemplateProcessing"}, {"single", single}, {"pair", pair}, {"special_tokens", tokens}};
 }
 
-}  // namespace
-
-GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const std::string& origin) {
-  const Metadata raw(raw_metadata, origin);
-  const std::optional<std::string> model = raw.string("tokenizer.ggml.model");
-  if (!model) raw.fail("tokenizer.ggml.model", "missing: the file carries no tokenizer");
-  const bool sentencepiece = *model == "llama";
-  // Gemma's SentencePiece vocabularies, with what the converter changed in
-  // them undone (gguf_gemma_vocab.cpp); the rest reads them as any other.
-  const std::optional<ordered_json> gemma =
-      sentencepiece ? gguf_gemma::restored_metadata(raw_metadata, origin) : std::nullopt;
-  const ordered_json& metadata = gemma ? *gemma : raw_metadata;
-  const Metadata md(metadata, origin);
-  if (*model != "gpt2" && !sentencepiece)
-    md.fail("tokenizer.ggml.model", "'" + *model +
-                                        "' vocabularies are not supported (supported: gpt2, a byte-level BPE; "
-                                        "llama, a SentencePiece BPE)");
-
+// The vocabulary as tokenizer.json holds it: model.vocab, the added tokens,
+// and the ids by text that the merges are checked against.
+struct VocabularyJson {
   Vocabulary v;
+  std::unordered_map<std::string, int64_t> ids;  // tokens in model.vocab
+  json vocab = json::object();
+  json added = json::array();
+};
+
+VocabularyJson read_vocabulary(const Metadata& md, bool sentencepiece) {
+  VocabularyJson out;
+  Vocabulary& v = out.v;
   v.tokens = md.strings("tokenizer.ggml.tokens");
   if (v.tokens.empty()) md.fail("tokenizer.ggml.tokens", "empty");
   // Without types nothing says which tokens are special (matched whole in the
@@ -493,9 +486,6 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const 
     md.fail("tokenizer.ggml.token_type", "missing: which tokens are special cannot be told");
   v.types = md.numbers<int64_t>("tokenizer.ggml.token_type", v.tokens.size());
 
-  std::unordered_map<std::string, int64_t> vocab_ids;  // tokens in model.vocab
-  json vocab = json::object();
-  json added = json::array();
   for (size_t i = 0; i < v.tokens.size(); ++i) {
     const std::string& tok = v.tokens[i];
     const auto id = static_cast<int64_t>(i);
@@ -507,7 +497,7 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const 
     // CONTROL: special tokens; USER_DEFINED: added tokens that are not special
     // (convert_hf_to_gguf.py's get_vocab_base, and transformers' reading of them).
     if (type == kControl || type == kUserDefined || (sentencepiece && type == kUnknown))
-      added.push_back(added_token(id, tok, type != kUserDefined));
+      out.added.push_back(added_token(id, tok, type != kUserDefined));
     // Added tokens are in model.vocab too: tokenizers gives an added token
     // that the model lacks a fresh id past the vocabulary, whatever its "id"
     // says, which would move SmolLM2's <|im_start|> from 1 to 49136. (They
@@ -517,124 +507,114 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const 
     // SentencePiece vocabulary keeps every piece, as LlamaConverter writes it.
     const bool in_vocab = sentencepiece || type != kUnused;
     if (!in_vocab) continue;
-    if (!vocab_ids.emplace(tok, id).second)
+    if (!out.ids.emplace(tok, id).second)
       md.fail("tokenizer.ggml.tokens", "token " + std::to_string(i) + " '" + tok + "' repeats token " +
-                                           std::to_string(vocab_ids[tok]) +
+                                           std::to_string(out.ids[tok]) +
                                            " (a tokenizer.json vocabulary maps each text to one id)");
-    vocab[tok] = id;
+    out.vocab[tok] = id;
   }
+  return out;
+}
 
-  const size_t n = v.tokens.size();
-  const auto bos_id = md.token_id("tokenizer.ggml.bos_token_id", n);
-  const auto eos_id = md.token_id("tokenizer.ggml.eos_token_id", n);
-  const auto unk_id = md.token_id("tokenizer.ggml.unknown_token_id", n);
-  const auto pad_id = md.token_id("tokenizer.ggml.padding_token_id", n);
-  auto text_of = [&](const std::optional<int64_t>& id) -> std::optional<std::string> {
-    if (!id) return std::nullopt;
-    return v.tokens[static_cast<size_t>(*id)];
-  };
-
-  json tokenizer = {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr}};
+// What the two kinds of vocabulary write differently: how text is split and
+// decoded, and whether BOS is added by default.
+struct TokenizerShape {
   bool add_bos = false;
   json decoder;
   json post_steps = json::array();
-  if (!sentencepiece) {
-    const std::optional<std::string> pre = md.string("tokenizer.ggml.pre");
-    if (!pre)
-      md.fail("tokenizer.ggml.pre",
-              "missing: the file does not say how text is split before BPE (llama.cpp falls back to a split of "
-              "its own and warns that generation quality will be degraded); supported: " +
-                  std::string(kSupportedPre));
-    const auto split = byte_level_split(*pre);
-    if (!split)
-      md.fail("tokenizer.ggml.pre",
-              "'" + *pre + "' is not a pre-tokenizer llm2hef can write exactly (supported: " + kSupportedPre + ")");
-    // llama.cpp refuses a byte-level vocabulary without merges too
-    // (llama_vocab::impl::load: "cannot find tokenizer merges in model file").
-    if (!md.find("tokenizer.ggml.merges"))
-      md.fail("tokenizer.ggml.merges",
-              std::string("missing: a byte-level BPE vocabulary cannot be rebuilt without its merges; ") +
-                  kUseTokenizerJson);
-    const json merges = file_merges(md, md.strings("tokenizer.ggml.merges"), vocab_ids);
-    add_bos = md.flag("tokenizer.ggml.add_bos_token", split->add_bos);
-    tokenizer["normalizer"] = split->normalizer;
-    tokenizer["pre_tokenizer"] = split->pre_tokenizer;
-    tokenizer["model"] = bpe_model(std::move(vocab), merges, split->ignore_merges, false, false, nullptr);
-    decoder = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
-    post_steps.push_back(byte_level(false, false));
-  } else {
-    // SentencePiece BPE as transformers writes it for Llama-2-style files.
-    // The prefix space comes from a Prepend normalizer, applied to every piece
-    // of text between added tokens: llama.cpp's SPM tokenizer adds it after
-    // every special token too (llama_tokenize_impl, is_prev_special), and the
-    // original Llama 2 / Mistral tokenizer.json files are written this way.
-    if (md.flag("tokenizer.ggml.remove_extra_whitespaces", false))
-      md.fail("tokenizer.ggml.remove_extra_whitespaces",
-              "true: SentencePiece's whitespace folding has no tokenizer.json equivalent written here");
-    if (md.find("tokenizer.ggml.precompiled_charsmap"))
-      md.fail("tokenizer.ggml.precompiled_charsmap", "present: SentencePiece normalization maps are not written");
-    const bool add_space_prefix = md.flag("tokenizer.ggml.add_space_prefix", true);
-    const auto scores = md.numbers<float>("tokenizer.ggml.scores", n);
-    size_t bytes = 0;
-    for (size_t i = 0; i < n; ++i) bytes += v.types[i] == kByte;
-    // Byte fallback: the 256 "<0xNN>" pieces stand in for any character the
-    // vocabulary lacks. A partial set could not encode every text.
-    if (bytes != 0 && bytes != 256)
-      md.fail("tokenizer.ggml.token_type", std::to_string(bytes) + " BYTE tokens (byte fallback needs all 256)");
-    for (size_t b = 0; b < 256 && bytes; ++b) {
-      char name[8];
-      std::snprintf(name, sizeof name, "<0x%02X>", static_cast<unsigned>(b));
-      auto it = vocab_ids.find(name);
-      if (it == vocab_ids.end() || v.types[static_cast<size_t>(it->second)] != kByte)
-        md.fail("tokenizer.ggml.tokens", std::string("byte token ") + name + " is missing");
-    }
-    const bool has_merges = md.find("tokenizer.ggml.merges") != nullptr;
-    if (!has_merges) require_ordered_scores(md, v.tokens, v.types, scores);
-    const json merges = has_merges ? file_merges(md, md.strings("tokenizer.ggml.merges"), vocab_ids)
-                                   : recovered_merges(md, v.tokens, scores, vocab_ids);
-    // llama.cpp adds BOS to SentencePiece vocabularies unless the file says
-    // otherwise (llama_vocab::impl::load, "llama" model defaults); so does transformers.
-    add_bos = md.flag("tokenizer.ggml.add_bos_token", true);
-    json norm = json::array();
-    if (add_space_prefix) norm.push_back({{"type", "Prepend"}, {"prepend", std::string(kMetaspace)}});
-    norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", std::string(kMetaspace)}});
-    tokenizer["normalizer"] = {{"type", "Sequence"}, {"normalizers", norm}};
-    tokenizer["pre_tokenizer"] = nullptr;
-    tokenizer["model"] =
-        bpe_model(std::move(vocab), merges, false, bytes == 256, true, unk_id ? json(*text_of(unk_id)) : json(nullptr));
-    json steps =
-        json::array({{{"type", "Replace"}, {"pattern", {{"String", std::string(kMetaspace)}}}, {"content", " "}},
-                     {{"type", "ByteFallback"}},
-                     {{"type", "Fuse"}}});
-    if (add_space_prefix) steps.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
-    decoder = {{"type", "Sequence"}, {"decoders", steps}};
+};
+
+// A byte-level BPE (tokenizer.ggml.model "gpt2"): the split named by
+// tokenizer.ggml.pre, and the file's merges.
+TokenizerShape write_byte_level(const Metadata& md, VocabularyJson& vj, json& tokenizer) {
+  TokenizerShape shape;
+  const std::optional<std::string> pre = md.string("tokenizer.ggml.pre");
+  if (!pre)
+    md.fail("tokenizer.ggml.pre",
+            "missing: the file does not say how text is split before BPE (llama.cpp falls back to a split of "
+            "its own and warns that generation quality will be degraded); supported: " +
+                std::string(kSupportedPre));
+  const auto split = byte_level_split(*pre);
+  if (!split)
+    md.fail("tokenizer.ggml.pre",
+            "'" + *pre + "' is not a pre-tokenizer llm2hef can write exactly (supported: " + kSupportedPre + ")");
+  // llama.cpp refuses a byte-level vocabulary without merges too
+  // (llama_vocab::impl::load: "cannot find tokenizer merges in model file").
+  if (!md.find("tokenizer.ggml.merges"))
+    md.fail("tokenizer.ggml.merges",
+            std::string("missing: a byte-level BPE vocabulary cannot be rebuilt without its merges; ") +
+                kUseTokenizerJson);
+  const json merges = file_merges(md, md.strings("tokenizer.ggml.merges"), vj.ids);
+  shape.add_bos = md.flag("tokenizer.ggml.add_bos_token", split->add_bos);
+  tokenizer["normalizer"] = split->normalizer;
+  tokenizer["pre_tokenizer"] = split->pre_tokenizer;
+  tokenizer["model"] = bpe_model(std::move(vj.vocab), merges, split->ignore_merges, false, false, nullptr);
+  shape.decoder = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
+  shape.post_steps.push_back(byte_level(false, false));
+  return shape;
+}
+
+// The number of BYTE tokens: 0, or all 256 "<0xNN>" pieces, which stand in
+// for any character the vocabulary lacks (byte fallback). A partial set could
+// not encode every text.
+size_t byte_fallback_tokens(const Metadata& md, const VocabularyJson& vj) {
+  const Vocabulary& v = vj.v;
+  size_t bytes = 0;
+  for (size_t i = 0; i < v.tokens.size(); ++i) bytes += v.types[i] == kByte;
+  if (bytes != 0 && bytes != 256)
+    md.fail("tokenizer.ggml.token_type", std::to_string(bytes) + " BYTE tokens (byte fallback needs all 256)");
+  for (size_t b = 0; b < 256 && bytes; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", static_cast<unsigned>(b));
+    auto it = vj.ids.find(name);
+    if (it == vj.ids.end() || v.types[static_cast<size_t>(it->second)] != kByte)
+      md.fail("tokenizer.ggml.tokens", std::string("byte token ") + name + " is missing");
   }
-  const bool add_eos = md.flag("tokenizer.ggml.add_eos_token", false);
-  if (add_bos && !bos_id) md.fail("tokenizer.ggml.bos_token_id", "missing, but a BOS token is to be added");
-  if (add_eos && !eos_id) md.fail("tokenizer.ggml.eos_token_id", "missing, but an EOS token is to be added");
-  if (add_bos || add_eos)
-    post_steps.push_back(template_processing(add_bos ? text_of(bos_id) : std::nullopt, bos_id.value_or(0),
-                                             add_eos ? text_of(eos_id) : std::nullopt, eos_id.value_or(0)));
-  tokenizer["post_processor"] = post_steps.empty()       ? json(nullptr)
-                                : post_steps.size() == 1 ? post_steps[0]
-                                                         : json{{"type", "Sequence"}, {"processors", post_steps}};
-  tokenizer["decoder"] = decoder;
-  tokenizer["added_tokens"] = std::move(added);
-  if (gemma) gguf_gemma::apply_tokenizer_shape(tokenizer);
+  return bytes;
+}
 
-  json config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
-                 {"add_bos_token", add_bos},
-                 {"add_eos_token", add_eos},
-                 {"clean_up_tokenization_spaces", false}};
-  const std::pair<const char*, const std::optional<int64_t>*> specials[] = {{"bos_token", &bos_id},
-                                                                            {"eos_token", &eos_id},
-                                                                            {"unk_token", &unk_id},
-                                                                            {"pad_token", &pad_id}};
-  for (const auto& [name, id] : specials) config[name] = *id ? json(*text_of(*id)) : json(nullptr);
+// SentencePiece BPE as transformers writes it for Llama-2-style files.
+// The prefix space comes from a Prepend normalizer, applied to every piece
+// of text between added tokens: llama.cpp's SPM tokenizer adds it after
+// every special token too (llama_tokenize_impl, is_prev_special), and the
+// original Llama 2 / Mistral tokenizer.json files are written this way.
+TokenizerShape write_sentencepiece(const Metadata& md, VocabularyJson& vj, const std::optional<std::string>& unk,
+                                   json& tokenizer) {
+  TokenizerShape shape;
+  if (md.flag("tokenizer.ggml.remove_extra_whitespaces", false))
+    md.fail("tokenizer.ggml.remove_extra_whitespaces",
+            "true: SentencePiece's whitespace folding has no tokenizer.json equivalent written here");
+  if (md.find("tokenizer.ggml.precompiled_charsmap"))
+    md.fail("tokenizer.ggml.precompiled_charsmap", "present: SentencePiece normalization maps are not written");
+  const bool add_space_prefix = md.flag("tokenizer.ggml.add_space_prefix", true);
+  const auto scores = md.numbers<float>("tokenizer.ggml.scores", vj.v.tokens.size());
+  const size_t bytes = byte_fallback_tokens(md, vj);
+  const bool has_merges = md.find("tokenizer.ggml.merges") != nullptr;
+  if (!has_merges) require_ordered_scores(md, vj.v.tokens, vj.v.types, scores);
+  const json merges = has_merges ? file_merges(md, md.strings("tokenizer.ggml.merges"), vj.ids)
+                                 : recovered_merges(md, vj.v.tokens, scores, vj.ids);
+  // llama.cpp adds BOS to SentencePiece vocabularies unless the file says
+  // otherwise (llama_vocab::impl::load, "llama" model defaults); so does transformers.
+  shape.add_bos = md.flag("tokenizer.ggml.add_bos_token", true);
+  json norm = json::array();
+  if (add_space_prefix) norm.push_back({{"type", "Prepend"}, {"prepend", std::string(kMetaspace)}});
+  norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", std::string(kMetaspace)}});
+  tokenizer["normalizer"] = {{"type", "Sequence"}, {"normalizers", norm}};
+  tokenizer["pre_tokenizer"] = nullptr;
+  tokenizer["model"] =
+      bpe_model(std::move(vj.vocab), merges, false, bytes == 256, true, unk ? json(*unk) : json(nullptr));
+  json steps = json::array({{{"type", "Replace"}, {"pattern", {{"String", std::string(kMetaspace)}}}, {"content", " "}},
+                            {{"type", "ByteFallback"}},
+                            {{"type", "Fuse"}}});
+  if (add_space_prefix) steps.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+  shape.decoder = {{"type", "Sequence"}, {"decoders", steps}};
+  return shape;
+}
 
-  // tokenizer.chat_template, plus named ones as tokenizer.chat_template.<name>
-  // (gguf-py's Keys.Tokenizer.CHAT_TEMPLATE_N): one string, or transformers'
-  // list of {"name", "template"} with the unnamed one as "default".
+// tokenizer.chat_template, plus named ones as tokenizer.chat_template.<name>
+// (gguf-py's Keys.Tokenizer.CHAT_TEMPLATE_N): one string, or transformers'
+// list of {"name", "template"} with the unnamed one as "default".
+void write_chat_templates(const Metadata& md, const ordered_json& metadata, json& config) {
   const std::string tmpl_key = "tokenizer.chat_template";
   // The template goes into hailo-config.json (JSON) and through the template
   // edits: UTF-8 text, bounded as a template file is.
@@ -663,6 +643,67 @@ GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const 
   } else if (!named.empty()) {
     config["chat_template"] = named;
   }
+}
+
+}  // namespace
+
+GgufTokenizerFiles gguf_tokenizer_files(const ordered_json& raw_metadata, const std::string& origin) {
+  const Metadata raw(raw_metadata, origin);
+  const std::optional<std::string> model = raw.string("tokenizer.ggml.model");
+  if (!model) raw.fail("tokenizer.ggml.model", "missing: the file carries no tokenizer");
+  const bool sentencepiece = *model == "llama";
+  // Gemma's SentencePiece vocabularies, with what the converter changed in
+  // them undone (gguf_gemma_vocab.cpp); the rest reads them as any other.
+  const std::optional<ordered_json> gemma =
+      sentencepiece ? gguf_gemma::restored_metadata(raw_metadata, origin) : std::nullopt;
+  const ordered_json& metadata = gemma ? *gemma : raw_metadata;
+  const Metadata md(metadata, origin);
+  if (*model != "gpt2" && !sentencepiece)
+    md.fail("tokenizer.ggml.model", "'" + *model +
+                                        "' vocabularies are not supported (supported: gpt2, a byte-level BPE; "
+                                        "llama, a SentencePiece BPE)");
+
+  VocabularyJson vj = read_vocabulary(md, sentencepiece);
+  const std::vector<std::string>& tokens = vj.v.tokens;
+  const size_t n = tokens.size();
+  const auto bos_id = md.token_id("tokenizer.ggml.bos_token_id", n);
+  const auto eos_id = md.token_id("tokenizer.ggml.eos_token_id", n);
+  const auto unk_id = md.token_id("tokenizer.ggml.unknown_token_id", n);
+  const auto pad_id = md.token_id("tokenizer.ggml.padding_token_id", n);
+  auto text_of = [&](const std::optional<int64_t>& id) -> std::optional<std::string> {
+    if (!id) return std::nullopt;
+    return tokens[static_cast<size_t>(*id)];
+  };
+
+  json tokenizer = {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr}};
+  json added = std::move(vj.added);
+  TokenizerShape shape =
+      sentencepiece ? write_sentencepiece(md, vj, text_of(unk_id), tokenizer) : write_byte_level(md, vj, tokenizer);
+  const bool add_bos = shape.add_bos;
+  const bool add_eos = md.flag("tokenizer.ggml.add_eos_token", false);
+  if (add_bos && !bos_id) md.fail("tokenizer.ggml.bos_token_id", "missing, but a BOS token is to be added");
+  if (add_eos && !eos_id) md.fail("tokenizer.ggml.eos_token_id", "missing, but an EOS token is to be added");
+  json& post_steps = shape.post_steps;
+  if (add_bos || add_eos)
+    post_steps.push_back(template_processing(add_bos ? text_of(bos_id) : std::nullopt, bos_id.value_or(0),
+                                             add_eos ? text_of(eos_id) : std::nullopt, eos_id.value_or(0)));
+  tokenizer["post_processor"] = post_steps.empty()       ? json(nullptr)
+                                : post_steps.size() == 1 ? post_steps[0]
+                                                         : json{{"type", "Sequence"}, {"processors", post_steps}};
+  tokenizer["decoder"] = shape.decoder;
+  tokenizer["added_tokens"] = std::move(added);
+  if (gemma) gguf_gemma::apply_tokenizer_shape(tokenizer);
+
+  json config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
+                 {"add_bos_token", add_bos},
+                 {"add_eos_token", add_eos},
+                 {"clean_up_tokenization_spaces", false}};
+  const std::pair<const char*, const std::optional<int64_t>*> specials[] = {{"bos_token", &bos_id},
+                                                                            {"eos_token", &eos_id},
+                                                                            {"unk_token", &unk_id},
+                                                                            {"pad_token", &pad_id}};
+  for (const auto& [name, id] : specials) config[name] = *id ? json(*text_of(*id)) : json(nullptr);
+  write_chat_templates(md, metadata, config);
   return {std::move(tokenizer), std::move(config)};
 }
 

@@ -1859,9 +1859,9 @@ def main():
     say("wrote %s" % paths["svg"])
 
 
-def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, feed, t_start):
-    import onnx
-    from onnx import external_data_helper, numpy_helper
+def measure_ranges(manifest, model, tensors, calib, feed):
+    """Runs every calibration prompt through the graph with statistics outputs added: each
+    activation tensor's range and per-channel sums, refused where a value is not finite."""
     np = _np()
     seq = manifest["cache_size"]
     say("ranges: %d activation tensors, %d calibration prompt(s), one run per prompt" % (len(tensors), len(calib)))
@@ -1892,10 +1892,15 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
         progress.step("%d tokens" % len(tokens))
     progress.done()
     del sess
-    t_ranges = time.time() - t_start
+    return stats
 
+
+def weight_loader(model):
+    """Reads one initializer as float32, from the external data file where it lives there."""
+    import onnx
+    from onnx import external_data_helper, numpy_helper
+    np = _np()
     inits = {i.name: i for i in model.graph.initializer}
-    theta_len = manifest.get("theta_length", 0)
 
     def load_weight(name):
         t = onnx.TensorProto()
@@ -1904,6 +1909,13 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
             external_data_helper.load_external_data_for_tensor(t, HERE)
         return numpy_helper.to_array(t).astype(np.float32, copy=False)
 
+    return load_weight
+
+
+def describe_weights(convs, stats, load_weight, theta_len):
+    """Marks each conv compressible or not (and its group and rows), and lists its weight with an
+    estimate of the 4-bit output error from the measured input ranges."""
+    np = _np()
     weight_rows = []
     for c in convs:
         w = load_weight(c["weight"])
@@ -1921,6 +1933,107 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
         weight_rows.append(dict(onnx_node=c["onnx_node"], weight=c["weight"], group=c["group"], shape=list(w.shape),
                                 compressible=c["compressible"], rel_output_error_w4_estimate=estimate))
         del w
+    return weight_rows
+
+
+def range_rows(tensors, stats, summary, convs, min_levels):
+    """The "ranges" rows: each activation tensor's measured range, the grid levels it gets at 8 and
+    16 bits, and its largest channels."""
+    np = _np()
+    conv_by_input = {}
+    for c in convs:
+        conv_by_input.setdefault(c["input"], []).append(c["onnx_node"])
+    ranges = []
+    for name, t in tensors.items():
+        s, sm = stats[name], summary[name]
+        top = []
+        if s.channel_max_abs is not None:
+            top = [dict(channel=int(i), max_abs=float(s.channel_max_abs[i]))
+                   for i in np.argsort(-s.channel_max_abs)[:4]]
+        ranges.append(dict(
+            tensor=name, kind=t["kind"], layer=t["layer"], producer=t["producer"], shape=t["shape"],
+            consumer_convs=conv_by_input.get(name, []), min=s.min, max=s.max, max_abs=s.max_abs(),
+            p999_abs=sm["p999"], values=s.count,
+            levels_8bit=min(grid_levels(s.min, s.max, sm["p999"], 8), 1e30),
+            levels_16bit=min(grid_levels(s.min, s.max, sm["p999"], 16), 1e30),
+            needs_16bit=activation_bits_needed(s.min, s.max, sm["p999"], min_levels) == 16,
+            min_at=s.min_at, max_at=s.max_at, top_channels=top))
+    return ranges
+
+
+def rule_text(args):
+    """The plan's rule in words, with the thresholds this run used."""
+    return (
+        "The plan starts from Hailo's own recipe for its LLMs, applied by role (every residual Add and the "
+        "product feeding down_proj at a16_w16, down_proj at a16_w4_a16, the other block convs a8_w4 with "
+        "weight_group_size=%d where the input width is a multiple of it, the lm_head at the DFC's default "
+        "a8_w8). An activation tensor then needs 16 bits when an 8-bit per-tensor grid over [min(x,0), "
+        "max(x,0)] leaves its 99.9th percentile of |x| fewer than %g steps (max|x| / p99.9 beyond about %.0f): "
+        "its producer gets a16_w16 and the convs that consume it an a16 mode, together. Further tensors go to "
+        "16 bits, in groups (one producer in every decoder layer), the fewest 8-bit steps first, until the "
+        "proxy's mean logits cosine with fp32 weights is within %g of every raisable tensor at 16 bits. "
+        "Weights are 4-bit "
+        "unless the quality floor needs more: groups of layers (the same projection in every decoder layer) "
+        "get 8-bit weights, the cheapest first for the quality each buys (measured alone in the proxy), until "
+        "the mean logits cosine on calibration prompts is within %g of the same plan with fp32 weights%s%s."
+        % (RECIPE_GROUP_SIZE, args.min_levels, 255.0 / args.min_levels, args.max_activation_drop,
+           args.max_weight_drop,
+           "" if args.min_cosine is None else " and at least %g" % args.min_cosine,
+           "" if args.min_top1 is None else ", with top-1 agreement at least %g" % args.min_top1))
+
+
+def simulate(proxy, held_out, recipe_nodes, plan_nodes, doc, args):
+    """Judges the default, the Hailo recipe and the plan in the fake-quantization proxy against fp32
+    on the held-out prompts, and records it as doc["simulation"]."""
+    t_sim = time.time()
+    fp32 = proxy.session()
+    refs = [proxy.logits(fp32, t) for t in held_out]
+    configurations = {"fp32": dict(greedy=proxy.greedy(fp32, held_out[0], args.greedy_steps))}
+    del fp32
+    rows = (("A8W4 default", {}), ("Hailo recipe", recipe_nodes), ("plan", plan_nodes))
+    for name, plan in rows + (("plan activations, fp32 weights", None),):
+        act, wbits = proxy.bits(plan) if plan is not None else proxy.bits(plan_nodes, "exact")
+        sess = proxy.session(act, wbits)
+        c = proxy.judge(sess, held_out, refs)
+        c["greedy"] = proxy.greedy(sess, held_out[0], args.greedy_steps)
+        c["activations_16bit"] = sum(1 for b in act.values() if b == 16)
+        for bits in (4, 8, 16):
+            c["weights_%dbit" % bits] = sum(1 for b, _ in wbits.values() if b == bits)
+        c["weights_grouped"] = sum(1 for _, g in wbits.values() if g)
+        if plan is not None:
+            c.update(doc["decode_speed"]["rows"][name])
+        configurations[name] = c
+        del sess
+    want = configurations["fp32"]["greedy"]["tokens"]
+    for name, c in configurations.items():
+        got = c["greedy"]["tokens"]
+        c["greedy"]["kept"] = got == want
+        c["greedy"]["departs_at_step"] = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b),
+                                              None if len(got) == len(want) else min(len(got), len(want)))
+    doc["simulation"] = dict(
+        label=PROXY_LABEL, held_out_prompts=len(held_out), positions=sum(r.shape[0] for r in refs),
+        per_position=proxy.per_position, greedy_prompt_tokens=len(held_out[0]),
+        method=("activations: per-tensor asymmetric QuantizeLinear/DequantizeLinear (uint8/uint16) with the "
+                "calibrated min/max, on the tensors of kinds " + ", ".join(sorted(args.simulate_kinds)) +
+                " (inputs_embeds at 16 bits, as optimize.alls asks for input_layer1); a tensor is at 16 bits "
+                "when its producer's line writes a 16-bit output; conv outputs are not quantized; weights: "
+                "symmetric round-to-nearest per output channel, and per run of %d input rows where a line "
+                "gives weight_group_size, at the line's weight bits (4 where no line names a compressible "
+                "conv), constant matrices exact; no rotation (quarot) and no bias correction are simulated"
+                % RECIPE_GROUP_SIZE),
+        configurations=configurations)
+    doc["timing"]["simulation_s"] = round(time.time() - t_sim, 2)
+
+
+def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, feed, t_start):
+    np = _np()
+    seq = manifest["cache_size"]
+    stats = measure_ranges(manifest, model, tensors, calib, feed)
+    t_ranges = time.time() - t_start
+
+    theta_len = manifest.get("theta_length", 0)
+    load_weight = weight_loader(model)
+    weight_rows = describe_weights(convs, stats, load_weight, theta_len)
 
     summary = {n: dict(lo=s.min, hi=s.max, p999=s.percentile_abs(99.9), elements=int(np.prod(tensors[n]["shape"])))
                for n, s in stats.items()}
@@ -1949,24 +2062,7 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
     lines, dropped, spent, unraised = make_plan(summary, convs, producers, recipe, args.min_levels, raised,
                                                 args.precision_budget, wide)
     plan_nodes = {line["onnx_node"]: line for line in lines}
-    conv_by_input = {}
-    for c in convs:
-        conv_by_input.setdefault(c["input"], []).append(c["onnx_node"])
-    ranges = []
-    for name, t in tensors.items():
-        s, sm = stats[name], summary[name]
-        top = []
-        if s.channel_max_abs is not None:
-            top = [dict(channel=int(i), max_abs=float(s.channel_max_abs[i]))
-                   for i in np.argsort(-s.channel_max_abs)[:4]]
-        ranges.append(dict(
-            tensor=name, kind=t["kind"], layer=t["layer"], producer=t["producer"], shape=t["shape"],
-            consumer_convs=conv_by_input.get(name, []), min=s.min, max=s.max, max_abs=s.max_abs(),
-            p999_abs=sm["p999"], values=s.count,
-            levels_8bit=min(grid_levels(s.min, s.max, sm["p999"], 8), 1e30),
-            levels_16bit=min(grid_levels(s.min, s.max, sm["p999"], 16), 1e30),
-            needs_16bit=activation_bits_needed(s.min, s.max, sm["p999"], args.min_levels) == 16,
-            min_at=s.min_at, max_at=s.max_at, top_channels=top))
+    ranges = range_rows(tensors, stats, summary, convs, args.min_levels)
     weight_default = sum(c["weight_elements"] // 2 if c["compressible"] else c["weight_elements"] for c in convs)
     extra_w = sum(c["weight_elements"] * (weight_bits_of(plan_nodes[c["onnx_node"]]["precision_mode"]) - 4) // 8
                   for c in convs if c["compressible"] and c["onnx_node"] in plan_nodes)
@@ -1977,23 +2073,7 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
                          tokens=sum(len(s) for s in calib), held_out_prompts=len(held_out), cache_size=seq),
         rule=dict(min_levels=args.min_levels, max_activation_drop=args.max_activation_drop,
                   max_weight_drop=args.max_weight_drop, min_cosine=args.min_cosine,
-                  min_top1=args.min_top1, min_tokens_per_s=args.min_tokens_per_s, text=(
-            "The plan starts from Hailo's own recipe for its LLMs, applied by role (every residual Add and the "
-            "product feeding down_proj at a16_w16, down_proj at a16_w4_a16, the other block convs a8_w4 with "
-            "weight_group_size=%d where the input width is a multiple of it, the lm_head at the DFC's default "
-            "a8_w8). An activation tensor then needs 16 bits when an 8-bit per-tensor grid over [min(x,0), "
-            "max(x,0)] leaves its 99.9th percentile of |x| fewer than %g steps (max|x| / p99.9 beyond about %.0f): "
-            "its producer gets a16_w16 and the convs that consume it an a16 mode, together. Further tensors go to "
-            "16 bits, in groups (one producer in every decoder layer), the fewest 8-bit steps first, until the "
-            "proxy's mean logits cosine with fp32 weights is within %g of every raisable tensor at 16 bits. "
-            "Weights are 4-bit "
-            "unless the quality floor needs more: groups of layers (the same projection in every decoder layer) "
-            "get 8-bit weights, the cheapest first for the quality each buys (measured alone in the proxy), until "
-            "the mean logits cosine on calibration prompts is within %g of the same plan with fp32 weights%s%s."
-            % (RECIPE_GROUP_SIZE, args.min_levels, 255.0 / args.min_levels, args.max_activation_drop,
-               args.max_weight_drop,
-               "" if args.min_cosine is None else " and at least %g" % args.min_cosine,
-               "" if args.min_top1 is None else ", with top-1 agreement at least %g" % args.min_top1))),
+                  min_top1=args.min_top1, min_tokens_per_s=args.min_tokens_per_s, text=rule_text(args)),
         plan=dict(default_mode=DEFAULT_MODE, lines=[{k: line[k] for k in line_keys if k in line} for line in lines],
                   unraised=unraised),
         plan_over_budget=[{k: line[k] for k in ("onnx_node", "precision_mode", "reason", "extra_bytes")}
@@ -2011,44 +2091,7 @@ def run(args, manifest, model, tensors, convs, residual_adds, calib, held_out, f
         timing=dict(ranges_s=round(t_ranges, 2), sensitivity_s=round(t_sensitivity, 2)))
 
     if not args.no_simulate:
-        t_sim = time.time()
-        fp32 = proxy.session()
-        refs = [proxy.logits(fp32, t) for t in held_out]
-        configurations = {"fp32": dict(greedy=proxy.greedy(fp32, held_out[0], args.greedy_steps))}
-        del fp32
-        rows = (("A8W4 default", {}), ("Hailo recipe", recipe_nodes), ("plan", plan_nodes))
-        for name, plan in rows + (("plan activations, fp32 weights", None),):
-            act, wbits = proxy.bits(plan) if plan is not None else proxy.bits(plan_nodes, "exact")
-            sess = proxy.session(act, wbits)
-            c = proxy.judge(sess, held_out, refs)
-            c["greedy"] = proxy.greedy(sess, held_out[0], args.greedy_steps)
-            c["activations_16bit"] = sum(1 for b in act.values() if b == 16)
-            for bits in (4, 8, 16):
-                c["weights_%dbit" % bits] = sum(1 for b, _ in wbits.values() if b == bits)
-            c["weights_grouped"] = sum(1 for _, g in wbits.values() if g)
-            if plan is not None:
-                c.update(doc["decode_speed"]["rows"][name])
-            configurations[name] = c
-            del sess
-        want = configurations["fp32"]["greedy"]["tokens"]
-        for name, c in configurations.items():
-            got = c["greedy"]["tokens"]
-            c["greedy"]["kept"] = got == want
-            c["greedy"]["departs_at_step"] = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b),
-                                                  None if len(got) == len(want) else min(len(got), len(want)))
-        doc["simulation"] = dict(
-            label=PROXY_LABEL, held_out_prompts=len(held_out), positions=sum(r.shape[0] for r in refs),
-            per_position=proxy.per_position, greedy_prompt_tokens=len(held_out[0]),
-            method=("activations: per-tensor asymmetric QuantizeLinear/DequantizeLinear (uint8/uint16) with the "
-                    "calibrated min/max, on the tensors of kinds " + ", ".join(sorted(args.simulate_kinds)) +
-                    " (inputs_embeds at 16 bits, as optimize.alls asks for input_layer1); a tensor is at 16 bits "
-                    "when its producer's line writes a 16-bit output; conv outputs are not quantized; weights: "
-                    "symmetric round-to-nearest per output channel, and per run of %d input rows where a line "
-                    "gives weight_group_size, at the line's weight bits (4 where no line names a compressible "
-                    "conv), constant matrices exact; no rotation (quarot) and no bias correction are simulated"
-                    % RECIPE_GROUP_SIZE),
-            configurations=configurations)
-        doc["timing"]["simulation_s"] = round(time.time() - t_sim, 2)
+        simulate(proxy, held_out, recipe_nodes, plan_nodes, doc, args)
     doc["timing"]["total_s"] = round(time.time() - t_start, 2)
     return doc
 

@@ -2,6 +2,7 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -108,59 +109,39 @@ void stream_embeddings(const sdk::Checkpoint& ckpt, const sdk::Plan& p, const fs
   w.finish();
 }
 
-}  // namespace
+// The Hailo runtime embeds tokenizer.json in the HEF: without it there is
+// nothing to export, so say where to get it.
+void require_tokenizer_json(const sdk::Checkpoint& ckpt, const fs::path& model_dir) {
+  if (!ckpt.tokenizer_json().empty()) return;
+  throw BadInput(model_dir.string() +
+                 ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF. Copy it from the model's Hub "
+                 "repository (hf download ORG/NAME tokenizer.json --local-dir " +
+                 model_dir.string() +
+                 "), or save it with transformers (AutoTokenizer.from_pretrained(...).save_pretrained(folder))");
+}
 
-ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
-  const ResolvedModel model = resolve_model(r, host);
-  const sdk::Checkpoint& ckpt = *model.checkpoint;
-  const sdk::AdapterInfo& info = model.info();
-  const sdk::ExportOptions options = export_options(r, model);
-  std::vector<CommandInput> other_inputs;
-  if (r.chat_template_file) other_inputs.push_back({"the chat template (--chat-template)", *r.chat_template_file, {}});
-  check_export_output(r.output, r.model_dir, r.force, other_inputs);  // before any work: --force never deletes an input
-  const sdk::Plan plan = plan_model(model, options);
-  if (ckpt.tokenizer_json().empty())
-    throw BadInput(r.model_dir.string() +
-                   ": tokenizer.json is missing; the Hailo runtime embeds it in the HEF. Copy it from the model's Hub "
-                   "repository (hf download ORG/NAME tokenizer.json --local-dir " +
-                   r.model_dir.string() +
-                   "), or save it with transformers (AutoTokenizer.from_pretrained(...).save_pretrained(folder))");
+// The DFC takes [a-z0-9_] names starting with a letter: a note saying when the
+// name given was rewritten, empty when it was not.
+std::string dfc_name_note(const std::string& name, const std::string& scope) {
+  if (name.empty() || scope == name) return {};
+  return "--name '" + name + "' is written '" + scope +
+         "' for the DFC (network names are lowercase letters, digits and '_', starting with a letter)";
+}
 
-  // The template is checked for what hailort cannot load before the long
-  // graph write; the edits it gets are made with the resources, below.
-  const ChatTemplate chat_template = chosen_chat_template(ckpt, r.chat_template_file);
-  if (chat_template.text) refuse_what_hailort_cannot_parse(*chat_template.text, chat_template.origin);
-
-  const std::string model_name = checkpoint_model_name(ckpt, r.model_dir);
-  const std::string scope = dfc_scope_name(r.name.empty() ? model_name : r.name);
-  // The DFC takes [a-z0-9_] names starting with a letter: say when the name given was rewritten.
-  const std::string name_note =
-      r.name.empty() || scope == r.name
-          ? std::string()
-          : "--name '" + r.name + "' is written '" + scope +
-                "' for the DFC (network names are lowercase letters, digits and '_', starting with a letter)";
-  if (!name_note.empty()) spdlog::warn("{}", name_note);
-  const std::vector<std::string> gguf = gguf_notes(ckpt);  // what reading a GGUF dequantized or assumed
-  for (const auto& n : gguf) spdlog::warn("{}", n);
-
+// The bytes the progress bar counts: every tensor as float32, plus the head
+// copy and embeddings.npy.
+uint64_t bytes_to_export(const sdk::Checkpoint& ckpt, const sdk::Plan& plan) {
   uint64_t total = 0;
   for (const auto& t : ckpt.tensor_names()) total += static_cast<uint64_t>(ckpt.info(t).numel()) * 4;
   total += static_cast<uint64_t>(plan.dims.vocab * plan.dims.hidden) * 4 * 2;  // head copy + embeddings.npy
-  Progress progress("exporting " + model_name, total, r.progress);
+  return total;
+}
 
-  AtomicDir out(r.output, r.force, r.durable);
-  const fs::path model_path = out.path() / "model.onnx";
-  // A durable export is fsynced before its rename: start the disk writes as
-  // the bytes come, so the disk works while the export computes.
-  const sdk::Writeback writeback = r.durable ? sdk::Writeback::as_written : sdk::Writeback::deferred;
-  sdk::GraphBuilder graph(
-      scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); }, writeback,
-      std::max(1u, r.threads));
-  model.adapter().build_graph(ckpt, plan, graph);
-  graph.save(model_path, {{"llm2hef.adapter", info.name + " " + info.version},
-                          {"llm2hef.cache_size", std::to_string(plan.cache_size)}});
-
-  ExportManifest manifest = manifest_for_plan(plan);
+// What the manifest says of the export beyond the plan: the tool, the adapter,
+// the model, the graph's annotations and the DFC names.
+void describe_export(ExportManifest& manifest, const ExportRequest& r, const ResolvedModel& model,
+                     const sdk::GraphBuilder& graph, const std::string& model_name, const std::string& scope) {
+  const sdk::Checkpoint& ckpt = *model.checkpoint;
   manifest.llm2hef_version = LLM2HEF_SDK_VERSION;
   manifest.adapter = registry::resolution_json(model.resolution);
   manifest.model = {model_name, fs::absolute(r.model_dir).string(),
@@ -168,9 +149,11 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
                     ckpt.config().find_string("model_type").value_or(""), checkpoint_parameters(ckpt)};
   for (const auto& [k, v] : graph.annotations()) manifest.graph_annotations[k] = v;
   manifest.dfc = {scope, r.calib_size, {scope + kPrefillGroupSuffix, scope + kTbtGroupSuffix}};
-  if (!name_note.empty()) manifest.notes.push_back(name_note);
-  manifest.notes.insert(manifest.notes.end(), gguf.begin(), gguf.end());
-  manifest.files = {
+}
+
+// Every file an export writes, with what it is (manifest.json's "files").
+std::map<std::string, std::string> exported_files() {
+  return {
       {"model.onnx", "the DFC-parsable graph (static shapes, six runtime inputs, last-position logits)"},
       {"model.onnx.data", "its weights (ONNX external data)"},
       {"resources/embeddings.npy",
@@ -189,15 +172,25 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
        "run by `llm2hef calibrate` with onnxruntime (docs/quantization.md)"},
       {"manifest.json", "this file"},
   };
-  check_graph_contract(model_path, manifest);
+}
 
-  // Resources.
-  const fs::path res_dir = out.path() / "resources";
-  fs::create_directory(res_dir);
+// How the resources are written: where, with how many threads and how the
+// bytes reach the disk.
+struct ResourceWrite {
+  fs::path dir;
+  unsigned threads;
+  sdk::Writeback writeback;
+};
+
+// resources/: embeddings, theta, and the runtime's tokenizer.json and
+// hailo-config.json; records the non-finite weights and the resource changes.
+void write_resources(const ResourceWrite& w, const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
+                     const ChatTemplate& chat_template, uint64_t graph_bytes, Progress& progress,
+                     ExportManifest& manifest) {
+  fs::create_directory(w.dir);
   progress.set_label("writing resources");
-  stream_embeddings(ckpt, plan, res_dir / "embeddings.npy", progress, graph.external_bytes(), writeback,
-                    std::max(1u, r.threads));
-  write_npy(res_dir / "theta.npy", {static_cast<int64_t>(plan.theta.size())}, plan.theta);
+  stream_embeddings(ckpt, plan, w.dir / "embeddings.npy", progress, graph_bytes, w.writeback, w.threads);
+  write_npy(w.dir / "theta.npy", {static_cast<int64_t>(plan.theta.size())}, plan.theta);
   // Every weight has been read by now (graph and embeddings).
   if (const std::vector<NonFiniteWeight> bad = nonfinite_weights(ckpt); !bad.empty())
     manifest.nonfinite_weights = report_nonfinite(bad);
@@ -207,20 +200,73 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   TokenizerFix tok = fix_tokenizer(sdk::read_json(ckpt.tokenizer_json(), sdk::JsonLimits::tokenizer()),
                                    ckpt.tokenizer_json().string(), plan.dims.vocab);
   changes.insert(changes.end(), tok.changes.begin(), tok.changes.end());
-  write_json(res_dir / "tokenizer.json", tok.tokenizer);  // its strings were parsed, so valid UTF-8
-  write_text(res_dir / "hailo-config.json",
+  write_json(w.dir / "tokenizer.json", tok.tokenizer);  // its strings were parsed, so valid UTF-8
+  write_text(w.dir / "hailo-config.json",
              json_text(make_hailo_config(ckpt, plan, tok, chat_template, changes), 2) + "\n");
   manifest.resource_changes = changes;
+}
 
-  // DFC kit.
-  write_text(out.path() / "optimize.alls", optimize_script(scope, plan, r.calib_size));
-  write_text(out.path() / "compile.alls", compile_script(scope));
-  write_text(out.path() / "compile.py", compile_driver(manifest));
-  write_text(out.path() / kValidateScriptName, validate_script(manifest));
-  write_text(out.path() / kCalibrateScriptName, calibrate_script(manifest));
+// The DFC kit: model scripts and the three Python drivers (executable).
+void write_dfc_kit(const fs::path& dir, const std::string& scope, const sdk::Plan& plan, int64_t calib_size,
+                   const ExportManifest& manifest) {
+  write_text(dir / "optimize.alls", optimize_script(scope, plan, calib_size));
+  write_text(dir / "compile.alls", compile_script(scope));
+  write_text(dir / "compile.py", compile_driver(manifest));
+  write_text(dir / kValidateScriptName, validate_script(manifest));
+  write_text(dir / kCalibrateScriptName, calibrate_script(manifest));
   for (const char* script : {"compile.py", kValidateScriptName, kCalibrateScriptName})
-    fs::permissions(out.path() / script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+    fs::permissions(dir / script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                     fs::perm_options::add);
+}
+
+}  // namespace
+
+ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
+  const ResolvedModel model = resolve_model(r, host);
+  const sdk::Checkpoint& ckpt = *model.checkpoint;
+  const sdk::AdapterInfo& info = model.info();
+  const sdk::ExportOptions options = export_options(r, model);
+  std::vector<CommandInput> other_inputs;
+  if (r.chat_template_file) other_inputs.push_back({"the chat template (--chat-template)", *r.chat_template_file, {}});
+  check_export_output(r.output, r.model_dir, r.force, other_inputs);  // before any work: --force never deletes an input
+  const sdk::Plan plan = plan_model(model, options);
+  require_tokenizer_json(ckpt, r.model_dir);
+
+  // The template is checked for what hailort cannot load before the long
+  // graph write; the edits it gets are made with the resources, below.
+  const ChatTemplate chat_template = chosen_chat_template(ckpt, r.chat_template_file);
+  if (chat_template.text) refuse_what_hailort_cannot_parse(*chat_template.text, chat_template.origin);
+
+  const std::string model_name = checkpoint_model_name(ckpt, r.model_dir);
+  const std::string scope = dfc_scope_name(r.name.empty() ? model_name : r.name);
+  const std::string name_note = dfc_name_note(r.name, scope);
+  if (!name_note.empty()) spdlog::warn("{}", name_note);
+  const std::vector<std::string> gguf = gguf_notes(ckpt);  // what reading a GGUF dequantized or assumed
+  for (const auto& n : gguf) spdlog::warn("{}", n);
+
+  Progress progress("exporting " + model_name, bytes_to_export(ckpt, plan), r.progress);
+  AtomicDir out(r.output, r.force, r.durable);
+  const fs::path model_path = out.path() / "model.onnx";
+  // A durable export is fsynced before its rename: start the disk writes as
+  // the bytes come, so the disk works while the export computes.
+  const sdk::Writeback writeback = r.durable ? sdk::Writeback::as_written : sdk::Writeback::deferred;
+  sdk::GraphBuilder graph(
+      scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); }, writeback,
+      std::max(1u, r.threads));
+  model.adapter().build_graph(ckpt, plan, graph);
+  graph.save(model_path, {{"llm2hef.adapter", info.name + " " + info.version},
+                          {"llm2hef.cache_size", std::to_string(plan.cache_size)}});
+
+  ExportManifest manifest = manifest_for_plan(plan);
+  describe_export(manifest, r, model, graph, model_name, scope);
+  if (!name_note.empty()) manifest.notes.push_back(name_note);
+  manifest.notes.insert(manifest.notes.end(), gguf.begin(), gguf.end());
+  manifest.files = exported_files();
+  check_graph_contract(model_path, manifest);
+
+  write_resources({out.path() / "resources", std::max(1u, r.threads), writeback}, ckpt, plan, chat_template,
+                  graph.external_bytes(), progress, manifest);
+  write_dfc_kit(out.path(), scope, plan, r.calib_size, manifest);
   write_text(out.path() / "manifest.json", manifest_text(manifest));
   progress.finish();
   out.commit();

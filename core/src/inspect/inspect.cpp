@@ -84,17 +84,138 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
   return r;
 }
 
+// A --precision-plan, read before the model: a bad plan file is the user's
+// input error whatever the model.
+std::optional<har::PrecisionPlan> read_costed_plan(const std::optional<std::filesystem::path>& file) {
+  if (!file) return std::nullopt;
+  har::PrecisionPlan plan = har::read_precision_plan(*file);
+  if (!plan.cost)
+    throw BadInput(file->string() +
+                   ": field 'budget': missing, so the plan's cost is unknown (re-run `llm2hef calibrate`)");
+  return plan;
+}
+
+json dims_json(const sdk::ModelDims& d) {
+  return {{"hidden", d.hidden},
+          {"layers", d.layers},
+          {"vocab", d.vocab},
+          {"heads", d.heads},
+          {"kv_heads", d.kv_heads},
+          {"head_dim", d.head_dim},
+          {"intermediate", d.intermediate}};
+}
+
+// Memory model (estimates; only the DFC's allocation is authoritative):
+// every on-chip weight at A8W4 (4 bits), the lm_head included even when
+// tied, the embedding table off-chip as uint16 (embeddings.bin); the graph
+// caches K and V after the GQA expansion, one byte per value (a8).
+// In double throughout: the dims are bounded by the adapter, but their
+// products are not, and an estimate must never wrap.
+struct MemoryEstimate {
+  double embed;        // vocab x hidden, the embedding table's values
+  double chip_params;  // weights on the chip
+  double weights;      // their bytes at 4 bits
+  double kv;           // cache bytes
+  bool adapter_cache;  // the adapter states its cached values per position
+  double embeddings_bin;
+  double total;
+};
+
+MemoryEstimate memory_estimate(const sdk::Checkpoint& ckpt, const sdk::Plan& plan, int64_t params) {
+  const auto& d = plan.dims;
+  const auto f = [](int64_t v) { return static_cast<double>(v); };
+  MemoryEstimate m{};
+  m.embed = f(d.vocab) * f(d.hidden);
+  // The embedding table leaves the chip; a tied head comes back as its own tensor.
+  const bool untied_head = ckpt.has("lm_head.weight");
+  m.chip_params = static_cast<double>(params) - m.embed + (untied_head ? 0.0 : m.embed);
+  m.weights = m.chip_params * 0.5;
+  m.kv = kv_cache_bytes(d.layers, d.heads, d.head_dim, plan.cache_size);
+  // An adapter whose layers cache something other than K and V in every layer
+  // (LFM2's conv layers cache B*x) states its cached values per position.
+  m.adapter_cache = plan.cache_cost.values_per_position > 0;
+  if (m.adapter_cache)
+    m.kv = static_cast<double>(plan.cache_cost.values_per_position) * static_cast<double>(plan.cache_size);
+  m.embeddings_bin = m.embed * 2.0;
+  m.total = m.weights + m.kv + m.embeddings_bin;
+  return m;
+}
+
+json memory_report(const MemoryEstimate& m, const sdk::Plan& plan) {
+  const double total = m.total;
+  json out = {{"weights_a8w4_bytes", whole_bytes(m.weights)},
+              {"kv_cache_bytes", whole_bytes(m.kv)},
+              {"embeddings_bin_bytes", whole_bytes(m.embeddings_bin)},
+              {"total_bytes", whole_bytes(total)},
+              {"device_bytes", whole_bytes(kDeviceMemoryBytes)},
+              {"fits", total < kDeviceMemoryBytes},
+              {"tight", total < kDeviceMemoryBytes && total > largest_shipped_model_bytes()},
+              {"kv_cache_layout", m.adapter_cache ? plan.cache_cost.layout : "K and V in every layer"},
+              {"assumptions",
+               "weights 4 bit each (lm_head counted separately from the embedding), K/V cached at "
+               "heads x head_dim (after GQA expansion) 1 byte per value, embeddings.bin uint16; the DFC's "
+               "own allocation is authoritative"}};
+  // Within a few percent of the device, the estimate cannot say it fits.
+  if (total < kDeviceMemoryBytes && total >= kDeviceMemoryBytes * (1.0 - kNearDeviceFraction))
+    out["warning"] = "the estimate is within " + std::to_string(static_cast<int>(kNearDeviceFraction * 100)) +
+                     "% of the device's 8 GiB: the DFC's own allocation may not fit (a smaller --cache "
+                     "leaves room)";
+  return out;
+}
+
+// compile.py builds its calibration set with `llm2hef inputs`: past the
+// largest cache those inputs allow, its optimize step refuses.
+json calibration_report(const sdk::Plan& plan, double chip_params) {
+  const sdk::RuntimeSizes sizes = sdk::runtime_sizes(plan);
+  const int64_t samples = kDefaultCalibSamples;
+  json out = {{"largest_cache", largest_calibration_cache(sizes)},
+              {"samples", samples},
+              {"sample_bytes", calibration_sample_bytes(sizes)},
+              {"ram_bytes", whole_bytes(calibration_ram_bytes(sizes, samples))},
+              {"fits", sizes.cache <= largest_calibration_cache(sizes)}};
+  if (auto why = calibration_limit_warning(sizes, samples)) out["warning"] = *why;
+  // The graph holds every on-chip weight (the lm_head in, the embedding table out).
+  if (auto why = calibration_memory_warning(plan.dims, sizes, chip_params, samples)) out["memory_warning"] = *why;
+  return out;
+}
+
+// calibrate counted the plan's extra bytes on the export it measured; they
+// add to this estimate as they are, in whole bytes: a sum past 2^63 is
+// refused, never wrapped (har::bytes_with_plan).
+json precision_plan_report(const std::filesystem::path& file, const har::PrecisionPlan& plan, double total) {
+  const har::PlanCost& c = *plan.cost;
+  const int64_t with_plan = har::bytes_with_plan(whole_bytes(total), plan);
+  return {{"file", file.string()},
+          {"model", plan.model},
+          {"default_mode", plan.default_mode},
+          {"lines", plan.entries.size()},
+          {"extra_weight_bytes", c.extra_weight_bytes},
+          {"extra_activation_bytes", c.extra_activation_bytes},
+          {"total_bytes", with_plan},
+          {"fits", static_cast<double>(with_plan) < kDeviceMemoryBytes}};
+}
+
+// What each generated token reads, and the tokens/s it allows
+// (decode_speed.hpp): the same weights and cache as the memory model, the
+// lm_head apart so that its precision can differ. A checkpoint whose
+// tensors hold fewer weights than vocab x hidden (none in the suite) keeps
+// no block weights rather than a negative count.
+json decode_report(const MemoryEstimate& m, const std::optional<har::PrecisionPlan>& precision_plan) {
+  DecodeReads reads;
+  reads.lm_head_weights = m.embed;
+  reads.block_weights = std::max(0.0, m.chip_params - m.embed);
+  reads.kv_cache_bytes = m.kv;
+  std::optional<PlanWeights> plan_weights;
+  if (precision_plan)
+    plan_weights = PlanWeights{weight_bytes_of_mode(precision_plan->default_mode),
+                               static_cast<double>(precision_plan->cost->extra_weight_bytes)};
+  return decode_speed_report(reads, plan_weights);
+}
+
 }  // namespace
 
 json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
-  // A bad plan file is the user's input error whatever the model: read first.
-  std::optional<har::PrecisionPlan> precision_plan;
-  if (r.precision_plan) {
-    precision_plan = har::read_precision_plan(*r.precision_plan);
-    if (!precision_plan->cost)
-      throw BadInput(r.precision_plan->string() +
-                     ": field 'budget': missing, so the plan's cost is unknown (re-run `llm2hef calibrate`)");
-  }
+  const std::optional<har::PrecisionPlan> precision_plan = read_costed_plan(r.precision_plan);
   const ResolvedModel model = resolve_model(r, host);
   const sdk::Checkpoint& ckpt = *model.checkpoint;
   json out;
@@ -116,103 +237,18 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
     return out;
   }
   out["supported"] = true;
-  const auto& d = plan.dims;
-  out["dims"] = {{"hidden", d.hidden},
-                 {"layers", d.layers},
-                 {"vocab", d.vocab},
-                 {"heads", d.heads},
-                 {"kv_heads", d.kv_heads},
-                 {"head_dim", d.head_dim},
-                 {"intermediate", d.intermediate}};
+  out["dims"] = dims_json(plan.dims);
   out["cache_size"] = plan.cache_size;
   out["prefill"] = plan.prefill;
   // A plan for another model or cache would be misapplied: refused (exit 3).
   if (precision_plan) har::check_plan_is_for(*precision_plan, out["name"].get<std::string>(), plan.cache_size);
 
-  // Memory model (estimates; only the DFC's allocation is authoritative):
-  // every on-chip weight at A8W4 (4 bits), the lm_head included even when
-  // tied, the embedding table off-chip as uint16 (embeddings.bin); the graph
-  // caches K and V after the GQA expansion, one byte per value (a8).
-  // In double throughout: the dims are bounded by the adapter, but their
-  // products are not, and an estimate must never wrap.
-  const auto f = [](int64_t v) { return static_cast<double>(v); };
-  const double embed = f(d.vocab) * f(d.hidden);
-  // The embedding table leaves the chip; a tied head comes back as its own tensor.
-  const bool untied_head = ckpt.has("lm_head.weight");
-  const double chip_params = static_cast<double>(params) - embed + (untied_head ? 0.0 : embed);
-  const double weights = chip_params * 0.5;
-  double kv = kv_cache_bytes(d.layers, d.heads, d.head_dim, plan.cache_size);
-  // An adapter whose layers cache something other than K and V in every layer
-  // (LFM2's conv layers cache B*x) states its cached values per position.
-  const bool adapter_cache = plan.cache_cost.values_per_position > 0;
-  if (adapter_cache)
-    kv = static_cast<double>(plan.cache_cost.values_per_position) * static_cast<double>(plan.cache_size);
-  const double embeddings_bin = embed * 2.0;
-  const double total = weights + kv + embeddings_bin;
-  out["memory"] = {{"weights_a8w4_bytes", whole_bytes(weights)},
-                   {"kv_cache_bytes", whole_bytes(kv)},
-                   {"embeddings_bin_bytes", whole_bytes(embeddings_bin)},
-                   {"total_bytes", whole_bytes(total)},
-                   {"device_bytes", whole_bytes(kDeviceMemoryBytes)},
-                   {"fits", total < kDeviceMemoryBytes},
-                   {"tight", total < kDeviceMemoryBytes && total > largest_shipped_model_bytes()},
-                   {"kv_cache_layout", adapter_cache ? plan.cache_cost.layout : "K and V in every layer"},
-                   {"assumptions",
-                    "weights 4 bit each (lm_head counted separately from the embedding), K/V cached at "
-                    "heads x head_dim (after GQA expansion) 1 byte per value, embeddings.bin uint16; the DFC's "
-                    "own allocation is authoritative"}};
-  // Within a few percent of the device, the estimate cannot say it fits.
-  if (total < kDeviceMemoryBytes && total >= kDeviceMemoryBytes * (1.0 - kNearDeviceFraction))
-    out["memory"]["warning"] = "the estimate is within " + std::to_string(static_cast<int>(kNearDeviceFraction * 100)) +
-                               "% of the device's 8 GiB: the DFC's own allocation may not fit (a smaller --cache "
-                               "leaves room)";
-  // compile.py builds its calibration set with `llm2hef inputs`: past the
-  // largest cache those inputs allow, its optimize step refuses.
-  {
-    const sdk::RuntimeSizes sizes = sdk::runtime_sizes(plan);
-    const int64_t samples = kDefaultCalibSamples;
-    out["calibration"] = {{"largest_cache", largest_calibration_cache(sizes)},
-                          {"samples", samples},
-                          {"sample_bytes", calibration_sample_bytes(sizes)},
-                          {"ram_bytes", whole_bytes(calibration_ram_bytes(sizes, samples))},
-                          {"fits", sizes.cache <= largest_calibration_cache(sizes)}};
-    if (auto why = calibration_limit_warning(sizes, samples)) out["calibration"]["warning"] = *why;
-    // The graph holds every on-chip weight (the lm_head in, the embedding table out).
-    if (auto why = calibration_memory_warning(d, sizes, chip_params, samples))
-      out["calibration"]["memory_warning"] = *why;
-  }
-  if (auto why = fidelity_warning(d.hidden)) out["fidelity_warning"] = *why;
-  if (precision_plan) {
-    // calibrate counted the plan's extra bytes on the export it measured;
-    // they add to this estimate as they are, in whole bytes: a sum past
-    // 2^63 is refused, never wrapped (har::bytes_with_plan).
-    const har::PlanCost& c = *precision_plan->cost;
-    const int64_t with_plan = har::bytes_with_plan(whole_bytes(total), *precision_plan);
-    out["precision_plan"] = {{"file", r.precision_plan->string()},
-                             {"model", precision_plan->model},
-                             {"default_mode", precision_plan->default_mode},
-                             {"lines", precision_plan->entries.size()},
-                             {"extra_weight_bytes", c.extra_weight_bytes},
-                             {"extra_activation_bytes", c.extra_activation_bytes},
-                             {"total_bytes", with_plan},
-                             {"fits", static_cast<double>(with_plan) < kDeviceMemoryBytes}};
-  }
-  // What each generated token reads, and the tokens/s it allows
-  // (decode_speed.hpp): the same weights and cache as the memory model, the
-  // lm_head apart so that its precision can differ. A checkpoint whose
-  // tensors hold fewer weights than vocab x hidden (none in the suite) keeps
-  // no block weights rather than a negative count.
-  {
-    DecodeReads reads;
-    reads.lm_head_weights = embed;
-    reads.block_weights = std::max(0.0, chip_params - embed);
-    reads.kv_cache_bytes = kv;
-    std::optional<PlanWeights> plan_weights;
-    if (precision_plan)
-      plan_weights = PlanWeights{weight_bytes_of_mode(precision_plan->default_mode),
-                                 static_cast<double>(precision_plan->cost->extra_weight_bytes)};
-    out["decode_speed"] = decode_speed_report(reads, plan_weights);
-  }
+  const MemoryEstimate memory = memory_estimate(ckpt, plan, params);
+  out["memory"] = memory_report(memory, plan);
+  out["calibration"] = calibration_report(plan, memory.chip_params);
+  if (auto why = fidelity_warning(plan.dims.hidden)) out["fidelity_warning"] = *why;
+  if (precision_plan) out["precision_plan"] = precision_plan_report(*r.precision_plan, *precision_plan, memory.total);
+  out["decode_speed"] = decode_report(memory, precision_plan);
   out["theta_length"] = plan.theta.size();
   out["lm_head_shards"] = plan.lm_head_shards;
   out["lm_head_shard_reason"] = plan.lm_head_shard_reason;

@@ -67,39 +67,54 @@ std::optional<std::string> calibration_limit_warning(const sdk::RuntimeSizes& si
          "needs about " + ram + " of RAM for " + std::to_string(samples) + " calibration samples beside the DFC";
 }
 
-std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int64_t>& tokens, InputLayout layout) {
-  const fs::path manifest_path = dir / "manifest.json";
-  const ExportManifest manifest = read_manifest(manifest_path);
-  // Every size below is computed from these numbers: each must be within a
-  // sane bound, and each tensor built from them must fit in memory, before
-  // anything is allocated (a crafted manifest must not overflow).
-  auto bounded = [&](int64_t v, const char* field, int64_t limit) {
-    if (v > limit)
-      throw BadInput(manifest_path.string() + ": field '" + field + "': " + std::to_string(v) + " is outside 1.." +
-                     std::to_string(limit));
-    return v;
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+
+// A manifest number every size below is computed from, refused beyond `limit`.
+int64_t bounded(const fs::path& manifest_path, int64_t v, const char* field, int64_t limit) {
+  if (v > limit)
+    throw BadInput(manifest_path.string() + ": field '" + field + "': " + std::to_string(v) + " is outside 1.." +
+                   std::to_string(limit));
+  return v;
+}
+
+// The manifest's sizes, each within a sane bound, and the largest tensors
+// built from them within kMaxInputElements, before anything is allocated (a
+// crafted manifest must not overflow).
+struct InputSizes {
+  int64_t n, hidden, vocab, heads, q_tiles, k_tiles;
+};
+
+InputSizes bounded_sizes(const ExportManifest& manifest, const fs::path& manifest_path) {
+  const auto bound = [&](int64_t v, const char* field, int64_t limit) {
+    return bounded(manifest_path, v, field, limit);
   };
-  constexpr int64_t kMaxDim = int64_t{1} << 24;
-  const int64_t n = bounded(manifest.cache_size, "cache_size", int64_t{1} << 20);
-  const int64_t hidden = bounded(manifest.dims.hidden, "dims.hidden", kMaxDim);
-  const int64_t vocab = bounded(manifest.dims.vocab, "dims.vocab", kMaxDim);
-  const int64_t heads = bounded(manifest.dims.heads, "dims.heads", 4096);
-  const int64_t q_tiles = bounded(manifest.pe_q_tiles, "pe_tiles.q", 4096);
-  const int64_t k_tiles = bounded(manifest.pe_k_tiles, "pe_tiles.k", 4096);
+  const InputSizes s{bound(manifest.cache_size, "cache_size", int64_t{1} << 20),
+                     bound(manifest.dims.hidden, "dims.hidden", kMaxDim),
+                     bound(manifest.dims.vocab, "dims.vocab", kMaxDim),
+                     bound(manifest.dims.heads, "dims.heads", 4096),
+                     bound(manifest.pe_q_tiles, "pe_tiles.q", 4096),
+                     bound(manifest.pe_k_tiles, "pe_tiles.k", 4096)};
   // The largest tensors: the mask [N, heads*N] and the embeddings [N, hidden].
   constexpr int64_t kMaxElements = kMaxInputElements;
   const std::string mask_name(sdk::runtime_input(sdk::InputRole::attention_mask).name);
   const std::string embeds_name(sdk::runtime_input(sdk::InputRole::embeddings).name);
+  const int64_t n = s.n;
   for (const auto& [what, a, b, c] :
-       {std::tuple{mask_name, n, heads, n}, std::tuple{embeds_name, n, hidden, int64_t{1}}})
+       {std::tuple{mask_name, n, s.heads, n}, std::tuple{embeds_name, n, s.hidden, int64_t{1}}})
     if (a > kMaxElements / b / c)
-      throw BadInput(
-          manifest_path.string() + ": " + what + " would need " + std::to_string(a) + " x " + std::to_string(b) +
-          " x " + std::to_string(c) + " values, more than the limit of " + std::to_string(kMaxElements) +
-          " (the largest cache whose inputs fit is " +
-          std::to_string(largest_calibration_cache({n, hidden, heads, manifest.theta_length, q_tiles, k_tiles})) +
-          ": export again with --cache at most that)");
+      throw BadInput(manifest_path.string() + ": " + what + " would need " + std::to_string(a) + " x " +
+                     std::to_string(b) + " x " + std::to_string(c) + " values, more than the limit of " +
+                     std::to_string(kMaxElements) + " (the largest cache whose inputs fit is " +
+                     std::to_string(largest_calibration_cache(
+                         {n, s.hidden, s.heads, manifest.theta_length, s.q_tiles, s.k_tiles})) +
+                     ": export again with --cache at most that)");
+  return s;
+}
 
+// The prompt must fit one window of the base graph and use the vocabulary.
+void check_prompt(const std::vector<int64_t>& tokens, int64_t n, int64_t vocab) {
   const int64_t count = static_cast<int64_t>(tokens.size());
   if (count == 0) throw UsageError("--tokens: the prompt is empty");
   if (count > n)
@@ -110,11 +125,14 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
     if (t < 0 || t >= vocab)
       throw UsageError("--tokens: id " + std::to_string(t) + " is outside the vocabulary (0.." +
                        std::to_string(vocab - 1) + ")");
+}
 
-  // theta_length is the manifest's word for the RoPE table's length (the
-  // pe inputs' width); checked like every other dimension, then against the
-  // file, before the file is read.
-  const int64_t theta_length = bounded(manifest.theta_length, "theta_length", kMaxDim);
+// resources/theta.npy. theta_length is the manifest's word for the RoPE
+// table's length (the pe inputs' width); checked like every other dimension,
+// then against the file, before the file is read.
+std::vector<float> read_theta(const fs::path& dir, const fs::path& manifest_path, const ExportManifest& manifest,
+                              const InputSizes& s) {
+  const int64_t theta_length = bounded(manifest_path, manifest.theta_length, "theta_length", kMaxDim);
   const fs::path theta_path = dir / "resources" / "theta.npy";
   NpyReader theta_file(theta_path);
   int64_t theta_values = 1;
@@ -125,30 +143,33 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
                    (theta_values > kMaxDim ? "more than " + std::to_string(kMaxDim) : std::to_string(theta_values)) +
                    " values, but " + manifest_path.string() + " field 'theta_length' says " +
                    std::to_string(theta_length));
-  const std::vector<float> theta = theta_file.read_all();
+  std::vector<float> theta = theta_file.read_all();
   const int64_t t = static_cast<int64_t>(theta.size());
   if (t < 2 || t % 2)
     throw BadInput(theta_path.string() + ": " + std::to_string(t) +
                    " values; the runtime needs an even, non-zero length");
-  if (n * t > kMaxElements / std::max(q_tiles, k_tiles))
-    throw BadInput(manifest_path.string() + ": pe tables of " + std::to_string(n) + " x " + std::to_string(t) + " x " +
-                   std::to_string(std::max(q_tiles, k_tiles)) + " values exceed the limit of " +
-                   std::to_string(kMaxElements));
-  NpyReader embed_file(dir / "resources" / "embeddings.npy");
-  if (embed_file.shape() != std::vector<int64_t>{vocab, hidden})
-    throw BadInput((dir / "resources" / "embeddings.npy").string() + ": shape does not match the manifest's [" +
-                   std::to_string(vocab) + ", " + std::to_string(hidden) + "]");
+  if (s.n * t > kMaxInputElements / std::max(s.q_tiles, s.k_tiles))
+    throw BadInput(manifest_path.string() + ": pe tables of " + std::to_string(s.n) + " x " + std::to_string(t) +
+                   " x " + std::to_string(std::max(s.q_tiles, s.k_tiles)) + " values exceed the limit of " +
+                   std::to_string(kMaxInputElements));
+  return theta;
+}
 
+// The prompt's embeddings in the last `tokens.size()` rows of [N, hidden]; the
+// padding rows before them stay zero.
+std::vector<float> prompt_embeddings(NpyReader& embed_file, const std::vector<int64_t>& tokens, int64_t n,
+                                     int64_t hidden) {
+  const int64_t count = static_cast<int64_t>(tokens.size());
   const int64_t first_real = n - count;
-  std::vector<int64_t> positions(static_cast<size_t>(n), 0);
-  for (int64_t i = 0; i < count; ++i) positions[static_cast<size_t>(first_real + i)] = i;
-
   std::vector<float> embeds(static_cast<size_t>(n * hidden), 0.0f);
   for (int64_t i = 0; i < count; ++i)
     embed_file.read_rows(tokens[static_cast<size_t>(i)], tokens[static_cast<size_t>(i)] + 1,
                          std::span<float>(embeds.data() + (first_real + i) * hidden, static_cast<size_t>(hidden)));
+  return embeds;
+}
 
-  // Mask, head-major: column = head * N + key.
+// Causal mask over the real positions, head-major: column = head * N + key.
+std::vector<float> prompt_mask(int64_t n, int64_t heads, int64_t first_real) {
   std::vector<float> mask(static_cast<size_t>(n * heads * n), sdk::kMaskAllowed);
   for (int64_t r = first_real; r < n; ++r)
     for (int64_t h = 0; h < heads; ++h)
@@ -156,21 +177,48 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
         const bool allowed = c >= first_real && c <= r;
         mask[static_cast<size_t>(r * heads * n + h * n + c)] = allowed ? sdk::kMaskAllowed : sdk::kMaskBlocked;
       }
+  return mask;
+}
 
-  // One pe table, `tiles` copies of T columns per row.
-  auto table = [&](bool cosine, int64_t tiles) {
-    const int64_t width = t * tiles;
-    std::vector<float> out(static_cast<size_t>(n * width));
-    std::vector<float> c(static_cast<size_t>(t)), s(static_cast<size_t>(t));
-    for (int64_t r = 0; r < n; ++r) {
-      sdk::runtime_pe_row(theta, positions[static_cast<size_t>(r)], c, s);
-      const std::vector<float>& src = cosine ? c : s;
-      for (int64_t k = 0; k < tiles; ++k) std::copy(src.begin(), src.end(), out.begin() + r * width + k * t);
-    }
-    return out;
-  };
+// One pe table, `tiles` copies of T columns per row.
+std::vector<float> pe_table(const std::vector<float>& theta, const std::vector<int64_t>& positions, bool cosine,
+                            int64_t tiles) {
+  const int64_t n = static_cast<int64_t>(positions.size());
+  const int64_t t = static_cast<int64_t>(theta.size());
+  const int64_t width = t * tiles;
+  std::vector<float> out(static_cast<size_t>(n * width));
+  std::vector<float> c(static_cast<size_t>(t)), s(static_cast<size_t>(t));
+  for (int64_t r = 0; r < n; ++r) {
+    sdk::runtime_pe_row(theta, positions[static_cast<size_t>(r)], c, s);
+    const std::vector<float>& src = cosine ? c : s;
+    for (int64_t k = 0; k < tiles; ++k) std::copy(src.begin(), src.end(), out.begin() + r * width + k * t);
+  }
+  return out;
+}
 
-  const sdk::RuntimeSizes sizes{n, hidden, heads, t, q_tiles, k_tiles};
+}  // namespace
+
+std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int64_t>& tokens, InputLayout layout) {
+  const fs::path manifest_path = dir / "manifest.json";
+  const ExportManifest manifest = read_manifest(manifest_path);
+  const InputSizes s = bounded_sizes(manifest, manifest_path);
+  const int64_t n = s.n, hidden = s.hidden, vocab = s.vocab;
+  check_prompt(tokens, n, vocab);
+  const std::vector<float> theta = read_theta(dir, manifest_path, manifest, s);
+  const int64_t t = static_cast<int64_t>(theta.size());
+  NpyReader embed_file(dir / "resources" / "embeddings.npy");
+  if (embed_file.shape() != std::vector<int64_t>{vocab, hidden})
+    throw BadInput((dir / "resources" / "embeddings.npy").string() + ": shape does not match the manifest's [" +
+                   std::to_string(vocab) + ", " + std::to_string(hidden) + "]");
+
+  const int64_t count = static_cast<int64_t>(tokens.size());
+  const int64_t first_real = n - count;
+  std::vector<int64_t> positions(static_cast<size_t>(n), 0);
+  for (int64_t i = 0; i < count; ++i) positions[static_cast<size_t>(first_real + i)] = i;
+  const std::vector<float> embeds = prompt_embeddings(embed_file, tokens, n, hidden);
+  const std::vector<float> mask = prompt_mask(n, s.heads, first_real);
+
+  const sdk::RuntimeSizes sizes{n, hidden, s.heads, t, s.q_tiles, s.k_tiles};
   std::vector<NpzMember> members;
   for (const sdk::RuntimeInput& input : sdk::kRuntimeInputs) {
     const std::vector<int64_t> shape =
@@ -180,7 +228,7 @@ std::vector<NpzMember> runtime_inputs(const fs::path& dir, const std::vector<int
       case sdk::InputShape::embeddings: members.push_back(npz_f32(name, shape, embeds)); break;
       case sdk::InputShape::mask: members.push_back(npz_f32(name, shape, mask)); break;
       case sdk::InputShape::pe_table:
-        members.push_back(npz_f32(name, shape, table(input.cosine, shape.back() / t)));
+        members.push_back(npz_f32(name, shape, pe_table(theta, positions, input.cosine, shape.back() / t)));
         break;
     }
   }
