@@ -118,3 +118,19 @@ def test_source_names_are_unique():
     reused = [str(p.relative_to(REPO)) for layer in CORE_LAYERS for p in (REPO / "core" / "src" / layer).rglob("*")
               if p.is_dir() and p.name in CORE_LAYERS]
     assert not reused, f"folders inside a layer named like a layer: {reused}"
+
+
+def test_headers_are_one_piece():
+    # A header whose #include lines go on after its first namespace is two
+    # headers glued into one (calibrate_script.hpp carried calibrate's
+    # argument checks): each part gets a header of its own, named for it.
+    glued = []
+    for top in ("sdk", "plugins", "registry", "core", "adapters"):
+        for path in sources(top):
+            if path.suffix not in (".hpp", ".h"):
+                continue
+            lines = path.read_text(errors="replace").splitlines()
+            first = next((i for i, line in enumerate(lines) if line.startswith("namespace ")), len(lines))
+            if any(line.lstrip().startswith("#include") for line in lines[first:]):
+                glued.append(str(path.relative_to(REPO)))
+    assert not glued, f"headers with includes after their first namespace (split them): {glued}"
