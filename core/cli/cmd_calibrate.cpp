@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "llm2hef/core/dfc/calibrate_args.hpp"
 #include "llm2hef/core/dfc/calibrate_script.hpp"
 #include "llm2hef/core/inspect/decode_speed.hpp"
 #include "llm2hef/core/io/child_process.hpp"

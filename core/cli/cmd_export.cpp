@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "llm2hef/core/export/export_kit.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
@@ -19,22 +20,15 @@
 namespace llm2hef::cli {
 
 namespace {
-constexpr const char* kHelp = R"(Usage: llm2hef export MODEL -o OUT [--cache N] [--prefill P] [options]
+constexpr const char* kHelpBeforeKit = R"(Usage: llm2hef export MODEL -o OUT [--cache N] [--prefill P] [options]
 
 Reads a Hugging Face checkpoint (config.json, safetensors, tokenizer: a
 folder or a Hub id, see MODEL below) or a GGUF file (.gguf: F32, F16, BF16,
 Q8_0 and the other types it dequantizes; docs/gguf.md) and writes OUT/
 atomically (nothing is left behind on failure):
-  model.onnx, model.onnx.data     DFC-parsable graph, weights as external data
-  resources/                      embeddings.npy, theta.npy, tokenizer.json, hailo-config.json
-  optimize.alls, compile.alls     model scripts for the DFC
-  calibrate.py                    measures activations and writes quantization.json
-                                  (`llm2hef calibrate OUT` runs it; docs/quantization.md)
-  compile.py                      the DFC driver (run it where the DFC is installed)
-  validate_on_device.py           checks the compiled HEF on the Hailo-10H against the
-                                  export (docs/on-device-check.md)
-  manifest.json                   what was exported and how
-The chat template is read from chat_template.jinja, else from
+)";
+// Then the kit's files (core/export/export_kit.hpp), then:
+constexpr const char* kHelpAfterKit = R"(The chat template is read from chat_template.jinja, else from
 tokenizer_config.json's chat_template (one template, or the one named
 "default" of a list), or from --chat-template FILE. It is made fit for how
 hailort renders it: hailort renders it once when it loads the model, with one
@@ -114,7 +108,9 @@ void add_export_command(CommandLine& cli) {
     int64_t threads = 0;
   };
   auto o = std::make_shared<Options>();
-  static const std::string help = std::string(kHelp) + "\n" + kModelArgumentHelp;
+  // 80 columns, as the rest of the help text.
+  static const std::string help =
+      std::string(kHelpBeforeKit) + core::export_kit_help(80) + kHelpAfterKit + "\n" + kModelArgumentHelp;
   CLI::App* app = cli.add_command(
       cli.root(), "export", help.c_str(),
       [o](Invocation& inv) {

@@ -1,7 +1,7 @@
 #include "llm2hef/plugins/probe.hpp"
 
-#include "llm2hef/plugins/child_process.hpp"
 #include "llm2hef/plugins/loader.hpp"
+#include "llm2hef/plugins/throwaway_child.hpp"
 
 namespace llm2hef::plugins {
 

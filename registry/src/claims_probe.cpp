@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/plugins/child_process.hpp"
 #include "llm2hef/plugins/loader.hpp"
+#include "llm2hef/plugins/throwaway_child.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::registry {

@@ -292,7 +292,6 @@ Plan DecoderAdapter::plan(const Checkpoint& ckpt, const ExportOptions& requested
   p.options = model->options;
   p.cache_cost = model->cache_cost;
   settle_sliding_window(p, options, *model);
-  if (model->settle_plan) model->settle_plan(p, options);
   p.adapter_state = std::move(model);
   return p;
 }

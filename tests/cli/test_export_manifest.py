@@ -94,3 +94,25 @@ def test_inspect_plans_as_export_does(fixture, tmp_path):
     if "cache_cost" in m:
         assert rep["memory"]["kv_cache_bytes"] == m["cache_cost"]["values_per_position"] * 16
         assert rep["memory"]["kv_cache_layout"] == m["cache_cost"]["layout"]
+
+
+def help_kit_paths() -> list[str]:
+    """The files `export --help` lists under "writes OUT/": a two-space indent, then the path."""
+    text = run("export", "--help").stdout
+    block = text[text.index("atomically (nothing is left behind on failure):\n"):].splitlines()[1:]
+    paths = []
+    for line in block:
+        if not line.startswith("  "):
+            break
+        if line[2] != " ":
+            paths.append(line.split()[0])
+    return paths
+
+
+def test_kit_is_one_list_for_help_manifest_and_folder(exported):
+    # The kit is stated once (core/export/export_kit.hpp): what an export
+    # writes, what its manifest lists and what `export --help` names agree.
+    written = sorted(str(p.relative_to(exported)) for p in exported.rglob("*") if p.is_file())
+    manifest = json.loads((exported / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == written
+    assert sorted(help_kit_paths()) == written

@@ -93,3 +93,44 @@ def test_every_core_folder_is_placed():
     # A new folder under core/src must be given its place, or its includes go unchecked.
     folders = {p.name for p in (REPO / "core" / "src").iterdir() if p.is_dir()}
     assert folders <= set(CORE_LAYERS), f"core/src folders not in CORE_LAYERS: {sorted(folders - set(CORE_LAYERS))}"
+
+
+def test_every_core_file_sits_in_a_placed_folder():
+    # A header straight under include/llm2hef/core/ (or a source straight under
+    # src/) belongs to no layer, so its includes and includers go unchecked.
+    loose = [str(p.relative_to(REPO)) for p in sources("core")
+             if p.relative_to(REPO / "core").parts[0] in ("src", "include") and core_folder(p) is None]
+    assert not loose, f"core files outside a layer folder (give each its folder in CORE_LAYERS): {loose}"
+
+
+def test_source_names_are_unique():
+    # One name, one home: two files of one name (export/ and runtime/
+    # hailo_config.hpp, plugins/ and core/io/ child_process.hpp) leave a
+    # reader and a grep guessing which is meant. A .cpp and the header it
+    # implements share a name, so names are compared per suffix. Folders
+    # inside a layer must not reuse a layer's name either (lint/rules beside rules/).
+    seen = {}
+    for top in ("sdk", "plugins", "registry", "core", "adapters"):
+        for path in sources(top):
+            seen.setdefault((path.name, path.suffix), []).append(str(path.relative_to(REPO)))
+    twice = {name: paths for (name, _), paths in seen.items() if len(paths) > 1}
+    assert not twice, f"file names used twice: {twice}"
+    reused = [str(p.relative_to(REPO)) for layer in CORE_LAYERS for p in (REPO / "core" / "src" / layer).rglob("*")
+              if p.is_dir() and p.name in CORE_LAYERS]
+    assert not reused, f"folders inside a layer named like a layer: {reused}"
+
+
+def test_headers_are_one_piece():
+    # A header whose #include lines go on after its first namespace is two
+    # headers glued into one (calibrate_script.hpp carried calibrate's
+    # argument checks): each part gets a header of its own, named for it.
+    glued = []
+    for top in ("sdk", "plugins", "registry", "core", "adapters"):
+        for path in sources(top):
+            if path.suffix not in (".hpp", ".h"):
+                continue
+            lines = path.read_text(errors="replace").splitlines()
+            first = next((i for i, line in enumerate(lines) if line.startswith("namespace ")), len(lines))
+            if any(line.lstrip().startswith("#include") for line in lines[first:]):
+                glued.append(str(path.relative_to(REPO)))
+    assert not glued, f"headers with includes after their first namespace (split them): {glued}"

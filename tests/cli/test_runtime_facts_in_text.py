@@ -1,6 +1,6 @@
 """The runtime facts that prose repeats agree with their one home.
 
-core/include/llm2hef/core/runtime_contract.hpp holds the names of the HEF
+core/include/llm2hef/core/runtime/hef_names.hpp holds the names of the HEF
 resources and the suffixes of the two network groups, and the SDK's
 runtime_contract.hpp the genai runtime's defaults; the code reads them from
 there. Messages and help text still spell
@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CONTRACT = REPO / "core" / "include" / "llm2hef" / "core" / "runtime_contract.hpp"
+CONTRACT = REPO / "core" / "include" / "llm2hef" / "core" / "runtime" / "hef_names.hpp"
 # The runtime's defaults live beside the inputs, in the SDK's half of the table.
 SDK_CONTRACT = REPO / "sdk" / "include" / "llm2hef" / "sdk" / "runtime_contract.hpp"
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
@@ -56,10 +56,10 @@ def test_every_bin_resource_and_group_suffix_named_in_core_is_the_tables():
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
             for name in re.findall(r"\b[a-z][a-z0-9_]*\.bin\b", line):
                 if name not in resources and name not in NOT_RESOURCES:
-                    wrong.append(f"{path.relative_to(REPO)}:{n}: '{name}' is no resource of runtime_contract.hpp")
+                    wrong.append(f"{path.relative_to(REPO)}:{n}: '{name}' is no resource of hef_names.hpp")
             for suffix in re.findall(r"(?<![A-Za-z0-9])__(?:prefill|tbt|[a-z]+_group)\b", line):
                 if suffix not in suffixes:
-                    wrong.append(f"{path.relative_to(REPO)}:{n}: '{suffix}' is no group suffix of runtime_contract.hpp")
+                    wrong.append(f"{path.relative_to(REPO)}:{n}: '{suffix}' is no group suffix of hef_names.hpp")
     assert not wrong, "\n".join(wrong)
 
 

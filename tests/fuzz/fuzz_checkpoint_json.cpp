@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
-#include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/make_hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/errors.hpp"

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "llm2hef/core/dfc/calibrate_script.hpp"
+#include "llm2hef/core/dfc/calibrate_args.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "temp_dir.hpp"
 

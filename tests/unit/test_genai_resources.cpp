@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/make_hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/sdk/errors.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm2hef/core/dfc/calibrate_script.hpp"
+#include "llm2hef/core/dfc/calibrate_args.hpp"
 #include "llm2hef/core/io/mapped_file.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"

@@ -1,7 +1,7 @@
 #include <cctype>
 
 #include "llm2hef/core/dfc/model_scripts.hpp"
-#include "llm2hef/core/runtime_contract.hpp"
+#include "llm2hef/core/runtime/hef_names.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core {

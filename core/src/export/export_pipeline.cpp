@@ -15,15 +15,16 @@
 #include "llm2hef/core/dfc/compile_driver.hpp"
 #include "llm2hef/core/dfc/model_scripts.hpp"
 #include "llm2hef/core/dfc/validate_script.hpp"
+#include "llm2hef/core/export/export_kit.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
-#include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/make_hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/io/atomic_output.hpp"
 #include "llm2hef/core/io/json_text.hpp"
 #include "llm2hef/core/io/npy.hpp"
 #include "llm2hef/core/io/output_guard.hpp"
 #include "llm2hef/core/io/progress.hpp"
-#include "llm2hef/core/runtime_contract.hpp"
+#include "llm2hef/core/runtime/hef_names.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/build_info.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -151,29 +152,6 @@ void describe_export(ExportManifest& manifest, const ExportRequest& r, const Res
   manifest.dfc = {scope, r.calib_size, {scope + kPrefillGroupSuffix, scope + kTbtGroupSuffix}};
 }
 
-// Every file an export writes, with what it is (manifest.json's "files").
-std::map<std::string, std::string> exported_files() {
-  return {
-      {"model.onnx", "the DFC-parsable graph (static shapes, six runtime inputs, last-position logits)"},
-      {"model.onnx.data", "its weights (ONNX external data)"},
-      {"resources/embeddings.npy",
-       "embedding matrix [vocab, hidden] float32, for add_external_resources (embeddings.bin)"},
-      {"resources/theta.npy", "theta vector float32, for add_external_resources (rope_theta_data.bin)"},
-      {"resources/tokenizer.json", "tokenizer for add_external_file, fixed for the runtime"},
-      {"resources/hailo-config.json", "runtime configuration for add_external_file"},
-      {"optimize.alls", "model script for runner.optimize()"},
-      {"compile.alls", "model script for runner.compile()"},
-      {"compile.py", "DFC driver: parse, HN fixups, resources, calibration, optimize, compile"},
-      {kValidateScriptName,
-       "on-device check (Hailo-10H host, HailoRT Python): generation through genai.LLM, "
-       "per-position agreement of the __prefill/__tbt groups with model.onnx in fp32"},
-      {kCalibrateScriptName,
-       "activation ranges, precision plan and a fake-quantization proxy of the DFC, "
-       "run by `llm2hef calibrate` with onnxruntime (docs/quantization.md)"},
-      {"manifest.json", "this file"},
-  };
-}
-
 // How the resources are written: where, with how many threads and how the
 // bytes reach the disk.
 struct ResourceWrite {
@@ -261,7 +239,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   describe_export(manifest, r, model, graph, model_name, scope);
   if (!name_note.empty()) manifest.notes.push_back(name_note);
   manifest.notes.insert(manifest.notes.end(), gguf.begin(), gguf.end());
-  manifest.files = exported_files();
+  manifest.files = export_kit_manifest_files();
   check_graph_contract(model_path, manifest);
 
   write_resources({out.path() / "resources", std::max(1u, r.threads), writeback}, ckpt, plan, chat_template,

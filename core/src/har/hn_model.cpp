@@ -1,6 +1,6 @@
 #include "llm2hef/core/har/hn_model.hpp"
 #include "llm2hef/core/io/json_text.hpp"
-#include "llm2hef/core/runtime_contract.hpp"
+#include "llm2hef/core/runtime/hef_names.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -15,7 +15,7 @@
 #include "llm2hef/core/chat/template_edits.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/runtime/hailo_config.hpp"
-#include "llm2hef/core/runtime_contract.hpp"
+#include "llm2hef/core/runtime/hef_names.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 

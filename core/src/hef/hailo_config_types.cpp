@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "llm2hef/core/runtime/hailo_config.hpp"
-#include "llm2hef/core/runtime_contract.hpp"
+#include "llm2hef/core/runtime/hef_names.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
 namespace llm2hef::core::hef {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "llm2hef/core/runtime/hailo_config.hpp"
-#include "llm2hef/core/runtime_contract.hpp"
+#include "llm2hef/core/runtime/hef_names.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"

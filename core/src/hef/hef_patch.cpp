@@ -17,7 +17,7 @@
 
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/hef/proto_wire.hpp"
-#include "llm2hef/core/runtime_contract.hpp"
+#include "llm2hef/core/runtime/hef_names.hpp"
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::core::hef {

@@ -9,7 +9,7 @@
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
-#include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/make_hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
 #include "llm2hef/core/har/precision_plan.hpp"
 #include "llm2hef/core/inspect/decode_speed.hpp"

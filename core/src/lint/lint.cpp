@@ -1,5 +1,5 @@
 // llm2hef lint: the graph contract (docs/lint.md) checked on any ONNX file, as
-// a table of rules (one function each, in core/src/lint/rules/).
+// a table of rules (one function each, in core/src/lint/graph_rules/).
 //
 // The model is parsed with protobuf only: external data is never opened, so
 // the cost is proportional to model.onnx, not to the weights. onnx shape

@@ -1,6 +1,6 @@
 // What the lint rules share (private to core/src/lint): the model with the
 // shapes onnx inference adds, indexes built once over it, and what a rule
-// runs on. Each rule is one function in core/src/lint/rules/; the table in
+// runs on. Each rule is one function in core/src/lint/graph_rules/; the table in
 // lint.cpp gives its name, section, severity and what it runs on.
 #pragma once
 
@@ -103,7 +103,7 @@ struct LintItem {
   int index = -1;                               // the node's position in the graph
 };
 
-// ---- the rules (core/src/lint/rules/*.cpp) ------------------------------------
+// ---- the rules (core/src/lint/graph_rules/*.cpp) ------------------------------------
 // structure.cpp: what onnx's checker refuses or what breaks the DFC first
 void missing_tensor(const LintItem&, rules::RuleOut&);
 void graph_cycle(const LintItem&, rules::RuleOut&);

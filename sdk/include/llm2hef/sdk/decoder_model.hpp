@@ -191,8 +191,6 @@ struct DecoderModel {
   // What depends on the cache, run once it is settled and before the plan is
   // made (GPT-2's and OPT's positions and theta, LFM2's cost); empty = none.
   std::function<void(DecoderModel&, int64_t cache_size)> for_cache = {};
-  // A last word on the plan (the sliding-window policy); empty = none.
-  std::function<void(Plan&, const ExportOptions&)> settle_plan = {};
 };
 
 // The cache an export gets when --cache is not given: the smallest of the

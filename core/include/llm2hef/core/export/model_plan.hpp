@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "llm2hef/core/runtime_contract.hpp"
+#include "llm2hef/core/runtime/hef_names.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/registry/registry.hpp"
 #include "llm2hef/sdk/adapter.hpp"

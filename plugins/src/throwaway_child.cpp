@@ -1,4 +1,4 @@
-#include "llm2hef/plugins/child_process.hpp"
+#include "llm2hef/plugins/throwaway_child.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

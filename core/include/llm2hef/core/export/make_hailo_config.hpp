@@ -1,5 +1,6 @@
-// hailo-config.json, the runtime's settings resource (hailo-contract.md
-// section 6).
+// Making hailo-config.json, the runtime's settings resource (hailo-contract.md
+// section 6), from the checkpoint and the plan. The document's type and keys
+// are runtime/hailo_config.hpp's; this is the export's side that fills them.
 #pragma once
 
 #include <string>

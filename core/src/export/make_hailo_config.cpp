@@ -1,4 +1,4 @@
-#include "llm2hef/core/export/hailo_config.hpp"
+#include "llm2hef/core/export/make_hailo_config.hpp"
 #include "llm2hef/core/hef/hef_contract.hpp"
 #include "llm2hef/core/runtime/hailo_config.hpp"
 #include "llm2hef/sdk/errors.hpp"
