@@ -8,8 +8,9 @@
 #   tools/check-byte-identical.sh compare BASELINE.txt [BUILD_DIR]   # after
 #
 # `compare` records again and diffs against BASELINE.txt; it exits 1 on any
-# difference. BUILD_DIR defaults to ./build. Run both from the same checkout:
-# manifest.json records the checkpoint's absolute path, so the fixtures are
+# difference. BUILD_DIR defaults to ./build. The two runs may use different
+# checkouts and build folders (manifest.json's adapter path is hashed with its
+# build folder written BUILD). manifest.json records the checkpoint's absolute path, so the fixtures are
 # reached through one fixed link (SCRATCH, default /tmp/llm2hef-byte-identical)
 # and the exports land there too, whatever the checkout.
 set -euo pipefail
@@ -40,6 +41,10 @@ run_case() {
     return
   fi
   (cd "$out" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | while read -r sha name; do
+    # manifest.json names the adapter's file, which lies under the build
+    # folder: hashed with that folder written BUILD, so that two checkouts
+    # (a git worktree against main) compare.
+    [[ $name == ./manifest.json ]] && sha=$(sed "s#$build/#BUILD/#g" "$out/manifest.json" | sha256sum | cut -d' ' -f1)
     echo "$label ${name#./} $sha"
   done
   rm -rf "$out"
