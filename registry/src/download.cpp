@@ -218,11 +218,6 @@ std::size_t on_http_data(char* data, std::size_t size, std::size_t count, void* 
   return n;
 }
 
-bool is_unreserved(unsigned char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-         c == '_' || c == '~' || c == '/';
-}
-
 }  // namespace
 
 std::string url_scheme(const std::string& url) {
@@ -257,11 +252,12 @@ std::string resolve_relative_url(const std::string& base, const std::string& rel
   return base.substr(0, slash + 1) + relative;
 }
 
-std::string file_url(const std::filesystem::path& absolute_path) {
+std::string percent_encode(std::string_view s, bool keep_slash) {
   static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out = "file://";
-  for (unsigned char c : absolute_path.lexically_normal().string()) {
-    if (is_unreserved(c)) {
+  std::string out;
+  for (unsigned char c : s) {
+    const bool alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');  // not locale's
+    if (alnum || c == '-' || c == '.' || c == '_' || c == '~' || (keep_slash && c == '/')) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -270,6 +266,10 @@ std::string file_url(const std::filesystem::path& absolute_path) {
     }
   }
   return out;
+}
+
+std::string file_url(const std::filesystem::path& absolute_path) {
+  return "file://" + percent_encode(absolute_path.lexically_normal().string(), true);
 }
 
 std::string download_to_string(const std::string& url, const DownloadLimits& limits) {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "llm2hef/core/chat/jinja_lexer.hpp"
+#include "llm2hef/core/chat/template_edits.hpp"
 
 namespace llm2hef::core::jinja {
 
@@ -26,11 +27,6 @@ bool is_keyword(std::string_view name) {
                                                                  "as",  "block", "extends", "endset"};
   return kKeywords.count(name) != 0;
 }
-
-struct Replacement {
-  size_t begin, end;
-  std::string with;
-};
 
 // One construct the older minja lacks, with its rewrite when it has one.
 struct Item {
@@ -459,17 +455,7 @@ std::string rewrite_for_older_minja(std::string_view tmpl, const std::string& or
     edits.insert(edits.end(), it.edits.begin(), it.edits.end());
     rewritten.push_back(std::move(it.finding));
   }
-  // In template order; insertions at one offset in the order made (a loop's
-  // closing insertion before the next loop's opening one).
-  std::stable_sort(edits.begin(), edits.end(),
-                   [](const Replacement& a, const Replacement& b) { return a.begin < b.begin; });
-  std::string out;
-  size_t from = 0;
-  for (const Replacement& e : edits) {
-    out.append(tmpl.substr(from, e.begin - from)).append(e.with);
-    from = e.end;
-  }
-  return out.append(tmpl.substr(from));
+  return applied(tmpl, std::move(edits));
 }
 
 }  // namespace llm2hef::core::jinja

@@ -11,22 +11,6 @@ namespace llm2hef::core::jinja {
 
 namespace {
 
-struct Replacement {
-  size_t begin, end;
-  std::string with;
-};
-
-std::string applied(std::string_view tmpl, std::vector<Replacement> edits) {
-  std::sort(edits.begin(), edits.end(), [](const Replacement& a, const Replacement& b) { return a.begin < b.begin; });
-  std::string out;
-  size_t from = 0;
-  for (const Replacement& e : edits) {
-    out.append(tmpl.substr(from, e.begin - from)).append(e.with);
-    from = e.end;
-  }
-  return out.append(tmpl.substr(from));
-}
-
 bool is_op(std::string_view tmpl, const Token& t, std::string_view op) {
   return t.kind == TokenKind::op && text_of(tmpl, t) == op;
 }
@@ -78,6 +62,18 @@ bool is_lone_print(std::string_view tmpl, const Segment& seg, const NameRead& r)
 bool is_code(const Segment& s) { return s.kind == SegmentKind::expression || s.kind == SegmentKind::statement; }
 
 }  // namespace
+
+std::string applied(std::string_view tmpl, std::vector<Replacement> edits) {
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const Replacement& a, const Replacement& b) { return a.begin < b.begin; });
+  std::string out;
+  size_t from = 0;
+  for (const Replacement& e : edits) {
+    out.append(tmpl.substr(from, e.begin - from)).append(e.with);
+    from = e.end;
+  }
+  return out.append(tmpl.substr(from));
+}
 
 bool reads_variable(std::string_view tmpl, std::string_view name, const std::string& origin) {
   return !context_reads(tmpl, split(tmpl, origin), name, origin).empty();

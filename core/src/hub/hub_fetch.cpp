@@ -63,22 +63,6 @@ bool is_hex(const std::string& s, size_t length) {
          std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-// Percent-encoding of a URL path part; '/' kept when `keep_slash`.
-std::string url_quote(const std::string& s, bool keep_slash) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string megabytes(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
@@ -194,8 +178,8 @@ void Session::refuse(const registry::HttpResponse& r, const std::string& what) c
 // huggingface_hub's model_info(files_metadata=True) asks).
 Listing Session::list() {
   registry::HttpRequest request;
-  request.url =
-      settings_.endpoint + "/api/models/" + id_.repo + "/revision/" + url_quote(id_.revision, false) + "?blobs=true";
+  request.url = settings_.endpoint + "/api/models/" + id_.repo + "/revision/" +
+                registry::percent_encode(id_.revision, false) + "?blobs=true";
   request.headers = headers();
   request.headers.push_back("Accept: application/json");
   request.limits.max_bytes = kMetadataBytes;
@@ -412,7 +396,8 @@ void Session::download_blob(const RemoteFile& f, const fs::path& blob) {
 
   if (have < f.size) {
     registry::HttpRequest request;
-    request.url = settings_.endpoint + "/" + id_.repo + "/resolve/" + commit_ + "/" + url_quote(f.name, true);
+    request.url =
+        settings_.endpoint + "/" + id_.repo + "/resolve/" + commit_ + "/" + registry::percent_encode(f.name, true);
     request.headers = headers();
     request.range_from = have;
     // The whole file may come back (a server that ignores the range): the

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llm2hef::registry {
@@ -31,6 +32,10 @@ std::string url_scheme(const std::string& url);
 // the document that named it; BadInput when `relative` is absolute, has a
 // "." or ".." segment, a backslash, '?' or '#'.
 std::string resolve_relative_url(const std::string& base, const std::string& relative, const std::string& field);
+
+// `s` percent-encoded for a URL path: every byte but the unreserved ones
+// (letters, digits, "-._~") as %XX, and '/' kept when `keep_slash`.
+std::string percent_encode(std::string_view s, bool keep_slash);
 
 // file:// URL of an absolute local path (percent-encoded).
 std::string file_url(const std::filesystem::path& absolute_path);

@@ -8,6 +8,18 @@
 
 namespace llm2hef::core::jinja {
 
+// One edit of the template text: [begin, end) replaced by `with` (an
+// insertion when begin == end).
+struct Replacement {
+  size_t begin, end;
+  std::string with;
+};
+
+// The template with every edit made, in template order. The edits must not
+// overlap; insertions at one offset keep the order they were made in (a
+// loop's closing insertion before the next loop's opening one).
+std::string applied(std::string_view tmpl, std::vector<Replacement> edits);
+
 // Whether code in the template reads the variable `name` the template is
 // rendered with: not an attribute of that name, not a string that spells it,
 // not a variable of the template's own under that name (a loop target, a
