@@ -25,9 +25,10 @@ import subprocess
 from pathlib import Path
 
 import gguf
-import numpy as np
 import pytest
 import tokenizers
+
+from test_gguf_tokenizer import gguf_metadata
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
@@ -168,16 +169,6 @@ def add_gemma_vocabulary(w: gguf.GGUFWriter, pieces, **overrides) -> None:
     w.add_pad_token_id(0)
     w.add_add_bos_token(True)
     w.add_add_eos_token(False)
-
-
-def gguf_metadata(path: Path) -> dict:
-    reader = gguf.GGUFReader(str(path))
-    out = {}
-    for key, field in reader.fields.items():
-        if not key.startswith("GGUF."):
-            value = field.contents()
-            out[key] = value.tolist() if isinstance(value, np.ndarray) else value
-    return out
 
 
 def write_vocabulary_gguf(path: Path, arch: str = "gemma3", **overrides) -> Path:
