@@ -49,25 +49,30 @@ maintainer=$(dpkg-deb -f "$DEB" Maintainer)
 case "$maintainer" in
   *@invalid\>) echo "warning: Maintainer is the placeholder '$maintainer'; set -DLLM2HEF_DEB_MAINTAINER before publishing" >&2 ;;
 esac
-dpkg-deb -f "$DEB" Recommends | grep -qw bash-completion || fail "llm2hef does not recommend bash-completion"
+[[ " $(dpkg-deb -f "$DEB" Recommends | tr ',' ' ') " == *" bash-completion "* ]] || fail "llm2hef does not recommend bash-completion"
 
 step "dpkg -i"
 installed=1
 dpkg -i "$DEB" "$DEV" >"$TMP/dpkg.log" 2>&1 || { cat "$TMP/dpkg.log"; fail "dpkg -i $DEB $DEV"; }
 LLM2HEF=/usr/bin/llm2hef
 ADIR=/usr/lib/llm2hef/adapters
-dpkg -L llm2hef | grep -qx "$LLM2HEF" || fail "llm2hef does not own $LLM2HEF"
-dpkg -L llm2hef-dev | grep -q '/llm2hef_sdkConfig.cmake$' || fail "llm2hef-dev has no llm2hef_sdkConfig.cmake"
-dpkg -L llm2hef | grep -q '/include/' && fail "llm2hef ships headers (they are llm2hef-dev's)"
+# Each package's file list in a file first: `dpkg -L P | grep -q X` under
+# pipefail fails when grep stops at its first match while dpkg still writes
+# (SIGPIPE), which made the copyright check fail on a package that had one.
+dpkg -L llm2hef >"$TMP/llm2hef.list"
+dpkg -L llm2hef-dev >"$TMP/llm2hef-dev.list"
+grep -qx "$LLM2HEF" "$TMP/llm2hef.list" || fail "llm2hef does not own $LLM2HEF"
+grep -q '/llm2hef_sdkConfig.cmake$' "$TMP/llm2hef-dev.list" || fail "llm2hef-dev has no llm2hef_sdkConfig.cmake"
+if grep -q '/include/' "$TMP/llm2hef.list"; then fail "llm2hef ships headers (they are llm2hef-dev's)"; fi
 for p in llm2hef llm2hef-dev; do
-  dpkg -L "$p" | grep -qx "/usr/share/doc/$p/copyright" || fail "$p has no /usr/share/doc/$p/copyright"
+  grep -qx "/usr/share/doc/$p/copyright" "$TMP/$p.list" || fail "$p has no /usr/share/doc/$p/copyright"
 done
 # Stripped binaries (docs/install.md says why there is no -dbgsym package).
 for f in "$LLM2HEF" /usr/lib/libllm2hef_sdk.so.* "$ADIR"/*.so; do
-  file -L "$f" | grep -q ', stripped' || fail "$f is not stripped: $(file -L "$f")"
+  [[ $(file -L "$f") == *", stripped"* ]] || fail "$f is not stripped: $(file -L "$f")"
 done
 # Man pages compressed (Debian policy 12.1), each a valid gzip stream.
-pages=$(dpkg -L llm2hef | grep '^/usr/share/man/man1/.' || true)
+pages=$(grep '^/usr/share/man/man1/.' "$TMP/llm2hef.list" || true)
 [ -n "$pages" ] || fail "llm2hef ships no man pages"
 for f in $pages; do
   case "$f" in *.1.gz) gzip -t "$f" || fail "$f is not a valid gzip file" ;; *) fail "man page not compressed: $f" ;; esac
@@ -99,7 +104,7 @@ n_loaded=$(grep -c "\"file\": \"$ADIR/llm2hef_adapter_[a-z0-9_]*\\.so\"" "$TMP/a
 # Each loaded adapter is listed twice (adapters and considered).
 [ "$n_installed" -gt 0 ] && [ "$n_loaded" -ge "$n_installed" ] ||
   fail "$n_installed adapters installed in $ADIR, $n_loaded references to them in 'adapters --json'"
-if grep -o '"file": "[^"]*"' "$TMP/adapters.json" | grep -v "\"$ADIR/" | grep -q .; then
+if grep -o '"file": "[^"]*"' "$TMP/adapters.json" | grep -v "\"$ADIR/" >/dev/null; then
   fail "adapters loaded from outside $ADIR: $(grep -o '"file": "[^"]*"' "$TMP/adapters.json" | grep -v "\"$ADIR/" | sort -u)"
 fi
 
