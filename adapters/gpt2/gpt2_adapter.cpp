@@ -119,12 +119,13 @@ class Gpt2Adapter final : public DecoderAdapter {
         return LinearSpec{p + name + ".weight", p + name + ".bias", WeightLayout::in_out};
       };
       const LinearSpec c_attn = conv1d("attn.c_attn"), c_proj = conv1d("attn.c_proj");
-      m.tensors.linear(c_attn, 3 * hidden, hidden);
-      m.tensors.linear(c_proj, hidden, hidden);
+      CustomBody attention;
+      attention.tensors.linear(c_attn, 3 * hidden, hidden);
+      attention.tensors.linear(c_proj, hidden, hidden);
       // The fused c_attn (Conv1D [in, out], q|k|v) split into three
       // projections, no RoPE (positions are in the embedding), then c_proj.
-      CustomBody attention = [c_attn, c_proj, hidden, layer = i,
-                              scale_by_inverse_layer](GraphBuilder& g, const DecoderContext& ctx, const Value& x) {
+      attention.build = [c_attn, c_proj, hidden, layer = i,
+                         scale_by_inverse_layer](GraphBuilder& g, const DecoderContext& ctx, const Value& x) {
         Value qkv[3];
         const char* names[3] = {"q_proj", "k_proj", "v_proj"};
         for (int part = 0; part < 3; ++part) {

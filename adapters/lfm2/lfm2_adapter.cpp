@@ -163,14 +163,14 @@ class Lfm2Adapter final : public DecoderAdapter {
     for (int64_t i = 0; i < d.layers; ++i) {
       const std::string p = hf_layer_prefix(i);
       auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
-      BranchDescription mixer{norm("operator_norm"), "self_attn", CustomBody{}, "operator_residual"};
-      if (attention[static_cast<size_t>(i)]) {
-        mixer.body = AttentionMixer{{.prefix = p + "self_attn.",
-                                     .q_norm = "q_layernorm",
-                                     .k_norm = "k_layernorm",
-                                     .out_proj = "out_proj",
-                                     .norm_eps = eps}};
-      } else {
+      BranchDescription mixer{norm("operator_norm"), "self_attn",
+                              AttentionMixer{{.prefix = p + "self_attn.",
+                                              .q_norm = "q_layernorm",
+                                              .k_norm = "k_layernorm",
+                                              .out_proj = "out_proj",
+                                              .norm_eps = eps}},
+                              "operator_residual"};
+      if (!attention[static_cast<size_t>(i)]) {
         const std::string conv = p + "conv.";
         auto bias = [&](const std::string& t) { return conv_bias ? std::optional(conv + t) : std::nullopt; };
         mixer.scope = "conv";

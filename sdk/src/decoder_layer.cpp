@@ -1,0 +1,158 @@
+#include "llm2hef/sdk/decoder_layer.hpp"
+
+#include <utility>
+
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/head_norm.hpp"
+
+namespace llm2hef::sdk {
+
+// ---- attention ----
+
+void declare_body(TensorTable& t, const ModelDims& d, const AttentionMixer& a) {
+  // A fused q/k/v tensor is the description's to declare (its projector splits it).
+  t.attention(a.spec, d, !a.fused_qkv, !a.head_layer_norms);
+  if (!a.head_layer_norms) return;
+  const auto& n = *a.head_layer_norms;
+  for (const auto* names : {&n.q_weights, &n.q_biases, &n.k_weights, &n.k_biases})
+    for (const std::string& name : *names) t.add(name, {d.head_dim});
+}
+
+Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const AttentionMixer& a) {
+  AttentionBlockSpec spec = a.spec;
+  spec.shape = ctx.attention;
+  if (ctx.sliding) spec.shape.window_band = ctx.window_band;
+  if (a.head_layer_norms) {
+    const auto& n = *a.head_layer_norms;
+    const int64_t d = spec.shape.head_dim;
+    spec.q_norm_fn = head_layer_norm_fn(ctx.ckpt, n.q_weights, n.q_biases, spec.shape.heads, d, spec.norm_eps);
+    spec.k_norm_fn = head_layer_norm_fn(ctx.ckpt, n.k_weights, n.k_biases, spec.shape.kv_heads, d, spec.norm_eps);
+  }
+  const PeTables& tables = ctx.pe_by_base.at(static_cast<size_t>(a.rope_base));
+  const Value& mask = ctx.io.runtime.mask;
+  if (!a.fused_qkv) return attention_block(g, ctx.ckpt, x, mask, tables, spec);
+  static const char* const kNames[3] = {"q_proj", "k_proj", "v_proj"};
+  Value qkv[3];
+  for (int part = 0; part < 3; ++part) {
+    auto s = g.scope(kNames[part]);
+    qkv[part] = a.fused_qkv(g, ctx.ckpt, x, part);
+  }
+  return attention_from_qkv(g, ctx.ckpt, qkv[0], qkv[1], qkv[2], mask, tables, spec);
+}
+
+// ---- short conv ----
+
+void declare_body(TensorTable& t, const ModelDims& /*dims*/, const ShortConvSpec& c) {
+  t.add(c.in_proj, {3 * c.hidden, c.hidden});
+  t.add(c.conv, {c.hidden, 1, c.kernel});
+  t.add(c.out_proj, {c.hidden, c.hidden});
+  if (c.in_proj_bias) t.add(*c.in_proj_bias, {3 * c.hidden});
+  if (c.conv_bias) t.add(*c.conv_bias, {c.hidden});
+  if (c.out_proj_bias) t.add(*c.out_proj_bias, {c.hidden});
+}
+
+Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const ShortConvSpec& c) {
+  return short_conv(g, ctx.ckpt, x, ctx.shifts, c);
+}
+
+// ---- feed-forwards ----
+
+void declare_body(TensorTable& t, const ModelDims& d, const SwigluSpec& s) { t.swiglu(s, d.hidden, d.intermediate); }
+
+Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const SwigluSpec& s) {
+  return swiglu_mlp(g, ctx.ckpt, x, s);
+}
+
+void declare_body(TensorTable& t, const ModelDims& d, const GegluMlp& m) { t.swiglu(m.spec, d.hidden, d.intermediate); }
+
+Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const GegluMlp& m) {
+  return geglu_mlp(g, ctx.ckpt, x, m.spec);
+}
+
+void declare_body(TensorTable& t, const ModelDims& d, const GeluMlpSpec& m) { t.gelu_mlp(m, d.hidden, d.intermediate); }
+
+Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const GeluMlpSpec& m) {
+  return gelu_mlp(g, ctx.ckpt, x, m);
+}
+
+void declare_body(TensorTable& t, const ModelDims& d, const ReluMlpSpec& m) {
+  t.linear(m.up, d.intermediate, d.hidden);
+  t.linear(m.down, d.hidden, d.intermediate);
+}
+
+Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const ReluMlpSpec& m) {
+  return relu_mlp(g, ctx.ckpt, x, m);
+}
+
+// ---- custom ----
+
+void declare_body(TensorTable& t, const ModelDims& /*dims*/, const CustomBody& c) { t.append(c.tensors); }
+
+Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const CustomBody& c) {
+  if (!c.build) throw InternalError("decoder description: a custom body has nothing to build");
+  return c.build(g, ctx, x);
+}
+
+// ---- a layer ----
+
+AttentionBlockSpec& attention_spec(LayerDescription& layer) {
+  if (auto* a = std::get_if<AttentionMixer>(&layer.mixer.body)) return a->spec;
+  throw InternalError("decoder description: the layer's mixer is not attention");
+}
+
+namespace {
+
+void declare_branch(TensorTable& t, const ModelDims& d, const BranchDescription& b) {
+  if (b.residual_norm) {
+    t.norm(*b.residual_norm, d.hidden);
+  } else if (b.pre_norm) {
+    t.norm(b.norm, d.hidden);
+  }
+  std::visit([&](const auto& body) { declare_body(t, d, body); }, b.body);
+  if (b.post_norm) t.norm(*b.post_norm, d.hidden);
+}
+
+// The branch's body on `x`, in the branch's scope.
+Value body(GraphBuilder& g, const DecoderContext& ctx, const BranchDescription& b, const Value& x) {
+  auto s = g.scope(b.scope);
+  return std::visit([&](const auto& kind) { return build_body(g, ctx, x, kind); }, b.body);
+}
+
+Value residual_branch(GraphBuilder& g, const DecoderContext& ctx, const Value& hidden, const BranchDescription& b) {
+  if (b.residual_norm) {
+    const Value out = body(g, ctx, b, hidden);
+    return apply_norm(g, ctx.ckpt, g.add(hidden, out, b.residual + "/Add"), *b.residual_norm);
+  }
+  const Value normed = b.pre_norm ? apply_norm(g, ctx.ckpt, hidden, b.norm) : hidden;
+  Value out = body(g, ctx, b, normed);
+  if (b.post_norm) out = apply_norm(g, ctx.ckpt, out, *b.post_norm);
+  return g.add(hidden, out, b.residual + "/Add");
+}
+
+// Both branches read the layer's input; summed as the reference groups it.
+Value parallel_layer(GraphBuilder& g, const DecoderContext& ctx, const Value& hidden, const LayerDescription& l) {
+  const Value normed_1 = apply_norm(g, ctx.ckpt, hidden, l.mixer.norm);
+  const Value mixed = body(g, ctx, l.mixer, normed_1);
+  const Value normed_2 = l.ffn.norm.scope.empty() ? normed_1 : apply_norm(g, ctx.ckpt, hidden, l.ffn.norm);
+  const Value fed = body(g, ctx, l.ffn, normed_2);
+  if (l.sum == ParallelSum::residual_first) {
+    const Value partial = g.add(hidden, mixed, l.mixer.residual + "/Add");
+    return g.add(partial, fed, l.ffn.residual + "/Add");
+  }
+  const Value branches = g.add(mixed, fed, l.ffn.residual + "/Add");
+  return g.add(branches, hidden, l.mixer.residual + "/Add");
+}
+
+}  // namespace
+
+void declare_layer(TensorTable& t, const ModelDims& d, const LayerDescription& l) {
+  declare_branch(t, d, l.mixer);
+  declare_branch(t, d, l.ffn);
+}
+
+Value build_layer(GraphBuilder& g, const DecoderContext& ctx, const Value& hidden, const LayerDescription& l) {
+  if (l.parallel) return parallel_layer(g, ctx, hidden, l);
+  return residual_branch(g, ctx, residual_branch(g, ctx, hidden, l.mixer), l.ffn);
+}
+
+}  // namespace llm2hef::sdk

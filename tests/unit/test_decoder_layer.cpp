@@ -1,0 +1,165 @@
+// One decoder layer, described (sdk/decoder_layer.hpp): each body kind
+// declares the rows it reads and builds its nodes, dispatched by the layer;
+// a custom body declares what it carries.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "llm2hef/sdk/decoder_layer.hpp"
+#include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/graph_builder.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using namespace llm2hef::sdk;
+using llm2hef::testing::TempDir;
+
+// Named tensors of given shapes, every value 0.5.
+class MemoryCheckpoint final : public Checkpoint {
+ public:
+  explicit MemoryCheckpoint(std::map<std::string, std::vector<int64_t>> shapes) {
+    for (auto& [name, shape] : shapes)
+      tensors_[name] = TensorInfo{name, DType::f32, "F32", shape, "memory/model.safetensors"};
+  }
+  const std::filesystem::path& dir() const override { return dir_; }
+  const JsonFile& config() const override { return empty_; }
+  const JsonFile& generation_config() const override { return empty_; }
+  const JsonFile& tokenizer_config() const override { return empty_; }
+  std::filesystem::path tokenizer_json() const override { return {}; }
+  bool has(std::string_view t) const override { return tensors_.count(std::string(t)) > 0; }
+  const TensorInfo& info(std::string_view t) const override { return tensors_.at(std::string(t)); }
+  std::vector<std::string> tensor_names() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, info] : tensors_) names.push_back(name);
+    return names;
+  }
+  void read_rows(std::string_view, int64_t, int64_t, std::span<float> out) const override {
+    for (float& v : out) v = 0.5f;
+  }
+
+ private:
+  std::filesystem::path dir_ = "memory";
+  JsonFile empty_;
+  std::map<std::string, TensorInfo> tensors_;
+};
+
+constexpr int64_t kHidden = 4, kIntermediate = 6;
+const ModelDims kDims{kHidden, 1, 10, 2, 1, 2, kIntermediate};
+
+NormSpec rms(const std::string& name) { return {name, name + ".weight", std::nullopt, 1e-6f}; }
+
+std::vector<std::string> row_names(const LayerDescription& layer) {
+  TensorTable t;
+  declare_layer(t, kDims, layer);
+  std::vector<std::string> names;
+  for (const TensorRow& r : t.rows()) names.push_back(r.name);
+  return names;
+}
+
+// x * 2 in its own scope, and the name of the input it was given.
+CustomBody doubling(std::string* input_seen) {
+  CustomBody body;
+  body.tensors.add("custom.weight", {kHidden});
+  body.build = [input_seen](GraphBuilder& g, const DecoderContext&, const Value& x) {
+    if (input_seen) *input_seen = x.name;
+    return g.mul(x, g.scalar("two", 2.0f));
+  };
+  return body;
+}
+
+SwigluSpec swiglu() { return {"gate.weight", "up.weight", "down.weight", "gate_proj", "up_proj", "down_proj"}; }
+
+std::map<std::string, std::vector<int64_t>> shapes_of(const LayerDescription& layer) {
+  TensorTable t;
+  declare_layer(t, kDims, layer);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const TensorRow& r : t.rows()) shapes[r.name] = r.shape;
+  return shapes;
+}
+
+// The layer built on an input [1, 3, hidden]: the names of its nodes, in order.
+std::vector<std::string> built_nodes(const LayerDescription& layer) {
+  TempDir tmp;
+  const MemoryCheckpoint ckpt(shapes_of(layer));
+  const DecoderInputs io{};
+  {
+    GraphBuilder g("layer", tmp.path() / "model.onnx.data");
+    const DecoderContext ctx{ckpt, io, {}, {}, {}, std::nullopt};
+    const Value x = g.input("x", {1, 3, kHidden});
+    auto s = g.scope("layers.0");
+    g.output(build_layer(g, ctx, x, layer), "y");
+    g.save(tmp.path() / "model.onnx", {});
+  }
+  std::ifstream in(tmp.path() / "model.onnx", std::ios::binary);
+  onnx::ModelProto m;
+  EXPECT_TRUE(m.ParseFromIstream(&in));
+  std::vector<std::string> nodes;
+  for (const auto& n : m.graph().node()) nodes.push_back(n.name());
+  return nodes;
+}
+
+TEST(DecoderLayer, EachBodyKindDeclaresTheRowsItReads) {
+  ShortConvSpec conv{"conv.in_proj.weight",
+                     "conv.conv.weight",
+                     "conv.out_proj.weight",
+                     std::nullopt,
+                     "conv.conv.bias",
+                     std::nullopt,
+                     kHidden,
+                     3};
+  LayerDescription layer{{rms("operator_norm"), "conv", conv, "operator_residual"},
+                         {rms("ffn_norm"), "mlp", GegluMlp{swiglu()}, "ffn_residual"}};
+  EXPECT_EQ(row_names(layer), (std::vector<std::string>{"operator_norm.weight", "conv.in_proj.weight",
+                                                        "conv.conv.weight", "conv.out_proj.weight", "conv.conv.bias",
+                                                        "ffn_norm.weight", "gate.weight", "up.weight", "down.weight"}));
+  EXPECT_EQ(shapes_of(layer)["conv.conv.weight"], (std::vector<int64_t>{kHidden, 1, 3}));
+
+  layer.mixer.body = AttentionMixer{{.prefix = "attn.", .out_proj = "o_proj", .out_bias = true}};
+  layer.ffn.body = ReluMlpSpec{{"fc1.weight", "fc1.bias"}, {"fc2.weight", std::nullopt}, "fc1", "fc2"};
+  EXPECT_EQ(row_names(layer),
+            (std::vector<std::string>{"operator_norm.weight", "attn.q_proj.weight", "attn.k_proj.weight",
+                                      "attn.v_proj.weight", "attn.o_proj.weight", "attn.o_proj.bias", "ffn_norm.weight",
+                                      "fc1.weight", "fc1.bias", "fc2.weight"}));
+  EXPECT_EQ(shapes_of(layer)["fc1.weight"], (std::vector<int64_t>{kIntermediate, kHidden}));
+}
+
+TEST(DecoderLayer, ACustomBodyDeclaresTheRowsItCarries) {
+  const LayerDescription layer{{rms("ln_1"), "attn", doubling(nullptr), "attn_residual"},
+                               {rms("ln_2"), "mlp", swiglu(), "mlp_residual"}};
+  EXPECT_EQ(row_names(layer), (std::vector<std::string>{"ln_1.weight", "custom.weight", "ln_2.weight", "gate.weight",
+                                                        "up.weight", "down.weight"}));
+}
+
+TEST(DecoderLayer, ABodyIsBuiltInItsBranchScopeOnTheNormedInput) {
+  std::string input_seen;
+  const LayerDescription layer{{rms("ln_1"), "attn", doubling(&input_seen), "attn_residual"},
+                               {rms("ln_2"), "mlp", swiglu(), "mlp_residual"}};
+  const std::vector<std::string> nodes = built_nodes(layer);
+  // The custom body read ln_1's output, and its Mul sits in the branch's scope
+  // between ln_1 and the residual Add.
+  EXPECT_EQ(input_seen.rfind("/layers.0/ln_1/", 0), 0u) << input_seen;
+  const auto at = [&](const std::string& name) { return std::find(nodes.begin(), nodes.end(), name) - nodes.begin(); };
+  ASSERT_LT(at("/layers.0/attn/Mul"), static_cast<long>(nodes.size()));
+  EXPECT_LT(at("/layers.0/attn/Mul"), at("/layers.0/attn_residual/Add"));
+  EXPECT_LT(at("/layers.0/attn_residual/Add"), at("/layers.0/mlp_residual/Add"));
+  EXPECT_EQ(nodes.back(), "/layers.0/mlp_residual/Add");
+}
+
+TEST(DecoderLayer, ACustomBodyWithNothingToBuildIsAnInternalError) {
+  CustomBody empty;
+  empty.tensors.add("custom.weight", {kHidden});
+  const LayerDescription layer{{rms("ln_1"), "attn", empty, "attn_residual"},
+                               {rms("ln_2"), "mlp", swiglu(), "mlp_residual"}};
+  EXPECT_THROW(built_nodes(layer), llm2hef::InternalError);
+}
+
+}  // namespace
