@@ -11,7 +11,7 @@
 //   are MatMuls around the decoder; the runtime feeds word_embed_proj_dim-wide
 //   embedding rows, so the plan's dims.hidden is that width;
 // - post-LN layers (do_layer_norm_before false, opt-350m) use the decoder
-//   skeleton's residual_norm placement: norm(h + body(h)); no final norm then;
+//   layer's residual norm placement: norm(h + body(h)); no final norm then;
 // - the tied head is written as its own tensor after a last-position slice.
 #include <string>
 
@@ -154,10 +154,7 @@ class OptAdapter final : public DecoderAdapter {
       LayerDescription l{{norm("self_attn_layer_norm", p + "self_attn_layer_norm"), "self_attn", AttentionMixer{attn},
                           "attn_residual"},
                          {norm("final_layer_norm", p + "final_layer_norm"), "mlp", mlp, "mlp_residual"}};
-      if (!pre_norm) {
-        l.mixer.residual_norm = l.mixer.norm;
-        l.ffn.residual_norm = l.ffn.norm;
-      }
+      if (!pre_norm) l.mixer.placement = l.ffn.placement = NormPlacement::residual;
       m.layers.push_back(std::move(l));
     }
     if (final_norm) m.tail.final_norm = norm("final_layer_norm", prefix + "final_layer_norm");

@@ -79,7 +79,7 @@ class PhiAdapter final : public DecoderAdapter {
                             gelu};
       const NormSpec ln{"input_layernorm", p + "input_layernorm.weight", p + "input_layernorm.bias", eps};
       m.layers.push_back({{ln, "self_attn", attn, "attn_residual"},
-                          {NormSpec{}, "mlp", mlp, "mlp_residual"},
+                          {NormSpec{}, "mlp", mlp, "mlp_residual", NormPlacement::shared},
                           true,
                           ParallelSum::branches_first});
     }

@@ -102,13 +102,48 @@ AttentionBlockSpec& attention_spec(LayerDescription& layer) {
 
 namespace {
 
-void declare_branch(TensorTable& t, const ModelDims& d, const BranchDescription& b) {
-  if (b.residual_norm) {
-    t.norm(*b.residual_norm, d.hidden);
-  } else if (b.pre_norm) {
-    t.norm(b.norm, d.hidden);
+const char* placement_name(NormPlacement p) {
+  switch (p) {
+    case NormPlacement::pre: return "pre";
+    case NormPlacement::sandwich: return "sandwich";
+    case NormPlacement::post: return "post";
+    case NormPlacement::residual: return "residual";
+    case NormPlacement::shared: return "shared";
   }
+  return "?";
+}
+
+// The combinations a placement cannot mean: a post_norm outside a sandwich
+// (or a sandwich without one), a norm on a shared branch, a shared branch
+// outside a parallel layer's feed-forward, a parallel branch normed after its body.
+void check_placements(const LayerDescription& l) {
+  auto refuse = [](const BranchDescription& b, const std::string& why) {
+    throw InternalError("decoder description: branch '" + b.scope + "' (norm placement " + placement_name(b.placement) +
+                        ") " + why);
+  };
+  for (const BranchDescription* b : {&l.mixer, &l.ffn}) {
+    if ((b->placement == NormPlacement::sandwich) != b->post_norm.has_value())
+      refuse(*b, b->post_norm ? "has a post_norm, which only a sandwich placement reads"
+                              : "needs a post_norm after its body");
+    if (b->placement == NormPlacement::shared && (!b->norm.scope.empty() || !b->norm.weight.empty()))
+      refuse(*b, "names a norm it would not apply (it reads the mixer's normed input)");
+  }
+  const bool ffn_shared = l.ffn.placement == NormPlacement::shared;
+  if (l.mixer.placement == NormPlacement::shared || (ffn_shared && !l.parallel))
+    refuse(ffn_shared ? l.ffn : l.mixer, "shares a norm outside the feed-forward of a parallel layer");
+  if (l.parallel && l.mixer.placement != NormPlacement::pre) refuse(l.mixer, "is in a parallel layer (pre only)");
+  if (l.parallel && !ffn_shared && l.ffn.placement != NormPlacement::pre)
+    refuse(l.ffn, "is in a parallel layer (pre or shared only)");
+}
+
+// In the order the branch reads them: the norm before or around the body
+// first, the body's rows, then a norm after the body.
+void declare_branch(TensorTable& t, const ModelDims& d, const BranchDescription& b) {
+  const bool norm_first = b.placement == NormPlacement::pre || b.placement == NormPlacement::sandwich ||
+                          b.placement == NormPlacement::residual;
+  if (norm_first) t.norm(b.norm, d.hidden);
   std::visit([&](const auto& body) { declare_body(t, d, body); }, b.body);
+  if (b.placement == NormPlacement::post) t.norm(b.norm, d.hidden);
   if (b.post_norm) t.norm(*b.post_norm, d.hidden);
 }
 
@@ -118,22 +153,43 @@ Value body(GraphBuilder& g, const DecoderContext& ctx, const BranchDescription& 
   return std::visit([&](const auto& kind) { return build_body(g, ctx, x, kind); }, b.body);
 }
 
+// A branch of a sequential layer, its norms where its placement puts them.
 Value residual_branch(GraphBuilder& g, const DecoderContext& ctx, const Value& hidden, const BranchDescription& b) {
-  if (b.residual_norm) {
-    const Value out = body(g, ctx, b, hidden);
-    return apply_norm(g, ctx.ckpt, g.add(hidden, out, b.residual + "/Add"), *b.residual_norm);
+  const Checkpoint& ckpt = ctx.ckpt;
+  const std::string add = b.residual + "/Add";
+  switch (b.placement) {
+    case NormPlacement::pre: {
+      const Value normed = apply_norm(g, ckpt, hidden, b.norm);
+      const Value out = body(g, ctx, b, normed);
+      return g.add(hidden, out, add);
+    }
+    case NormPlacement::sandwich: {
+      const Value normed = apply_norm(g, ckpt, hidden, b.norm);
+      const Value out = body(g, ctx, b, normed);
+      const Value post = apply_norm(g, ckpt, out, *b.post_norm);
+      return g.add(hidden, post, add);
+    }
+    case NormPlacement::post: {
+      const Value out = body(g, ctx, b, hidden);
+      const Value post = apply_norm(g, ckpt, out, b.norm);
+      return g.add(hidden, post, add);
+    }
+    case NormPlacement::residual: {
+      const Value out = body(g, ctx, b, hidden);
+      const Value sum = g.add(hidden, out, add);
+      return apply_norm(g, ckpt, sum, b.norm);
+    }
+    case NormPlacement::shared: break;  // refused by check_placements
   }
-  const Value normed = b.pre_norm ? apply_norm(g, ctx.ckpt, hidden, b.norm) : hidden;
-  Value out = body(g, ctx, b, normed);
-  if (b.post_norm) out = apply_norm(g, ctx.ckpt, out, *b.post_norm);
-  return g.add(hidden, out, b.residual + "/Add");
+  throw InternalError("decoder description: branch '" + b.scope + "' has no sequential placement");
 }
 
 // Both branches read the layer's input; summed as the reference groups it.
 Value parallel_layer(GraphBuilder& g, const DecoderContext& ctx, const Value& hidden, const LayerDescription& l) {
   const Value normed_1 = apply_norm(g, ctx.ckpt, hidden, l.mixer.norm);
   const Value mixed = body(g, ctx, l.mixer, normed_1);
-  const Value normed_2 = l.ffn.norm.scope.empty() ? normed_1 : apply_norm(g, ctx.ckpt, hidden, l.ffn.norm);
+  const bool shared = l.ffn.placement == NormPlacement::shared;
+  const Value normed_2 = shared ? normed_1 : apply_norm(g, ctx.ckpt, hidden, l.ffn.norm);
   const Value fed = body(g, ctx, l.ffn, normed_2);
   if (l.sum == ParallelSum::residual_first) {
     const Value partial = g.add(hidden, mixed, l.mixer.residual + "/Add");
@@ -146,11 +202,13 @@ Value parallel_layer(GraphBuilder& g, const DecoderContext& ctx, const Value& hi
 }  // namespace
 
 void declare_layer(TensorTable& t, const ModelDims& d, const LayerDescription& l) {
+  check_placements(l);
   declare_branch(t, d, l.mixer);
   declare_branch(t, d, l.ffn);
 }
 
 Value build_layer(GraphBuilder& g, const DecoderContext& ctx, const Value& hidden, const LayerDescription& l) {
+  check_placements(l);
   if (l.parallel) return parallel_layer(g, ctx, hidden, l);
   return residual_branch(g, ctx, residual_branch(g, ctx, hidden, l.mixer), l.ffn);
 }

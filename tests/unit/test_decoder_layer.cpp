@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,94 @@ TEST(DecoderLayer, ACustomBodyWithNothingToBuildIsAnInternalError) {
   const LayerDescription layer{{rms("ln_1"), "attn", empty, "attn_residual"},
                                {rms("ln_2"), "mlp", swiglu(), "mlp_residual"}};
   EXPECT_THROW(built_nodes(layer), llm2hef::InternalError);
+}
+
+// The first node under `prefix`, as an index into `nodes` (nodes.size() when none).
+long first(const std::vector<std::string>& nodes, const std::string& prefix) {
+  const auto it =
+      std::find_if(nodes.begin(), nodes.end(), [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
+  return it - nodes.begin();
+}
+
+TEST(DecoderLayer, EachNormPlacementPutsItsNormsWhereItSays) {
+  const auto mixer_nodes = [](NormPlacement placement, std::optional<NormSpec> post) {
+    const LayerDescription layer{{rms("ln_1"), "attn", doubling(nullptr), "attn_residual", placement, post},
+                                 {rms("ln_2"), "mlp", swiglu(), "mlp_residual"}};
+    return built_nodes(layer);
+  };
+  const std::string norm = "/layers.0/ln_1/", body = "/layers.0/attn/Mul", add = "/layers.0/attn_residual/Add";
+  const std::string post = "/layers.0/post_ln/";
+  // pre: h + body(norm(h))
+  std::vector<std::string> n = mixer_nodes(NormPlacement::pre, std::nullopt);
+  EXPECT_LT(first(n, norm), first(n, body));
+  EXPECT_LT(first(n, body), first(n, add));
+  // sandwich: h + post(body(norm(h)))
+  n = mixer_nodes(NormPlacement::sandwich, rms("post_ln"));
+  EXPECT_LT(first(n, norm), first(n, body));
+  EXPECT_LT(first(n, body), first(n, post));
+  EXPECT_LT(first(n, post), first(n, add));
+  // post: h + norm(body(h))
+  n = mixer_nodes(NormPlacement::post, std::nullopt);
+  EXPECT_LT(first(n, body), first(n, norm));
+  EXPECT_LT(first(n, norm), first(n, add));
+  // residual: norm(h + body(h))
+  n = mixer_nodes(NormPlacement::residual, std::nullopt);
+  EXPECT_LT(first(n, body), first(n, add));
+  EXPECT_LT(first(n, add), first(n, norm));
+  EXPECT_LT(first(n, norm), first(n, "/layers.0/ln_2/"));
+  // Every norm in the table once, in the order the branch reads it.
+  const LayerDescription post_only{{rms("ln_1"), "attn", doubling(nullptr), "attn_residual", NormPlacement::post},
+                                   {rms("ln_2"), "mlp", swiglu(), "mlp_residual"}};
+  EXPECT_EQ(row_names(post_only), (std::vector<std::string>{"custom.weight", "ln_1.weight", "ln_2.weight",
+                                                            "gate.weight", "up.weight", "down.weight"}));
+}
+
+TEST(DecoderLayer, AParallelLayersSharedNormFeedsBothBodies) {
+  std::string mixer_input, ffn_input;
+  CustomBody ffn = doubling(&ffn_input);
+  ffn.tensors = TensorTable();
+  const LayerDescription layer{{rms("ln"), "attn", doubling(&mixer_input), "attn_residual"},
+                               {NormSpec{}, "mlp", ffn, "mlp_residual", NormPlacement::shared},
+                               true,
+                               ParallelSum::branches_first};
+  const std::vector<std::string> nodes = built_nodes(layer);
+  EXPECT_EQ(ffn_input, mixer_input);
+  EXPECT_EQ(mixer_input.rfind("/layers.0/ln/", 0), 0u) << mixer_input;
+  EXPECT_EQ(nodes.back(), "/layers.0/attn_residual/Add");  // (mixer + ffn) + h
+  EXPECT_EQ(row_names(layer), (std::vector<std::string>{"ln.weight", "custom.weight"}));
+}
+
+TEST(DecoderLayer, APlacementThatDoesNotFitItsNormsOrItsLayerIsAnInternalError) {
+  const auto refused = [](const LayerDescription& layer) {
+    try {
+      row_names(layer);
+    } catch (const llm2hef::InternalError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const BranchDescription mlp{rms("ln_2"), "mlp", swiglu(), "mlp_residual"};
+  auto mixer = [](NormPlacement placement, std::optional<NormSpec> post = std::nullopt) {
+    return BranchDescription{rms("ln_1"), "attn", doubling(nullptr), "attn_residual", placement, std::move(post)};
+  };
+  EXPECT_NE(refused({mixer(NormPlacement::sandwich), mlp}).find("'attn' (norm placement sandwich) needs a post_norm"),
+            std::string::npos);
+  EXPECT_NE(refused({mixer(NormPlacement::pre, rms("post")), mlp}).find("only a sandwich placement reads"),
+            std::string::npos);
+  EXPECT_NE(refused({mixer(NormPlacement::shared), mlp}).find("names a norm it would not apply"), std::string::npos);
+  const BranchDescription shared{NormSpec{}, "mlp", swiglu(), "mlp_residual", NormPlacement::shared};
+  EXPECT_NE(refused({mixer(NormPlacement::pre), shared}).find("outside the feed-forward of a parallel layer"),
+            std::string::npos);
+  EXPECT_NE(refused({mixer(NormPlacement::post), shared, true}).find("in a parallel layer (pre only)"),
+            std::string::npos);
+  EXPECT_NE(refused({mixer(NormPlacement::pre),
+                     {rms("ln_2"), "mlp", swiglu(), "mlp_residual", NormPlacement::residual},
+                     true})
+                .find("in a parallel layer (pre or shared only)"),
+            std::string::npos);
+  EXPECT_EQ(refused({mixer(NormPlacement::pre), shared, true}), "");
+  // The build refuses them too, before any node.
+  EXPECT_THROW(built_nodes({mixer(NormPlacement::sandwich), mlp}), llm2hef::InternalError);
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ std::vector<float> gemma3_inv_freq(const JsonFile& c, const std::string& type, i
 
 DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration gen) {
   const JsonFile& c = ckpt.config();
-  DecoderModel m = describe_post_norm_decoder(ckpt, 1e-6);
+  DecoderModel m = describe_post_norm_decoder(ckpt, 1e-6, NormPlacement::sandwich);
   const ModelDims& d = m.dims;
   m.applied_keys = gemma_family_applied_keys();
   refuse_unapplied_forward_keys(c, m.applied_keys);

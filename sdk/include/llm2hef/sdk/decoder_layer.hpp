@@ -7,13 +7,10 @@
 // branch's input). Both are dispatched with std::visit over the overloads
 // below, so a kind added without both does not compile.
 //
-// A branch is `h = h + body(norm(h))` by default. `post_norm` normalizes the
-// body's output before the residual Add (Gemma 2/3's sandwich norms; OLMo 2
-// with `pre_norm` false), `residual_norm` after the Add (OPT-350m's post-LN),
-// and a parallel layer has both branches read the layer's input (GPT-NeoX,
-// Phi, StableLM). The placements do not combine: a branch with a
-// `residual_norm` ignores `pre_norm` and `post_norm`, and a parallel layer
-// applies only each branch's `norm`.
+// Where a branch's norms sit around its body is one NormPlacement; a
+// parallel layer has both branches read the layer's input (GPT-NeoX, Phi,
+// StableLM). A placement that does not fit its norms or its layer is an
+// InternalError when the description is checked, before anything is built.
 #pragma once
 
 #include <cstdint>
@@ -105,18 +102,24 @@ Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, con
 
 // ---- a layer ----
 
+// Where a branch's norms sit, h being the residual stream.
+enum class NormPlacement {
+  pre,       // h + body(norm(h)): Llama and most families
+  sandwich,  // h + post_norm(body(norm(h))): Gemma 2/3
+  post,      // h + norm(body(h)): OLMo 2
+  residual,  // norm(h + body(h)): OPT's post-LN (do_layer_norm_before false)
+  // The feed-forward of a parallel layer only: the body reads the mixer's
+  // normed input, one norm for both branches (Phi-2, StableLM); no norm of its own.
+  shared,
+};
+
 struct BranchDescription {
-  NormSpec norm;
+  NormSpec norm;      // the branch's norm, where `placement` puts it (empty for `shared`)
   std::string scope;  // the body's scope, named after the HF module ("self_attn", "mlp")
   BranchBody body;
   std::string residual;  // scope of the residual Add ("attn_residual")
-  // Post-LN placement (OPT-350m): when set, the branch is
-  // residual_norm(h + body(h)); `norm`, `pre_norm` and `post_norm` are not read.
-  std::optional<NormSpec> residual_norm = std::nullopt;
-  // Gemma: h + post_norm(body(norm(h))); with pre_norm false (OLMo 2),
-  // h + post_norm(body(h)). Not read in a parallel layer.
-  std::optional<NormSpec> post_norm = std::nullopt;
-  bool pre_norm = true;  // false: `norm` is not applied (not read in a parallel layer)
+  NormPlacement placement = NormPlacement::pre;
+  std::optional<NormSpec> post_norm = std::nullopt;  // `sandwich` only: the norm after the body
 };
 
 // How a parallel layer sums its two branches. Float addition is commutative
@@ -131,10 +134,10 @@ struct LayerDescription {
   BranchDescription ffn;    // MLP / feed-forward
   // Parallel residual (GPT-NeoX, Phi, StableLM):
   // h = h + mixer(norm_1(h)) + ffn(norm_2(h)), both branches reading the
-  // layer's input. An ffn norm with an empty scope reuses the mixer's normed
-  // input (one shared norm, as Phi-2's input_layernorm). The Adds are named
-  // after mixer.residual and ffn.residual. Only each branch's `norm` is
-  // applied: `pre_norm`, `post_norm` and `residual_norm` are not read.
+  // layer's input, summed as `sum` says. The mixer's placement is `pre`, the
+  // feed-forward's `pre` (a norm of its own: GPT-NeoX) or `shared` (the
+  // mixer's normed input: Phi-2, StableLM). The Adds are named after
+  // mixer.residual and ffn.residual.
   bool parallel = false;
   ParallelSum sum = ParallelSum::branches_first;
 };
@@ -143,7 +146,8 @@ struct LayerDescription {
 // edit (InternalError otherwise).
 AttentionBlockSpec& attention_spec(LayerDescription& layer);
 
-// The rows the layer reads (its norms and its bodies'), appended to `table`.
+// The rows the layer reads (its norms and its bodies'), appended to `table`;
+// InternalError when a placement does not fit its norms or its layer.
 void declare_layer(TensorTable& table, const ModelDims& dims, const LayerDescription& layer);
 
 // The layer on the residual stream `hidden`, in the scope the caller opened
