@@ -2,10 +2,58 @@
 
 #include <utility>
 
+#include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/head_norm.hpp"
+#include "llm2hef/sdk/rope_bases.hpp"
+#include "llm2hef/sdk/sliding_window_band.hpp"
 
 namespace llm2hef::sdk {
+
+bool DecoderContext::sliding() const {
+  const std::vector<bool>& layers = model.sliding_window.layers;
+  return layer >= 0 && static_cast<size_t>(layer) < layers.size() && layers[static_cast<size_t>(layer)];
+}
+
+namespace {
+
+// The per-graph inputs of the SDK's body kinds (DecoderContext::input).
+
+// The pe tables of each RoPE base the model has (rope_bases.hpp); one base: io.pe.
+struct RopeBaseTables {
+  using Result = std::vector<PeTables>;
+  bool operator==(const RopeBaseTables&) const = default;
+  Result make(GraphBuilder& g, const DecoderContext& ctx) const {
+    const ModelDims& d = ctx.model.dims;
+    return select_rope_bases(g, ctx.io.pe, ctx.model.rope_bases, d.heads, d.kv_heads, d.head_dim);
+  }
+};
+
+// The band the sliding layers add beyond the window, when the plan chose
+// --sliding-window band (sliding_window_band.hpp).
+struct WindowBand {
+  using Result = Value;
+  bool operator==(const WindowBand&) const = default;
+  static bool chosen(const DecoderContext& ctx) { return ctx.plan.options.value(kSlidingWindowOption, "") == "band"; }
+  Result make(GraphBuilder& g, const DecoderContext& ctx) const {
+    return sliding_window_band(g, ctx.model.dims.heads, ctx.plan.cache_size, ctx.model.sliding_window.window);
+  }
+};
+
+// The shift matrices of the model's short convs (short_conv.hpp), one set
+// per graph for the kernel of the first conv that asks: every request is the
+// same input, since a second set would reuse the names of the first. A conv of
+// another kernel is refused by short_conv() (LFM2 has one, conv_L_cache).
+struct ConvShifts {
+  using Result = CausalShifts;
+  int64_t kernel = 0;
+  bool operator==(const ConvShifts&) const { return true; }
+  Result make(GraphBuilder& g, const DecoderContext& ctx) const {
+    return causal_shifts(g, ctx.io.runtime.mask, ctx.plan.cache_size, kernel);
+  }
+};
+
+}  // namespace
 
 // ---- attention ----
 
@@ -18,17 +66,26 @@ void declare_body(TensorTable& t, const ModelDims& d, const AttentionMixer& a) {
     for (const std::string& name : *names) t.add(name, {d.head_dim});
 }
 
+void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const AttentionMixer& /*body*/) {
+  ctx.input(g, RopeBaseTables{});
+  if (ctx.sliding() && WindowBand::chosen(ctx)) ctx.input(g, WindowBand{});
+}
+
 Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const AttentionMixer& a) {
   AttentionBlockSpec spec = a.spec;
   spec.shape = ctx.attention;
-  if (ctx.sliding) spec.shape.window_band = ctx.window_band;
+  if (ctx.sliding() && WindowBand::chosen(ctx)) spec.shape.window_band = ctx.input(g, WindowBand{});
   if (a.head_layer_norms) {
     const auto& n = *a.head_layer_norms;
     const int64_t d = spec.shape.head_dim;
     spec.q_norm_fn = head_layer_norm_fn(ctx.ckpt, n.q_weights, n.q_biases, spec.shape.heads, d, spec.norm_eps);
     spec.k_norm_fn = head_layer_norm_fn(ctx.ckpt, n.k_weights, n.k_biases, spec.shape.kv_heads, d, spec.norm_eps);
   }
-  const PeTables& tables = ctx.pe_by_base.at(static_cast<size_t>(a.rope_base));
+  const std::vector<PeTables>& bases = ctx.input(g, RopeBaseTables{});
+  if (a.rope_base < 0 || static_cast<size_t>(a.rope_base) >= bases.size())
+    throw InternalError("decoder description: an attention reads RoPE base " + std::to_string(a.rope_base) + " of " +
+                        std::to_string(bases.size()));
+  const PeTables& tables = bases[static_cast<size_t>(a.rope_base)];
   const Value& mask = ctx.io.runtime.mask;
   if (!a.fused_qkv) return attention_block(g, ctx.ckpt, x, mask, tables, spec);
   static const char* const kNames[3] = {"q_proj", "k_proj", "v_proj"};
@@ -51,8 +108,12 @@ void declare_body(TensorTable& t, const ModelDims& /*dims*/, const ShortConvSpec
   if (c.out_proj_bias) t.add(*c.out_proj_bias, {c.hidden});
 }
 
+void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const ShortConvSpec& c) {
+  ctx.input(g, ConvShifts{c.kernel});
+}
+
 Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const ShortConvSpec& c) {
-  return short_conv(g, ctx.ckpt, x, ctx.shifts, c);
+  return short_conv(g, ctx.ckpt, x, ctx.input(g, ConvShifts{c.kernel}), c);
 }
 
 // ---- feed-forwards ----
@@ -205,6 +266,11 @@ void declare_layer(TensorTable& t, const ModelDims& d, const LayerDescription& l
   check_placements(l);
   declare_branch(t, d, l.mixer);
   declare_branch(t, d, l.ffn);
+}
+
+void request_layer_inputs(GraphBuilder& g, const DecoderContext& ctx, const LayerDescription& l) {
+  for (const BranchDescription* b : {&l.mixer, &l.ffn})
+    std::visit([&](const auto& body) { request_inputs(g, ctx, body); }, b->body);
 }
 
 Value build_layer(GraphBuilder& g, const DecoderContext& ctx, const Value& hidden, const LayerDescription& l) {

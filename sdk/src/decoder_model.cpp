@@ -8,7 +8,6 @@
 
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/forward_keys.hpp"
-#include "llm2hef/sdk/rope_bases.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 #include "llm2hef/sdk/sliding_window_band.hpp"
 
@@ -135,31 +134,22 @@ void DecoderAdapter::build_graph(const Checkpoint& ckpt, const Plan& plan, Graph
       model->score_divisor > 0 ? model->score_divisor : static_cast<float>(std::sqrt(static_cast<double>(d.head_dim)));
   auto scope = g.scope("model");
   const DecoderInputs io = decoder_inputs(g, plan);
-  // Short-conv mixers share one set of shift matrices, built from the mask
-  // before the first layer.
-  CausalShifts shifts;
-  for (const LayerDescription& l : model->layers)
-    if (const auto* conv = std::get_if<ShortConvSpec>(&l.mixer.body)) {
-      shifts = causal_shifts(g, io.runtime.mask, plan.cache_size, conv->kernel);
-      break;
-    }
-  std::vector<PeTables> pe_by_base = select_rope_bases(g, io.pe, model->rope_bases, d.heads, d.kv_heads, d.head_dim);
-  std::optional<Value> band;
-  if (plan.options.value(kSlidingWindowOption, "") == "band")
-    band = sliding_window_band(g, d.heads, plan.cache_size, model->sliding_window.window);
-  DecoderContext ctx{ckpt,
-                     io,
-                     {plan.cache_size, d.heads, d.kv_heads, d.head_dim, divisor, model->attention_softcap},
-                     std::move(shifts),
-                     std::move(pe_by_base),
-                     band};
+  DecoderContext ctx(ckpt, io, plan, *model,
+                     {plan.cache_size, d.heads, d.kv_heads, d.head_dim, divisor, model->attention_softcap});
+  // What the layers' bodies read once per graph, made here, before the
+  // embedding and the first layer (DecoderContext::input).
+  for (size_t i = 0; i < model->layers.size(); ++i) {
+    ctx.layer = static_cast<int64_t>(i);
+    request_layer_inputs(g, ctx, model->layers[i]);
+  }
+  ctx.layer = -1;
   Value hidden = model->embed ? model->embed(g, ctx, io.runtime.embeds) : io.runtime.embeds;
-  const std::vector<bool>& sliding = model->sliding_window.layers;
   for (size_t i = 0; i < model->layers.size(); ++i) {
     auto layer_scope = g.scope("layers." + std::to_string(i));
-    ctx.sliding = i < sliding.size() && sliding[i];
+    ctx.layer = static_cast<int64_t>(i);
     hidden = build_layer(g, ctx, hidden, model->layers[i]);
   }
+  ctx.layer = -1;
   decoder_tail(g, ckpt, hidden, model->tail);
 }
 

@@ -15,6 +15,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "llm2hef/sdk/decoder_layer.hpp"
+#include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 #include "temp_dir.hpp"
@@ -94,7 +95,10 @@ std::vector<std::string> built_nodes(const LayerDescription& layer) {
   const DecoderInputs io{};
   {
     GraphBuilder g("layer", tmp.path() / "model.onnx.data");
-    const DecoderContext ctx{ckpt, io, {}, {}, {}, std::nullopt};
+    const Plan plan;
+    const DecoderModel model;
+    DecoderContext ctx(ckpt, io, plan, model, {});
+    ctx.layer = 0;
     const Value x = g.input("x", {1, 3, kHidden});
     auto s = g.scope("layers.0");
     g.output(build_layer(g, ctx, x, layer), "y");
@@ -249,6 +253,93 @@ TEST(DecoderLayer, APlacementThatDoesNotFitItsNormsOrItsLayerIsAnInternalError) 
   EXPECT_EQ(refused({mixer(NormPlacement::pre), shared, true}), "");
   // The build refuses them too, before any node.
   EXPECT_THROW(built_nodes({mixer(NormPlacement::sandwich), mlp}), llm2hef::InternalError);
+}
+
+// A per-graph input of the test's own: a scalar, counting how often it is made.
+struct CountedScalar {
+  using Result = Value;
+  int tag = 0;
+  int* made = nullptr;
+  bool operator==(const CountedScalar&) const = default;
+  Result make(GraphBuilder& g, const DecoderContext&) const {
+    ++*made;
+    return g.scalar("counted" + std::to_string(tag), 1.0f);
+  }
+};
+
+TEST(DecoderContext, APerGraphInputIsMadeOnceOnItsFirstRequest) {
+  TempDir tmp;
+  const MemoryCheckpoint ckpt({});
+  const DecoderInputs io{};
+  const Plan plan;
+  const DecoderModel model;
+  GraphBuilder g("inputs", tmp.path() / "model.onnx.data");
+  const DecoderContext ctx(ckpt, io, plan, model, {});
+  int made = 0;
+  const Value first = ctx.input(g, CountedScalar{1, &made});
+  const Value again = ctx.input(g, CountedScalar{1, &made});
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(again.name, first.name);
+  const Value other = ctx.input(g, CountedScalar{2, &made});
+  EXPECT_EQ(made, 2);
+  EXPECT_NE(other.name, first.name);
+}
+
+// Two short-conv layers on a cache of 4 (2 heads): what DecoderAdapter does,
+// inputs first, then the layers; the node names in order.
+std::vector<std::string> two_conv_layers(bool request_first) {
+  const ShortConvSpec conv{"conv.in_proj.weight",
+                           "conv.conv.weight",
+                           "conv.out_proj.weight",
+                           std::nullopt,
+                           std::nullopt,
+                           std::nullopt,
+                           kHidden,
+                           3};
+  const LayerDescription layer{{rms("operator_norm"), "conv", conv, "operator_residual"},
+                               {rms("ffn_norm"), "mlp", swiglu(), "ffn_residual"}};
+  TempDir tmp;
+  const MemoryCheckpoint ckpt(shapes_of(layer));
+  {
+    GraphBuilder g("conv", tmp.path() / "model.onnx.data");
+    DecoderInputs io{};
+    io.runtime.mask = g.input("attention_mask", {1, 1, 4, 8});
+    Value x = g.input("x", {1, 4, kHidden});
+    Plan plan;
+    plan.cache_size = 4;
+    const DecoderModel model;
+    DecoderContext ctx(ckpt, io, plan, model, {});
+    for (int64_t i = 0; request_first && i < 2; ++i) {
+      ctx.layer = i;
+      request_layer_inputs(g, ctx, layer);
+    }
+    for (int64_t i = 0; i < 2; ++i) {
+      auto s = g.scope("layers." + std::to_string(i));
+      ctx.layer = i;
+      x = build_layer(g, ctx, x, layer);
+    }
+    g.output(x, "y");
+    g.save(tmp.path() / "model.onnx", {});
+  }
+  std::ifstream in(tmp.path() / "model.onnx", std::ios::binary);
+  onnx::ModelProto m;
+  EXPECT_TRUE(m.ParseFromIstream(&in));
+  std::vector<std::string> nodes;
+  for (const auto& n : m.graph().node()) nodes.push_back(n.name());
+  return nodes;
+}
+
+TEST(DecoderContext, ShortConvLayersShareOneSetOfShiftsMadeBeforeTheFirstLayer) {
+  const auto count = [](const std::vector<std::string>& nodes, const std::string& name) {
+    return std::count(nodes.begin(), nodes.end(), name);
+  };
+  std::vector<std::string> nodes = two_conv_layers(true);
+  EXPECT_EQ(count(nodes, "/conv_shifts/allowed/Mul"), 1);
+  EXPECT_LT(first(nodes, "/conv_shifts/"), first(nodes, "/layers.0/"));
+  // Asked for only while building, the shifts are made once, inside the first layer.
+  nodes = two_conv_layers(false);
+  EXPECT_EQ(count(nodes, "/layers.0/conv/conv_shifts/allowed/Mul"), 1);
+  EXPECT_EQ(first(nodes, "/layers.1/conv/conv_shifts/"), static_cast<long>(nodes.size()));
 }
 
 }  // namespace

@@ -15,8 +15,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 #include <variant>
 #include <vector>
 
@@ -33,17 +36,54 @@ namespace llm2hef::sdk {
 
 // ---- what build time hands a layer ----
 
+struct DecoderModel;  // decoder_model.hpp
+
 // The values that exist only while the graph is built. `attention` is the
 // attention shape of every layer, derived once from the description's
 // dimensions and the plan's cache (DecoderAdapter::build_graph).
-struct DecoderContext {
+//
+// A body that reads a value made once per graph (the short conv's shift
+// matrices, the tables of each RoPE base, the sliding-window band) asks for
+// it with input(g, key): the first request makes it, every later one gets the
+// same value. A key is a small type with `operator==`, a `Result` type and
+// `Result make(GraphBuilder&, const DecoderContext&) const`; equal keys of
+// one type are one input. DecoderAdapter asks for every layer's inputs
+// (request_layer_inputs) before it builds the first layer, so they sit
+// before the layers in the graph, in the model's scope.
+class DecoderContext {
+ public:
+  DecoderContext(const Checkpoint& ckpt, const DecoderInputs& io, const Plan& plan, const DecoderModel& model,
+                 AttentionShape attention)
+      : ckpt(ckpt), io(io), plan(plan), model(model), attention(attention) {}
+
   const Checkpoint& ckpt;
   const DecoderInputs& io;
+  const Plan& plan;
+  const DecoderModel& model;
   AttentionShape attention;
-  CausalShifts shifts;               // built once when a layer's mixer is a short conv (short_conv.hpp)
-  std::vector<PeTables> pe_by_base;  // the pe tables of each RoPE base (rope_bases.hpp); one base: io.pe
-  std::optional<Value> window_band;  // --sliding-window band beyond the window (sliding_window_band.hpp)
-  bool sliding = false;              // the layer being built attends within the sliding window
+  int64_t layer = -1;  // the layer being built; -1 outside the layers (embedding, tail)
+
+  // The layer being built attends within the sliding window (model.sliding_window).
+  bool sliding() const;
+
+  template <class Key>
+  const typename Key::Result& input(GraphBuilder& g, const Key& key) const {
+    using Result = typename Key::Result;
+    const std::type_index type(typeid(Key));
+    for (const Made& m : made_)
+      if (m.type == type && *static_cast<const Key*>(m.key.get()) == key)
+        return *static_cast<const Result*>(m.value.get());
+    auto value = std::make_shared<const Result>(key.make(g, *this));
+    made_.push_back({type, std::make_shared<const Key>(key), value});
+    return *value;
+  }
+
+ private:
+  struct Made {
+    std::type_index type;
+    std::shared_ptr<const void> key, value;
+  };
+  mutable std::vector<Made> made_;
 };
 
 // ---- the body kinds ----
@@ -89,6 +129,15 @@ void declare_body(TensorTable& table, const ModelDims& dims, const GegluMlp& bod
 void declare_body(TensorTable& table, const ModelDims& dims, const GeluMlpSpec& body);
 void declare_body(TensorTable& table, const ModelDims& dims, const ReluMlpSpec& body);
 void declare_body(TensorTable& table, const ModelDims& dims, const CustomBody& body);
+
+// The per-graph inputs a kind reads, asked for before the first layer is
+// built (DecoderContext::input). A kind that reads none needs no overload:
+// this default asks for nothing, and an input asked for only while a layer is
+// built is made there, correct but inside that layer's scope.
+template <class Kind>
+void request_inputs(GraphBuilder& /*g*/, const DecoderContext& /*ctx*/, const Kind& /*body*/) {}
+void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const AttentionMixer& body);
+void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const ShortConvSpec& body);
 
 // What each kind builds on `x` [1, N, hidden], returning [1, N, hidden], in
 // the scope the branch opened.
@@ -150,8 +199,12 @@ AttentionBlockSpec& attention_spec(LayerDescription& layer);
 // InternalError when a placement does not fit its norms or its layer.
 void declare_layer(TensorTable& table, const ModelDims& dims, const LayerDescription& layer);
 
-// The layer on the residual stream `hidden`, in the scope the caller opened
-// ("layers.<i>").
+// The per-graph inputs of both branches' bodies (request_inputs), for the
+// layer ctx.layer.
+void request_layer_inputs(GraphBuilder& g, const DecoderContext& ctx, const LayerDescription& layer);
+
+// The layer ctx.layer on the residual stream `hidden`, in the scope the
+// caller opened ("layers.<i>").
 Value build_layer(GraphBuilder& g, const DecoderContext& ctx, const Value& hidden, const LayerDescription& layer);
 
 }  // namespace llm2hef::sdk
