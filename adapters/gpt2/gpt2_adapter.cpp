@@ -10,6 +10,7 @@
 // - the tied head is written as its own [H, V] tensor after a last-position slice.
 #include <string>
 
+#include "llm2hef/families/gelu_new.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 using namespace llm2hef;
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class Gpt2Adapter final : public DecoderAdapter {
  public:

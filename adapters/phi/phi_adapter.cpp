@@ -10,6 +10,7 @@
 // - gelu_new as x*sigmoid(1.702x) unless `--gelu tanh` (exact), as GPT-2.
 #include <string>
 
+#include "llm2hef/families/gelu_new.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
@@ -19,6 +20,7 @@ namespace {
 
 using namespace llm2hef;
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class PhiAdapter final : public DecoderAdapter {
  public:

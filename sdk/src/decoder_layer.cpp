@@ -40,19 +40,6 @@ struct WindowBand {
   }
 };
 
-// The shift matrices of the model's short convs (short_conv.hpp), one set
-// per graph for the kernel of the first conv that asks: every request is the
-// same input, since a second set would reuse the names of the first. A conv of
-// another kernel is refused by short_conv() (LFM2 has one, conv_L_cache).
-struct ConvShifts {
-  using Result = CausalShifts;
-  int64_t kernel = 0;
-  bool operator==(const ConvShifts&) const { return true; }
-  Result make(GraphBuilder& g, const DecoderContext& ctx) const {
-    return causal_shifts(g, ctx.io.runtime.mask, ctx.plan.cache_size, kernel);
-  }
-};
-
 }  // namespace
 
 // ---- attention ----
@@ -97,25 +84,6 @@ Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, con
   return attention_from_qkv(g, ctx.ckpt, qkv[0], qkv[1], qkv[2], mask, tables, spec);
 }
 
-// ---- short conv ----
-
-void declare_body(TensorTable& t, const ModelDims& /*dims*/, const ShortConvSpec& c) {
-  t.add(c.in_proj, {3 * c.hidden, c.hidden});
-  t.add(c.conv, {c.hidden, 1, c.kernel});
-  t.add(c.out_proj, {c.hidden, c.hidden});
-  if (c.in_proj_bias) t.add(*c.in_proj_bias, {3 * c.hidden});
-  if (c.conv_bias) t.add(*c.conv_bias, {c.hidden});
-  if (c.out_proj_bias) t.add(*c.out_proj_bias, {c.hidden});
-}
-
-void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const ShortConvSpec& c) {
-  ctx.input(g, ConvShifts{c.kernel});
-}
-
-Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const ShortConvSpec& c) {
-  return short_conv(g, ctx.ckpt, x, ctx.input(g, ConvShifts{c.kernel}), c);
-}
-
 // ---- feed-forwards ----
 
 void declare_body(TensorTable& t, const ModelDims& d, const SwigluSpec& s) { t.swiglu(s, d.hidden, d.intermediate); }
@@ -148,6 +116,10 @@ Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, con
 // ---- custom ----
 
 void declare_body(TensorTable& t, const ModelDims& /*dims*/, const CustomBody& c) { t.append(c.tensors); }
+
+void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const CustomBody& c) {
+  if (c.inputs) c.inputs(g, ctx);
+}
 
 Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const CustomBody& c) {
   if (!c.build) throw InternalError("decoder description: a custom body has nothing to build");

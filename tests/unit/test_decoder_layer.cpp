@@ -1,6 +1,7 @@
 // One decoder layer, described (sdk/decoder_layer.hpp): each body kind
 // declares the rows it reads and builds its nodes, dispatched by the layer;
-// a custom body declares what it carries.
+// a custom body declares what it carries; a per-graph input (the short
+// conv's shifts, families/short_conv.hpp) is made once, before the layers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "llm2hef/families/short_conv.hpp"
 #include "llm2hef/sdk/decoder_layer.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -23,6 +25,8 @@
 namespace {
 
 using namespace llm2hef::sdk;
+using llm2hef::families::short_conv_body;
+using llm2hef::families::ShortConvSpec;
 using llm2hef::testing::TempDir;
 
 // Named tensors of given shapes, every value 0.5.
@@ -121,7 +125,7 @@ TEST(DecoderLayer, EachBodyKindDeclaresTheRowsItReads) {
                      std::nullopt,
                      kHidden,
                      3};
-  LayerDescription layer{{rms("operator_norm"), "conv", conv, "operator_residual"},
+  LayerDescription layer{{rms("operator_norm"), "conv", short_conv_body(conv), "operator_residual"},
                          {rms("ffn_norm"), "mlp", GegluMlp{swiglu()}, "ffn_residual"}};
   EXPECT_EQ(row_names(layer), (std::vector<std::string>{"operator_norm.weight", "conv.in_proj.weight",
                                                         "conv.conv.weight", "conv.out_proj.weight", "conv.conv.bias",
@@ -296,7 +300,7 @@ std::vector<std::string> two_conv_layers(bool request_first) {
                            std::nullopt,
                            kHidden,
                            3};
-  const LayerDescription layer{{rms("operator_norm"), "conv", conv, "operator_residual"},
+  const LayerDescription layer{{rms("operator_norm"), "conv", short_conv_body(conv), "operator_residual"},
                                {rms("ffn_norm"), "mlp", swiglu(), "ffn_residual"}};
   TempDir tmp;
   const MemoryCheckpoint ckpt(shapes_of(layer));

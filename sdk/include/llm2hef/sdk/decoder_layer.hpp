@@ -29,7 +29,6 @@
 #include "llm2hef/sdk/checkpoint.hpp"
 #include "llm2hef/sdk/decoder.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
-#include "llm2hef/sdk/short_conv.hpp"
 #include "llm2hef/sdk/tensor_table.hpp"
 
 namespace llm2hef::sdk {
@@ -42,8 +41,8 @@ struct DecoderModel;  // decoder_model.hpp
 // attention shape of every layer, derived once from the description's
 // dimensions and the plan's cache (DecoderAdapter::build_graph).
 //
-// A body that reads a value made once per graph (the short conv's shift
-// matrices, the tables of each RoPE base, the sliding-window band) asks for
+// A body that reads a value made once per graph (the tables of each RoPE
+// base, the sliding-window band, the short conv's shift matrices) asks for
 // it with input(g, key): the first request makes it, every later one gets the
 // same value. A key is a small type with `operator==`, a `Result` type and
 // `Result make(GraphBuilder&, const DecoderContext&) const`; equal keys of
@@ -110,20 +109,21 @@ struct AttentionMixer {
 struct GegluMlp {
   SwigluSpec spec;
 };
-// A body with no ready-made kind (GPT-2's split c_attn): `tensors` are the
-// rows `build` reads, declared with the layer; `build` makes the body from
-// the context and the branch's input.
+// A body with no ready-made kind (GPT-2's split c_attn, LFM2's short conv in
+// the families library): `tensors` are the rows `build` reads, declared with
+// the layer; `inputs`, when set, asks the context for the per-graph inputs
+// `build` reads (DecoderContext::input); `build` makes the body from the
+// context and the branch's input.
 struct CustomBody {
   TensorTable tensors;
   std::function<Value(GraphBuilder&, const DecoderContext&, const Value&)> build;
+  std::function<void(GraphBuilder&, const DecoderContext&)> inputs = {};
 };
-using BranchBody =
-    std::variant<AttentionMixer, ShortConvSpec, SwigluSpec, GegluMlp, GeluMlpSpec, ReluMlpSpec, CustomBody>;
+using BranchBody = std::variant<AttentionMixer, SwigluSpec, GegluMlp, GeluMlpSpec, ReluMlpSpec, CustomBody>;
 
 // What each kind reads, declared in `table` with the layer's sizes (`dims.hidden`
 // is the residual stream's width).
 void declare_body(TensorTable& table, const ModelDims& dims, const AttentionMixer& body);
-void declare_body(TensorTable& table, const ModelDims& dims, const ShortConvSpec& body);
 void declare_body(TensorTable& table, const ModelDims& dims, const SwigluSpec& body);
 void declare_body(TensorTable& table, const ModelDims& dims, const GegluMlp& body);
 void declare_body(TensorTable& table, const ModelDims& dims, const GeluMlpSpec& body);
@@ -137,12 +137,11 @@ void declare_body(TensorTable& table, const ModelDims& dims, const CustomBody& b
 template <class Kind>
 void request_inputs(GraphBuilder& /*g*/, const DecoderContext& /*ctx*/, const Kind& /*body*/) {}
 void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const AttentionMixer& body);
-void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const ShortConvSpec& body);
+void request_inputs(GraphBuilder& g, const DecoderContext& ctx, const CustomBody& body);
 
 // What each kind builds on `x` [1, N, hidden], returning [1, N, hidden], in
 // the scope the branch opened.
 Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const AttentionMixer& body);
-Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const ShortConvSpec& body);
 Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const SwigluSpec& body);
 Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const GegluMlp& body);
 Value build_body(GraphBuilder& g, const DecoderContext& ctx, const Value& x, const GeluMlpSpec& body);

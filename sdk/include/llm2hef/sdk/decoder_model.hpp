@@ -98,24 +98,6 @@ int64_t default_cache_size(const DecoderModel& model);
 inline constexpr const char* kSlidingWindowOption = "sliding-window";
 OptionSpec sliding_window_option();
 
-// The --gelu option of the adapters whose checkpoints use gelu_new (GPT-2,
-// Phi): "sigmoid" (x*sigmoid(1.702x), the parsable approximation, default)
-// or "tanh" (gelu_new exactly); the form it chose, and the rewrite line that
-// says so. Header-only: no symbol added to the SDK library.
-inline OptionSpec gelu_new_option() {
-  return {"gelu",
-          {"sigmoid", "tanh"},
-          "sigmoid",
-          "GELU form: sigmoid = x*sigmoid(1.702x) (parsable approximation), tanh = gelu_new exactly"};
-}
-inline GeluForm gelu_new_form(const std::string& option) {
-  return option == "tanh" ? GeluForm::tanh : GeluForm::sigmoid;
-}
-inline const char* gelu_new_rewrite(GeluForm form) {
-  return form == GeluForm::tanh ? "GELU as gelu_new (tanh form, exact)"
-                                : "GELU as x*sigmoid(1.702x) (approximation; --gelu tanh for exact)";
-}
-
 // An empty description that applies `applied_keys`: every other forward key
 // (forward_keys.hpp) is refused here, before the rest of config.json is read,
 // so a checkpoint forced onto the wrong adapter is refused by its own key.
