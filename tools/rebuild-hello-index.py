@@ -6,7 +6,9 @@ build of examples/hello_adapter, following that section's steps:
   1. `cmake --install` the llm2hef build into a temporary prefix (or take an
      installed llm2hef with --prefix);
   2. configure, build and `cmake --install` the example against it, with the
-     build's own compiler (the fingerprint names its family and major version);
+     build's own compiler (the fingerprint names its family and major version),
+     linked with its install RPATH from the start so that no temporary path
+     enters its build ID: two runs on one build write the same entry;
   3. `llm2hef registry manifest` of the installed library, plus `library.url`;
   4. `llm2hef registry verify` of the new entry against that library, then the
      entry replaces the old one atomically (a rename in its folder).
@@ -137,10 +139,11 @@ def write_checked(entry: dict, out: Path, library: Path, llm2hef: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", type=Path, default=REPO / "build", help="the llm2hef build folder (default: build)")
-    p.add_argument("--prefix", type=Path, help="an installed llm2hef to build against instead of installing --build")
+    p.add_argument("--prefix", type=Path, help="an installed llm2hef to build against instead of installing --build "
+                   "(the compiler and generator still come from --build)")
     p.add_argument("--library", type=Path, help="describe this built adapter instead of building the example")
     p.add_argument("--llm2hef", type=Path, help="with --library: the llm2hef that loads it (default: BUILD/llm2hef)")
     p.add_argument("-o", "--output", type=Path,
