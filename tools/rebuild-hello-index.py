@@ -4,7 +4,8 @@ entry (docs/writing-an-adapter.md, "Publishing to the index"), from a real
 build of examples/hello_adapter, following that section's steps:
 
   1. `cmake --install` the llm2hef build into a temporary prefix (or take an
-     installed llm2hef with --prefix);
+     installed llm2hef with --prefix); it installs what the build folder
+     holds, so build first;
   2. configure, build and `cmake --install` the example against it, with the
      build's own compiler (the fingerprint names its family and major version),
      linked with its install RPATH from the start so that no temporary path
