@@ -148,7 +148,7 @@ sdk::DType sdk_dtype(const GgmlType& t) {
   }
 }
 
-class GgufCheckpoint final : public sdk::Checkpoint {
+class GgufCheckpoint final : public CheckpointReader {
  public:
   GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite);
 
@@ -166,10 +166,10 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   std::vector<std::string> tensor_names() const override;
   void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end, std::span<float> out) const override;
 
-  std::vector<NonFiniteWeight> nonfinite() const;
-  const std::vector<std::string>& notes() const { return notes_; }
-  const std::string& metadata_name() const { return metadata_name_; }
-  const std::string& tokenizer_config_origin() const { return tokenizer_config_origin_; }
+  std::vector<NonFiniteWeight> nonfinite_weights() const override { return nonfinite_.all(); }
+  std::vector<std::string> reading_notes() const override { return notes_; }
+  std::string own_model_name() const override;
+  std::string tokenizer_config_source(const std::string& source) const override;
 
  private:
   struct Slot {
@@ -199,6 +199,7 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   std::vector<std::string> notes_;
   std::string metadata_name_;
   std::string tokenizer_config_origin_;  // where tokenizer_config_ (and so the chat template) came from
+  bool tokenizer_config_from_metadata_ = false;
   NonFiniteLog nonfinite_;
 };
 
@@ -308,6 +309,7 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
     tokenizer_config_ =
         sdk::JsonFile(origin + " (tokenizer_config.json from its metadata)", std::move(tok.tokenizer_config));
     tokenizer_config_origin_ = "the GGUF metadata of " + origin + " (key tokenizer.chat_template)";
+    tokenizer_config_from_metadata_ = true;
   } catch (const BadInput& e) {
     // inspect needs no tokenizer: the error is raised when one is asked for.
     tokenizer_error_ = e.what();
@@ -540,7 +542,26 @@ void GgufCheckpoint::read_rows(std::string_view tensor, int64_t row_begin, int64
   if (bad != out.size()) nonfinite_.record(s.info, row_begin, bad, out[bad]);
 }
 
-std::vector<NonFiniteWeight> GgufCheckpoint::nonfinite() const { return nonfinite_.all(); }
+// The metadata's name, else the file's stem without a split suffix
+// ("-00001-of-00003"); empty for a folder whose GGUF names no model.
+std::string GgufCheckpoint::own_model_name() const {
+  if (!metadata_name_.empty()) return metadata_name_;
+  std::error_code ec;
+  if (fs::is_directory(path_, ec) || !has_gguf_extension(path_)) return {};
+  const std::string name = path_.filename().string();
+  std::smatch m;
+  if (std::regex_match(name, m, split_pattern())) return m[1].str();
+  return path_.stem().string();
+}
+
+// tokenizer_config may be the folder's file or built from the metadata: the
+// source says which (a template from the metadata was never in a
+// tokenizer_config.json, so it is named by its key alone).
+std::string GgufCheckpoint::tokenizer_config_source(const std::string& source) const {
+  if (tokenizer_config_origin_.empty()) return source;
+  if (tokenizer_config_from_metadata_) return tokenizer_config_origin_;
+  return source + ", from " + tokenizer_config_origin_;
+}
 
 }  // namespace
 
@@ -555,36 +576,8 @@ bool is_gguf_checkpoint(const fs::path& path) {
   return fs::exists(path, ec) && (has_gguf_extension(path) || starts_with_magic(path));
 }
 
-std::unique_ptr<sdk::Checkpoint> open_gguf_checkpoint(const fs::path& path, NonFinitePolicy nonfinite) {
+std::unique_ptr<CheckpointReader> open_gguf_checkpoint(const fs::path& path, NonFinitePolicy nonfinite) {
   return std::make_unique<GgufCheckpoint>(path, nonfinite);
-}
-
-std::vector<NonFiniteWeight> gguf_nonfinite_weights(const sdk::Checkpoint& ckpt) {
-  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  return g ? g->nonfinite() : std::vector<NonFiniteWeight>{};
-}
-
-std::vector<std::string> gguf_notes(const sdk::Checkpoint& ckpt) {
-  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  return g ? g->notes() : std::vector<std::string>{};
-}
-
-std::string gguf_tokenizer_config_origin(const sdk::Checkpoint& ckpt) {
-  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  return g ? g->tokenizer_config_origin() : std::string();
-}
-
-std::string gguf_model_name(const sdk::Checkpoint& ckpt) {
-  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  if (!g) return {};
-  if (!g->metadata_name().empty()) return g->metadata_name();
-  const fs::path& path = g->dir();
-  std::error_code ec;
-  if (fs::is_directory(path, ec) || !has_gguf_extension(path)) return {};
-  const std::string name = path.filename().string();
-  std::smatch m;
-  if (std::regex_match(name, m, split_pattern())) return m[1].str();
-  return path.stem().string();
 }
 
 }  // namespace llm2hef::core
