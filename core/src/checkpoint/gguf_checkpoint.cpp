@@ -1,5 +1,7 @@
 #include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 
+#include "gguf/family.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -236,8 +238,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
 
   const GgufMetadata meta(first.metadata(), origin);
   const std::string arch_name = meta.get_string("general.architecture");
-  const GgufArch* arch = find_gguf_arch(arch_name);
-  if (!arch)
+  const gguf::Family* family = gguf::find_family(arch_name);
+  if (!family)
     throw BadInput(meta.where("general.architecture") + " is '" + arch_name +
                    "', an architecture llm2hef has no tensor-name table for (it reads: " + gguf_supported_archs() +
                    ")");
@@ -246,14 +248,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
 
   GgufTensorAccess access{[this](std::string_view n) { return find_stored(n); },
                           [this](std::string_view n) { return read_stored(n); }};
-  // llama.cpp writes Mistral models as llama; transformers' GGUF loader
-  // tells them apart by general.name (modeling_gguf_pytorch_utils.py), and so does llm2hef.
-  GgufArch mistral{"llama", "MistralForCausalLM", "mistral"};
-  if (arch->gguf == "llama") {
-    std::string name = meta.find_string("general.name").value_or("");
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    if (name.find("mistral") != std::string::npos) arch = &mistral;
-  }
+  // The row's architecture, or a variant of it (Mistral, written as llama).
+  const GgufArch* arch = &gguf::named_variant(*family, meta);
   GgufConfig cfg = gguf_config(meta, *arch, access);
   config_ = sdk::JsonFile(origin + " (config.json from its metadata)", std::move(cfg.config));
   notes_ = std::move(cfg.notes);
