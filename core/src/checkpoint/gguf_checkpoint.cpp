@@ -188,6 +188,10 @@ class GgufCheckpoint final : public CheckpointReader {
   std::vector<float> read_stored(std::string_view name) const;
   void read_flat(const Slot& s, uint64_t first, uint64_t last, float* out) const;
   void add_slots(const GgufArch& arch, int64_t blocks, const std::string& block_count_key);
+  // The slots one stored tensor gives under its transform: itself, one per
+  // head (split_heads), or q, k and v (split_qkv); BadInput naming `where`
+  // when its shape does not fit the heads of the config.
+  std::vector<Slot> transformed(Slot s, const GgufNameMatch& m, const std::string& where) const;
   void setup_tokenizer(const fs::path& folder, const nlohmann::ordered_json& metadata);
 
   fs::path path_;
@@ -334,9 +338,6 @@ std::vector<float> GgufCheckpoint::read_stored(std::string_view name) const {
 }
 
 void GgufCheckpoint::add_slots(const GgufArch& arch, int64_t blocks, const std::string& block_count_key) {
-  const sdk::JsonFile& c = config_;
-  const int64_t heads = c.raw().value("num_attention_heads", c.raw().value("n_head", int64_t{1}));
-  const int64_t kv_heads = c.raw().value("num_key_value_heads", heads);
   for (const auto& f : files_)
     for (const auto& t : f->tensors()) {
       if (is_gguf_config_tensor(t.name)) continue;
@@ -360,85 +361,95 @@ void GgufCheckpoint::add_slots(const GgufArch& arch, int64_t blocks, const std::
       s.info.dtype_text = t.type->name;
       s.info.shape = t.torch_shape();
       s.info.file = f->path();
-      const int64_t rows = s.info.shape[0];
-      switch (m->transform) {
-        case GgufTransform::none:
-        case GgufTransform::minus_one: break;
-        case GgufTransform::rope_unpermute: {
-          // LlamaModel.permute(w, n_head): rows viewed as [n_head, 2, dim/2]
-          // were stored as [n_head, dim/2, 2]; HF row h*dim + p*(dim/2) + i
-          // is stored row h*dim + 2i + p.
-          const int64_t n = m->is_q ? heads : kv_heads;
-          if (n <= 0 || rows % (2 * n) != 0)
-            throw BadInput(where + ": " + std::to_string(rows) + " rows cannot be split into " + std::to_string(n) +
-                           " heads of an even size (attention.head_count" + (m->is_q ? "" : "_kv") + ")");
-          const int64_t dim = rows / n, half = dim / 2;
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t h = r / dim, p = (r % dim) / half, i = r % half;
-            s.row_source.push_back(h * dim + 2 * i + p);
-          }
-          break;
-        }
-        case GgufTransform::neox_qkv: {
-          // GPTNeoXModel.modify_tensors: per-head [q k v] rows regrouped as
-          // [all q; all k; all v]; HF row h*3*dim + j*dim + i is stored row
-          // j*heads*dim + h*dim + i.
-          if (heads <= 0 || rows % (3 * heads) != 0)
-            throw BadInput(where + ": " + std::to_string(rows) + " rows are not 3 x " + std::to_string(heads) +
-                           " heads");
-          const int64_t dim = rows / 3 / heads;
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t h = r / (3 * dim), j = (r % (3 * dim)) / dim, i = r % dim;
-            s.row_source.push_back(j * heads * dim + h * dim + i);
-          }
-          break;
-        }
-        case GgufTransform::transpose:
-          if (s.info.shape.size() != 2) throw BadInput(where + ": expected a matrix");
-          std::swap(s.info.shape[0], s.info.shape[1]);
-          break;
-        case GgufTransform::unsqueeze_1:
-          if (s.info.shape.size() != 2) throw BadInput(where + ": expected [channels, kernel]");
-          s.info.shape = {s.info.shape[0], 1, s.info.shape[1]};
-          break;
-        case GgufTransform::split_qkv: {
-          // Rows [q; k; v] as llama.cpp's phi2 graph views them: heads x dim
-          // query rows, then kv_heads x dim for keys and for values.
-          const int64_t hidden = c.raw().value("hidden_size", int64_t{0});
-          const int64_t dim = c.raw().value("head_dim", heads > 0 ? hidden / heads : int64_t{0});
-          const int64_t q_rows = heads * dim, kv_rows = kv_heads * dim;
-          if (dim <= 0 || rows != q_rows + 2 * kv_rows)
-            throw BadInput(where + ": " + std::to_string(rows) + " rows are not q (" + std::to_string(heads) +
-                           " heads) + k and v (" + std::to_string(kv_heads) + " heads) of " + std::to_string(dim));
-          const int64_t per_row = s.info.shape.size() == 2 ? s.info.shape[1] : 1;
-          int64_t first = 0;
-          for (const auto& [part, n] : {std::pair{"q", q_rows}, std::pair{"k", kv_rows}, std::pair{"v", kv_rows}}) {
-            Slot one = s;
-            one.info.name.replace(one.info.name.find("{QKV}"), 5, part);
-            one.info.shape[0] = n;
-            one.flat_base = static_cast<uint64_t>(first * per_row);
-            first += n;
-            auto [it, fresh] = slots_.emplace(one.info.name, std::move(one));
-            if (!fresh) throw BadInput(where + " maps to '" + it->first + "', which another tensor maps to as well");
-          }
-          continue;
-        }
-        case GgufTransform::split_heads: {
-          if (s.info.shape.size() != 2) throw BadInput(where + ": expected [heads, head_dim]");
-          const int64_t n = s.info.shape[0], dim = s.info.shape[1];
-          for (int64_t h = 0; h < n; ++h) {
-            Slot one = s;
-            one.info.name.replace(one.info.name.find("{H}"), 3, std::to_string(h));
-            one.info.shape = {dim};
-            one.flat_base = static_cast<uint64_t>(h * dim);
-            slots_.emplace(one.info.name, std::move(one));
-          }
-          continue;
-        }
+      for (Slot& one : transformed(std::move(s), *m, where)) {
+        auto [it, fresh] = slots_.emplace(one.info.name, std::move(one));
+        if (!fresh) throw BadInput(where + " maps to '" + it->first + "', which another tensor maps to as well");
       }
-      auto [it, fresh] = slots_.emplace(s.info.name, std::move(s));
-      if (!fresh) throw BadInput(where + " maps to '" + it->first + "', which another tensor maps to as well");
     }
+}
+
+std::vector<GgufCheckpoint::Slot> GgufCheckpoint::transformed(Slot s, const GgufNameMatch& m,
+                                                              const std::string& where) const {
+  const sdk::JsonFile& c = config_;
+  const int64_t heads = c.raw().value("num_attention_heads", c.raw().value("n_head", int64_t{1}));
+  const int64_t kv_heads = c.raw().value("num_key_value_heads", heads);
+  const int64_t rows = s.info.shape[0];
+  switch (m.transform) {
+    case GgufTransform::none:
+    case GgufTransform::minus_one: break;
+    case GgufTransform::rope_unpermute: {
+      // LlamaModel.permute(w, n_head): rows viewed as [n_head, 2, dim/2]
+      // were stored as [n_head, dim/2, 2]; HF row h*dim + p*(dim/2) + i
+      // is stored row h*dim + 2i + p.
+      const int64_t n = m.is_q ? heads : kv_heads;
+      if (n <= 0 || rows % (2 * n) != 0)
+        throw BadInput(where + ": " + std::to_string(rows) + " rows cannot be split into " + std::to_string(n) +
+                       " heads of an even size (attention.head_count" + (m.is_q ? "" : "_kv") + ")");
+      const int64_t dim = rows / n, half = dim / 2;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t h = r / dim, p = (r % dim) / half, i = r % half;
+        s.row_source.push_back(h * dim + 2 * i + p);
+      }
+      break;
+    }
+    case GgufTransform::neox_qkv: {
+      // GPTNeoXModel.modify_tensors: per-head [q k v] rows regrouped as
+      // [all q; all k; all v]; HF row h*3*dim + j*dim + i is stored row
+      // j*heads*dim + h*dim + i.
+      if (heads <= 0 || rows % (3 * heads) != 0)
+        throw BadInput(where + ": " + std::to_string(rows) + " rows are not 3 x " + std::to_string(heads) + " heads");
+      const int64_t dim = rows / 3 / heads;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t h = r / (3 * dim), j = (r % (3 * dim)) / dim, i = r % dim;
+        s.row_source.push_back(j * heads * dim + h * dim + i);
+      }
+      break;
+    }
+    case GgufTransform::transpose:
+      if (s.info.shape.size() != 2) throw BadInput(where + ": expected a matrix");
+      std::swap(s.info.shape[0], s.info.shape[1]);
+      break;
+    case GgufTransform::unsqueeze_1:
+      if (s.info.shape.size() != 2) throw BadInput(where + ": expected [channels, kernel]");
+      s.info.shape = {s.info.shape[0], 1, s.info.shape[1]};
+      break;
+    case GgufTransform::split_qkv: {
+      // Rows [q; k; v] as llama.cpp's phi2 graph views them: heads x dim
+      // query rows, then kv_heads x dim for keys and for values.
+      const int64_t hidden = c.raw().value("hidden_size", int64_t{0});
+      const int64_t dim = c.raw().value("head_dim", heads > 0 ? hidden / heads : int64_t{0});
+      const int64_t q_rows = heads * dim, kv_rows = kv_heads * dim;
+      if (dim <= 0 || rows != q_rows + 2 * kv_rows)
+        throw BadInput(where + ": " + std::to_string(rows) + " rows are not q (" + std::to_string(heads) +
+                       " heads) + k and v (" + std::to_string(kv_heads) + " heads) of " + std::to_string(dim));
+      const int64_t per_row = s.info.shape.size() == 2 ? s.info.shape[1] : 1;
+      std::vector<Slot> parts;
+      int64_t first = 0;
+      for (const auto& [part, n] : {std::pair{"q", q_rows}, std::pair{"k", kv_rows}, std::pair{"v", kv_rows}}) {
+        Slot& one = parts.emplace_back(s);
+        one.info.name.replace(one.info.name.find("{QKV}"), 5, part);
+        one.info.shape[0] = n;
+        one.flat_base = static_cast<uint64_t>(first * per_row);
+        first += n;
+      }
+      return parts;
+    }
+    case GgufTransform::split_heads: {
+      if (s.info.shape.size() != 2) throw BadInput(where + ": expected [heads, head_dim]");
+      const int64_t n = s.info.shape[0], dim = s.info.shape[1];
+      std::vector<Slot> parts;
+      for (int64_t h = 0; h < n; ++h) {
+        Slot& one = parts.emplace_back(s);
+        one.info.name.replace(one.info.name.find("{H}"), 3, std::to_string(h));
+        one.info.shape = {dim};
+        one.flat_base = static_cast<uint64_t>(h * dim);
+      }
+      return parts;
+    }
+  }
+  std::vector<Slot> one;
+  one.push_back(std::move(s));
+  return one;
 }
 
 const GgufCheckpoint::Slot& GgufCheckpoint::slot(std::string_view tensor) const {

@@ -37,6 +37,116 @@ bool is_gguf_scaling_type(const std::string& t) {
   return t == "none" || t == "linear" || t == "yarn" || t == "longrope";
 }
 
+[[noreturn]] void refuse_llama3(const std::string& origin, const std::string& why) {
+  throw Unsupported(origin + ": tensor 'rope_freqs.weight' (Llama 3 RoPE frequency factors): " + why +
+                    "; its HF rope_scaling cannot be rebuilt exactly");
+}
+
+// rope_freqs.weight's factors, each placed in Llama 3's rule: 1 (kept), the
+// largest (divided), or between (smoothed).
+struct Llama3Factors {
+  std::vector<float> factors;
+  std::vector<double> wavelen;             // as the converter computes them (they grow with the index)
+  double factor = 0.0;                     // the largest
+  std::vector<size_t> band;                // the smoothed ones
+  double last_one = 0.0, first_top = 0.0;  // longest kept and shortest divided wavelength
+};
+
+Llama3Factors place_llama3_factors(const std::vector<float>& factors, double theta, int64_t dim,
+                                   const std::string& origin) {
+  Llama3Factors f;
+  f.factors = factors;
+  double least = factors.front();
+  for (float v : factors) f.factor = std::max(f.factor, static_cast<double>(v)), least = std::min(least, double{v});
+  if (least < 1.0)
+    refuse_llama3(origin, "factor " + gguf::number_text(least) +
+                              " is below 1; Llama 3's rule divides each frequency by 1 to factor");
+  // float32 frequencies, double wavelengths.
+  f.wavelen.resize(factors.size());
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const float freq =
+        1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
+    f.wavelen[i] = 2 * M_PI / static_cast<double>(freq);
+  }
+  const auto is_one = [](double v) { return v <= 1.0 + 1e-6; };
+  const auto is_top = [&](double v) { return v >= f.factor * (1 - 1e-6); };
+  int place = 0;  // 0 kept, 1 smoothed, 2 divided: never decreasing along the wavelengths
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const double v = factors[i];
+    const int p = is_one(v) ? 0 : is_top(v) ? 2 : 1;
+    if (p < place) refuse_llama3(origin, "the factors do not grow with the wavelength, as Llama 3's rule makes them");
+    place = p;
+    if (p == 0) f.last_one = f.wavelen[i];
+    if (p == 1) f.band.push_back(i);
+    if (p == 2 && f.first_top == 0.0) f.first_top = f.wavelen[i];
+  }
+  return f;
+}
+
+// s of a smoothed factor: 1/f = (1-s)/factor + s.
+double llama3_smooth(const Llama3Factors& f, double v) { return (1.0 / v - 1.0 / f.factor) / (1.0 - 1.0 / f.factor); }
+
+// The first stored factor the rule (low 1) does not give, or -1.
+int64_t llama3_mismatch(const Llama3Factors& f, double high, double original) {
+  if (!(high > 1.0) || !(original > 0.0) || !std::isfinite(high) || !std::isfinite(original)) return 0;
+  for (size_t i = 0; i < f.factors.size(); ++i) {
+    double expect = 1.0;
+    if (f.wavelen[i] > original)
+      expect = f.factor;
+    else if (f.wavelen[i] >= original / high) {
+      const double s = (original / f.wavelen[i] - 1.0) / (high - 1.0);
+      expect = 1.0 / ((1.0 - s) / f.factor + s);
+    }
+    if (std::fabs(expect - f.factors[i]) > 1e-5 * expect) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+// (high_freq_factor, original_max_position_embeddings) pairs to try, in
+// order (ConfigBuilder::llama3_rope says why).
+std::vector<std::pair<double, double>> llama3_candidates(const Llama3Factors& f, const std::string& origin) {
+  const auto nice = [](double v) {
+    return std::fabs(v - std::round(v)) < 1e-3 * std::max(1.0, std::fabs(v)) ? std::round(v) : v;
+  };
+  std::vector<std::pair<double, double>> candidates;
+  if (f.band.size() >= 2) {
+    // s = a / wavelen - b: a = original / (high - 1), b = 1 / (high - 1).
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i : f.band) {
+      const double x = 1.0 / f.wavelen[i], s = llama3_smooth(f, f.factors[i]);
+      sx += x, sy += s, sxx += x * x, sxy += x * s;
+    }
+    const double n = static_cast<double>(f.band.size());
+    const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
+    if (!(a > 0) || !(b > 0)) refuse_llama3(origin, "the factors do not follow Llama 3's rule");
+    const double high = nice(1.0 + 1.0 / b);
+    candidates.emplace_back(high, nice(a * (high - 1.0)));
+    return candidates;
+  }
+  candidates.emplace_back(4.0, 8192.0);
+  // The band must hold the smoothed wavelength (if any) and nothing else:
+  // original below the shortest divided wavelength, original / high above
+  // the longest kept one.
+  const double top = f.first_top;  // > 0: some factor is the largest
+  const double last_one = f.last_one;
+  if (f.band.size() == 1) {
+    const double w = f.wavelen[f.band[0]], s = llama3_smooth(f, f.factors[f.band[0]]);
+    // original = w (1 + s (high - 1)); high below where either bound is met.
+    double high_max = s > 0 ? 1.0 + (top / w - 1.0) / s : 1e9;
+    if (last_one > 0 && last_one > w * s) high_max = std::min(high_max, w * (1.0 - s) / (last_one - w * s));
+    const double high = high_max > 4.0 ? 4.0 : (1.0 + high_max) / 2.0;
+    const double original = std::round(w * (1.0 + s * (high - 1.0)));
+    candidates.emplace_back(1.0 + (original / w - 1.0) / s, original);  // original a whole number
+    candidates.emplace_back(high, w * (1.0 + s * (high - 1.0)));
+  } else {
+    const double high = last_one > 0 ? std::min(4.0, std::sqrt(top / last_one)) : 4.0;
+    const double original = last_one > 0 ? std::sqrt(high * last_one * top) : top / 2.0;
+    candidates.emplace_back(high, std::round(original));
+    candidates.emplace_back(high, original);
+  }
+  return candidates;
+}
+
 }  // namespace
 
 std::string GgufMetadata::where(const std::string& key) const { return origin_ + ": metadata key '" + key + "'"; }
@@ -295,113 +405,29 @@ void ConfigBuilder::llama3_rope(double theta, int64_t default_head_dim, Json& sc
     throw BadInput(meta.origin() + ": tensor 'rope_freqs.weight' has " + std::to_string(factors.size()) +
                    " values, expected head_dim / 2 = " + std::to_string(dim / 2));
   if (std::all_of(factors.begin(), factors.end(), [](float f) { return f == 1.0f; })) return;  // no scaling
-  double factor = 0.0, least = factors.front();
-  for (float f : factors) factor = std::max(factor, static_cast<double>(f)), least = std::min(least, double{f});
-  const auto refuse = [&](const std::string& why) {
-    throw Unsupported(meta.origin() + ": tensor 'rope_freqs.weight' (Llama 3 RoPE frequency factors): " + why +
-                      "; its HF rope_scaling cannot be rebuilt exactly");
-  };
-  if (least < 1.0)
-    refuse("factor " + number_text(least) + " is below 1; Llama 3's rule divides each frequency by 1 to factor");
-  // As the converter computes them: float32 frequencies, double wavelengths
-  // (they grow with the index).
-  std::vector<double> wavelen(factors.size());
-  for (size_t i = 0; i < factors.size(); ++i) {
-    const float freq =
-        1.0f / static_cast<float>(std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
-    wavelen[i] = 2 * M_PI / static_cast<double>(freq);
-  }
-  // Each factor's place in the rule: 1 (kept), the largest (divided), or between (smoothed).
-  const auto is_one = [](double f) { return f <= 1.0 + 1e-6; };
-  const auto is_top = [&](double f) { return f >= factor * (1 - 1e-6); };
-  double last_one = 0.0, first_top = 0.0;  // longest kept and shortest divided wavelength
-  std::vector<size_t> band;
-  int place = 0;  // 0 kept, 1 smoothed, 2 divided: never decreasing along the wavelengths
-  for (size_t i = 0; i < factors.size(); ++i) {
-    const double f = factors[i];
-    const int p = is_one(f) ? 0 : is_top(f) ? 2 : 1;
-    if (p < place) refuse("the factors do not grow with the wavelength, as Llama 3's rule makes them");
-    place = p;
-    if (p == 0) last_one = wavelen[i];
-    if (p == 1) band.push_back(i);
-    if (p == 2 && first_top == 0.0) first_top = wavelen[i];
-  }
-  const auto smooth_of = [&](double f) { return (1.0 / f - 1.0 / factor) / (1.0 - 1.0 / factor); };
-  // The first stored factor the rule (low 1) does not give, or -1.
-  const auto mismatch = [&](double high, double original) -> int64_t {
-    if (!(high > 1.0) || !(original > 0.0) || !std::isfinite(high) || !std::isfinite(original)) return 0;
-    for (size_t i = 0; i < factors.size(); ++i) {
-      double expect = 1.0;
-      if (wavelen[i] > original)
-        expect = factor;
-      else if (wavelen[i] >= original / high) {
-        const double s = (original / wavelen[i] - 1.0) / (high - 1.0);
-        expect = 1.0 / ((1.0 - s) / factor + s);
-      }
-      if (std::fabs(expect - factors[i]) > 1e-5 * expect) return static_cast<int64_t>(i);
-    }
-    return -1;
-  };
-  const auto nice = [](double v) {
-    return std::fabs(v - std::round(v)) < 1e-3 * std::max(1.0, std::fabs(v)) ? std::round(v) : v;
-  };
-  std::vector<std::pair<double, double>> candidates;  // (high, original)
-  if (band.size() >= 2) {
-    // s = a / wavelen - b: a = original / (high - 1), b = 1 / (high - 1).
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (size_t i : band) {
-      const double x = 1.0 / wavelen[i], s = smooth_of(factors[i]);
-      sx += x, sy += s, sxx += x * x, sxy += x * s;
-    }
-    const double n = static_cast<double>(band.size());
-    const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx), b = (sx * a - sy) / n;
-    if (!(a > 0) || !(b > 0)) refuse("the factors do not follow Llama 3's rule");
-    const double high = nice(1.0 + 1.0 / b);
-    candidates.emplace_back(high, nice(a * (high - 1.0)));
-  } else {
-    candidates.emplace_back(4.0, 8192.0);
-    // The band must hold the smoothed wavelength (if any) and nothing else:
-    // original below the shortest divided wavelength, original / high
-    // above the longest kept one.
-    const double top = first_top;  // > 0: some factor is the largest
-    if (band.size() == 1) {
-      const double w = wavelen[band[0]], s = smooth_of(factors[band[0]]);
-      // original = w (1 + s (high - 1)); high below where either bound is met.
-      double high_max = s > 0 ? 1.0 + (top / w - 1.0) / s : 1e9;
-      if (last_one > 0 && last_one > w * s) high_max = std::min(high_max, w * (1.0 - s) / (last_one - w * s));
-      const double high = high_max > 4.0 ? 4.0 : (1.0 + high_max) / 2.0;
-      const double original = std::round(w * (1.0 + s * (high - 1.0)));
-      candidates.emplace_back(1.0 + (original / w - 1.0) / s, original);  // original a whole number
-      candidates.emplace_back(high, w * (1.0 + s * (high - 1.0)));
-    } else {
-      const double high = last_one > 0 ? std::min(4.0, std::sqrt(top / last_one)) : 4.0;
-      const double original = last_one > 0 ? std::sqrt(high * last_one * top) : top / 2.0;
-      candidates.emplace_back(high, std::round(original));
-      candidates.emplace_back(high, original);
-    }
-  }
+  const Llama3Factors f = place_llama3_factors(factors, theta, dim, meta.origin());
   int64_t bad = 0;
-  for (const auto& [high, original] : candidates) {
-    bad = mismatch(high, original);
+  for (const auto& [high, original] : llama3_candidates(f, meta.origin())) {
+    bad = llama3_mismatch(f, high, original);
     if (bad >= 0) continue;
     const bool whole = original == std::round(original);
     scaling = {{"rope_type", "llama3"},
-               {"factor", f32_decimal(factor)},
+               {"factor", f32_decimal(f.factor)},
                {"low_freq_factor", 1.0},
                {"high_freq_factor", high},
                {"original_max_position_embeddings", whole ? Json(static_cast<int64_t>(original)) : Json(original)}};
-    note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + number_text(factor) +
+    note("RoPE: Llama 3 scaling rebuilt from rope_freqs.weight: factor " + number_text(f.factor) +
          ", low_freq_factor 1, high_freq_factor " + number_text(high) + ", original_max_position_embeddings " +
          (whole ? std::to_string(static_cast<int64_t>(original)) : number_text(original)) +
-         (band.size() >= 2 ? std::string()
-                           : " (" + std::to_string(band.size()) +
-                                 " factor(s) between 1 and the largest leave the rule's parameters open; these "
-                                 "reproduce every stored factor)"));
+         (f.band.size() >= 2 ? std::string()
+                             : " (" + std::to_string(f.band.size()) +
+                                   " factor(s) between 1 and the largest leave the rule's parameters open; these "
+                                   "reproduce every stored factor)"));
     return;
   }
   const auto i = static_cast<size_t>(std::max<int64_t>(bad, 0));
-  refuse("factor " + number_text(factors[i]) + " at frequency " + std::to_string(i) +
-         " is not what Llama 3's rule gives for the factors around it");
+  refuse_llama3(meta.origin(), "factor " + number_text(factors[i]) + " at frequency " + std::to_string(i) +
+                                   " is not what Llama 3's rule gives for the factors around it");
 }
 
 void ConfigBuilder::llama_family(bool attention_bias) {
