@@ -3,7 +3,7 @@ reading whichever member is forced (issue 16 item 2): real binary, exit 4
 for a model llm2hef will not convert exactly, 3 for a malformed value, and a
 message naming the config key and its value (and, where a number decides,
 the largest value that works). Fixtures from
-tools/fixtures/make_mistral_granite_opt_fixtures.py and make_llama_family_fixtures.py;
+tools/fixtures/recipes/mistral_granite_opt.py and recipes/llama.py;
 variants are copies with one config.json key changed."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What the gemma2, gemma3 and olmo2 adapters refuse: exit 4 (unsupported
 model) with a message naming the config key and its value, and no output
 folder left behind. Each case copies a committed fixture
-(tools/fixtures/make_post_norm_fixtures.py) and changes one key of its
+(tools/fixtures/recipes/post_norm.py) and changes one key of its
 config.json; the unchanged copy must export, so the refusal is the change's.
 
 The binary comes from $LLM2HEF_BIN (ctest sets it), else build/llm2hef.

@@ -344,11 +344,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 # =========================================================================== Llama family
-# Qwen2 / Llama / SmolLM3 / Qwen3 fixtures (tools/fixtures/make_llama_family_fixtures.py).
+# Qwen2 / Llama / SmolLM3 / Qwen3 fixtures (tools/fixtures/recipes/llama.py).
 # Exports go through the same _ExportCache, with gelu "default" (no --gelu flag).
 LLAMA_FAMILY = ["qwen2-tiny", "llama3-tiny", "smollm3-tiny", "smollm3-interval", "qwen3-tiny",
                 "llama-bigvocab",
-                # Written by transformers 5 (tools/fixtures/make_transformers5_fixtures.py).
+                # Written by transformers 5 (tools/fixtures/recipes/transformers5.py).
                 "llama3-tf5", "qwen2-tf5"]
 LLAMA_CACHES = [64, 32]
 # One fixture per adapter for the (slower) cache-consistency checks.
@@ -409,7 +409,7 @@ class ConsistencyCtx:
 
 
 # =========================================================================== LFM2
-# Tiny Lfm2ForCausalLM fixtures (tools/fixtures/make_lfm2_fixtures.py), both layer
+# Tiny Lfm2ForCausalLM fixtures (tools/fixtures/recipes/lfm2.py), both layer
 # kinds, conv_bias off and on, GQA 2 and 3, kernel 3 and 4. Exported like the Llama family (no flag).
 LFM2 = ["lfm2-tiny", "lfm2-bias", "lfm2-kernel4"]
 LFM2_CACHES = [64, 32]
@@ -423,7 +423,7 @@ def lfm2_combos(names=None):
 
 
 # =========================================================================== Mistral, Granite, OPT
-# Fixtures of tools/fixtures/make_mistral_granite_opt_fixtures.py, exported like the Llama
+# Fixtures of tools/fixtures/recipes/mistral_granite_opt.py, exported like the Llama
 # family (no flag). mistral-window has sliding_window 64: exact at both caches,
 # refused above (tests/cli/test_mistral_granite_opt_refusals.py).
 MISTRAL_GRANITE_OPT_CACHES = {"mistral-tiny": [64, 32], "mistral-window": [64, 32], "granite-tiny": [64, 32],
@@ -444,7 +444,7 @@ def mistral_granite_opt_terminal_summary(tr) -> None:
                          "(max |diff| of the hidden rows that must not move)",
                          [r for r in _REPORT if r.get("kind") == "mistral_granite_opt_consistency"], 18, gelu=False)
 # =========================================================================== Gemma 2/3, OLMo 2
-# tools/fixtures/make_post_norm_fixtures.py. Each fixture lists the caches its
+# tools/fixtures/recipes/post_norm.py. Each fixture lists the caches its
 # export is exact at (at most its sliding_window); the others are refused
 # (tests/cli/test_post_norm_refusals.py). Exported like the Llama family (no flag).
 POST_NORM = ["gemma3-tiny", "gemma3-window", "gemma2-tiny", "olmo2-tiny"]
@@ -454,7 +454,7 @@ def post_norm_combos(names=None):
     """(fixture, cache, "default") for every exact Gemma/OLMo 2 export the suite makes."""
     return [(f, c, LLAMA_GELU) for f in (names or POST_NORM) for c in fixture_info(f)["exact_caches"]]
 # =========================================================================== Phi-3 / Phi / StableLM / GPT-NeoX
-# Fixtures of tools/fixtures/make_phi_family_fixtures.py. Phi exports run with
+# Fixtures of tools/fixtures/recipes/phi.py. Phi exports run with
 # `--gelu tanh` (gelu_new exactly); the default sigmoid form is measured apart.
 PHI_FAMILY = ["neox-parallel", "neox-sequential", "phi2-tiny", "phi-qkln", "stablelm-tiny", "stablelm-qkln",
               "stablelm-parallel", "phi3-longrope", "phi4mini-tiny"]
