@@ -3,7 +3,7 @@ family's): the structure that makes the conv layers cacheable (no op mixes
 time steps except MatMuls whose first operand comes from the mask alone and
 whose second operand, B*x, is cache-shaped; those shift matrices are exactly
 0/1 for the runtime's masks), the cache cost the conv layers add, and HF's
-`theta` alias. What the adapter refuses is in tests/cli/test_family_refusals.py."""
+`theta` alias. What the adapter refuses is in tests/cli/export/test_family_refusals.py."""
 from __future__ import annotations
 
 import json

@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests"))
 from family_table import BY_FIXTURE  # noqa: E402
 
