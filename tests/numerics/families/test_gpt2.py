@@ -1,15 +1,20 @@
-"""The committed fixtures are self-consistent, without the binary: a float64
-numpy GPT-2 over the checkpoint (read with conftest's safetensors reader)
-reproduces the Hugging Face reference logits. A failure here is a fixture or
-reader problem, not an export problem."""
+"""What only GPT-2 has (the table-driven files judge its exports like every
+family's). The committed fixtures are self-consistent, without the binary: a
+float64 numpy GPT-2 over the checkpoint (read with conftest's safetensors
+reader) reproduces the Hugging Face reference logits, so a failure there is a
+fixture or reader problem, not an export problem. And without --cache, export
+and inspect take the same default cache."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
-from conftest import FIXTURE_NAMES, fixture_info, reference
+from conftest import BY_ADAPTER, FIXTURES, fixture_info, reference, run_llm2hef
+
+FIXTURE_NAMES = list(BY_ADAPTER["gpt2"].fixtures)
 
 
 def layer_norm(x, w, b, eps):
@@ -53,3 +58,31 @@ def test_references_reproduce_from_checkpoint(fixture, checkpoints):
         got = gpt2_last_logits(sd, cfg, tokens)
         err = float(np.abs(got - logits).max())
         assert err < 2e-5, f"{fixture} L={L}: numpy forward differs from the reference by {err:.2e}"
+
+
+def test_fixture_checkpoints_readable(checkpoints):
+    """The conftest safetensors reader sees what the fixtures promise."""
+    for name in FIXTURE_NAMES:
+        cfg = fixture_info(name)["config"]
+        sd = checkpoints(name)
+        assert sd["wte.weight"].shape == (cfg["vocab_size"], cfg["n_embd"])
+        assert sd["wpe.weight"].shape == (cfg["n_positions"], cfg["n_embd"])
+        assert sd["h.0.attn.c_attn.weight"].shape == (cfg["n_embd"], 3 * cfg["n_embd"])
+        assert f"h.{cfg['n_layer'] - 1}.mlp.c_proj.weight" in sd and "lm_head.weight" not in sd
+        cfg_json = json.loads((FIXTURES / name / "config.json").read_text())
+        assert cfg_json["vocab_size"] == cfg["vocab_size"]
+
+
+def test_without_cache_export_and_inspect_take_the_same_default(tmp_path):
+    """No --cache: the model's own limit (n_positions) capped at 2048, for
+    export and inspect alike (issue 16: inspect used to default to 2048 and
+    fail on GPT-2); no --prefill: 96, or the cache when smaller."""
+    n_positions = json.loads((FIXTURES / "gpt2-tiny" / "config.json").read_text())["n_positions"]
+    out = tmp_path / "out"
+    run_llm2hef(["export", FIXTURES / "gpt2-tiny", "-o", out])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["cache_size"] == min(n_positions, 2048)
+    assert manifest["prefill"] == min(96, manifest["cache_size"])
+    proc = run_llm2hef(["inspect", FIXTURES / "gpt2-tiny", "--json"])
+    report = json.loads(proc.stdout)
+    assert (report["cache_size"], report["prefill"]) == (manifest["cache_size"], manifest["prefill"])

@@ -1,10 +1,9 @@
-"""Graph and packaging contract of the LFM2 exports: the six runtime inputs and
-nothing else, theta = HF's RoPE inv_freq twice (the conv layers add no
-frequency), manifest and hailo-config, and the structure that makes the conv
-layers cacheable: no op mixes time steps except MatMuls whose first operand
-comes from the mask alone and whose second operand (B*x) is cache-shaped, and
-those shift matrices are exactly 0/1 for the runtime's masks. Also what the
-adapter refuses."""
+"""What only LFM2 has (the table-driven files judge its exports like every
+family's): the structure that makes the conv layers cacheable (no op mixes
+time steps except MatMuls whose first operand comes from the mask alone and
+whose second operand, B*x, is cache-shaped; those shift matrices are exactly
+0/1 for the runtime's masks), the cache cost the conv layers add, and HF's
+`theta` alias. What the adapter refuses is in tests/cli/export/test_family_refusals.py."""
 from __future__ import annotations
 
 import json
@@ -13,25 +12,9 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import (
-    FIXTURES,
-    INPUT_NAMES,
-    fixture_info,
-    lfm2_combos,
-    llama_combo_id,
-    reference,
-    run_llm2hef,
-)
-from numerics_checks import (
-    SUFFIX_ROLES,
-    assert_graph_io,
-    assert_inputs_consumed,
-    assert_runtime_layout,
-    assert_static_shapes,
-    check_onnx_full,
-)
+from conftest import FIXTURES, INPUT_NAMES, contract_runs, fixture_info, params, reference, run_llm2hef
 
-COMBOS = [pytest.param(c, id=llama_combo_id(c)) for c in lfm2_combos()]
+RUNS = params(r for r in contract_runs() if r.family.adapter == "lfm2")
 
 
 def cfg_of(fixture):
@@ -78,33 +61,15 @@ class Graph:
                 and n.input[1] not in self.init and self.inputs_of(n.input[0]) == {"attention_mask"}]
 
 
-@pytest.mark.parametrize("combo", COMBOS)
-def test_onnx_checker_full(combo, exports):
-    check_onnx_full(exports.get(*combo))
-
-
-@pytest.mark.parametrize("combo", COMBOS)
-def test_io_is_the_six_runtime_inputs(combo, exports):
-    fixture, N, _ = combo
-    cfg = cfg_of(fixture)
-    m = load(exports.get(*combo))
-    H, V, heads, T = cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"], cfg["head_dim"]
-    want = {"inputs_embeds": [1, N, H], "attention_mask": [1, 1, N, heads * N],
-            **{k: [1, N, T] for k in INPUT_NAMES[2:]}}
-    assert_graph_io(m, want, V)
-    assert_inputs_consumed(m, subgraphs=False)
-    assert_static_shapes(m)
-
-
-@pytest.mark.parametrize("combo", COMBOS)
-def test_conv_layers_interact_only_through_cacheable_matmuls(combo, exports):
+@pytest.mark.parametrize("run", RUNS)
+def test_conv_layers_interact_only_through_cacheable_matmuls(run, exports):
     """No op that mixes the time axis on its own (Conv, Pad, Gather, Expand, Cumsum,
     Shape-dependent ops); per conv layer kernel-1 shift MatMuls [1, 1, N, N] x [1, 1, N, H]
     (the P V of a one-head attention) whose second operand is cache-shaped
     (shape[-2] == N) and data-dependent."""
-    fixture, N, _ = combo
+    fixture, N, _ = run
     cfg = cfg_of(fixture)
-    g = Graph(load(exports.get(*combo)))
+    g = Graph(load(exports.get(*run)))
     ops = {n.op_type for n in g.m.graph.node}
     assert not ops & {"Conv", "ConvTranspose", "Pad", "Gather", "GatherElements", "Expand", "CumSum", "Shape",
                       "Concat", "Loop", "Scan", "If"}, sorted(ops)
@@ -124,14 +89,14 @@ def test_conv_layers_interact_only_through_cacheable_matmuls(combo, exports):
     assert len(act) == 2 * cfg["layer_types"].count("full_attention"), [n.name for n in act]
 
 
-@pytest.mark.parametrize("combo", [c for c in COMBOS if c.values[0][1] == 32])
-def test_shift_matrices_are_exact(combo, exports, tmp_path):
+@pytest.mark.parametrize("run", [r for r in RUNS if r.values[0].cache == 32])
+def test_shift_matrices_are_exact(run, exports, tmp_path):
     """D_s, fed the runtime's masks for several prompt lengths, is exactly 1 at
     the token s steps back (when it exists) and 0 elsewhere on every real row."""
     import onnx
     import onnxruntime as ort
-    fixture, N, _ = combo
-    ex = exports.get(*combo)
+    fixture, N, _ = run
+    ex = exports.get(*run)
     m = load(ex)
     g = Graph(m)
     shift_inputs = sorted({n.input[0] for n in g.shift_matmuls()})
@@ -170,64 +135,20 @@ def test_shift_matrices_are_exact(combo, exports, tmp_path):
                 assert not d[0, 0][pad:].any()
 
 
-@pytest.mark.parametrize("combo", COMBOS)
-def test_manifest_and_theta(combo, exports):
-    fixture, N, _ = combo
-    cfg = cfg_of(fixture)
-    ex = exports.get(*combo)
-    man = ex.manifest
-    d = man["dims"]
-    got = (d["hidden"], d["layers"], d["vocab"], d["heads"], d["kv_heads"], d["head_dim"], d["intermediate"])
-    want = (cfg["hidden_size"], cfg["num_hidden_layers"], cfg["vocab_size"], cfg["num_attention_heads"],
-            cfg["num_key_value_heads"], cfg["head_dim"], cfg["ffn_width"])
-    assert got == want, (got, want)
-    assert man["theta_length"] == cfg["head_dim"]
-    assert man["pe_tiles"] == {"q": cfg["num_attention_heads"], "k": cfg["num_key_value_heads"]}
-    cost = man["cache_cost"]  # the adapter's cost figures, apart from its options
+@pytest.mark.parametrize("run", RUNS)
+def test_cache_cost(run, exports):
+    """The adapter's cost figures, apart from its options: per position, K and V
+    of each attention layer and one B*x row of each conv layer."""
+    cfg = cfg_of(run.fixture)
+    man = exports.get(*run).manifest
+    cost = man["cache_cost"]
     assert "cache_values_per_position" not in man["options"]
     conv = cfg["layer_types"].count("conv")
     attn = cfg["layer_types"].count("full_attention")
     assert cost["values_per_position"] == (attn * 2 * cfg["num_attention_heads"] * cfg["head_dim"]
-                                                 + conv * cfg["hidden_size"])
-    theta = np.load(ex.out / "resources" / "theta.npy")
-    inv = np.asarray(fixture_info(fixture)["rotary_emb_inv_freq"], np.float32)
-    want_theta = np.concatenate([inv, inv])
-    assert theta.dtype == np.float32 and theta.shape == want_theta.shape
-    ulps = np.abs(theta.view(np.int32).astype(np.int64) - want_theta.view(np.int32).astype(np.int64))
-    assert ulps.max() <= 1, (theta.tolist(), want_theta.tolist())
+                                           + conv * cfg["hidden_size"])
 
 
-@pytest.mark.parametrize("combo", COMBOS)
-def test_hailo_config_and_resources(combo, exports, checkpoints):
-    fixture, N, _ = combo
-    info = fixture_info(fixture)
-    cfg = info["config"]
-    ex = exports.get(*combo)
-    hc = json.loads((ex.out / "resources" / "hailo-config.json").read_text())
-    assert hc["eos_token_id"] == info["eos_token_ids"][0]
-    pp = hc["pre_process_params"]
-    assert pp["kv_cache_size"] == N and pp["prefill_input_tokens_count"] == ex.prefill
-    assert pp["num_attention_heads"] == cfg["num_attention_heads"]
-    assert pp["num_key_value_heads"] == cfg["num_key_value_heads"]
-    for i, role in enumerate(SUFFIX_ROLES):
-        assert str(hc["input_layers_names_suffixes"][role]).endswith(f"input_layer{i + 1}")
-    emb = np.load(ex.out / "resources" / "embeddings.npy")
-    assert np.array_equal(emb, checkpoints(fixture)["model.embed_tokens.weight"])
-
-
-@pytest.mark.parametrize("combo", [c for c in COMBOS if c.values[0][1] == 32])
-def test_inputs_match_runtime_layout(combo, exports, tmp_path):
-    fixture, N, _ = combo
-    ex = exports.get(*combo)
-    emb = np.load(ex.out / "resources" / "embeddings.npy")
-    theta = np.load(ex.out / "resources" / "theta.npy").astype(np.float32)
-    tokens = reference(fixture)[N][0]
-    for n in [1, 3, N]:
-        f = ex.inputs(tokens[:n], tmp_path)
-        assert_runtime_layout(f, emb, theta, tokens[:n], N, cfg_of(fixture)["num_attention_heads"])
-
-
-# --------------------------------------------------------------------------- refusals
 def edited_copy(tmp_path, edit):
     d = tmp_path / "model"
     shutil.copytree(FIXTURES / "lfm2-tiny", d)
@@ -235,35 +156,6 @@ def edited_copy(tmp_path, edit):
     edit(cfg)
     (d / "config.json").write_text(json.dumps(cfg))
     return d
-
-
-def export_of(d, tmp_path):
-    out = tmp_path / "out"
-    proc = run_llm2hef(["export", d, "-o", out, "--cache", 32, "--prefill", 8], check=False)
-    return proc, proc.stdout + proc.stderr, out
-
-
-def test_ffn_width_disagreeing_with_w1_is_bad_input(tmp_path):
-    d = edited_copy(tmp_path, lambda c: c.update(block_ff_dim=1200))
-    proc, text, out = export_of(d, tmp_path)
-    assert proc.returncode == 3, text
-    assert "config.json" in text and "block_ff_dim" in text and "feed_forward.w1.weight" in text, text
-    assert not out.exists()
-
-
-def test_unknown_layer_type_is_bad_input(tmp_path):
-    d = edited_copy(tmp_path, lambda c: c["layer_types"].__setitem__(1, "mamba"))
-    proc, text, out = export_of(d, tmp_path)
-    assert proc.returncode == 3, text
-    assert "layer_types" in text and "mamba" in text, text
-
-
-def test_model_without_attention_is_refused(tmp_path):
-    d = edited_copy(tmp_path, lambda c: c.update(layer_types=["conv"] * 4))
-    proc, text, out = export_of(d, tmp_path)
-    assert proc.returncode == 4, text  # refused before the (then missing) conv tensors of layer 2 are looked up
-    assert "layer_types" in text and "no attention layer" in text, text
-    assert not out.exists()
 
 
 def test_theta_alias_wins_over_rope_theta(tmp_path):

@@ -1,4 +1,5 @@
-"""The committed Llama-family fixtures are self-consistent, without the binary
+"""What only the Llama family has (the table-driven files judge its exports
+like every family's). The committed Llama-family fixtures are self-consistent, without the binary
 and without torch: a float64 numpy forward over the checkpoint (conftest's
 safetensors reader), driven by config.json and HF's inv_freq from fixture.json,
 reproduces the Hugging Face reference logits; and fixture.json's inv_freq is
@@ -12,7 +13,10 @@ import math
 import numpy as np
 import pytest
 
-from conftest import FIXTURES, LLAMA_FAMILY, fixture_info, load_checkpoint, reference
+from conftest import FAMILIES, FIXTURES, fixture_info, load_checkpoint, reference
+
+# The families docs/llama-family.md describes (Llama, Qwen2, Qwen3, SmolLM3).
+LLAMA_FAMILY = [x for f in FAMILIES if f.doc == "llama-family.md" for x in f.fixtures]
 
 
 def config_json(name: str) -> dict:
@@ -138,3 +142,15 @@ def test_references_reproduce_from_checkpoint(fixture):
         got = last_logits(sd, cfg, info["rotary_emb_inv_freq"], info["config"]["use_rope_per_layer"], tokens)
         err = float(np.abs(got - logits).max())
         assert err < 5e-5, f"{fixture} L={L}: numpy forward differs from the reference by {err:.2e}"
+
+
+@pytest.mark.parametrize("fixture", LLAMA_FAMILY)
+def test_generation_config_eos_is_the_fixture_eos(fixture):
+    """generation_config.json's eos_token_id (one id or a list) is what fixture.json
+    records, so the contract's stop tokens (test_contract.py) are the checkpoint's;
+    llama3-tiny has three."""
+    gen = json.loads((FIXTURES / fixture / "generation_config.json").read_text())
+    eos = gen["eos_token_id"] if isinstance(gen["eos_token_id"], list) else [gen["eos_token_id"]]
+    assert eos == fixture_info(fixture)["eos_token_ids"]
+    if fixture == "llama3-tiny":
+        assert len(eos) == 3
