@@ -12,9 +12,9 @@ constexpr const char* kHelp = R"(Usage: llm2hef adapters [--json] [-v|--verbose]
 Lists the architecture adapters found: name, version, Hugging Face
 architectures claimed, options, file, and the config keys that change the
 forward pass each applies (docs/forward-keys.md; another adapter refuses
-them). An architecture claimed by two
-adapters is listed with the one that wins (found first in the search order;
-export warns and --adapter NAME chooses another).
+them). An architecture claimed by two adapters is listed with the one that
+wins (found first in the search order; export warns and --adapter NAME
+chooses another).
 
 {options}
 )";
