@@ -10,9 +10,11 @@ namespace {
 constexpr const char* kHelp = R"(Usage: llm2hef adapters [--json] [-v|--verbose]
 
 Lists the architecture adapters found: name, version, Hugging Face
-architectures claimed, options and file. An architecture claimed by two
-adapters is listed with the one that wins (found first in the search order;
-export warns and --adapter NAME chooses another).
+architectures claimed, options, file, and the config keys that change the
+forward pass each applies (docs/forward-keys.md; another adapter refuses
+them). An architecture claimed by two adapters is listed with the one that
+wins (found first in the search order; export warns and --adapter NAME
+chooses another).
 
 {options}
 )";
