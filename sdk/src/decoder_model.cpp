@@ -31,13 +31,6 @@ OptionSpec sliding_window_option() {
           "band in the sliding layers (exact in fp32, unproven on the DFC)"};
 }
 
-DecoderModel description_applying(const JsonFile& config, std::vector<std::string> applied_keys) {
-  refuse_unapplied_forward_keys(config, applied_keys);
-  DecoderModel m;
-  m.applied_keys = std::move(applied_keys);
-  return m;
-}
-
 TensorTable described_tensors(const DecoderModel& m) {
   TensorTable t = m.tensors;
   ModelDims residual = m.dims;  // the layers' sizes: hidden is the residual stream's width
@@ -96,8 +89,8 @@ int64_t default_cache_size(const DecoderModel& m) {
 }
 
 Plan DecoderAdapter::plan(const Checkpoint& ckpt, const ExportOptions& requested) const {
+  refuse_unapplied_forward_keys(ckpt.config(), info().applied_keys);
   auto model = std::make_shared<DecoderModel>(describe(ckpt, DescribeOptions{requested.adapter_options}));
-  refuse_unapplied_forward_keys(ckpt.config(), model->applied_keys);
   described_tensors(*model).check(ckpt);
   if (static_cast<int64_t>(model->layers.size()) != model->dims.layers)
     throw InternalError("decoder description: " + std::to_string(model->layers.size()) + " layers described for " +
