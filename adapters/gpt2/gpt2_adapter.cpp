@@ -10,6 +10,7 @@
 // - the tied head is written as its own [H, V] tensor after a last-position slice.
 #include <string>
 
+#include "llm2hef/families/gelu_new.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
@@ -20,6 +21,35 @@ namespace {
 
 using namespace llm2hef;
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
+
+// The fused c_attn (Conv1D [in, out], q|k|v) split into three projections,
+// no RoPE (positions are in the embedding), then c_proj; the scores also
+// divided by `extra_divisor` (scale_attn_by_inverse_layer_idx: layer + 1),
+// folded into the same Div.
+CustomBody split_c_attn(const LinearSpec& c_attn, const LinearSpec& c_proj, int64_t hidden, float extra_divisor) {
+  CustomBody attention;
+  attention.tensors.linear(c_attn, 3 * hidden, hidden);
+  attention.tensors.linear(c_proj, hidden, hidden);
+  attention.build = [c_attn, c_proj, hidden, extra_divisor](GraphBuilder& g, const DecoderContext& ctx,
+                                                            const Value& x) {
+    Value qkv[3];
+    const char* names[3] = {"q_proj", "k_proj", "v_proj"};
+    for (int part = 0; part < 3; ++part) {
+      auto s = g.scope(names[part]);
+      LinearSpec slice = c_attn;
+      slice.out_begin = part * hidden;
+      slice.out_end = (part + 1) * hidden;
+      qkv[part] = linear(g, ctx.ckpt, x, slice);
+    }
+    AttentionShape shape = ctx.attention;  // q k^T / sqrt(HD)
+    shape.score_divisor *= extra_divisor;
+    const Value mixed = llm2hef::sdk::attention(g, qkv[0], qkv[1], qkv[2], ctx.io.runtime.mask, shape);
+    auto s = g.scope("c_proj");
+    return linear(g, ctx.ckpt, mixed, c_proj);
+  };
+  return attention;
+}
 
 class Gpt2Adapter final : public DecoderAdapter {
  public:
@@ -119,29 +149,8 @@ class Gpt2Adapter final : public DecoderAdapter {
       auto conv1d = [&](const std::string& name) {
         return LinearSpec{p + name + ".weight", p + name + ".bias", WeightLayout::in_out};
       };
-      const LinearSpec c_attn = conv1d("attn.c_attn"), c_proj = conv1d("attn.c_proj");
-      m.tensors.linear(c_attn, 3 * hidden, hidden);
-      m.tensors.linear(c_proj, hidden, hidden);
-      // The fused c_attn (Conv1D [in, out], q|k|v) split into three
-      // projections, no RoPE (positions are in the embedding), then c_proj.
-      CustomBody attention = [c_attn, c_proj, hidden, layer = i,
-                              scale_by_inverse_layer](GraphBuilder& g, const DecoderContext& ctx, const Value& x) {
-        Value qkv[3];
-        const char* names[3] = {"q_proj", "k_proj", "v_proj"};
-        for (int part = 0; part < 3; ++part) {
-          auto s = g.scope(names[part]);
-          LinearSpec slice = c_attn;
-          slice.out_begin = part * hidden;
-          slice.out_end = (part + 1) * hidden;
-          qkv[part] = linear(g, ctx.ckpt, x, slice);
-        }
-        // q k^T / sqrt(HD), and / (layer + 1) folded into the same divisor.
-        AttentionShape shape = ctx.attention;
-        if (scale_by_inverse_layer) shape.score_divisor *= static_cast<float>(layer + 1);
-        const Value mixed = llm2hef::sdk::attention(g, qkv[0], qkv[1], qkv[2], ctx.io.runtime.mask, shape);
-        auto s = g.scope("c_proj");
-        return linear(g, ctx.ckpt, mixed, c_proj);
-      };
+      const CustomBody attention = split_c_attn(conv1d("attn.c_attn"), conv1d("attn.c_proj"), hidden,
+                                                scale_by_inverse_layer ? static_cast<float>(i + 1) : 1.0f);
       const GeluMlpSpec mlp{conv1d("mlp.c_fc"), conv1d("mlp.c_proj"), "c_fc", "c_proj", gelu};
       m.layers.push_back(
           {{norm("ln_1"), "attn", attention, "attn_residual"}, {norm("ln_2"), "mlp", mlp, "mlp_residual"}});

@@ -3,7 +3,7 @@
 // Attention layers are Llama-style with per-head q/k layernorm (QK-Norm
 // through constant segment matrices, a plain RMSNorm for one head) and an
 // `out_proj`. Conv layers
-// (Lfm2ShortConv) are rebuilt by sdk/short_conv.hpp: every time interaction
+// (Lfm2ShortConv) are rebuilt by families/short_conv.hpp: every time interaction
 // is a matmul of a 0/1 shift matrix, derived from the runtime's mask, with
 // B*x as the cached second operand, so the runtime's KV cache carries the
 // conv state and nothing but the six runtime inputs feeds the graph.
@@ -13,18 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/families/short_conv.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/head_norm.hpp"
 #include "llm2hef/sdk/rope.hpp"
-#include "llm2hef/sdk/short_conv.hpp"
 
 namespace {
 
 using namespace llm2hef;
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 const std::string kEmbed = kHfEmbedTokens;
 const std::string kFinalNorm = "model.embedding_norm.weight";
@@ -164,25 +165,20 @@ class Lfm2Adapter final : public DecoderAdapter {
     for (int64_t i = 0; i < d.layers; ++i) {
       const std::string p = hf_layer_prefix(i);
       auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
-      BranchDescription mixer{norm("operator_norm"), "self_attn", CustomBody{}, "operator_residual"};
-      if (attention[static_cast<size_t>(i)]) {
-        mixer.body = AttentionMixer{{.prefix = p + "self_attn.",
-                                     .q_norm = "q_layernorm",
-                                     .k_norm = "k_layernorm",
-                                     .out_proj = "out_proj",
-                                     .norm_eps = eps}};
-      } else {
+      BranchDescription mixer{norm("operator_norm"), "self_attn",
+                              AttentionMixer{{.prefix = p + "self_attn.",
+                                              .q_norm = "q_layernorm",
+                                              .k_norm = "k_layernorm",
+                                              .out_proj = "out_proj",
+                                              .norm_eps = eps}},
+                              "operator_residual"};
+      if (!attention[static_cast<size_t>(i)]) {
         const std::string conv = p + "conv.";
         auto bias = [&](const std::string& t) { return conv_bias ? std::optional(conv + t) : std::nullopt; };
         mixer.scope = "conv";
-        mixer.body = ShortConvSpec{conv + "in_proj.weight",
-                                   conv + "conv.weight",
-                                   conv + "out_proj.weight",
-                                   bias("in_proj.bias"),
-                                   bias("conv.bias"),
-                                   bias("out_proj.bias"),
-                                   d.hidden,
-                                   kernel};
+        mixer.body =
+            short_conv_body({conv + "in_proj.weight", conv + "conv.weight", conv + "out_proj.weight",
+                             bias("in_proj.bias"), bias("conv.bias"), bias("out_proj.bias"), d.hidden, kernel});
       }
       const SwigluSpec ffn_spec{ffn_weight(i, "w1"), ffn_weight(i, "w3"), ffn_weight(i, "w2"), "w1", "w3", "w2"};
       m.layers.push_back({mixer, {norm("ffn_norm"), "feed_forward", ffn_spec, "ffn_residual"}});

@@ -24,10 +24,10 @@ class Olmo2Adapter final : public DecoderAdapter {
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m = describe_post_norm_decoder(ckpt, 1e-5);  // Olmo2Config's default rms_norm_eps
+    // Olmo2Config's default rms_norm_eps; norms after attention and MLP only.
+    DecoderModel m = describe_post_norm_decoder(ckpt, 1e-5, NormPlacement::post);
     read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
     for (LayerDescription& l : m.layers) {
-      l.mixer.pre_norm = l.ffn.pre_norm = false;
       AttentionBlockSpec& attention = attention_spec(l);
       attention.q_norm = "q_norm";
       attention.k_norm = "k_norm";

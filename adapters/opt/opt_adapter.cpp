@@ -11,7 +11,7 @@
 //   are MatMuls around the decoder; the runtime feeds word_embed_proj_dim-wide
 //   embedding rows, so the plan's dims.hidden is that width;
 // - post-LN layers (do_layer_norm_before false, opt-350m) use the decoder
-//   skeleton's residual_norm placement: norm(h + body(h)); no final norm then;
+//   layer's residual norm placement: norm(h + body(h)); no final norm then;
 // - the tied head is written as its own tensor after a last-position slice.
 #include <string>
 
@@ -37,6 +37,32 @@ bool opt_switch(const JsonFile& c, const char* key, bool fallback) {
     throw BadInput(c.where(key) + ": " + c.raw()[key].dump() + " is not true or false (leave the key out for " +
                    (fallback ? "true" : "false") + ", OPTConfig's default)");
   return c.raw()[key].get<bool>();
+}
+
+// The positions of a cache of n, rows offset by 2, rebuilt from the cos/sin
+// tables of theta 2 pi k / n (sdk/learned_positions.hpp); the runtime's rows
+// are word_embed_proj_dim wide, project_in (when not empty) first.
+void positions_for_cache(DecoderModel& d, int64_t n, const std::string& project_in, const std::string& table,
+                         int64_t hidden) {
+  d.theta = fourier_theta(n);
+  const auto t = static_cast<int64_t>(d.theta.size());
+  d.embed = [project_in, table, n, t, hidden](GraphBuilder& g, const DecoderContext& ctx, const Value& runtime_embeds) {
+    Value embeds = runtime_embeds;
+    if (!project_in.empty()) {
+      auto s = g.scope("project_in");
+      embeds = linear(g, ctx.ckpt, embeds, {project_in, std::nullopt});
+    }
+    const Value positions = learned_positions(g, ctx.ckpt, table, kPositionOffset, ctx.io.pe, n, t, hidden);
+    return g.add(embeds, positions, "embed_positions/Add");
+  };
+  // Listed first.
+  d.rewrites.insert(d.rewrites.begin(), "embed_positions rows " + std::to_string(kPositionOffset) + ".." +
+                                            std::to_string(n + kPositionOffset - 1) + " (positions 0.." +
+                                            std::to_string(n - 1) +
+                                            " plus OPT's offset 2) rebuilt from the "
+                                            "cos/sin tables (" +
+                                            std::to_string(n / 2 + 1) + " frequencies 2*pi*k/" + std::to_string(n) +
+                                            ", theta length " + std::to_string(t) + ")");
 }
 
 class OptAdapter final : public DecoderAdapter {
@@ -92,30 +118,8 @@ class OptAdapter final : public DecoderAdapter {
     m.largest_exact_cache = positions;
     m.largest_exact_cache_reason =
         c.where("max_position_embeddings") + ": OPT has learned positions only for 0.." + std::to_string(positions - 1);
-    // The positions of a cache of n, rows offset by 2, rebuilt from the
-    // cos/sin tables of theta 2 pi k / n (sdk/learned_positions.hpp); the
-    // runtime's rows are word_embed_proj_dim wide, project_in first.
     m.for_cache = [project_in, table, hidden](DecoderModel& d, int64_t n) {
-      d.theta = fourier_theta(n);
-      const auto t = static_cast<int64_t>(d.theta.size());
-      d.embed = [project_in, table, n, t, hidden](GraphBuilder& g, const DecoderContext& ctx,
-                                                  const Value& runtime_embeds) {
-        Value embeds = runtime_embeds;
-        if (!project_in.empty()) {
-          auto s = g.scope("project_in");
-          embeds = linear(g, ctx.ckpt, embeds, {project_in, std::nullopt});
-        }
-        const Value positions = learned_positions(g, ctx.ckpt, table, kPositionOffset, ctx.io.pe, n, t, hidden);
-        return g.add(embeds, positions, "embed_positions/Add");
-      };
-      // Listed first.
-      d.rewrites.insert(d.rewrites.begin(), "embed_positions rows " + std::to_string(kPositionOffset) + ".." +
-                                                std::to_string(n + kPositionOffset - 1) + " (positions 0.." +
-                                                std::to_string(n - 1) +
-                                                " plus OPT's offset 2) rebuilt from the "
-                                                "cos/sin tables (" +
-                                                std::to_string(n / 2 + 1) + " frequencies 2*pi*k/" + std::to_string(n) +
-                                                ", theta length " + std::to_string(t) + ")");
+      positions_for_cache(d, n, project_in, table, hidden);
     };
     m.rewrites = {
         "q scaled by head_dim^-0.5 written as scores divided by sqrt(head_dim)",
@@ -155,10 +159,7 @@ class OptAdapter final : public DecoderAdapter {
       LayerDescription l{{norm("self_attn_layer_norm", p + "self_attn_layer_norm"), "self_attn", AttentionMixer{attn},
                           "attn_residual"},
                          {norm("final_layer_norm", p + "final_layer_norm"), "mlp", mlp, "mlp_residual"}};
-      if (!pre_norm) {
-        l.mixer.residual_norm = l.mixer.norm;
-        l.ffn.residual_norm = l.ffn.norm;
-      }
+      if (!pre_norm) l.mixer.placement = l.ffn.placement = NormPlacement::residual;
       m.layers.push_back(std::move(l));
     }
     if (final_norm) m.tail.final_norm = norm("final_layer_norm", prefix + "final_layer_norm");

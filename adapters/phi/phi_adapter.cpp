@@ -10,6 +10,7 @@
 // - gelu_new as x*sigmoid(1.702x) unless `--gelu tanh` (exact), as GPT-2.
 #include <string>
 
+#include "llm2hef/families/gelu_new.hpp"
 #include "llm2hef/sdk/abi.hpp"
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
@@ -19,6 +20,7 @@ namespace {
 
 using namespace llm2hef;
 using namespace llm2hef::sdk;
+using namespace llm2hef::families;
 
 class PhiAdapter final : public DecoderAdapter {
  public:
@@ -80,7 +82,7 @@ class PhiAdapter final : public DecoderAdapter {
                             gelu};
       const NormSpec ln{"input_layernorm", p + "input_layernorm.weight", p + "input_layernorm.bias", eps};
       m.layers.push_back({{ln, "self_attn", attn, "attn_residual"},
-                          {NormSpec{}, "mlp", mlp, "mlp_residual"},
+                          {NormSpec{}, "mlp", mlp, "mlp_residual", NormPlacement::shared},
                           true,
                           ParallelSum::branches_first});
     }

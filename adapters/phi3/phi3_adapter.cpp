@@ -113,10 +113,8 @@ class Phi3Adapter final : public DecoderAdapter {
       auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
       // qkv_proj rows: q, then k, then v.
       const std::string qkv = m.tensors.add(p + "self_attn.qkv_proj.weight", {q + 2 * kv, d.hidden});
-      AttentionMixer attn{{.prefix = p + "self_attn.",
-                           .out_proj = "o_proj",
-                           .rotary_dim = rotary_dim,
-                           .rope_attention_factor = attention_factor}};
+      AttentionMixer attn{{.prefix = p + "self_attn.", .out_proj = "o_proj", .rotary_dim = rotary_dim}};
+      attn.spec.before_rope = longrope_attention_scale(attention_factor, rotary_dim);
       attn.fused_qkv = [qkv, q, kv](GraphBuilder& g, const Checkpoint& ckpt, const Value& x, int part) {
         const int64_t begin = part == 0 ? 0 : q + (part - 1) * kv, end = part == 0 ? q : begin + kv;
         return linear(g, ckpt, x, {qkv, std::nullopt, WeightLayout::out_in, begin, end});

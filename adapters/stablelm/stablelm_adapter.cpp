@@ -82,7 +82,8 @@ class StableLmAdapter final : public DecoderAdapter {
       }
       const SwigluSpec mlp = hf_gated_mlp(p);
       m.layers.push_back({{norm("input_layernorm"), "self_attn", attn, "attn_residual"},
-                          {parallel ? NormSpec{} : norm("post_attention_layernorm"), "mlp", mlp, "mlp_residual"},
+                          {parallel ? NormSpec{} : norm("post_attention_layernorm"), "mlp", mlp, "mlp_residual",
+                           parallel ? NormPlacement::shared : NormPlacement::pre},
                           parallel,
                           ParallelSum::residual_first});
     }

@@ -1,7 +1,6 @@
 #include "llm2hef/sdk/attention_block.hpp"
 
 #include <optional>
-#include <vector>
 
 #include "llm2hef/sdk/head_norm.hpp"
 #include "llm2hef/sdk/rope.hpp"
@@ -36,24 +35,14 @@ Value attention_from_qkv(GraphBuilder& g, const Checkpoint& ckpt, Value q, Value
     q = qk_norm(q, spec.q_norm, a.heads, spec.q_norm_fn);
     k = qk_norm(k, spec.k_norm, a.kv_heads, spec.k_norm_fn);
   }
-  // LongRoPE's attention factor scales cos and sin, i.e. the rotary
-  // dimensions of q and k: a constant per-column Mul before the rotation.
-  auto rope_scale = [&](const Value& x, int64_t heads) {
-    const int64_t rot = spec.rotary_dim > 0 ? spec.rotary_dim : a.head_dim;
-    std::vector<float> f(static_cast<size_t>(heads * a.head_dim), 1.0f);
-    for (int64_t i = 0; i < heads * a.head_dim; ++i)
-      if (i % a.head_dim < rot) f[static_cast<size_t>(i)] = spec.rope_attention_factor;
-    const Value c = g.constant("rope_factor", {heads * a.head_dim}, f);
-    return g.mul(x, c, "rope_factor/Mul");
-  };
   if (spec.rope) {
     {
       auto s = g.scope("q");
-      if (spec.rope_attention_factor != 1.0f) q = rope_scale(q, a.heads);
+      if (spec.before_rope) q = spec.before_rope(g, q, a.heads, a.head_dim);
       q = apply_rope(g, q, pe.q_cos, pe.q_sin, a.heads, a.head_dim, spec.rotary_dim);
     }
     auto s = g.scope("k");  // at KV width, before the GQA expansion
-    if (spec.rope_attention_factor != 1.0f) k = rope_scale(k, a.kv_heads);
+    if (spec.before_rope) k = spec.before_rope(g, k, a.kv_heads, a.head_dim);
     k = apply_rope(g, k, pe.k_cos, pe.k_sin, a.kv_heads, a.head_dim, spec.rotary_dim);
   }
   const Value ctx = attention(g, q, k, v, mask, a);

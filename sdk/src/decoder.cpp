@@ -1,7 +1,5 @@
 #include "llm2hef/sdk/decoder.hpp"
 
-#include <utility>
-
 #include "llm2hef/sdk/errors.hpp"
 
 namespace llm2hef::sdk {
@@ -95,63 +93,6 @@ Value apply_norm(GraphBuilder& g, const Checkpoint& ckpt, const Value& x, const 
   return rms_norm(g, ckpt, x, spec.weight, spec.eps, spec.weight_offset);
 }
 
-namespace {
-
-Value residual_branch(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const Branch& b) {
-  if (b.residual_norm) {
-    Value out;
-    {
-      auto s = g.scope(b.scope);
-      out = b.body(g, hidden);
-    }
-    return apply_norm(g, ckpt, g.add(hidden, out, b.residual + "/Add"), *b.residual_norm);
-  }
-  const Value normed = b.pre_norm ? apply_norm(g, ckpt, hidden, b.norm) : hidden;
-  Value out;
-  {
-    auto s = g.scope(b.scope);
-    out = b.body(g, normed);
-  }
-  if (b.post_norm) out = apply_norm(g, ckpt, out, *b.post_norm);
-  return g.add(hidden, out, b.residual + "/Add");
-}
-
-Value branch_body(GraphBuilder& g, const Value& normed, const Branch& b) {
-  auto s = g.scope(b.scope);
-  return b.body(g, normed);
-}
-
-// Both branches read the layer's input; summed as the reference groups it.
-Value parallel_layer(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const DecoderLayer& l) {
-  const Value normed_1 = apply_norm(g, ckpt, hidden, l.mixer.norm);
-  const Value mixed = branch_body(g, normed_1, l.mixer);
-  const Value normed_2 = l.ffn.norm.scope.empty() ? normed_1 : apply_norm(g, ckpt, hidden, l.ffn.norm);
-  const Value fed = branch_body(g, normed_2, l.ffn);
-  if (l.sum == ParallelSum::residual_first) {
-    const Value partial = g.add(hidden, mixed, l.mixer.residual + "/Add");
-    return g.add(partial, fed, l.ffn.residual + "/Add");
-  }
-  const Value branches = g.add(mixed, fed, l.ffn.residual + "/Add");
-  return g.add(branches, hidden, l.mixer.residual + "/Add");
-}
-
-}  // namespace
-
-Value decoder_layers(GraphBuilder& g, const Checkpoint& ckpt, Value hidden, int64_t count,
-                     const std::function<DecoderLayer(int64_t)>& layer) {
-  for (int64_t i = 0; i < count; ++i) {
-    auto s = g.scope("layers." + std::to_string(i));
-    const DecoderLayer l = layer(i);
-    if (l.parallel) {
-      hidden = parallel_layer(g, ckpt, hidden, l);
-      continue;
-    }
-    hidden = residual_branch(g, ckpt, hidden, l.mixer);
-    hidden = residual_branch(g, ckpt, hidden, l.ffn);
-  }
-  return hidden;
-}
-
 void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, const TailSpec& t) {
   Value x = t.final_norm ? apply_norm(g, ckpt, hidden, *t.final_norm) : hidden;
   if (!t.project_out.empty()) {
@@ -179,37 +120,6 @@ void decoder_tail(GraphBuilder& g, const Checkpoint& ckpt, const Value& hidden, 
   const Value scaled = g.div(logits, cap);
   const Value capped = g.tanh(scaled);
   g.output(g.mul(capped, cap), "logits");
-}
-
-Block fused_qkv_attention_mixer(const Checkpoint& ckpt, const DecoderInputs& io, AttentionBlockSpec spec,
-                                QkvProjector project) {
-  return [&ckpt, &io, spec = std::move(spec), project = std::move(project)](GraphBuilder& g, const Value& x) {
-    static const char* const kNames[3] = {"q_proj", "k_proj", "v_proj"};
-    Value qkv[3];
-    for (int part = 0; part < 3; ++part) {
-      auto s = g.scope(kNames[part]);
-      qkv[part] = project(g, x, part);
-    }
-    return attention_from_qkv(g, ckpt, qkv[0], qkv[1], qkv[2], io.runtime.mask, io.pe, spec);
-  };
-}
-
-Block short_conv_mixer(const Checkpoint& ckpt, const CausalShifts& shifts, ShortConvSpec spec) {
-  return [&ckpt, &shifts, spec = std::move(spec)](GraphBuilder& g, const Value& x) {
-    return short_conv(g, ckpt, x, shifts, spec);
-  };
-}
-
-Block swiglu_ffn(const Checkpoint& ckpt, SwigluSpec spec) {
-  return [&ckpt, spec = std::move(spec)](GraphBuilder& g, const Value& x) { return swiglu_mlp(g, ckpt, x, spec); };
-}
-
-Block relu_ffn(const Checkpoint& ckpt, ReluMlpSpec spec) {
-  return [&ckpt, spec = std::move(spec)](GraphBuilder& g, const Value& x) { return relu_mlp(g, ckpt, x, spec); };
-}
-
-Block gelu_ffn(const Checkpoint& ckpt, GeluMlpSpec spec) {
-  return [&ckpt, spec = std::move(spec)](GraphBuilder& g, const Value& x) { return gelu_mlp(g, ckpt, x, spec); };
 }
 
 }  // namespace llm2hef::sdk

@@ -84,7 +84,7 @@ std::vector<std::string> gemma_family_applied_keys() {
 
 DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration gen) {
   const JsonFile& c = ckpt.config();
-  DecoderModel m = describe_post_norm_decoder(ckpt, 1e-6);
+  DecoderModel m = describe_post_norm_decoder(ckpt, 1e-6, NormPlacement::sandwich);
   const ModelDims& d = m.dims;
   read_activation(c, "hidden_activation", {"gelu_pytorch_tanh"}, "GeGLU with gelu_pytorch_tanh only");
   if (c.find_bool("use_bidirectional_attention").value_or(false))

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
@@ -96,6 +97,18 @@ LongRope longrope_inv_freq(const JsonFile& c, int64_t rotary_dim, int64_t origin
       equal ? " and beyond" : "", attention);
   r.rewrite = buf;
   return r;
+}
+
+decltype(AttentionBlockSpec::before_rope) longrope_attention_scale(float factor, int64_t rotary_dim) {
+  if (factor == 1.0f) return {};
+  return [factor, rotary_dim](GraphBuilder& g, const Value& x, int64_t heads, int64_t head_dim) {
+    const int64_t rot = rotary_dim > 0 ? rotary_dim : head_dim;
+    std::vector<float> f(static_cast<size_t>(heads * head_dim), 1.0f);
+    for (int64_t i = 0; i < heads * head_dim; ++i)
+      if (i % head_dim < rot) f[static_cast<size_t>(i)] = factor;
+    const Value c = g.constant("rope_factor", {heads * head_dim}, f);
+    return g.mul(x, c, "rope_factor/Mul");
+  };
 }
 
 }  // namespace llm2hef::families

@@ -5,7 +5,9 @@
 
 namespace llm2hef::families {
 
-DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_eps) {
+DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_eps, NormPlacement placement) {
+  if (placement != NormPlacement::sandwich && placement != NormPlacement::post)
+    throw InternalError("describe_post_norm_decoder: the norms are placed as a sandwich or after the body only");
   const JsonFile& c = ckpt.config();
   DecoderModel m;
   const DecoderDims d = read_decoder_dims(c);
@@ -26,17 +28,15 @@ DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_e
     const std::string p = hf_layer_prefix(i);
     auto norm = [&](const std::string& name) { return NormSpec{name, p + name + ".weight", std::nullopt, eps}; };
     const AttentionBlockSpec attention{.prefix = p + "self_attn.", .out_proj = "o_proj", .norm_eps = eps};
-    const SwigluSpec mlp = hf_gated_mlp(p);
-    m.layers.push_back({BranchDescription{.norm = norm("input_layernorm"),
-                                          .scope = "attn",
-                                          .body = AttentionMixer{attention},
-                                          .residual = "attn_residual",
-                                          .post_norm = norm("post_attention_layernorm")},
-                        BranchDescription{.norm = norm("pre_feedforward_layernorm"),
-                                          .scope = "mlp",
-                                          .body = mlp,
-                                          .residual = "mlp_residual",
-                                          .post_norm = norm("post_feedforward_layernorm")}});
+    // The norm before the body and the one after it, or the one after only.
+    auto branch = [&](const std::string& before, const std::string& after, const char* scope, BranchBody body,
+                      const char* residual) {
+      if (placement == NormPlacement::post) return BranchDescription{norm(after), scope, body, residual, placement};
+      return BranchDescription{norm(before), scope, body, residual, placement, norm(after)};
+    };
+    m.layers.push_back(
+        {branch("input_layernorm", "post_attention_layernorm", "attn", AttentionMixer{attention}, "attn_residual"),
+         branch("pre_feedforward_layernorm", "post_feedforward_layernorm", "mlp", hf_gated_mlp(p), "mlp_residual")});
   }
   m.tail = TailSpec{NormSpec{"norm", kHfFinalNorm, std::nullopt, eps}, head.tensor};
   m.sliding_window = {0, std::vector<bool>(static_cast<size_t>(d.layers), false),
@@ -51,7 +51,6 @@ void set_norm_weight_offset(DecoderModel& m, float offset) {
     for (BranchDescription* b : {&l.mixer, &l.ffn}) {
       set(b->norm);
       if (b->post_norm) set(*b->post_norm);
-      if (b->residual_norm) set(*b->residual_norm);
     }
     attention_spec(l).norm_weight_offset = offset;
   }

@@ -21,7 +21,9 @@
 #include "llm2hef/sdk/build_info.hpp"
 
 // The adapter ABI version (on one line: tests and scripts read it). History:
-//   6: AdapterInfo::applied_keys (DecoderAdapter refuses with it), UnappliedForwardKey; ForwardKey::applied_by gone
+//   6: AdapterInfo::applied_keys (DecoderAdapter refuses with it), UnappliedForwardKey; ForwardKey::applied_by gone;
+//      one layer vocabulary (decoder_layer.hpp): body kinds dispatched by std::visit, NormPlacement, DecoderContext's
+//      per-graph inputs; short conv and the gelu_new option left the SDK (issue 38)
 //   5: DecoderModel's largest exact cache and for_cache, describe(DescribeOptions); family descriptions left the SDK
 //   4: Plan::adapter_state; DecoderAdapter and the decoder description replace LlamaFamilyAdapter (issue 29)
 //   3: SDK building blocks for the issue-14 families (spec layouts changed)

@@ -33,9 +33,10 @@ struct AttentionBlockSpec {
   // Partial rotary (sdk/partial_rotary.hpp): RoPE on the first rotary_dim
   // dimensions of each head only; 0 = all of them.
   int64_t rotary_dim = 0;
-  // LongRoPE's factor on cos and sin, applied as a Mul of q and k by a
-  // constant (the factor on the rotary dimensions, 1 elsewhere) before RoPE.
-  float rope_attention_factor = 1.0f;
+  // Applied to q and to k at their own width (heads: their head count), in
+  // scopes q and k just before RoPE: LongRoPE's attention factor
+  // (families/longrope.hpp). Empty = nothing.
+  std::function<Value(GraphBuilder&, const Value& x, int64_t heads, int64_t head_dim)> before_rope = {};
   // A QK-Norm other than per-head RMSNorm (per-head LayerNorm: Phi,
   // StableLM), built in scopes q_norm / k_norm on [1, S, heads*D]; when set,
   // q_norm / k_norm name only the scopes.

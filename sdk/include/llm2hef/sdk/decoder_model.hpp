@@ -2,7 +2,8 @@
 // its sizes, the tensors it reads, each layer and the tail — and one adapter,
 // DecoderAdapter, that does everything else from that description: refuses
 // the forward-pass keys its info does not apply, checks every tensor row in one
-// loop, plans, and builds through the decoder skeleton (decoder.hpp).
+// loop, plans, and builds through the decoder skeleton (decoder.hpp) and
+// the layers it describes (decoder_layer.hpp).
 //
 // An adapter's only hook is describe(checkpoint, options). It runs once per
 // export: the description travels from plan() to build_graph() inside the
@@ -14,7 +15,7 @@
 // description is checked (described_tensors), so a member that edits a spec
 // (Qwen2's q/k/v biases) edits the rows too. What no spec names (a fused
 // tensor split by a projector, GPT-2's positions) the description declares
-// in `tensors` beside the body that reads it.
+// in `tensors` beside the body that reads it; a custom body carries its own.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,124 +32,18 @@
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
 #include "llm2hef/sdk/decoder.hpp"
+#include "llm2hef/sdk/decoder_layer.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 #include "llm2hef/sdk/sliding_window.hpp"
+#include "llm2hef/sdk/tensor_table.hpp"
 
 namespace llm2hef::sdk {
-
-// ---- the tensor table ----
-
-// One checkpoint tensor the model reads, with the shape config.json implies.
-struct TensorRow {
-  enum class Presence {
-    required,  // must exist with this shape
-    optional,  // checked when present (an untied lm_head.weight)
-    refused,   // must not exist: another family's tensor this model would silently drop
-  };
-  std::string name;
-  std::vector<int64_t> shape;
-  Presence presence = Presence::required;
-  std::string refusal = {};  // for refused rows: what the message adds after "is not read by this adapter"
-};
-
-class TensorTable {
- public:
-  // A row; returns the name so that a spec can be written from it.
-  const std::string& add(std::string name, std::vector<int64_t> shape);
-  void add_optional(std::string name, std::vector<int64_t> shape);
-  void refuse(std::string name, std::string why);
-
-  // The rows a spec reads, derived from the spec itself.
-  void norm(const NormSpec& spec, int64_t width);  // weight (and bias); none for a LayerNorm without affine
-  void linear(const LinearSpec& spec, int64_t out, int64_t in);  // weight in its layout, bias [out]
-  // q/k/v projections (biases as the spec says; none for a fused tensor the
-  // description declares), the output projection and the per-head or
-  // full-width RMS QK-Norm (rms_qk_norm false: another QK-Norm declares its own rows).
-  void attention(const AttentionBlockSpec& spec, const ModelDims& dims, bool qkv_projections = true,
-                 bool rms_qk_norm = true);
-  void swiglu(const SwigluSpec& spec, int64_t hidden, int64_t intermediate);
-  void gelu_mlp(const GeluMlpSpec& spec, int64_t hidden, int64_t intermediate);
-
-  const std::vector<TensorRow>& rows() const { return rows_; }
-
-  // Every row against the checkpoint, in one loop in declaration order:
-  // required rows must exist with their shape, optional ones when present;
-  // a refused row must be absent unless another row reads it (Unsupported
-  // naming the file and the tensor).
-  void check(const Checkpoint& ckpt) const;
-
- private:
-  std::vector<TensorRow> rows_;
-};
 
 // The lm_head (choose_lm_head's rule) declared in `table`: the embedding
 // [vocab, hidden], lm_head.weight when the checkpoint has it; reported in
 // `rewrites` (tied or not, after a last-position slice).
 LmHead describe_lm_head(TensorTable& table, const Checkpoint& ckpt, const std::string& embedding, int64_t vocab,
                         int64_t hidden, std::vector<std::string>& rewrites);
-
-// ---- what build time hands a layer ----
-
-// The values that exist only while the graph is built. `attention` is the
-// attention shape of every layer, derived once from the description's
-// dimensions and the plan's cache (DecoderAdapter::build_graph).
-struct DecoderContext {
-  const Checkpoint& ckpt;
-  const DecoderInputs& io;
-  AttentionShape attention;
-  CausalShifts shifts;               // built once when a layer's mixer is a short conv (short_conv.hpp)
-  std::vector<PeTables> pe_by_base;  // the pe tables of each RoPE base (rope_bases.hpp); one base: io.pe
-  std::optional<Value> window_band;  // --sliding-window band beyond the window (sliding_window_band.hpp)
-};
-
-// Attention through attention_block(); `spec.shape` is left empty by the
-// description and set from the context when the graph is built.
-struct AttentionMixer {
-  AttentionBlockSpec spec;
-  // Set: q, k and v come from one fused tensor, `project(g, ckpt, x, part)`
-  // giving part 0 q, 1 k, 2 v (fused_qkv_attention_mixer); the description
-  // declares the fused tensor's rows.
-  std::function<Value(GraphBuilder&, const Checkpoint&, const Value&, int)> fused_qkv = {};
-  // A QK-Norm that is a LayerNorm over each head (Phi, StableLM) instead of
-  // RMSNorm: one [head_dim] tensor shared by the heads or one per head
-  // (head_norm.hpp); biases may be empty. spec.q_norm / k_norm name the scopes.
-  struct HeadLayerNorms {
-    std::vector<std::string> q_weights, q_biases, k_weights, k_biases;
-  };
-  std::optional<HeadLayerNorms> head_layer_norms = std::nullopt;
-  int64_t rope_base = 0;  // which of the model's RoPE bases this layer reads (Gemma 3)
-};
-// GeGLU: down(gelu_tanh(gate) * up), the weights and scopes of a SwigluSpec (Gemma).
-struct GegluMlp {
-  SwigluSpec spec;
-};
-// A body with no ready-made description (GPT-2's split c_attn): builds from
-// the context and the normed input.
-using CustomBody = std::function<Value(GraphBuilder&, const DecoderContext&, const Value&)>;
-using BranchBody =
-    std::variant<AttentionMixer, ShortConvSpec, SwigluSpec, GegluMlp, GeluMlpSpec, ReluMlpSpec, CustomBody>;
-
-// Branch (decoder.hpp) with its body described instead of built.
-struct BranchDescription {
-  NormSpec norm;
-  std::string scope;
-  BranchBody body;
-  std::string residual;
-  std::optional<NormSpec> residual_norm = std::nullopt;
-  std::optional<NormSpec> post_norm = std::nullopt;
-  bool pre_norm = true;
-};
-
-struct LayerDescription {
-  BranchDescription mixer;
-  BranchDescription ffn;
-  bool parallel = false;
-  ParallelSum sum = ParallelSum::branches_first;
-};
-
-// The attention spec of a layer whose mixer is attention, for a member to
-// edit (InternalError otherwise).
-AttentionBlockSpec& attention_spec(LayerDescription& layer);
 
 // ---- the description ----
 
@@ -202,24 +96,6 @@ int64_t default_cache_size(const DecoderModel& model);
 // "refuse" (default) or "band" (sliding_window_band.hpp).
 inline constexpr const char* kSlidingWindowOption = "sliding-window";
 OptionSpec sliding_window_option();
-
-// The --gelu option of the adapters whose checkpoints use gelu_new (GPT-2,
-// Phi): "sigmoid" (x*sigmoid(1.702x), the parsable approximation, default)
-// or "tanh" (gelu_new exactly); the form it chose, and the rewrite line that
-// says so. Header-only: no symbol added to the SDK library.
-inline OptionSpec gelu_new_option() {
-  return {"gelu",
-          {"sigmoid", "tanh"},
-          "sigmoid",
-          "GELU form: sigmoid = x*sigmoid(1.702x) (parsable approximation), tanh = gelu_new exactly"};
-}
-inline GeluForm gelu_new_form(const std::string& option) {
-  return option == "tanh" ? GeluForm::tanh : GeluForm::sigmoid;
-}
-inline const char* gelu_new_rewrite(GeluForm form) {
-  return form == GeluForm::tanh ? "GELU as gelu_new (tanh form, exact)"
-                                : "GELU as x*sigmoid(1.702x) (approximation; --gelu tanh for exact)";
-}
 
 // The whole table: `tensors`, then the rows every layer's specs and the tail
 // read, then the refused rows.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "llm2hef/families/families.hpp"
+#include "llm2hef/sdk/attention_block.hpp"
 #include "llm2hef/sdk/json_file.hpp"
 
 namespace llm2hef::families {
@@ -33,5 +34,11 @@ struct LongRope {
 // A larger cache would need the long factors; when they differ from the
 // short ones the result names original_max as the largest exact cache.
 LongRope longrope_inv_freq(const JsonFile& config, int64_t rotary_dim, int64_t original_max);
+
+// The attention factor on cos and sin, i.e. on the rotary dimensions of q
+// and k (the first `rotary_dim` of each head; 0 = all): a Mul by a constant
+// (the factor there, 1 elsewhere) before RoPE, as AttentionBlockSpec::before_rope.
+// Empty when the factor is 1.
+decltype(AttentionBlockSpec::before_rope) longrope_attention_scale(float factor, int64_t rotary_dim);
 
 }  // namespace llm2hef::families

@@ -4,10 +4,9 @@
 // post_attention_layernorm, pre_feedforward_layernorm,
 // post_feedforward_layernorm); OLMo 2 keeps only the two after
 // (h = h + norm(attn(h))). describe_post_norm_decoder() returns the
-// description (decoder_model.hpp) with the sandwich placement, which each
-// member edits: OLMo 2 drops the pre-norms and adds its full-width QK-Norm,
-// the Gemma reading (gemma_family.hpp) its (1 + w) norms, GeGLU, soft-caps,
-// sliding layers and RoPE bases.
+// description (decoder_model.hpp) with either placement, which each member
+// edits: OLMo 2 its full-width QK-Norm, the Gemma reading (gemma_family.hpp)
+// its (1 + w) norms, GeGLU, soft-caps, sliding layers and RoPE bases.
 #pragma once
 
 #include "llm2hef/families/families.hpp"
@@ -24,9 +23,11 @@ namespace llm2hef::families {
 // checks them) and mlp_bias. Every layer: input_layernorm, self_attn
 // (q/k/v/o_proj, RoPE base 0) and post_attention_layernorm, then
 // pre_feedforward_layernorm, a SwiGLU mlp and post_feedforward_layernorm;
-// the final norm. Theta is the member's to set. No layer slides until the
-// member says so; the --sliding-window band option is offered.
-DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_eps);
+// the final norm. `placement` is NormPlacement::sandwich (all four norms:
+// Gemma) or NormPlacement::post (only the two after each body: OLMo 2).
+// Theta is the member's to set. No layer slides until the member says so;
+// the --sliding-window band option is offered.
+DecoderModel describe_post_norm_decoder(const Checkpoint& ckpt, double default_eps, NormPlacement placement);
 
 // Every RMSNorm of a description (each branch's, the final one, the QK-Norm)
 // scales by (offset + w) instead of w (Gemma's (1 + w)).

@@ -1,5 +1,7 @@
 // Short causal convolutions over time (LFM2's Lfm2ShortConv) carried exactly
-// by the runtime's KV-cache mechanism.
+// by the runtime's KV-cache mechanism. LFM2's alone, so in the families
+// library (docs/plugin-abi.md): a body of the SDK's custom kind that brings
+// its own per-graph input.
 //
 // The Hailo genai runtime feeds six inputs and caches only the second operand
 // of attention-style matmuls, so a Conv1d over the sequence axis has no place
@@ -33,10 +35,12 @@
 #include <string>
 #include <vector>
 
+#include "llm2hef/families/families.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
+#include "llm2hef/sdk/decoder_layer.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 // D_1 .. D_{kernel-1}, each [1, 1, N, N] (one head's attention probabilities);
 // built once per graph and shared by every conv layer. `mask` is the
@@ -73,4 +77,10 @@ struct ShortConvCost {
 };
 ShortConvCost short_conv_cost(int64_t seq, int64_t hidden, int64_t kernel);
 
-}  // namespace llm2hef::sdk
+// A layer's mixer body for `spec` (decoder_layer.hpp): it declares the
+// spec's rows, asks for the graph's shift matrices before the first layer
+// (one set per graph, for the kernel of the first conv layer; a conv of
+// another kernel is refused), and builds short_conv() on the normed input.
+CustomBody short_conv_body(ShortConvSpec spec);
+
+}  // namespace llm2hef::families

@@ -1,10 +1,12 @@
-#include "llm2hef/sdk/short_conv.hpp"
+#include "llm2hef/families/short_conv.hpp"
+
+#include <utility>
 
 #include "llm2hef/sdk/blocks.hpp"
 #include "llm2hef/sdk/errors.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 
-namespace llm2hef::sdk {
+namespace llm2hef::families {
 
 CausalShifts causal_shifts(GraphBuilder& g, const Value& mask, int64_t n, int64_t kernel) {
   if (kernel < 1) throw InternalError("causal_shifts: kernel must be >= 1");
@@ -105,4 +107,38 @@ ShortConvCost short_conv_cost(int64_t n, int64_t h, int64_t kernel) {
   return c;
 }
 
-}  // namespace llm2hef::sdk
+namespace {
+
+// The graph's shift matrices (DecoderContext::input), one set per graph for
+// the kernel of the first conv that asks: every request is the same input,
+// since a second set would reuse the names of the first. short_conv()
+// refuses a conv of another kernel (LFM2 has one, conv_L_cache).
+struct ConvShifts {
+  using Result = CausalShifts;
+  int64_t kernel = 0;
+  bool operator==(const ConvShifts&) const { return true; }
+  Result make(GraphBuilder& g, const DecoderContext& ctx) const {
+    return causal_shifts(g, ctx.io.runtime.mask, ctx.plan.cache_size, kernel);
+  }
+};
+
+}  // namespace
+
+CustomBody short_conv_body(ShortConvSpec spec) {
+  CustomBody body;
+  body.tensors.add(spec.in_proj, {3 * spec.hidden, spec.hidden});
+  body.tensors.add(spec.conv, {spec.hidden, 1, spec.kernel});
+  body.tensors.add(spec.out_proj, {spec.hidden, spec.hidden});
+  if (spec.in_proj_bias) body.tensors.add(*spec.in_proj_bias, {3 * spec.hidden});
+  if (spec.conv_bias) body.tensors.add(*spec.conv_bias, {spec.hidden});
+  if (spec.out_proj_bias) body.tensors.add(*spec.out_proj_bias, {spec.hidden});
+  const int64_t kernel = spec.kernel;
+  body.inputs = [kernel](GraphBuilder& g, const DecoderContext& ctx) { ctx.input(g, ConvShifts{kernel}); };
+  body.build = [spec = std::move(spec)](GraphBuilder& g, const DecoderContext& ctx, const Value& x) {
+    const CausalShifts& shifts = ctx.input(g, ConvShifts{spec.kernel});
+    return short_conv(g, ctx.ckpt, x, shifts, spec);
+  };
+  return body;
+}
+
+}  // namespace llm2hef::families
