@@ -181,116 +181,143 @@ bool write_stored_rows(const Checkpoint& ckpt, const TensorInfo& t, const Weight
   return true;
 }
 
-}  // namespace
+// What has been handed to the writer so far, reported to the target's
+// progress callback after each block.
+class HandedBytes {
+ public:
+  explicit HandedBytes(const WeightTarget& target) : target_(target) {}
+  void add(int64_t values) {
+    done_ += static_cast<uint64_t>(values) * sizeof(float);
+    if (target_.progress) target_.progress(done_);
+  }
 
-void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, TaskPool& pool,
-                   std::vector<StreamScratch>& scratch, const WeightTarget& target) {
-  using Extent = BackgroundFileWriter::Extent;
+ private:
+  const WeightTarget& target_;
+  uint64_t done_ = 0;
+};
+
+size_t count_of(int64_t n) { return static_cast<size_t>(n); }
+
+// A vector is small: read whole, emit the column range.
+void stream_vector(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, const WeightTarget& target,
+                   HandedBytes& handed) {
   const int64_t width = p.col_end - p.col_begin;
-  const auto count = [](int64_t n) { return static_cast<size_t>(n); };
-  const auto at = [&](int64_t element) { return target.base + static_cast<uint64_t>(element) * sizeof(float); };
-  uint64_t done = 0;
-  const auto handed = [&](int64_t values) {
-    done += static_cast<uint64_t>(values) * sizeof(float);
-    if (target.progress) target.progress(done);
-  };
-  if (t.shape.size() == 1) {  // vectors are small: read whole, emit the column range
-    std::vector<float> v = ckpt.read(t.name);
-    const std::span<float> s = std::span<float>(v).subspan(count(p.col_begin), count(width));
-    scale_values(s, t, target);
-    target.out.write_at(target.base, {reinterpret_cast<const char*>(s.data()), s.size_bytes()});
-    handed(width);
-    return;
-  }
-  const int64_t block_floats = std::max<int64_t>(1, target.block_bytes / 4);
-  const size_t threads = pool.threads();
-  if (scratch.size() < threads) scratch.resize(threads);
+  std::vector<float> v = ckpt.read(t.name);
+  const std::span<float> s = std::span<float>(v).subspan(count_of(p.col_begin), count_of(width));
+  scale_values(s, t, target);
+  target.out.write_at(target.base, {reinterpret_cast<const char*>(s.data()), s.size_bytes()});
+  handed.add(width);
+}
 
-  if (!p.transpose) {
-    // Runs of source rows. Float32 rows stored in the checkpoint's mapping
-    // (safetensors F32, unscaled) are written from there, checked but not
-    // copied; others are converted straight into a block. A column range is
-    // written row by row (the writer joins rows that continue each other
-    // into one call).
-    const int64_t rows_per_block = std::max<int64_t>(1, block_floats / std::max<int64_t>(1, p.src_cols));
-    const bool may_borrow = target.scale == 1.0f && t.dtype == DType::f32;
-    for (int64_t r = 0; r < p.src_rows; r += rows_per_block) {
-      const int64_t e = std::min(p.src_rows, r + rows_per_block), n = e - r;
-      const size_t parts = std::min(threads, count(n));
-      if (may_borrow && write_stored_rows(ckpt, t, p, pool, target, r, e, parts)) {
-        handed(n * width);
-        continue;
-      }
-      hand_block(
-          target, pool, count(n * p.src_cols), parts,
-          [&](float* block, size_t part, unsigned) {
-            const auto [a, b] = slice_of(r, e, parts, part);
-            const std::span<float> rows(block + (a - r) * p.src_cols, count((b - a) * p.src_cols));
-            ckpt.read_rows(t.name, a, b, rows);
-            if (width == p.src_cols) {
-              scale_values(rows, t, target);
-            } else {
-              for (int64_t i = 0; i < b - a; ++i)
-                scale_values(rows.subspan(count(i * p.src_cols + p.col_begin), count(width)), t, target);
-            }
-          },
-          [&](const char* block) {
-            std::vector<Extent> x;
-            add_row_extents(x, block, r, n, p, target);
-            return x;
-          });
-      handed(n * width);
+// Runs of source rows. Float32 rows stored in the checkpoint's mapping
+// (safetensors F32, unscaled) are written from there, checked but not
+// copied; others are converted straight into a block. A column range is
+// written row by row (the writer joins rows that continue each other into
+// one call).
+void stream_rows(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, TaskPool& pool,
+                 const WeightTarget& target, int64_t block_floats, HandedBytes& handed) {
+  const int64_t width = p.col_end - p.col_begin;
+  const int64_t rows_per_block = std::max<int64_t>(1, block_floats / std::max<int64_t>(1, p.src_cols));
+  const bool may_borrow = target.scale == 1.0f && t.dtype == DType::f32;
+  for (int64_t r = 0; r < p.src_rows; r += rows_per_block) {
+    const int64_t e = std::min(p.src_rows, r + rows_per_block), n = e - r;
+    const size_t parts = std::min<size_t>(pool.threads(), count_of(n));
+    if (may_borrow && write_stored_rows(ckpt, t, p, pool, target, r, e, parts)) {
+      handed.add(n * width);
+      continue;
     }
-    return;
+    hand_block(
+        target, pool, count_of(n * p.src_cols), parts,
+        [&](float* block, size_t part, unsigned) {
+          const auto [a, b] = slice_of(r, e, parts, part);
+          const std::span<float> rows(block + (a - r) * p.src_cols, count_of((b - a) * p.src_cols));
+          ckpt.read_rows(t.name, a, b, rows);
+          if (width == p.src_cols) {
+            scale_values(rows, t, target);
+          } else {
+            for (int64_t i = 0; i < b - a; ++i)
+              scale_values(rows.subspan(count_of(i * p.src_cols + p.col_begin), count_of(width)), t, target);
+          }
+        },
+        [&](const char* block) {
+          std::vector<BackgroundFileWriter::Extent> x;
+          add_row_extents(x, block, r, n, p, target);
+          return x;
+        });
+    handed.add(n * width);
   }
+}
 
-  // Output row j is source column j; output columns are source rows
-  // [col_begin, col_end). Each band of source rows is read once and
-  // transposed into a block holding the band's columns of every output row
-  // (the whole output when it fits one block); each thread reads and
-  // transposes a slice of the band's rows into its own columns of the block.
+// Source rows [a, b) transposed into the block's columns starting at `column`
+// (c columns a row). Float32 stored aligned in the mapping is transposed from
+// there (no copy into scratch first); its pages go once transposed.
+void transpose_rows_into(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, const WeightTarget& target,
+                         StreamScratch& scratch, int64_t a, int64_t b, float* column, int64_t c) {
   const int64_t out_rows = p.src_cols;
+  if (target.scale == 1.0f && t.dtype == DType::f32) {
+    const std::span<const char> stored = ckpt.stored_f32_rows(t.name, a, b);
+    if (!stored.empty() && reinterpret_cast<uintptr_t>(stored.data()) % alignof(float) == 0) {
+      transpose_block(reinterpret_cast<const float*>(stored.data()), p.src_cols, b - a, out_rows, column, c);
+      ckpt.release_stored(stored);
+      return;
+    }
+    // Unaligned (a header of odd length): copied below instead.
+    if (!stored.empty()) ckpt.release_stored(stored);
+  }
+  const std::span<float> src = scratch.source(count_of((b - a) * p.src_cols));
+  ckpt.read_rows(t.name, a, b, src);
+  scale_values(src, t, target);
+  transpose_block(src.data(), p.src_cols, b - a, out_rows, column, c);
+}
+
+// Output row j is source column j; output columns are source rows
+// [col_begin, col_end). Each band of source rows is read once and transposed
+// into a block holding the band's columns of every output row (the whole
+// output when it fits one block); each thread reads and transposes a slice of
+// the band's rows into its own columns of the block.
+void stream_transposed(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, TaskPool& pool,
+                       std::vector<StreamScratch>& scratch, const WeightTarget& target, int64_t block_floats,
+                       HandedBytes& handed) {
+  const int64_t width = p.col_end - p.col_begin;
+  const int64_t out_rows = p.src_cols;
+  const auto at = [&](int64_t element) { return target.base + static_cast<uint64_t>(element) * sizeof(float); };
   const bool whole = out_rows * width <= block_floats;
   const int64_t band_rows = whole ? width : std::max<int64_t>(1, block_floats / out_rows);
   for (int64_t r = p.col_begin; r < p.col_end; r += band_rows) {
     const int64_t e = std::min(p.col_end, r + band_rows), c = e - r;
-    const size_t parts = std::min(threads, count(c));
+    const size_t parts = std::min<size_t>(pool.threads(), count_of(c));
     hand_block(
-        target, pool, count(out_rows * c), parts,
+        target, pool, count_of(out_rows * c), parts,
         [&](float* block, size_t part, unsigned thread) {
           const auto [a, b] = slice_of(r, e, parts, part);
-          // Float32 stored aligned in the mapping is transposed from there
-          // (no copy into scratch first); its pages go once transposed.
-          if (target.scale == 1.0f && t.dtype == DType::f32) {
-            const std::span<const char> stored = ckpt.stored_f32_rows(t.name, a, b);
-            if (!stored.empty() && reinterpret_cast<uintptr_t>(stored.data()) % alignof(float) == 0) {
-              transpose_block(reinterpret_cast<const float*>(stored.data()), p.src_cols, b - a, out_rows,
-                              block + (a - r), c);
-              ckpt.release_stored(stored);
-              return;
-            }
-            // Unaligned (a header of odd length): copied below instead.
-            if (!stored.empty()) ckpt.release_stored(stored);
-          }
-          const std::span<float> src = scratch[thread].source(count((b - a) * p.src_cols));
-          ckpt.read_rows(t.name, a, b, src);
-          scale_values(src, t, target);
-          transpose_block(src.data(), p.src_cols, b - a, out_rows, block + (a - r), c);
+          transpose_rows_into(ckpt, t, p, target, scratch[thread], a, b, block + (a - r), c);
         },
         [&](const char* block) {
-          std::vector<Extent> x;
+          std::vector<BackgroundFileWriter::Extent> x;
           if (c == width) {  // the whole output
-            x.push_back({target.base, block, count(out_rows * c) * sizeof(float)});
+            x.push_back({target.base, block, count_of(out_rows * c) * sizeof(float)});
           } else {
-            x.reserve(count(out_rows));
+            x.reserve(count_of(out_rows));
             for (int64_t j = 0; j < out_rows; ++j)
-              x.push_back(
-                  {at(j * width + (r - p.col_begin)), block + count(j * c) * sizeof(float), count(c) * sizeof(float)});
+              x.push_back({at(j * width + (r - p.col_begin)), block + count_of(j * c) * sizeof(float),
+                           count_of(c) * sizeof(float)});
           }
           return x;
         });
-    handed(out_rows * c);
+    handed.add(out_rows * c);
   }
+}
+
+}  // namespace
+
+void stream_weight(const Checkpoint& ckpt, const TensorInfo& t, const WeightPlan& p, TaskPool& pool,
+                   std::vector<StreamScratch>& scratch, const WeightTarget& target) {
+  HandedBytes handed(target);
+  if (t.shape.size() == 1) return stream_vector(ckpt, t, p, target, handed);
+  const int64_t block_floats = std::max<int64_t>(1, target.block_bytes / 4);
+  if (scratch.size() < pool.threads()) scratch.resize(pool.threads());
+  if (!p.transpose) return stream_rows(ckpt, t, p, pool, target, block_floats, handed);
+  stream_transposed(ckpt, t, p, pool, scratch, target, block_floats, handed);
 }
 
 }  // namespace llm2hef::sdk
