@@ -22,10 +22,9 @@ from pathlib import Path
 import pytest
 
 from hub_server import FakeHub, git_blob_id
+from llm2hef_cli import BIN, FIXTURES, REPO
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
+FIXTURE = FIXTURES / "gpt2-tiny"
 SHAPE = ["--cache", "32", "--prefill", "8", "--no-progress"]
 # What the export reads of the fixture; the rest (reference.npz, fixture.json,
 # special_tokens_map.json) must not be fetched.
@@ -281,7 +280,7 @@ def test_a_local_folder_wins_over_a_hub_id(hub, tmp_path):
 
 def test_a_sharded_checkpoint_fetches_its_index_and_shards(tmp_path):
     with FakeHub() as hub:
-        hub.add_folder("acme/gpt2-tiny", REPO / "tests" / "fixtures" / "gpt2-sharded-bf16")
+        hub.add_folder("acme/gpt2-tiny", FIXTURES / "gpt2-sharded-bf16")
         r = llm2hef(hub, tmp_path, "inspect", "acme/gpt2-tiny")
         assert r.returncode == 0, r.stderr
         fetched = {p.name for p in snapshot(tmp_path, hub).iterdir()}

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from registry_index_fixture import BIN, FAKE_GOOD, FAKE_GOOD_V2, REPO, CleanHost, entry_for
+from llm2hef_cli import BIN, REPO
+from registry_index_fixture import FAKE_GOOD, FAKE_GOOD_V2, CleanHost, entry_for
 
 FIRST_PARTY_INDEX = Path(os.environ.get("LLM2HEF_BUILD_ADAPTER_DIR", BIN.parent / "adapters")) / "index.json"
 

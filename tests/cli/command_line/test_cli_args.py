@@ -9,21 +9,15 @@ from __future__ import annotations
 
 import filecmp
 import json
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-GPT2 = REPO / "tests" / "fixtures" / "gpt2-tiny"
-LLAMA = REPO / "tests" / "fixtures" / "llama3-tiny"
+from llm2hef_cli import FIXTURES
+from llm2hef_cli import llm2hef as run
+
+GPT2 = FIXTURES / "gpt2-tiny"
+LLAMA = FIXTURES / "llama3-tiny"
 EXPORT_SIZES = ["--cache", "16", "--prefill", "4"]
-
-
-def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
 def usage_error(r, *needles):

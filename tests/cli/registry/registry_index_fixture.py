@@ -12,8 +12,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+from llm2hef_cli import BIN
+
 # A well-formed test adapter the build writes (tests/plugins): "fake_good",
 # version 1.0.0 here and 2.0.0 in the _v2 folder. Not a first-party name, so
 # the built-in adapters do not shadow it once installed.

@@ -12,15 +12,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-ADAPTER_DIR = Path(os.environ.get("LLM2HEF_BUILD_ADAPTER_DIR", BIN.parent / "adapters"))
+from llm2hef_cli import ADAPTER_DIR, BIN, REPO
+from llm2hef_cli import llm2hef as run
+
 FIRST_PARTY = [t for t in os.environ.get("LLM2HEF_FIRST_PARTY_ADAPTERS", "").split(",") if t]
 SCHEMA = json.loads((REPO / "registry" / "schema" / "adapter-manifest.schema.json").read_text())
-
-
-def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")

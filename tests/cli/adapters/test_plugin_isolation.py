@@ -8,16 +8,13 @@ tests/plugins/CMakeLists.txt into <build>/tests/plugins/test_adapters_fatal.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
+from llm2hef_cli import BIN, FIXTURES, llm2hef
+
+FIXTURE = FIXTURES / "gpt2-tiny"
 FATAL = BIN.parent / "tests" / "plugins" / "test_adapters_fatal"
 EXITS = FATAL / "constructor_exits.so"
 ABORTS = FATAL / "constructor_aborts.so"
@@ -31,7 +28,7 @@ ABORT_REASON = (f"the library killed its process while loading (signal {int(sign
 
 
 def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=120)
+    return llm2hef(*args, timeout=120)
 
 
 def test_adapters_verbose_names_and_skips_fatal_plugins():

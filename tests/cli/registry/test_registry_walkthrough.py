@@ -12,7 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from registry_index_fixture import BIN, FAKE_GOOD, REPO
+from llm2hef_cli import BIN, REPO
+from registry_index_fixture import FAKE_GOOD
 
 DOC = REPO / "docs" / "registry.md"
 

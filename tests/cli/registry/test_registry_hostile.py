@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from registry_index_fixture import BIN, FAKE_GOOD, CleanHost, Server, entry_for, write_index
+from llm2hef_cli import BIN
+from registry_index_fixture import FAKE_GOOD, CleanHost, Server, entry_for, write_index
 
 
 @pytest.fixture

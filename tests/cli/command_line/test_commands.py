@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
+from llm2hef_cli import FIXTURES, llm2hef
+
+FIXTURE = FIXTURES / "gpt2-tiny"
 
 
 def run(*args, env=None):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300, env=env)
+    return llm2hef(*args, env=env)
 
 
 @pytest.fixture(scope="module")
