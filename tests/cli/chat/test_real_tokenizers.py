@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import shutil
 import struct
@@ -28,9 +27,8 @@ import numpy as np
 import pytest
 
 from chat_rendering import bos_print
+from llm2hef_cli import BIN, REPO
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 REAL = REPO / "tests" / ".real-tokenizers"
 TIMEOUT_S = 300
 CACHE, PREFILL = 16, 4

@@ -10,14 +10,11 @@ The binary comes from $LLM2HEF_BIN (ctest sets it), else build/llm2hef.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURES = REPO / "tests" / "fixtures"
+from llm2hef_cli import BIN, FIXTURES
 
 
 def export(model: Path, out: Path) -> None:

@@ -13,26 +13,22 @@ never copied from our output.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from chat_rendering import bos_print
+from llm2hef_cli import FIXTURES, llm2hef
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURES = REPO / "tests" / "fixtures"
 TIMEOUT_S = 300
 BOS_VARIABLE = re.compile(r"\bbos_token\b")
 TF5 = ["llama3-tf5", "qwen2-tf5"]
 
 
 def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT_S)
+    return llm2hef(*args, timeout=TIMEOUT_S)
 
 
 def export(folder: Path, out: Path, *extra):

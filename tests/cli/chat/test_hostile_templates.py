@@ -22,17 +22,14 @@ import importlib.util
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from chat_rendering import CONVERSATIONS, bos_print, genai_first_turn, hailort_probe, render
+from llm2hef_cli import FIXTURES, REPO, llm2hef
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURES = REPO / "tests" / "fixtures"
 TIMEOUT_S = 300
 FAST_S = 20  # for inputs that took minutes before the lexer and merge recovery were made linear
 OLMO2 = FIXTURES / "olmo2-tiny"  # its BOS comes from tokenizer_config.json (no post-processor adds one)
@@ -42,7 +39,7 @@ gguf = pytest.importorskip("gguf", reason="gguf (gguf-py) is pinned in tests/req
 
 
 def run(*args, timeout=TIMEOUT_S):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    return llm2hef(*args, timeout=timeout)
 
 
 def export(ckpt: Path, out: Path, *extra, timeout=TIMEOUT_S):

@@ -16,15 +16,13 @@ The binary comes from $LLM2HEF_BIN (ctest sets it), else build/llm2hef.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURES = REPO / "tests" / "fixtures"
+from llm2hef_cli import BIN, FIXTURES
+
 RMS_NORM = ["Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul", "Mul"]
 
 

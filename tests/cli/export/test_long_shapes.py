@@ -3,15 +3,13 @@ a line of a thousand numbers (issue 30, item 17)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import struct
 import subprocess
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
+from llm2hef_cli import BIN, FIXTURES
+
+FIXTURE = FIXTURES / "gpt2-tiny"
 
 
 def test_a_thousand_dimension_weight_is_refused_briefly(tmp_path):

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURES = REPO / "tests" / "fixtures"
+from llm2hef_cli import BIN, FIXTURES
+
 MODEL_FIXTURES = sorted(p.name for p in FIXTURES.iterdir() if (p / "config.json").is_file())
 CASES = [(name, []) for name in MODEL_FIXTURES] + [
     (name, ["--gelu", "tanh"]) for name in MODEL_FIXTURES if name.startswith("gpt2")

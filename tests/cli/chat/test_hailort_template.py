@@ -20,9 +20,7 @@ Expected texts come from rendering the original files, never from our output.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -38,11 +36,9 @@ from chat_rendering import (
     older_minja_constructs,
     render,
 )
+from llm2hef_cli import FIXTURES, llm2hef
 from test_real_tokenizers import post_processor_bos, token_text, write_checkpoint
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURES = REPO / "tests" / "fixtures"
 PUBLIC = FIXTURES / "chat-templates"
 TIMEOUT_S = 300
 
@@ -66,7 +62,7 @@ ALL_CASES = [f"public:{n}" for n in PUBLIC_CASES] + [f"fixture:{n}" for n in FIX
 
 
 def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT_S)
+    return llm2hef(*args, timeout=TIMEOUT_S)
 
 
 def original_template(folder: Path) -> str | None:

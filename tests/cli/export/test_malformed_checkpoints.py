@@ -10,7 +10,6 @@ The binary comes from $LLM2HEF_BIN (ctest sets it), else build/llm2hef.
 from __future__ import annotations
 
 import json
-import os
 import struct
 import subprocess
 from pathlib import Path
@@ -18,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+from llm2hef_cli import BIN
+
 TIMEOUT_S = 300
 
 EMBD, HEADS, LAYERS, POSITIONS, VOCAB = 16, 2, 1, 32, 40

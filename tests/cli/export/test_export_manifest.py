@@ -5,25 +5,19 @@ the field; export and inspect plan alike."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from pathlib import Path
 
 import jsonschema
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+from llm2hef_cli import FIXTURES, REPO
+from llm2hef_cli import llm2hef as run
+
 SCHEMA = json.loads((REPO / "registry" / "schema" / "export-manifest.schema.json").read_text())
-MODEL_FIXTURES = sorted(p.name for p in (REPO / "tests" / "fixtures").iterdir() if (p / "config.json").is_file())
-
-
-def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
+MODEL_FIXTURES = sorted(p.name for p in (FIXTURES).iterdir() if (p / "config.json").is_file())
 
 
 def export(fixture, out):
-    r = run("export", REPO / "tests" / "fixtures" / fixture, "-o", out, "--cache", 16, "--prefill", 4, "--no-progress")
+    r = run("export", FIXTURES / fixture, "-o", out, "--cache", 16, "--prefill", 4, "--no-progress")
     assert r.returncode == 0, r.stderr
     return json.loads((out / "manifest.json").read_text())
 
@@ -85,7 +79,7 @@ def test_version_1_manifest_is_still_read(exported, tmp_path):
 @pytest.mark.parametrize("fixture", ["gpt2-tiny", "lfm2-tiny"])
 def test_inspect_plans_as_export_does(fixture, tmp_path):
     m = export(fixture, tmp_path / "out")
-    r = run("inspect", REPO / "tests" / "fixtures" / fixture, "--cache", 16, "--prefill", 4, "--json")
+    r = run("inspect", FIXTURES / fixture, "--cache", 16, "--prefill", 4, "--json")
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert (rep["cache_size"], rep["prefill"]) == (m["cache_size"], m["prefill"]) == (16, 4)

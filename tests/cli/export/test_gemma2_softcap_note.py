@@ -5,19 +5,13 @@ nothing to say. export prints the note too."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gemma2-tiny"
+from llm2hef_cli import FIXTURES
+from llm2hef_cli import llm2hef as run
+
+FIXTURE = FIXTURES / "gemma2-tiny"
 NOTE = "unproven on the DFC: the attention soft-cap (Div -> Tanh -> Mul between q.k^T and the mask add"
-
-
-def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
 def test_export_and_inspect_say_the_attention_soft_cap_is_unproven(tmp_path):
