@@ -342,7 +342,7 @@ def test_export_of_a_gguf_with_a_real_vocabulary(tmp_path, name):
     metadata and nothing else beside it: `llm2hef export` writes resources/tokenizer.json
     from the metadata, which encodes as the original does, and the runtime's chat template
     is the one the HF folder's export gets."""
-    rt = load_module("real_tokenizers_for_gguf", REPO / "tests" / "cli" / "test_real_tokenizers.py")
+    rt = load_module("real_tokenizers_for_gguf", REPO / "tests" / "cli" / "chat" / "test_real_tokenizers.py")
     fx = load_module("make_gguf_fixtures", REPO / "tools" / "fixtures" / "make_gguf_fixtures.py")
     folder, pre, vocab_size = VOCABULARIES[name]
     if not (folder / "tokenizer.json").is_file():
