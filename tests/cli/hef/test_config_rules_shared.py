@@ -5,25 +5,18 @@ that `hef check` refuses. Every case runs the real binary."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
-sys.path.insert(0, str(REPO / "tools" / "fixtures"))
-import hef_writer as hw  # noqa: E402
+import hef_writer as hw
+from llm2hef_cli import FIXTURES, llm2hef, sound
+
+FIXTURE = FIXTURES / "gpt2-tiny"
 
 
 def run(*args):
-    r = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
-    assert r.returncode >= 0 and "internal error" not in r.stderr, r.stderr
-    return r
+    return sound(llm2hef(*args, timeout=300))
 
 
 def test_set_config_refuses_an_empty_suffix_that_hef_check_refuses(tmp_path):

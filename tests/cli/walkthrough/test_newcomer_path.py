@@ -10,9 +10,9 @@ import stat
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "llama3-tiny"
+from llm2hef_cli import BIN, FIXTURES, REPO
+
+FIXTURE = FIXTURES / "llama3-tiny"
 
 
 def export(model, out, *extra, cwd=None):
@@ -79,7 +79,7 @@ def test_a_missing_tokenizer_says_how_to_get_one(tmp_path):
 def test_the_default_cache_stops_at_a_sliding_window():
     """A model whose layers slide gets the window as its default cache: the
     largest exact one (inspect and export share the rule)."""
-    fixture = REPO / "tests" / "fixtures" / "gemma3-window"
+    fixture = FIXTURES / "gemma3-window"
     window = json.loads((fixture / "config.json").read_text())["sliding_window"]
     r = subprocess.run([str(BIN), "inspect", str(fixture), "--json"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -90,7 +90,7 @@ def test_the_default_cache_stops_at_a_sliding_window():
 def test_an_unsupported_rope_type_names_the_key_the_file_has(tmp_path):
     """transformers 5 writes rope_parameters: the refusal names that key."""
     model = tmp_path / "model"
-    shutil.copytree(REPO / "tests" / "fixtures" / "llama3-tf5", model)
+    shutil.copytree(FIXTURES / "llama3-tf5", model)
     config = json.loads((model / "config.json").read_text())
     assert "rope_parameters" in config and "rope_scaling" not in config
     config["rope_parameters"] = {**config["rope_parameters"], "rope_type": "yarn", "factor": 4.0}

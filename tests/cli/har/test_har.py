@@ -11,23 +11,17 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import har_fixtures as hf  # noqa: E402
+from llm2hef_cli import BIN, FIXTURES
+from llm2hef_cli import llm2hef as run
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 PE = {"input_layer3": hf.NKV, "input_layer4": hf.NHEAD, "input_layer5": hf.NKV, "input_layer6": hf.NHEAD}
-
-
-def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
 def digest(path):
@@ -495,7 +489,7 @@ def exports(tmp_path_factory):
     done = {}
     for name, extra in EXPORTS.items():
         out = folder / name
-        r = subprocess.run([str(BIN), "export", str(REPO / "tests" / "fixtures" / name), "-o", str(out),
+        r = subprocess.run([str(BIN), "export", str(FIXTURES / name), "-o", str(out),
                             "--cache", "32", "--prefill", "8", "--no-progress", *extra], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         done[name] = out
@@ -538,7 +532,7 @@ def gemma3_one_kv_head(tmp_path):
     (k_proj and v_proj keep their first head's rows): the k tables need no
     tiling (theta x 1), so the export's tiling MatMul is an identity."""
     model = tmp_path / "gemma3-1kv"
-    shutil.copytree(REPO / "tests" / "fixtures" / "gemma3-tiny", model)
+    shutil.copytree(FIXTURES / "gemma3-tiny", model)
     config = json.loads((model / "config.json").read_text())
     config["num_key_value_heads"] = 1
     (model / "config.json").write_text(json.dumps(config))
@@ -619,7 +613,7 @@ def test_lfm2_conv_shift_mask_slice_is_left_alone(exports, tmp_path):
     stays as it is, still fed by the mask."""
     har, man = har_of_export(exports["lfm2-tiny"], tmp_path)
     _, hn0, _ = hf.read_har(har)
-    config = json.loads((REPO / "tests" / "fixtures" / "lfm2-tiny" / "config.json").read_text())
+    config = json.loads((FIXTURES / "lfm2-tiny" / "config.json").read_text())
     attention_layers = sum(t == "full_attention" for t in config["layer_types"])
     fixed = tmp_path / "fixed.har"
     rep = by_name(fix_json(har, "-o", fixed, "--manifest", man))["mask-wiring"]

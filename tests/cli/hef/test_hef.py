@@ -27,24 +27,17 @@ import pty
 import select
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-sys.path.insert(0, str(REPO / "tools" / "fixtures"))
 import hef_writer as hw  # noqa: E402
 import manifest_fixture as mf  # noqa: E402
+from llm2hef_cli import BIN, FIXTURES, llm2hef, sound
 
 
 def run(*args):
-    r = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=120)
-    # A crash (signal) shows as a negative status: never acceptable.
-    assert r.returncode >= 0, f"llm2hef died with signal {-r.returncode}: {r.stderr}"
-    assert "internal error" not in r.stderr, r.stderr
-    return r
+    return sound(llm2hef(*args, timeout=120))
 
 
 def write_hef(tmp_path, name="model.hef", **spec):
@@ -379,7 +372,7 @@ def test_check_against_a_real_export(tmp_path):
     """A HEF built around what `llm2hef export` wrote (its hailo-config.json, tokenizer.json, theta length,
     shapes) passes check --manifest; the same HEF with one more logits shard does not."""
     out = tmp_path / "export"
-    r = run("export", REPO / "tests" / "fixtures" / "gpt2-tiny", "-o", out, "--cache", 64, "--prefill", 16,
+    r = run("export", FIXTURES / "gpt2-tiny", "-o", out, "--cache", 64, "--prefill", 16,
             "--no-progress")
     assert r.returncode == 0, r.stderr
     m = json.loads((out / "manifest.json").read_text())

@@ -12,25 +12,19 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-ADAPTER_DIR = Path(os.environ.get("LLM2HEF_BUILD_ADAPTER_DIR", REPO / "build" / "adapters"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
-sys.path.insert(0, str(REPO / "tools" / "fixtures"))
-sys.path.insert(0, str(Path(__file__).parent))
-import har_fixtures as hf  # noqa: E402
-import hef_writer as hw  # noqa: E402
+import har_fixtures as hf
+import hef_writer as hw
+from llm2hef_cli import ADAPTER_DIR, FIXTURES, REPO, llm2hef, sound
+
+FIXTURE = FIXTURES / "gpt2-tiny"
 
 
 def run(*args, stdout=subprocess.PIPE):
-    r = subprocess.run([str(BIN), *map(str, args)], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=300)
-    assert r.returncode >= 0 and "internal error" not in r.stderr, r.stderr
-    return r
+    return sound(llm2hef(*args, stdout=stdout))
 
 
 def refused(r, *words):

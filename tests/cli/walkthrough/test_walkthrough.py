@@ -9,16 +9,13 @@ fixtures, so the whole walk takes seconds."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURES = REPO / "tests" / "fixtures"
+from llm2hef_cli import BIN, FIXTURES, REPO
+
 MODEL_FIXTURES = sorted(p.name for p in FIXTURES.iterdir() if (p / "config.json").is_file())
 
 

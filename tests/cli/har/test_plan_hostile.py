@@ -8,24 +8,18 @@ counts checked, and what it says is escaped before it reaches a terminal."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import har_fixtures as hf  # noqa: E402
+from llm2hef_cli import FIXTURES, llm2hef
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-GPT2 = REPO / "tests" / "fixtures" / "gpt2-tiny"
+GPT2 = FIXTURES / "gpt2-tiny"
 INT64_MAX = 2**63 - 1
 
 
 def run(*args, timeout=120):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    return llm2hef(*args, timeout=timeout)
 
 
 def rename(hn, old, new):

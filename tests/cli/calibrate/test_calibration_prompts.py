@@ -31,10 +31,8 @@ import pytest
 import tokenizers
 
 from chat_rendering import genai_first_turn
+from llm2hef_cli import BIN, FIXTURES, REPO, llm2hef
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURES = REPO / "tests" / "fixtures"
 CACHE = 64  # gemma3-tiny's window: every conversation below fits, a 200-word one does not
 
 CONVERSATIONS = [
@@ -46,8 +44,7 @@ CONVERSATIONS = [
 
 
 def run(*args, env=None):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, **(env or {})))
+    return llm2hef(*args, timeout=600, env=dict(os.environ, **(env or {})))
 
 
 def export(fixture: str, out: Path, *extra) -> Path:

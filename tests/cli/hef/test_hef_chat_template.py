@@ -7,12 +7,13 @@ warnings (whether rendering reaches them depends on the template)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from llm2hef_cli import FIXTURES
 
 # hef_writer through test_hef, which puts tools/fixtures on the path (this file runs alone too).
 from test_hef import check_json, hw, new_config_file, refused, rules, run, write_hef
 
-PUBLIC = Path(__file__).resolve().parents[1] / "fixtures" / "chat-templates"
+PUBLIC = FIXTURES / "chat-templates"
 
 
 def config_with_template(template: str) -> dict:

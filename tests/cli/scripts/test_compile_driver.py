@@ -61,18 +61,14 @@ import stat
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(REPO / "tools" / "fixtures"))
 import har_fixtures as hf  # noqa: E402
 import hef_writer as hw  # noqa: E402
+from llm2hef_cli import BIN, CLI_TESTS, FIXTURES, REPO
 
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
+FIXTURE = FIXTURES / "gpt2-tiny"
 
 FAKE_DFC = textwrap.dedent('''
     """Stand-in for hailo_sdk_client: writes fixture HARs, logs calls, and
@@ -491,7 +487,7 @@ class Setup:
         tests do not depend on the RAM of the machine running them."""
         log_path = self.tmp / log
         e = dict(os.environ, PYTHONPATH=str(self.tmp / "fake"), FAKE_DFC_LOG=str(log_path),
-                 FAKE_DFC_MANIFEST=str(self.out / "manifest.json"), HAR_FIXTURES_DIR=str(Path(__file__).parent),
+                 FAKE_DFC_MANIFEST=str(self.out / "manifest.json"), HAR_FIXTURES_DIR=str(CLI_TESTS),
                  HEF_WRITER_DIR=str(REPO / "tools" / "fixtures"),
                  PATH=str(self.tmp / gpu) + os.pathsep + os.environ.get("PATH", ""))
         for k in ("CUDA_VISIBLE_DEVICES", "TRANSFORMERS_NO_TF", "NPY_PROMOTION_STATE"):
@@ -707,7 +703,7 @@ def run_against_stand_in(setup, code):
                           env=dict(os.environ, PYTHONPATH=str(setup.tmp / "fake"), NPY_PROMOTION_STATE="legacy",
                                    TRANSFORMERS_NO_TF="1", FAKE_DFC_LOG=str(setup.tmp / "neg.log"),
                                    FAKE_DFC_MANIFEST=str(setup.out / "manifest.json"),
-                                   HAR_FIXTURES_DIR=str(Path(__file__).parent),
+                                   HAR_FIXTURES_DIR=str(CLI_TESTS),
                                    HEF_WRITER_DIR=str(REPO / "tools" / "fixtures")))
 
 
@@ -778,7 +774,7 @@ def test_memory_is_reported_before_the_parse(driver_run):
 def big_cache(tmp_path_factory):
     """llama3-tiny at cache 2048 (6 heads): one calibration sample holds a
     2048 x 12288 float32 mask, about 100 MB."""
-    setup = Setup(tmp_path_factory.mktemp("big"), fixture=REPO / "tests" / "fixtures" / "llama3-tiny",
+    setup = Setup(tmp_path_factory.mktemp("big"), fixture=FIXTURES / "llama3-tiny",
                   cache=2048, prefill=16)
     return setup
 

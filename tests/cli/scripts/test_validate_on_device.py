@@ -21,8 +21,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+from llm2hef_cli import BIN, FIXTURES, REPO
+
 STANDINS = REPO / "tests" / "standins"
 CACHE, PREFILL = 64, 8
 # 12 tokens with the stand-in tokenizer on these fixtures' byte-level vocabularies:
@@ -32,7 +32,7 @@ STEPS = 5
 
 
 def export(src: str, out: Path, *extra: str) -> Path:
-    subprocess.run([str(BIN), "export", str(REPO / "tests" / "fixtures" / src), "-o", str(out), "--cache", str(CACHE),
+    subprocess.run([str(BIN), "export", str(FIXTURES / src), "-o", str(out), "--cache", str(CACHE),
                     "--prefill", str(PREFILL), "--no-progress", *extra], check=True, capture_output=True)
     (out / "model.hef").write_bytes(b"stand-in: not a HEF")
     return out

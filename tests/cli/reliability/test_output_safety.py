@@ -7,7 +7,6 @@ still where it was.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import signal
@@ -18,20 +17,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
-ADAPTER_DIR = Path(os.environ.get("LLM2HEF_BUILD_ADAPTER_DIR", REPO / "build" / "adapters"))
+from llm2hef_cli import ADAPTER_DIR, BIN, FIXTURES
+from llm2hef_cli import llm2hef as run
+from llm2hef_cli import tree_digest as snapshot
 
-
-def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Every file under root with the SHA-256 of its bytes."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+FIXTURE = FIXTURES / "gpt2-tiny"
 
 
 @pytest.fixture()
@@ -261,7 +251,7 @@ def test_lint_refuses_non_regular_inputs_at_once(tmp_path, kind):
 
 # --- class 8: config values that would write corrupt output are refused ---
 
-LLAMA = REPO / "tests" / "fixtures" / "llama3-tiny"
+LLAMA = FIXTURES / "llama3-tiny"
 
 
 def _edited(tmp_path: Path, src: Path, filename: str, edit) -> Path:
@@ -431,7 +421,7 @@ def _poison(ckpt: Path, tensor: str, flat_index: int, kind: str) -> tuple[str, l
 def test_nonfinite_weights_are_warned_and_recorded_or_refused(tmp_path, fixture, tensor, kind):
     import json
     ckpt = tmp_path / "ckpt"
-    shutil.copytree(REPO / "tests" / "fixtures" / fixture, ckpt)
+    shutil.copytree(FIXTURES / fixture, ckpt)
     shard, index = _poison(ckpt, tensor, 37, kind)
     value = "NaN" if kind == "nan" else "-Inf"
 
@@ -457,7 +447,6 @@ def test_finite_checkpoint_records_no_nonfinite_weights(tmp_path):
 # --- class 3: har fix's spooled arrays never outlive their run ---
 
 def test_har_fix_sweeps_a_dead_runs_npz_scratch_but_not_a_live_one(tmp_path):
-    sys.path.insert(0, str(REPO / "tests" / "cli"))
     import har_fixtures as hf
     hn, w = hf.parsed_har(vocab=151936, layers=1)  # the lm_head split spools its kernel
     (tmp_path / "in").mkdir()

@@ -24,25 +24,18 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from chat_rendering import bos_print
-
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-sys.path.insert(0, str(REPO / "tools" / "fixtures"))
 import hef_writer as hw  # noqa: E402
+from chat_rendering import bos_print
+from llm2hef_cli import BIN, FIXTURES, llm2hef, sound
 
 
 def run(*args, env=None):
-    r = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=120, env=env)
-    assert r.returncode >= 0, f"llm2hef died with signal {-r.returncode}: {r.stderr}"
-    assert "internal error" not in r.stderr, r.stderr
-    return r
+    return sound(llm2hef(*args, timeout=120, env=env))
 
 
 # --- an independent hailo-ollama store reader ------------------------------------
@@ -93,7 +86,7 @@ def snapshot(root: Path) -> dict:
 
 def export(tmp_path_factory, fixture):
     out = tmp_path_factory.mktemp(fixture) / "export"
-    r = run("export", REPO / "tests" / "fixtures" / fixture, "-o", out, "--cache", 64, "--prefill", 16,
+    r = run("export", FIXTURES / fixture, "-o", out, "--cache", 64, "--prefill", 16,
             "--no-progress")
     assert r.returncode == 0, r.stderr
     return out

@@ -9,31 +9,22 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tarfile
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
+import har_fixtures as hf
+import hef_writer as hw
+from llm2hef_cli import FIXTURES, REPO
+from llm2hef_cli import llm2hef as run
+
+FIXTURE = FIXTURES / "gpt2-tiny"
 MiB = 1 << 20
 
 _spec = importlib.util.spec_from_file_location("make_parse_inputs", REPO / "tools" / "bench" / "make_parse_inputs.py")
 gen = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gen)
-sys.path.insert(0, str(REPO / "tools" / "fixtures"))
-sys.path.insert(0, str(REPO / "tests" / "cli"))
-import har_fixtures as hf  # noqa: E402
-import hef_writer as hw  # noqa: E402
-
-
-def run(*args):
-    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
 def args(**kw):

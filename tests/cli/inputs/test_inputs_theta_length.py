@@ -3,22 +3,17 @@ bound and against resources/theta.npy before reading it (issue 30, item 17)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
-FIXTURE = REPO / "tests" / "fixtures" / "gpt2-tiny"
+from llm2hef_cli import FIXTURES, llm2hef, sound
+
+FIXTURE = FIXTURES / "gpt2-tiny"
 
 
 def run(*args):
-    r = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=300)
-    assert r.returncode >= 0 and "internal error" not in r.stderr, r.stderr
-    return r
+    return sound(llm2hef(*args, timeout=300))
 
 
 @pytest.fixture(scope="module")
