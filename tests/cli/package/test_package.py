@@ -14,7 +14,7 @@ public source (hailo-ai/hailo_model_zoo_genai v5.1.1), not from llm2hef:
     stop_tokens are compared with each generated token's text;
   - src/library/dto/DTOs.hpp: details is re-read as ModelInfoDetails.
 The HEFs come from tools/fixtures/hef_writer.py around what `llm2hef export`
-wrote (as tests/cli/test_hef.py does). Failures must leave the store byte for
+wrote (as tests/cli/hef/test_hef.py does). Failures must leave the store byte for
 byte as it was.
 """
 from __future__ import annotations

@@ -31,7 +31,7 @@ def test_output_folder_gets_the_usual_mode_and_a_missing_parent_is_created(tmp_p
 
 
 def test_a_hub_id_is_fetched_or_what_is_missing_is_said(tmp_path):
-    # A Hub id is an input (issue 40; tests/cli/test_hub.py fetches from a
+    # A Hub id is an input (issue 40; tests/cli/hub/test_hub.py fetches from a
     # stand-in Hub). Offline, with an empty cache, the message says that no
     # local folder has that name and what the cache lacks; nothing is sent.
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
