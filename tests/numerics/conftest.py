@@ -425,7 +425,7 @@ def lfm2_combos(names=None):
 # =========================================================================== Mistral, Granite, OPT
 # Fixtures of tools/fixtures/make_mistral_granite_opt_fixtures.py, exported like the Llama
 # family (no flag). mistral-window has sliding_window 64: exact at both caches,
-# refused above (tests/cli/test_mistral_granite_opt_refusals.py).
+# refused above (tests/cli/export/test_mistral_granite_opt_refusals.py).
 MISTRAL_GRANITE_OPT_CACHES = {"mistral-tiny": [64, 32], "mistral-window": [64, 32], "granite-tiny": [64, 32],
                     "opt-tiny": [64, 32], "opt-postln": [64, 32], "opt-plain": [64, 32]}
 OPT_FIXTURES = ["opt-tiny", "opt-postln", "opt-plain"]
@@ -446,7 +446,7 @@ def mistral_granite_opt_terminal_summary(tr) -> None:
 # =========================================================================== Gemma 2/3, OLMo 2
 # tools/fixtures/make_post_norm_fixtures.py. Each fixture lists the caches its
 # export is exact at (at most its sliding_window); the others are refused
-# (tests/cli/test_post_norm_refusals.py). Exported like the Llama family (no flag).
+# (tests/cli/export/test_post_norm_refusals.py). Exported like the Llama family (no flag).
 POST_NORM = ["gemma3-tiny", "gemma3-window", "gemma2-tiny", "olmo2-tiny"]
 
 

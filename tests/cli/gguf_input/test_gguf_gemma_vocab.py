@@ -30,7 +30,7 @@ import tokenizers
 
 from test_gguf_tokenizer import gguf_metadata
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 PROBE = Path(os.environ.get("LLM2HEF_GGUF_TOKENIZER_PROBE", REPO / "build" / "tests" / "cli" / "gguf_tokenizer_probe"))
 GEMMA3 = REPO / "tests" / ".real-models" / "gemma3-270m"

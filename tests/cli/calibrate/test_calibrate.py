@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURES = REPO / "tests" / "fixtures"
 # One fixture per family (adapter and layout): GPT-2, Llama 3, Mistral, Granite, Qwen2, Qwen3, SmolLM3,

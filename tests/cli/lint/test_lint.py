@@ -20,7 +20,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURES = REPO / "tests" / "fixtures"
 
@@ -559,6 +559,6 @@ def test_help_lists_every_rule_of_the_table_and_the_docs():
     section = r.stdout.split("Rules (severity):\n", 1)[1].split("\n\n", 1)[0]
     in_help = [line.split()[0] for line in section.splitlines()]
     assert len(in_help) == len(set(in_help)), in_help
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "lint.md").read_text()
     in_docs = {line.split("`")[1] for line in doc.splitlines() if line.startswith("| `")}
     assert set(in_help) == in_docs

@@ -2,7 +2,7 @@
 // JSON (key -> value, as gguf-py reads it), or a .gguf file's own (read by
 // core::GgufFile, as export reads it: gguf-py takes 20 s over Gemma 3's
 // 262,144 tokens), and writes the tokenizer.json and
-// tokenizer_config.json llm2hef makes of it, so that tests/cli/test_gguf_tokenizer.py
+// tokenizer_config.json llm2hef makes of it, so that tests/cli/gguf_input/test_gguf_tokenizer.py
 // can encode text with them through the `tokenizers` package. Exit 3 with the
 // message on refusal, as llm2hef does.
 #include <fstream>

@@ -20,7 +20,7 @@ import pytest
 
 gguf = pytest.importorskip("gguf", reason="gguf (gguf-py) is pinned in tests/requirements.txt")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURES = REPO / "tests" / "fixtures"
 SPM_TINY = FIXTURES / "gguf-tokenizer" / "spm-tiny" / "metadata.json"

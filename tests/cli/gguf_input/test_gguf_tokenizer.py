@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 import tokenizers
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 REAL = REPO / "tests" / ".real-tokenizers"
 SMOLLM2_GGUF = REPO / "tests" / ".real-models" / "smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_REF = REPO / "tests" / "fixtures" / "smollm2-real" / "tokenizer-encodings.json"
