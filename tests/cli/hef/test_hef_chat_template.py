@@ -16,6 +16,13 @@ from test_hef import check_json, hw, new_config_file, refused, rules, run, write
 PUBLIC = FIXTURES / "chat-templates"
 
 
+def stored_template(folder, out) -> str:
+    """The chat template export stores in hailo-config.json for the checkpoint in folder."""
+    r = run("export", folder, "-o", out, "--cache", 16, "--prefill", 4, "--no-progress")
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stderr}"
+    return json.loads((out / "resources" / "hailo-config.json").read_text(encoding="utf-8"))["chat_template"]
+
+
 def config_with_template(template: str) -> dict:
     cfg = hw.genai_spec()["config"]
     cfg["chat_template"] = template
@@ -42,11 +49,10 @@ def test_template_export_wrote_passes(tmp_path):
     """The template export stores for the same Gemma template: no finding."""
     import shutil
 
-    from test_hailort_template import FIXTURES, Case
     folder = tmp_path / "ckpt"
     shutil.copytree(FIXTURES / "gemma2-tiny", folder)
     shutil.copy(PUBLIC / "gemma-2-it.jinja", folder / "chat_template.jinja")
-    stored = Case(folder, tmp_path / "out").stored
+    stored = stored_template(folder, tmp_path / "out")
     report = check_json(write_hef(tmp_path, config=config_with_template(stored)))
     assert not {"chat-template", "chat-template-render"} & (rules(report) | rules(report, "warning"))
 
@@ -92,7 +98,6 @@ def test_qwen3_template_export_wrote_passes_for_hailo_ollama(tmp_path):
     """The published Qwen3 template fails the rule; the one export stores from it passes."""
     import shutil
 
-    from test_hailort_template import FIXTURES, Case
     qwen3 = (PUBLIC / "qwen3-instruct-2507.jinja").read_text(encoding="utf-8")
     report = check_json(write_hef(tmp_path, "published.hef", config=config_with_template(qwen3)))
     messages = [f["message"] for f in report["findings"] if f["rule"] == "chat-template-ollama"]
@@ -100,7 +105,7 @@ def test_qwen3_template_export_wrote_passes_for_hailo_ollama(tmp_path):
     folder = tmp_path / "ckpt"
     shutil.copytree(FIXTURES / "qwen3-tiny", folder)
     shutil.copy(PUBLIC / "qwen3-instruct-2507.jinja", folder / "chat_template.jinja")
-    stored = Case(folder, tmp_path / "out").stored
+    stored = stored_template(folder, tmp_path / "out")
     report = check_json(write_hef(tmp_path, "stored.hef", config=config_with_template(stored)))
     assert "chat-template-ollama" not in rules(report)
 
