@@ -291,6 +291,23 @@ clean registry uninstall hello >/dev/null || fail "registry uninstall hello"
 [ ! -e "$USER_ADIR/hello_adapter.so" ] || fail "uninstall left $USER_ADIR/hello_adapter.so"
 rm -rf "$P/share/llm2hef/keys/release.pub"
 
+step "tools/rebuild-hello-index.py builds the example against this prefix and writes its index entry"
+# The script's own build path (the CLI test gives it a built library): what
+# the source tree decides must equal the committed entry; size, SHA-256 and
+# fingerprint are this machine's (docs/registry.md).
+"$PY" "$SRC/tools/rebuild-hello-index.py" --build "$BUILD" --prefix "$P" -o "$TMP/hello-entry.json" \
+  >"$TMP/rebuild-hello.log" 2>&1 || { cat "$TMP/rebuild-hello.log"; fail "tools/rebuild-hello-index.py --prefix $P"; }
+"$PY" - "$TMP/hello-entry.json" "$SRC/registry/index/hello/0.1.0.json" <<'PY'
+import json, sys
+written, committed = (json.load(open(p)) for p in sys.argv[1:])
+for e in (written, committed):
+    e.pop("sdk_fingerprint")
+    e["library"].pop("sha256")
+    e["library"].pop("size")
+assert written == committed, f"registry/index/hello/0.1.0.json is stale (run tools/rebuild-hello-index.py): {written}"
+print("ok: the committed hello entry is what the script writes")
+PY
+
 step "cmake --install of the example drops it into the prefix's adapter folder"
 "$CMAKE" --install "$HB" >"$TMP/hello-install.log" || { cat "$TMP/hello-install.log"; fail "installing the example"; }
 [ -f "$ADIR/hello_adapter.so" ] || fail "the example was not installed to $ADIR"

@@ -1,9 +1,11 @@
-"""Shared fixtures and helpers for the GPT-2 and Llama-family numerics tests
-(the checks both families run are in numerics_checks.py).
+"""Shared fixtures and helpers for the numerics tests (the checks themselves are
+in numerics_checks.py). Which exports they make comes from the family table
+(tests/family_table.py): one row per adapter, its fixtures, and its `numerics`
+column (options, caches, which fixtures the slower checks run on).
 
 The tests drive the llm2hef binary (env LLM2HEF_BIN, default build/llm2hef):
 
-    llm2hef export FIXTURE -o OUT --cache N --prefill P [--gelu sigmoid|tanh]
+    llm2hef export FIXTURE -o OUT --cache N --prefill P [--gelu tanh | --sliding-window band]
     llm2hef inputs OUT --tokens 5,17,3 -o inputs.npz
 
 and judge the exported ONNX with onnxruntime against the Hugging Face
@@ -15,17 +17,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+from family_table import BY_ADAPTER, BY_FIXTURE, FAMILIES, Family  # noqa: E402, F401
+
 FIXTURES = REPO / "tests" / "fixtures"
-FIXTURE_NAMES = ["gpt2-tiny", "gpt2-openai-layout", "gpt2-sharded-bf16"]
 INPUT_NAMES = ["inputs_embeds", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin"]
-GELUS = ["tanh", "default"]  # "default" passes no --gelu flag (the default is sigmoid)
+DEFAULT = "default"  # the export option that passes no flag
+CACHES = (64, 32)  # a fixture's caches, unless the table or its fixture.json says otherwise
 EXPORT_TIMEOUT_S = 600
 INPUTS_TIMEOUT_S = 120
 
@@ -35,29 +42,112 @@ def fixture_info(name: str) -> dict:
     return json.loads((FIXTURES / name / "fixture.json").read_text())
 
 
-def cache_sizes(name: str) -> list[int]:
-    """The fixture's n_positions and a smaller cache that is also a reference length."""
-    n_pos = fixture_info(name)["config"]["n_positions"]
-    return [n_pos, 32 if n_pos <= 64 else 48]
-
-
-def prefill_for(cache: int) -> int:
-    return cache // 4
-
-
 def reference(name: str) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     with np.load(FIXTURES / name / "reference.npz") as z:
         lengths = sorted(int(k.split("_")[1]) for k in z.files if k.startswith("tokens_"))
         return {L: (z[f"tokens_{L}"], z[f"logits_{L}"]) for L in lengths}
 
 
-def combos(gelus=GELUS):
-    """(fixture, cache, gelu) for every export the suite makes."""
-    return [(f, c, g) for f in FIXTURE_NAMES for c in cache_sizes(f) for g in gelus]
+def config_dims(fixture: str) -> dict[str, int]:
+    """The dimensions the export must report, from fixture.json's config in
+    whichever spelling the family's config uses (GPT-2's n_embd, OPT's
+    word_embed_proj_dim for the runtime's rows, LFM2's ffn_width, ...)."""
+    cfg = fixture_info(fixture)["config"]
+    heads = cfg.get("num_attention_heads", cfg.get("n_head"))
+    hidden = cfg.get("hidden_size", cfg.get("n_embd"))
+    # GPT-2's n_inner null means 4 * n_embd.
+    intermediate = next((cfg[k] for k in ("intermediate_size", "ffn_width", "ffn_dim", "n_inner")
+                         if cfg.get(k) is not None), 4 * hidden)
+    return {"hidden": cfg.get("word_embed_proj_dim", hidden),
+            "layers": cfg.get("num_hidden_layers", cfg.get("n_layer")),
+            "vocab": cfg["vocab_size"], "heads": heads, "kv_heads": cfg.get("num_key_value_heads", heads),
+            "head_dim": cfg.get("head_dim", hidden // heads), "intermediate": intermediate}
 
 
-def combo_id(c) -> str:
-    return f"{c[0]}-c{c[1]}-{c[2]}"
+def prefill_for(cache: int) -> int:
+    return cache // 4
+
+
+def export_caches(fixture: str) -> list[int]:
+    """The caches a fixture is exported at, largest first: the table's, else the
+    ones its fixture.json proves exact, else 64 and 32 within its positions."""
+    fam = BY_FIXTURE[fixture]
+    if fixture in fam.numerics.caches:
+        return list(fam.numerics.caches[fixture])
+    info = fixture_info(fixture)
+    if "exact_caches" in info:
+        return list(info["exact_caches"])
+    cfg = info["config"]
+    limit = cfg.get("n_positions") or cfg["max_position_embeddings"]
+    return [c for c in CACHES if c <= limit]
+
+
+# --------------------------------------------------------------------------- the runs, from the family table
+class Run(NamedTuple):
+    """One export: a fixture at a cache, with an option (DEFAULT or a choice of
+    one of the family's adapter options)."""
+    fixture: str
+    cache: int
+    option: str
+
+    @property
+    def family(self) -> Family:
+        return BY_FIXTURE[self.fixture]
+
+    @property
+    def id(self) -> str:
+        """family-fixture-cache[-option]; the option is named where the family has several."""
+        fam = self.family
+        named = self.option != DEFAULT or len(fam.numerics.options) > 1
+        return f"{fam.adapter}-{self.fixture}-c{self.cache}" + (f"-{self.option}" if named else "")
+
+    @property
+    def exact(self) -> bool:
+        return self.option not in self.family.numerics.approximate
+
+    def flags(self) -> list[str]:
+        if self.option == DEFAULT:
+            return []
+        names = [n for n, choices in self.family.options.items() if self.option in choices]
+        assert len(names) == 1, f"{self.id}: option {self.option!r} is not one choice of {self.family.options}"
+        return [f"--{names[0]}", self.option]
+
+
+def _runs(fixtures, caches_of, options) -> list[Run]:
+    return [Run(f, c, o) for f in fixtures for c in caches_of(f) for o in options]
+
+
+def logit_runs() -> list[Run]:
+    """Every export the logit match judges: each fixture at each of its caches
+    with each option, and the table's extra runs."""
+    out = []
+    for fam in FAMILIES:
+        out += _runs(fam.fixtures, export_caches, fam.numerics.options)
+        out += [Run(*x) for x in fam.numerics.extra]
+    return out
+
+
+def _within(caches: tuple[int, ...]):
+    return lambda f: [c for c in export_caches(f) if not caches or c in caches]
+
+
+def contract_runs() -> list[Run]:
+    out = []
+    for fam in FAMILIES:
+        out += _runs(fam.fixtures, _within(fam.numerics.contract_caches), fam.numerics.options)
+    return out
+
+
+def consistency_runs() -> list[Run]:
+    out = []
+    for fam in FAMILIES:
+        n = fam.numerics
+        out += _runs(n.consistency or (fam.fixture,), _within(n.consistency_caches), n.options)
+    return out
+
+
+def params(runs) -> list:
+    return [pytest.param(r, id=r.id) for r in runs]
 
 
 # --------------------------------------------------------------------------- safetensors reader
@@ -143,7 +233,7 @@ class Export:
     fixture: str
     cache: int
     prefill: int
-    gelu: str
+    option: str
     out: Path
     _sessions: dict = field(default_factory=dict)
     _inputs: dict = field(default_factory=dict)
@@ -194,6 +284,12 @@ class Export:
         return hidden[0], logits[0, 0]
 
 
+def load_graph(ex):
+    """The export's graph, without its weights."""
+    import onnx
+    return onnx.load(str(ex.out / "model.onnx"), load_external_data=False)
+
+
 def find_final_hidden(model) -> str:
     """The tensor that is the data input of the Slice whose output feeds the
     lm_head MatMul producing `logits` (found by structure, not by name)."""
@@ -228,18 +324,18 @@ def make_hidden_model(src: Path, dst: Path) -> str:
 
 
 class _ExportCache:
+    """Each export made once per session, shared by every test file."""
+
     def __init__(self, tmp_factory):
         self.tmp_factory = tmp_factory
-        self.done: dict[tuple, Export | str] = {}
+        self.done: dict[Run, Export | str] = {}
 
-    def get(self, fixture: str, cache: int, gelu: str) -> Export:
-        key = (fixture, cache, gelu)
+    def get(self, fixture: str, cache: int, option: str = DEFAULT) -> Export:
+        key = Run(fixture, cache, option)
         if key not in self.done:
-            out = self.tmp_factory.mktemp(f"export-{combo_id(key)}") / "out"
+            out = self.tmp_factory.mktemp(f"export-{key.id}") / "out"
             args = ["export", FIXTURES / fixture, "-o", out, "--cache", cache,
-                    "--prefill", prefill_for(cache)]
-            if gelu != "default":
-                args += ["--gelu", gelu]
+                    "--prefill", prefill_for(cache)] + key.flags()
             exe = llm2hef_bin()
             if not exe.exists():
                 self.done[key] = _missing_bin(exe)
@@ -249,7 +345,7 @@ class _ExportCache:
                 if proc.returncode != 0:
                     self.done[key] = _failed(cmd, proc)
                 else:
-                    self.done[key] = Export(fixture, cache, prefill_for(cache), gelu, out)
+                    self.done[key] = Export(fixture, cache, prefill_for(cache), option, out)
         got = self.done[key]
         if isinstance(got, str):
             pytest.fail(got)  # the same failure for every test using this export
@@ -303,39 +399,23 @@ def _logit_section(tr, title: str, rows: list[dict], cols: list[tuple[str, str]]
                       f"{worst:>10.3e} {cos:>11.8f} {am:>3}/{len(rs):<3} {ok:>6}")
 
 
-def _consistency_section(tr, title: str, rows: list[dict], fixture_w: int, gelu: bool) -> None:
+def _consistency_section(tr, title: str, rows: list[dict]) -> None:
     if not rows:
         return
     tr.section(title)
     for r in rows:
         moved = "" if r["moved"] != r["moved"] else f"  (perturbed rows moved by {r['moved']:.3e})"
-        g = f"{r['gelu']:<8} " if gelu else ""
-        tr.write_line(f"{r['fixture']:<{fixture_w}} c{r['cache']:<4} {g}{r['check']:<28} "
+        tr.write_line(f"{r['family']:<9} {r['fixture']:<20} c{r['cache']:<4} {r['option']:<8} {r['check']:<28} "
                       f"max|diff| {r['max_abs']:.3e}{moved}")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr = terminalreporter
     kind = lambda k: [r for r in _REPORT if r.get("kind") == k]  # noqa: E731
-    _logit_section(tr, "GPT-2 logit match (onnxruntime vs Hugging Face, last position)", kind("logits"),
-                   [("fixture", "<20"), ("cache", ">5"), ("gelu", "<8")], 32)
-    _consistency_section(tr, "GPT-2 cache consistency (max |diff| of the hidden rows that must not move)",
-                         kind("consistency"), 20, gelu=True)
-    _logit_section(tr, "Llama family logit match (onnxruntime vs Hugging Face, last position)",
-                   kind("llama_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
-    _consistency_section(tr, "Llama family cache consistency "
-                         "(max |diff| of the hidden rows that must not move)",
-                         kind("llama_consistency"), 18, gelu=False)
-    _logit_section(tr, "LFM2 logit match (onnxruntime vs Hugging Face, last position)",
-                   kind("lfm2_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
-    _consistency_section(tr, "LFM2 cache consistency (max |diff| of the hidden rows that must not move)",
-                         kind("lfm2_consistency"), 18, gelu=False)
-    mistral_granite_opt_terminal_summary(tr)
-    _logit_section(tr, "Gemma 2/3 and OLMo 2 logit match (onnxruntime vs Hugging Face, last position)",
-                   kind("post_norm_logits"), [("fixture", "<18"), ("cache", ">5")], 34)
-    _consistency_section(tr, "Gemma 2/3 and OLMo 2 cache consistency "
-                         "(max |diff| of the hidden rows that must not move)",
-                         kind("post_norm_consistency"), 18, gelu=False)
+    _logit_section(tr, "Logit match per family (onnxruntime vs Hugging Face, last position)", kind("logits"),
+                   [("family", "<9"), ("fixture", "<20"), ("cache", ">5"), ("option", "<8")], 40)
+    _consistency_section(tr, "Cache consistency per family (max |diff| of the hidden rows that must not move)",
+                         kind("consistency"))
     _logit_section(tr, "SmolLM2-135M-Instruct Q4_1 GGUF, a real model (onnxruntime vs transformers, last position)",
                    kind("smollm2_logits"), [("fixture", "<10"), ("cache", ">5")], 8)
     path = os.environ.get("LLM2HEF_NUMERICS_REPORT")
@@ -343,36 +423,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         Path(path).write_text(json.dumps(_REPORT, indent=1) + "\n")
 
 
-# =========================================================================== Llama family
-# Qwen2 / Llama / SmolLM3 / Qwen3 fixtures (tools/fixtures/make_llama_family_fixtures.py).
-# Exports go through the same _ExportCache, with gelu "default" (no --gelu flag).
-LLAMA_FAMILY = ["qwen2-tiny", "llama3-tiny", "smollm3-tiny", "smollm3-interval", "qwen3-tiny",
-                "llama-bigvocab",
-                # Written by transformers 5 (tools/fixtures/make_transformers5_fixtures.py).
-                "llama3-tf5", "qwen2-tf5"]
-LLAMA_CACHES = [64, 32]
-# One fixture per adapter for the (slower) cache-consistency checks.
-LLAMA_CONSISTENCY = ["qwen2-tiny", "llama3-tiny", "smollm3-tiny", "qwen3-tiny"]
-LLAMA_GELU = "default"
-
-
-def llama_combos(names=None):
-    """(fixture, cache, "default") for every Llama-family export the suite makes."""
-    return [(f, c, LLAMA_GELU) for f in (names or LLAMA_FAMILY) for c in LLAMA_CACHES]
-
-
-def llama_combo_id(c) -> str:
-    return f"{c[0]}-c{c[1]}"
-
-
-def llama_generation_config(name: str) -> dict:
-    return json.loads((FIXTURES / name / "generation_config.json").read_text())
-
-
+# --------------------------------------------------------------------------- cache consistency
 class ConsistencyCtx:
-    """Shared state for the cache-consistency checks (numerics_checks.py) of both
-    families: random tokens from `vocab` (default: the embeddings' rows), their
-    full-prompt feeds, and row perturbations."""
+    """Shared state for the cache-consistency checks (numerics_checks.py): random
+    tokens from `vocab` (default: the embeddings' rows), their full-prompt
+    feeds, and row perturbations."""
 
     def __init__(self, ex, tmp_path, seed_base: int = 1000, vocab: int | None = None):
         self.ex = ex
@@ -406,70 +461,3 @@ class ConsistencyCtx:
 
     def hidden(self, f):
         return self.ex.run_hidden(f)
-
-
-# =========================================================================== LFM2
-# Tiny Lfm2ForCausalLM fixtures (tools/fixtures/make_lfm2_fixtures.py), both layer
-# kinds, conv_bias off and on, GQA 2 and 3, kernel 3 and 4. Exported like the Llama family (no flag).
-LFM2 = ["lfm2-tiny", "lfm2-bias", "lfm2-kernel4"]
-LFM2_CACHES = [64, 32]
-
-
-def lfm2_combos(names=None):
-    """(fixture, cache, "default") for every LFM2 export the suite makes; a cache
-    above the fixture's max_position_embeddings is skipped (lfm2-bias has 64)."""
-    return [(f, c, LLAMA_GELU) for f in (names or LFM2) for c in LFM2_CACHES
-            if c <= fixture_info(f)["config"]["max_position_embeddings"]]
-
-
-# =========================================================================== Mistral, Granite, OPT
-# Fixtures of tools/fixtures/make_mistral_granite_opt_fixtures.py, exported like the Llama
-# family (no flag). mistral-window has sliding_window 64: exact at both caches,
-# refused above (tests/cli/export/test_mistral_granite_opt_refusals.py).
-MISTRAL_GRANITE_OPT_CACHES = {"mistral-tiny": [64, 32], "mistral-window": [64, 32], "granite-tiny": [64, 32],
-                    "opt-tiny": [64, 32], "opt-postln": [64, 32], "opt-plain": [64, 32]}
-OPT_FIXTURES = ["opt-tiny", "opt-postln", "opt-plain"]
-
-
-def mistral_granite_opt_combos(names=None):
-    """(fixture, cache, "default") for every Mistral / Granite / OPT export the suite makes."""
-    return [(f, c, LLAMA_GELU) for f in (names or MISTRAL_GRANITE_OPT_CACHES) for c in MISTRAL_GRANITE_OPT_CACHES[f]]
-
-
-def mistral_granite_opt_terminal_summary(tr) -> None:
-    rows = [r for r in _REPORT if r.get("kind") == "mistral_granite_opt_logits"]
-    _logit_section(tr, "Mistral / Granite / OPT logit match (onnxruntime vs Hugging Face, last position)",
-                   rows, [("fixture", "<18"), ("cache", ">5")], 34)
-    _consistency_section(tr, "Mistral / Granite / OPT cache consistency "
-                         "(max |diff| of the hidden rows that must not move)",
-                         [r for r in _REPORT if r.get("kind") == "mistral_granite_opt_consistency"], 18, gelu=False)
-# =========================================================================== Gemma 2/3, OLMo 2
-# tools/fixtures/make_post_norm_fixtures.py. Each fixture lists the caches its
-# export is exact at (at most its sliding_window); the others are refused
-# (tests/cli/export/test_post_norm_refusals.py). Exported like the Llama family (no flag).
-POST_NORM = ["gemma3-tiny", "gemma3-window", "gemma2-tiny", "olmo2-tiny"]
-
-
-def post_norm_combos(names=None):
-    """(fixture, cache, "default") for every exact Gemma/OLMo 2 export the suite makes."""
-    return [(f, c, LLAMA_GELU) for f in (names or POST_NORM) for c in fixture_info(f)["exact_caches"]]
-# =========================================================================== Phi-3 / Phi / StableLM / GPT-NeoX
-# Fixtures of tools/fixtures/make_phi_family_fixtures.py. Phi exports run with
-# `--gelu tanh` (gelu_new exactly); the default sigmoid form is measured apart.
-PHI_FAMILY = ["neox-parallel", "neox-sequential", "phi2-tiny", "phi-qkln", "stablelm-tiny", "stablelm-qkln",
-              "stablelm-parallel", "phi3-longrope", "phi4mini-tiny"]
-PHI_CACHES = [64, 32]
-# One fixture per adapter and switch that changes the layer skeleton, for the consistency checks.
-PHI_CONSISTENCY = ["neox-parallel", "neox-sequential", "phi2-tiny", "stablelm-parallel", "phi4mini-tiny"]
-
-
-def phi_gelu(name: str) -> str:
-    """The exact GELU flag for Phi fixtures ("tanh"), no flag for the others."""
-    return "tanh" if fixture_info(name)["architecture"] == "PhiForCausalLM" else "default"
-
-
-def phi_combos(names=None, caches=None):
-    """(fixture, cache, gelu) for every export of these fixtures; caches above
-    max_position_embeddings are skipped."""
-    return [(f, c, phi_gelu(f)) for f in (names or PHI_FAMILY) for c in (caches or PHI_CACHES)
-            if c <= fixture_info(f)["config"]["max_position_embeddings"]]

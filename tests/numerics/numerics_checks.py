@@ -1,14 +1,14 @@
-"""Checks shared by the GPT-2 and the Llama-family numerics tests: the logit
-match against the Hugging Face references, the cache-consistency checks on the
-final-norm hidden states, and the graph-contract pieces that do not depend on
-the architecture. The test files keep their own parametrization, thresholds and
-report kinds, and pass them in."""
+"""The checks the numerics tests share: the logit match against the Hugging Face
+references, the cache-consistency checks on the final-norm hidden states, and
+the graph-contract pieces. The table-driven files (test_logits.py,
+test_cache_consistency.py, test_contract.py) and the per-family files under
+families/ pass their exports, thresholds and report kinds in."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from conftest import INPUT_NAMES, reference
+from conftest import BY_FIXTURE, INPUT_NAMES, reference
 
 PE = INPUT_NAMES[2:]
 SUFFIX_ROLES = ["embeddings", "attention_mask", "pe_q_cos", "pe_q_sin", "pe_k_cos", "pe_k_sin"]
@@ -21,15 +21,16 @@ def cosine(a, b) -> float:
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-def logit_cases(combos, combo_id) -> list:
-    """(combo, L) for every reference length L that fits the combo's cache."""
-    out = []
-    for combo in combos:
-        fixture, cache, _ = combo
-        for L in reference(fixture):
-            if L <= cache:
-                out.append(pytest.param(combo, L, id=f"{combo_id(combo)}-L{L}"))
-    return out
+def logit_cases(runs) -> list:
+    """(run, L) for every reference length L that fits the run's cache."""
+    return [pytest.param(run, L, id=f"{run.id}-L{L}") for run in runs
+            for L in reference(run.fixture) if L <= run.cache]
+
+
+def family_of(ex) -> str:
+    """The export's family, for the report (a real model outside the table has none)."""
+    fam = BY_FIXTURE.get(ex.fixture)
+    return fam.adapter if fam else ""
 
 
 def check_logits_match_hf(ex, length, tmp_path, report, record_property, *, kind: str,
@@ -49,8 +50,8 @@ def check_logits_match_hf(ex, length, tmp_path, report, record_property, *, kind
     record_property("max_abs_diff", diff)
     record_property("cosine", cos)
     record_property("argmax_match", argmax_ok)
-    report.append(dict(kind=kind, fixture=ex.fixture, cache=ex.cache, gelu=ex.gelu, length=length,
-                       max_abs=diff, cosine=cos, argmax_ok=argmax_ok, passed=passed))
+    report.append(dict(kind=kind, family=family_of(ex), fixture=ex.fixture, cache=ex.cache, option=ex.option,
+                       length=length, max_abs=diff, cosine=cos, argmax_ok=argmax_ok, passed=passed))
     msg = (f"{label} L={length}: max|diff| {diff:.3e}, "
            f"cosine {cos:.8f}, argmax {'same' if argmax_ok else 'differs'}")
     if max_abs is not None:
@@ -70,7 +71,7 @@ def tol(ref: np.ndarray) -> float:
 
 
 def record_consistency(report, kind, ex, check, max_abs, moved) -> None:
-    report.append(dict(kind=kind, fixture=ex.fixture, cache=ex.cache, gelu=ex.gelu,
+    report.append(dict(kind=kind, family=family_of(ex), fixture=ex.fixture, cache=ex.cache, option=ex.option,
                        check=check, max_abs=max_abs, moved=moved))
 
 
@@ -140,45 +141,6 @@ def check_prefix_consistency(c) -> float:
             worst = max(worst, d)
             assert d <= 10 * tol(h_full), f"token {k}: {m}-token run and full run differ by {d:.3e}"
     return worst
-
-
-def consistency_tests(combos, *, kind: str, hidden_key: str, vocab_key: str | None):
-    """The four cache-consistency tests for `combos`, to be bound to module-level
-    test_* names by a test file: the hidden output exists with [1, cache,
-    config[hidden_key]], causality, inert padding rows (positions / uniform pe)
-    and prefix consistency. Figures go to the report under `kind`; tokens are
-    drawn from config[vocab_key] ids (None: from the embeddings' rows)."""
-    from conftest import ConsistencyCtx, fixture_info
-
-    def ctx(ex, tmp_path):
-        vocab = None if vocab_key is None else fixture_info(ex.fixture)["config"][vocab_key]
-        return ConsistencyCtx(ex, tmp_path, vocab=vocab)
-
-    @pytest.mark.parametrize("combo", combos)
-    def test_hidden_output_found(combo, exports):
-        ex = exports.get(*combo)
-        check_hidden_output(ex, fixture_info(ex.fixture)["config"][hidden_key])
-
-    @pytest.mark.parametrize("combo", combos)
-    def test_causality(combo, exports, report, tmp_path):
-        ex = exports.get(*combo)
-        worst, moved_min = check_causality(ctx(ex, tmp_path))
-        record_consistency(report, kind, ex, "causality", worst, moved_min)
-
-    @pytest.mark.parametrize("pe_mode", ["positions", "uniform"])
-    @pytest.mark.parametrize("combo", combos)
-    def test_padding_rows_inert(combo, pe_mode, exports, report, tmp_path):
-        ex = exports.get(*combo)
-        worst, moved_min = check_padding_rows_inert(ctx(ex, tmp_path), pe_mode)
-        record_consistency(report, kind, ex, f"padding inert ({pe_mode})", worst, moved_min)
-
-    @pytest.mark.parametrize("combo", combos)
-    def test_prefix_consistency(combo, exports, report, tmp_path):
-        ex = exports.get(*combo)
-        worst = check_prefix_consistency(ctx(ex, tmp_path))
-        record_consistency(report, kind, ex, "prefix consistency", worst, float("nan"))
-
-    return test_hidden_output_found, test_causality, test_padding_rows_inert, test_prefix_consistency
 
 
 # --------------------------------------------------------------------------- graph contract

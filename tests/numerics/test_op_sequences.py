@@ -19,19 +19,17 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import FIXTURES, LLAMA_CACHES, LLAMA_GELU, cache_sizes, fixture_info, run_llm2hef
+from conftest import DEFAULT, FIXTURES, export_caches, fixture_info, run_llm2hef
 
 SHAPE_PLUMBING = {"Shape", "Gather", "Unsqueeze", "Concat", "Constant"}
 LAYER_NODE = re.compile(r"^/model/layers\.(\d+)/")
 REFERENCES = sorted(p.stem for p in (FIXTURES / "op-sequences").glob("*.json"))
-# GPT-2 is compared with its default GELU (x * sigmoid(1.702 x), the form SEED parsed).
-GPT2_GELU = "default"
 
 
 def export_for(exports, fixture: str):
-    if fixture.startswith("gpt2"):
-        return exports.get(fixture, cache_sizes(fixture)[0], GPT2_GELU)
-    return exports.get(fixture, LLAMA_CACHES[0], LLAMA_GELU)
+    """The export at the fixture's largest cache, without options: GPT-2 is compared
+    with its default GELU (x * sigmoid(1.702 x), the form SEED parsed)."""
+    return exports.get(fixture, export_caches(fixture)[0], DEFAULT)
 
 
 def layer_op_sequences(model_path) -> dict[int, list[str]]:

@@ -2,10 +2,12 @@
 // hostile bytes, and the name tables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -260,4 +262,24 @@ TEST(GgufNames, TablesMapGgufNamesBackToHuggingFace) {
   for (const char* a : {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "stablelm",
                         "gptneox", "gpt2", "lfm2", "smollm3"})
     EXPECT_NE(find_gguf_arch(a), nullptr) << a;
+}
+
+// The rows come from one file each under core/src/checkpoint/gguf/, collected
+// by a generated table: each is found by its own name, once, and maps at
+// least the token embedding.
+TEST(GgufNames, EveryRowIsFoundByItsNameOnce) {
+  const std::string list = gguf_supported_archs();
+  std::set<std::string> seen;
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(", ", at), list.size());
+    const std::string name = list.substr(at, comma - at);
+    EXPECT_TRUE(seen.insert(name).second) << name << " listed twice in " << list;
+    const GgufArch* arch = find_gguf_arch(name);
+    ASSERT_NE(arch, nullptr) << name;
+    EXPECT_EQ(arch->gguf, name);
+    EXPECT_FALSE(arch->hf_architecture.empty() || arch->model_type.empty()) << name;
+    EXPECT_TRUE(map_gguf_tensor(*arch, "token_embd.weight")) << name;
+    at = comma + 2;
+  }
+  EXPECT_GE(seen.size(), 14u) << list;  // every row file was found (none goes missing from the glob)
 }

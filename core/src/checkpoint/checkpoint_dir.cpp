@@ -39,10 +39,10 @@ bool is_safe_relative(const std::string& name) {
 
 std::string describe(float v) { return std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf"; }
 
-class CheckpointDir final : public sdk::Checkpoint {
+class CheckpointDir final : public CheckpointReader {
  public:
   CheckpointDir(const fs::path& dir, NonFinitePolicy nonfinite);
-  std::vector<NonFiniteWeight> nonfinite() const;
+  std::vector<NonFiniteWeight> nonfinite_weights() const override;
 
   const fs::path& dir() const override { return dir_; }
   const sdk::JsonFile& config() const override { return config_; }
@@ -230,7 +230,7 @@ void CheckpointDir::release_stored(std::span<const char> rows) const {
     if (f->maps(rows)) return f->release_lent(rows);
 }
 
-std::vector<NonFiniteWeight> CheckpointDir::nonfinite() const { return nonfinite_.all(); }
+std::vector<NonFiniteWeight> CheckpointDir::nonfinite_weights() const { return nonfinite_.all(); }
 
 }  // namespace
 
@@ -257,8 +257,8 @@ std::vector<NonFiniteWeight> NonFiniteLog::all() const {
   return out;
 }
 
-std::string checkpoint_model_name(const sdk::Checkpoint& ckpt, const fs::path& dir) {
-  if (std::string gguf = gguf_model_name(ckpt); !gguf.empty()) return gguf;
+std::string checkpoint_model_name(const CheckpointReader& ckpt, const fs::path& dir) {
+  if (std::string own = ckpt.own_model_name(); !own.empty()) return own;
   const fs::path real = fs::weakly_canonical(dir);
   // The Hugging Face cache: <cache>/models--ORG--NAME/snapshots/<commit>.
   if (const auto repo = hf_cache_repository(real)) {
@@ -277,15 +277,10 @@ int64_t checkpoint_parameters(const sdk::Checkpoint& ckpt) {
   return params;
 }
 
-std::unique_ptr<sdk::Checkpoint> open_checkpoint(const fs::path& dir, NonFinitePolicy nonfinite) {
+std::unique_ptr<CheckpointReader> open_checkpoint(const fs::path& dir, NonFinitePolicy nonfinite) {
   // A .gguf file, a split set, or a folder holding one without config.json.
   if (is_gguf_checkpoint(dir)) return open_gguf_checkpoint(dir, nonfinite);
   return std::make_unique<CheckpointDir>(dir, nonfinite);
-}
-
-std::vector<NonFiniteWeight> nonfinite_weights(const sdk::Checkpoint& ckpt) {
-  const auto* dir = dynamic_cast<const CheckpointDir*>(&ckpt);
-  return dir ? dir->nonfinite() : gguf_nonfinite_weights(ckpt);
 }
 
 }  // namespace llm2hef::core

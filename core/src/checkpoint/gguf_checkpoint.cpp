@@ -1,5 +1,7 @@
 #include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 
+#include "gguf/family.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -148,7 +150,7 @@ sdk::DType sdk_dtype(const GgmlType& t) {
   }
 }
 
-class GgufCheckpoint final : public sdk::Checkpoint {
+class GgufCheckpoint final : public CheckpointReader {
  public:
   GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite);
 
@@ -166,10 +168,10 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   std::vector<std::string> tensor_names() const override;
   void read_rows(std::string_view tensor, int64_t row_begin, int64_t row_end, std::span<float> out) const override;
 
-  std::vector<NonFiniteWeight> nonfinite() const;
-  const std::vector<std::string>& notes() const { return notes_; }
-  const std::string& metadata_name() const { return metadata_name_; }
-  const std::string& tokenizer_config_origin() const { return tokenizer_config_origin_; }
+  std::vector<NonFiniteWeight> nonfinite_weights() const override { return nonfinite_.all(); }
+  std::vector<std::string> reading_notes() const override { return notes_; }
+  std::string own_model_name() const override;
+  std::string tokenizer_config_source(const std::string& source) const override;
 
  private:
   struct Slot {
@@ -186,6 +188,10 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   std::vector<float> read_stored(std::string_view name) const;
   void read_flat(const Slot& s, uint64_t first, uint64_t last, float* out) const;
   void add_slots(const GgufArch& arch, int64_t blocks, const std::string& block_count_key);
+  // The slots one stored tensor gives under its transform: itself, one per
+  // head (split_heads), or q, k and v (split_qkv); BadInput naming `where`
+  // when its shape does not fit the heads of the config.
+  std::vector<Slot> transformed(Slot s, const GgufNameMatch& m, const std::string& where) const;
   void setup_tokenizer(const fs::path& folder, const nlohmann::ordered_json& metadata);
 
   fs::path path_;
@@ -199,6 +205,7 @@ class GgufCheckpoint final : public sdk::Checkpoint {
   std::vector<std::string> notes_;
   std::string metadata_name_;
   std::string tokenizer_config_origin_;  // where tokenizer_config_ (and so the chat template) came from
+  bool tokenizer_config_from_metadata_ = false;
   NonFiniteLog nonfinite_;
 };
 
@@ -235,8 +242,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
 
   const GgufMetadata meta(first.metadata(), origin);
   const std::string arch_name = meta.get_string("general.architecture");
-  const GgufArch* arch = find_gguf_arch(arch_name);
-  if (!arch)
+  const gguf::Family* family = gguf::find_family(arch_name);
+  if (!family)
     throw BadInput(meta.where("general.architecture") + " is '" + arch_name +
                    "', an architecture llm2hef has no tensor-name table for (it reads: " + gguf_supported_archs() +
                    ")");
@@ -245,14 +252,8 @@ GgufCheckpoint::GgufCheckpoint(const fs::path& path, NonFinitePolicy nonfinite) 
 
   GgufTensorAccess access{[this](std::string_view n) { return find_stored(n); },
                           [this](std::string_view n) { return read_stored(n); }};
-  // llama.cpp writes Mistral models as llama; transformers' GGUF loader
-  // tells them apart by general.name (modeling_gguf_pytorch_utils.py), and so does llm2hef.
-  GgufArch mistral{"llama", "MistralForCausalLM", "mistral"};
-  if (arch->gguf == "llama") {
-    std::string name = meta.find_string("general.name").value_or("");
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    if (name.find("mistral") != std::string::npos) arch = &mistral;
-  }
+  // The row's architecture, or a variant of it (Mistral, written as llama).
+  const GgufArch* arch = &gguf::named_variant(*family, meta);
   GgufConfig cfg = gguf_config(meta, *arch, access);
   config_ = sdk::JsonFile(origin + " (config.json from its metadata)", std::move(cfg.config));
   notes_ = std::move(cfg.notes);
@@ -308,6 +309,7 @@ void GgufCheckpoint::setup_tokenizer(const fs::path& folder, const nlohmann::ord
     tokenizer_config_ =
         sdk::JsonFile(origin + " (tokenizer_config.json from its metadata)", std::move(tok.tokenizer_config));
     tokenizer_config_origin_ = "the GGUF metadata of " + origin + " (key tokenizer.chat_template)";
+    tokenizer_config_from_metadata_ = true;
   } catch (const BadInput& e) {
     // inspect needs no tokenizer: the error is raised when one is asked for.
     tokenizer_error_ = e.what();
@@ -336,9 +338,6 @@ std::vector<float> GgufCheckpoint::read_stored(std::string_view name) const {
 }
 
 void GgufCheckpoint::add_slots(const GgufArch& arch, int64_t blocks, const std::string& block_count_key) {
-  const sdk::JsonFile& c = config_;
-  const int64_t heads = c.raw().value("num_attention_heads", c.raw().value("n_head", int64_t{1}));
-  const int64_t kv_heads = c.raw().value("num_key_value_heads", heads);
   for (const auto& f : files_)
     for (const auto& t : f->tensors()) {
       if (is_gguf_config_tensor(t.name)) continue;
@@ -362,85 +361,95 @@ void GgufCheckpoint::add_slots(const GgufArch& arch, int64_t blocks, const std::
       s.info.dtype_text = t.type->name;
       s.info.shape = t.torch_shape();
       s.info.file = f->path();
-      const int64_t rows = s.info.shape[0];
-      switch (m->transform) {
-        case GgufTransform::none:
-        case GgufTransform::minus_one: break;
-        case GgufTransform::rope_unpermute: {
-          // LlamaModel.permute(w, n_head): rows viewed as [n_head, 2, dim/2]
-          // were stored as [n_head, dim/2, 2]; HF row h*dim + p*(dim/2) + i
-          // is stored row h*dim + 2i + p.
-          const int64_t n = m->is_q ? heads : kv_heads;
-          if (n <= 0 || rows % (2 * n) != 0)
-            throw BadInput(where + ": " + std::to_string(rows) + " rows cannot be split into " + std::to_string(n) +
-                           " heads of an even size (attention.head_count" + (m->is_q ? "" : "_kv") + ")");
-          const int64_t dim = rows / n, half = dim / 2;
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t h = r / dim, p = (r % dim) / half, i = r % half;
-            s.row_source.push_back(h * dim + 2 * i + p);
-          }
-          break;
-        }
-        case GgufTransform::neox_qkv: {
-          // GPTNeoXModel.modify_tensors: per-head [q k v] rows regrouped as
-          // [all q; all k; all v]; HF row h*3*dim + j*dim + i is stored row
-          // j*heads*dim + h*dim + i.
-          if (heads <= 0 || rows % (3 * heads) != 0)
-            throw BadInput(where + ": " + std::to_string(rows) + " rows are not 3 x " + std::to_string(heads) +
-                           " heads");
-          const int64_t dim = rows / 3 / heads;
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t h = r / (3 * dim), j = (r % (3 * dim)) / dim, i = r % dim;
-            s.row_source.push_back(j * heads * dim + h * dim + i);
-          }
-          break;
-        }
-        case GgufTransform::transpose:
-          if (s.info.shape.size() != 2) throw BadInput(where + ": expected a matrix");
-          std::swap(s.info.shape[0], s.info.shape[1]);
-          break;
-        case GgufTransform::unsqueeze_1:
-          if (s.info.shape.size() != 2) throw BadInput(where + ": expected [channels, kernel]");
-          s.info.shape = {s.info.shape[0], 1, s.info.shape[1]};
-          break;
-        case GgufTransform::split_qkv: {
-          // Rows [q; k; v] as llama.cpp's phi2 graph views them: heads x dim
-          // query rows, then kv_heads x dim for keys and for values.
-          const int64_t hidden = c.raw().value("hidden_size", int64_t{0});
-          const int64_t dim = c.raw().value("head_dim", heads > 0 ? hidden / heads : int64_t{0});
-          const int64_t q_rows = heads * dim, kv_rows = kv_heads * dim;
-          if (dim <= 0 || rows != q_rows + 2 * kv_rows)
-            throw BadInput(where + ": " + std::to_string(rows) + " rows are not q (" + std::to_string(heads) +
-                           " heads) + k and v (" + std::to_string(kv_heads) + " heads) of " + std::to_string(dim));
-          const int64_t per_row = s.info.shape.size() == 2 ? s.info.shape[1] : 1;
-          int64_t first = 0;
-          for (const auto& [part, n] : {std::pair{"q", q_rows}, std::pair{"k", kv_rows}, std::pair{"v", kv_rows}}) {
-            Slot one = s;
-            one.info.name.replace(one.info.name.find("{QKV}"), 5, part);
-            one.info.shape[0] = n;
-            one.flat_base = static_cast<uint64_t>(first * per_row);
-            first += n;
-            auto [it, fresh] = slots_.emplace(one.info.name, std::move(one));
-            if (!fresh) throw BadInput(where + " maps to '" + it->first + "', which another tensor maps to as well");
-          }
-          continue;
-        }
-        case GgufTransform::split_heads: {
-          if (s.info.shape.size() != 2) throw BadInput(where + ": expected [heads, head_dim]");
-          const int64_t n = s.info.shape[0], dim = s.info.shape[1];
-          for (int64_t h = 0; h < n; ++h) {
-            Slot one = s;
-            one.info.name.replace(one.info.name.find("{H}"), 3, std::to_string(h));
-            one.info.shape = {dim};
-            one.flat_base = static_cast<uint64_t>(h * dim);
-            slots_.emplace(one.info.name, std::move(one));
-          }
-          continue;
-        }
+      for (Slot& one : transformed(std::move(s), *m, where)) {
+        auto [it, fresh] = slots_.emplace(one.info.name, std::move(one));
+        if (!fresh) throw BadInput(where + " maps to '" + it->first + "', which another tensor maps to as well");
       }
-      auto [it, fresh] = slots_.emplace(s.info.name, std::move(s));
-      if (!fresh) throw BadInput(where + " maps to '" + it->first + "', which another tensor maps to as well");
     }
+}
+
+std::vector<GgufCheckpoint::Slot> GgufCheckpoint::transformed(Slot s, const GgufNameMatch& m,
+                                                              const std::string& where) const {
+  const sdk::JsonFile& c = config_;
+  const int64_t heads = c.raw().value("num_attention_heads", c.raw().value("n_head", int64_t{1}));
+  const int64_t kv_heads = c.raw().value("num_key_value_heads", heads);
+  const int64_t rows = s.info.shape[0];
+  switch (m.transform) {
+    case GgufTransform::none:
+    case GgufTransform::minus_one: break;
+    case GgufTransform::rope_unpermute: {
+      // LlamaModel.permute(w, n_head): rows viewed as [n_head, 2, dim/2]
+      // were stored as [n_head, dim/2, 2]; HF row h*dim + p*(dim/2) + i
+      // is stored row h*dim + 2i + p.
+      const int64_t n = m.is_q ? heads : kv_heads;
+      if (n <= 0 || rows % (2 * n) != 0)
+        throw BadInput(where + ": " + std::to_string(rows) + " rows cannot be split into " + std::to_string(n) +
+                       " heads of an even size (attention.head_count" + (m.is_q ? "" : "_kv") + ")");
+      const int64_t dim = rows / n, half = dim / 2;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t h = r / dim, p = (r % dim) / half, i = r % half;
+        s.row_source.push_back(h * dim + 2 * i + p);
+      }
+      break;
+    }
+    case GgufTransform::neox_qkv: {
+      // GPTNeoXModel.modify_tensors: per-head [q k v] rows regrouped as
+      // [all q; all k; all v]; HF row h*3*dim + j*dim + i is stored row
+      // j*heads*dim + h*dim + i.
+      if (heads <= 0 || rows % (3 * heads) != 0)
+        throw BadInput(where + ": " + std::to_string(rows) + " rows are not 3 x " + std::to_string(heads) + " heads");
+      const int64_t dim = rows / 3 / heads;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t h = r / (3 * dim), j = (r % (3 * dim)) / dim, i = r % dim;
+        s.row_source.push_back(j * heads * dim + h * dim + i);
+      }
+      break;
+    }
+    case GgufTransform::transpose:
+      if (s.info.shape.size() != 2) throw BadInput(where + ": expected a matrix");
+      std::swap(s.info.shape[0], s.info.shape[1]);
+      break;
+    case GgufTransform::unsqueeze_1:
+      if (s.info.shape.size() != 2) throw BadInput(where + ": expected [channels, kernel]");
+      s.info.shape = {s.info.shape[0], 1, s.info.shape[1]};
+      break;
+    case GgufTransform::split_qkv: {
+      // Rows [q; k; v] as llama.cpp's phi2 graph views them: heads x dim
+      // query rows, then kv_heads x dim for keys and for values.
+      const int64_t hidden = c.raw().value("hidden_size", int64_t{0});
+      const int64_t dim = c.raw().value("head_dim", heads > 0 ? hidden / heads : int64_t{0});
+      const int64_t q_rows = heads * dim, kv_rows = kv_heads * dim;
+      if (dim <= 0 || rows != q_rows + 2 * kv_rows)
+        throw BadInput(where + ": " + std::to_string(rows) + " rows are not q (" + std::to_string(heads) +
+                       " heads) + k and v (" + std::to_string(kv_heads) + " heads) of " + std::to_string(dim));
+      const int64_t per_row = s.info.shape.size() == 2 ? s.info.shape[1] : 1;
+      std::vector<Slot> parts;
+      int64_t first = 0;
+      for (const auto& [part, n] : {std::pair{"q", q_rows}, std::pair{"k", kv_rows}, std::pair{"v", kv_rows}}) {
+        Slot& one = parts.emplace_back(s);
+        one.info.name.replace(one.info.name.find("{QKV}"), 5, part);
+        one.info.shape[0] = n;
+        one.flat_base = static_cast<uint64_t>(first * per_row);
+        first += n;
+      }
+      return parts;
+    }
+    case GgufTransform::split_heads: {
+      if (s.info.shape.size() != 2) throw BadInput(where + ": expected [heads, head_dim]");
+      const int64_t n = s.info.shape[0], dim = s.info.shape[1];
+      std::vector<Slot> parts;
+      for (int64_t h = 0; h < n; ++h) {
+        Slot& one = parts.emplace_back(s);
+        one.info.name.replace(one.info.name.find("{H}"), 3, std::to_string(h));
+        one.info.shape = {dim};
+        one.flat_base = static_cast<uint64_t>(h * dim);
+      }
+      return parts;
+    }
+  }
+  std::vector<Slot> one;
+  one.push_back(std::move(s));
+  return one;
 }
 
 const GgufCheckpoint::Slot& GgufCheckpoint::slot(std::string_view tensor) const {
@@ -540,7 +549,26 @@ void GgufCheckpoint::read_rows(std::string_view tensor, int64_t row_begin, int64
   if (bad != out.size()) nonfinite_.record(s.info, row_begin, bad, out[bad]);
 }
 
-std::vector<NonFiniteWeight> GgufCheckpoint::nonfinite() const { return nonfinite_.all(); }
+// The metadata's name, else the file's stem without a split suffix
+// ("-00001-of-00003"); empty for a folder whose GGUF names no model.
+std::string GgufCheckpoint::own_model_name() const {
+  if (!metadata_name_.empty()) return metadata_name_;
+  std::error_code ec;
+  if (fs::is_directory(path_, ec) || !has_gguf_extension(path_)) return {};
+  const std::string name = path_.filename().string();
+  std::smatch m;
+  if (std::regex_match(name, m, split_pattern())) return m[1].str();
+  return path_.stem().string();
+}
+
+// tokenizer_config may be the folder's file or built from the metadata: the
+// source says which (a template from the metadata was never in a
+// tokenizer_config.json, so it is named by its key alone).
+std::string GgufCheckpoint::tokenizer_config_source(const std::string& source) const {
+  if (tokenizer_config_origin_.empty()) return source;
+  if (tokenizer_config_from_metadata_) return tokenizer_config_origin_;
+  return source + ", from " + tokenizer_config_origin_;
+}
 
 }  // namespace
 
@@ -555,36 +583,8 @@ bool is_gguf_checkpoint(const fs::path& path) {
   return fs::exists(path, ec) && (has_gguf_extension(path) || starts_with_magic(path));
 }
 
-std::unique_ptr<sdk::Checkpoint> open_gguf_checkpoint(const fs::path& path, NonFinitePolicy nonfinite) {
+std::unique_ptr<CheckpointReader> open_gguf_checkpoint(const fs::path& path, NonFinitePolicy nonfinite) {
   return std::make_unique<GgufCheckpoint>(path, nonfinite);
-}
-
-std::vector<NonFiniteWeight> gguf_nonfinite_weights(const sdk::Checkpoint& ckpt) {
-  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  return g ? g->nonfinite() : std::vector<NonFiniteWeight>{};
-}
-
-std::vector<std::string> gguf_notes(const sdk::Checkpoint& ckpt) {
-  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  return g ? g->notes() : std::vector<std::string>{};
-}
-
-std::string gguf_tokenizer_config_origin(const sdk::Checkpoint& ckpt) {
-  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  return g ? g->tokenizer_config_origin() : std::string();
-}
-
-std::string gguf_model_name(const sdk::Checkpoint& ckpt) {
-  const auto* g = dynamic_cast<const GgufCheckpoint*>(&ckpt);
-  if (!g) return {};
-  if (!g->metadata_name().empty()) return g->metadata_name();
-  const fs::path& path = g->dir();
-  std::error_code ec;
-  if (fs::is_directory(path, ec) || !has_gguf_extension(path)) return {};
-  const std::string name = path.filename().string();
-  std::smatch m;
-  if (std::regex_match(name, m, split_pattern())) return m[1].str();
-  return path.stem().string();
 }
 
 }  // namespace llm2hef::core

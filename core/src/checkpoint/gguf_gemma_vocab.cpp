@@ -36,6 +36,8 @@
 // docs/gguf.md ("Gemma vocabularies") has the comparison.
 #include "gguf_gemma_vocab.hpp"
 
+#include "gguf/family.hpp"
+
 #include <cstdint>
 #include <string_view>
 
@@ -54,10 +56,16 @@ constexpr std::string_view kMetaspace = "\u2581";
 // The score convert_hf_to_gguf.py gives every token of added_tokens_decoder.
 constexpr double kAddedTokenScore = -1000.0;
 
-// The architectures transformers' GGUF loader reads as Gemma's tokenizer
-// (GGUF_SENTENCEPIECE_BUILDERS) and llama.cpp's converter writes with
-// add_space_prefix = false; gemma4 files name their own tokenizer model.
-bool gemma_architecture(const std::string& arch) { return arch == "gemma" || arch == "gemma2" || arch == "gemma3"; }
+// The architectures whose row says their vocabulary is Gemma's
+// (Vocabulary::gemma: gguf/gemma.cpp), which transformers' GGUF loader reads
+// as Gemma's tokenizer (GGUF_SENTENCEPIECE_BUILDERS) and llama.cpp's
+// converter writes with add_space_prefix = false; gemma4 files name their
+// own tokenizer model.
+bool has_gemma_vocabulary(const gguf::Family& f) { return f.vocabulary == gguf::Vocabulary::gemma; }
+bool gemma_architecture(const std::string& arch) {
+  const gguf::Family* f = gguf::find_family(arch);
+  return f && has_gemma_vocabulary(*f);
+}
 
 [[noreturn]] void fail(const std::string& origin, const std::string& key, const std::string& what) {
   throw BadInput(origin + ": metadata key '" + key + "': " + what);
@@ -90,9 +98,10 @@ std::optional<ordered_json> restored_metadata(const ordered_json& metadata, cons
   if (!gemma_architecture(arch)) {
     if (arch.rfind("gemma", 0) == 0)
       fail(origin, "tokenizer.ggml.model",
-           "'llama' (SentencePiece) vocabulary of architecture '" + arch +
-               "': only gemma, gemma2 and gemma3 vocabularies are written (checked against Gemma 3's "
-               "tokenizer.json); put the model's tokenizer.json next to the .gguf");
+           "'llama' (SentencePiece) vocabulary of architecture '" + arch + "': only " +
+               gguf::family_names(has_gemma_vocabulary) +
+               " vocabularies are written (checked against Gemma 3's tokenizer.json); put the model's "
+               "tokenizer.json next to the .gguf");
     return std::nullopt;
   }
   ordered_json out = metadata;

@@ -12,9 +12,10 @@ namespace llm2hef::core::gguf_gemma {
 
 // For a GGUF whose tokenizer.ggml.model is "llama" (SentencePiece): a copy of
 // `metadata` with the vocabulary as the model's tokenizer.model had it when
-// general.architecture is gemma, gemma2 or gemma3; nullopt for any other
-// architecture. Throws BadInput, naming `origin` and the key, for another
-// gemma* architecture (its vocabulary was never checked) and for a Gemma file
+// general.architecture's row says Vocabulary::gemma (gguf/gemma.cpp: gemma2,
+// gemma3); nullopt for any other architecture. Throws BadInput, naming
+// `origin` and the key, for another gemma* architecture (its vocabulary was
+// never checked) and for a Gemma file
 // whose tokenizer.ggml.add_space_prefix is true (not Gemma's tokenizer).
 std::optional<nlohmann::ordered_json> restored_metadata(const nlohmann::ordered_json& metadata,
                                                         const std::string& origin);

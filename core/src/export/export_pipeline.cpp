@@ -10,7 +10,6 @@
 #include "llm2hef/core/chat/hailort_template.hpp"
 #include "llm2hef/core/checkpoint/chat_template.hpp"
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
-#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/dfc/calibrate_script.hpp"
 #include "llm2hef/core/dfc/compile_driver.hpp"
 #include "llm2hef/core/dfc/model_scripts.hpp"
@@ -162,7 +161,7 @@ struct ResourceWrite {
 
 // resources/: embeddings, theta, and the runtime's tokenizer.json and
 // hailo-config.json; records the non-finite weights and the resource changes.
-void write_resources(const ResourceWrite& w, const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
+void write_resources(const ResourceWrite& w, const CheckpointReader& ckpt, const sdk::Plan& plan,
                      const ChatTemplate& chat_template, uint64_t graph_bytes, Progress& progress,
                      ExportManifest& manifest) {
   fs::create_directory(w.dir);
@@ -170,7 +169,7 @@ void write_resources(const ResourceWrite& w, const sdk::Checkpoint& ckpt, const 
   stream_embeddings(ckpt, plan, w.dir / "embeddings.npy", progress, graph_bytes, w.writeback, w.threads);
   write_npy(w.dir / "theta.npy", {static_cast<int64_t>(plan.theta.size())}, plan.theta);
   // Every weight has been read by now (graph and embeddings).
-  if (const std::vector<NonFiniteWeight> bad = nonfinite_weights(ckpt); !bad.empty())
+  if (const std::vector<NonFiniteWeight> bad = ckpt.nonfinite_weights(); !bad.empty())
     manifest.nonfinite_weights = report_nonfinite(bad);
   std::vector<std::string> changes;
   // One DOM of tokenizer.json (its text is freed once parsed), edited in
@@ -201,7 +200,7 @@ void write_dfc_kit(const fs::path& dir, const std::string& scope, const sdk::Pla
 
 ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& host) {
   const ResolvedModel model = resolve_model(r, host);
-  const sdk::Checkpoint& ckpt = *model.checkpoint;
+  const CheckpointReader& ckpt = *model.checkpoint;
   const sdk::AdapterInfo& info = model.info();
   const sdk::ExportOptions options = export_options(r, model);
   std::vector<CommandInput> other_inputs;
@@ -219,8 +218,8 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   const std::string scope = dfc_scope_name(r.name.empty() ? model_name : r.name);
   const std::string name_note = dfc_name_note(r.name, scope);
   if (!name_note.empty()) spdlog::warn("{}", name_note);
-  const std::vector<std::string> gguf = gguf_notes(ckpt);  // what reading a GGUF dequantized or assumed
-  for (const auto& n : gguf) spdlog::warn("{}", n);
+  const std::vector<std::string> reading = ckpt.reading_notes();  // e.g. what reading a GGUF dequantized or assumed
+  for (const auto& n : reading) spdlog::warn("{}", n);
 
   Progress progress("exporting " + model_name, bytes_to_export(ckpt, plan), r.progress);
   AtomicDir out(r.output, r.force, r.durable);
@@ -238,7 +237,7 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   ExportManifest manifest = manifest_for_plan(plan);
   describe_export(manifest, r, model, graph, model_name, scope);
   if (!name_note.empty()) manifest.notes.push_back(name_note);
-  manifest.notes.insert(manifest.notes.end(), gguf.begin(), gguf.end());
+  manifest.notes.insert(manifest.notes.end(), reading.begin(), reading.end());
   manifest.files = export_kit_manifest_files();
   check_graph_contract(model_path, manifest);
 

@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
-#include "llm2hef/core/checkpoint/gguf_checkpoint.hpp"
 #include "llm2hef/core/export/export_pipeline.hpp"
 #include "llm2hef/core/export/make_hailo_config.hpp"
 #include "llm2hef/core/export/tokenizer_resource.hpp"
@@ -51,7 +50,7 @@ int64_t whole_bytes(double bytes) { return static_cast<int64_t>(std::llround(byt
 // from and every change made to the tokenizer and the template. A problem that
 // would stop the export (no tokenizer.json, no eos, a template without
 // "default") is reported, not thrown: inspect still shows the rest.
-json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
+json resource_report(const CheckpointReader& ckpt, const sdk::Plan& plan,
                      const std::optional<std::filesystem::path>& chat_template_file) {
   json r;
   try {
@@ -65,13 +64,10 @@ json resource_report(const sdk::Checkpoint& ckpt, const sdk::Plan& plan,
     std::vector<std::string> changes = tok.changes;
     const ChatTemplate found = chosen_chat_template(ckpt, chat_template_file);
     (void)make_hailo_config(ckpt, plan, tok, found, changes);
-    // A GGUF's tokenizer_config.json may be the folder's file or built from
-    // its metadata: the source says which (a template from the metadata was
-    // never in a tokenizer_config.json, so it is named by its key alone).
+    // The reader says where a tokenizer_config it built or chose came from
+    // (a GGUF's: its metadata, or the folder's file beside it).
     std::string source = found.source;
-    if (const std::string gguf = gguf_tokenizer_config_origin(ckpt);
-        !gguf.empty() && found.source.rfind("tokenizer_config.json", 0) == 0)
-      source = gguf.rfind("the GGUF metadata", 0) == 0 ? gguf : source + ", from " + gguf;
+    if (source.rfind("tokenizer_config.json", 0) == 0) source = ckpt.tokenizer_config_source(source);
     r["chat_template_source"] = found.text ? json(source) : json(nullptr);
     r["changes"] = changes;
   } catch (const BadInput& e) {
@@ -217,7 +213,7 @@ json decode_report(const MemoryEstimate& m, const std::optional<har::PrecisionPl
 json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   const std::optional<har::PrecisionPlan> precision_plan = read_costed_plan(r.precision_plan);
   const ResolvedModel model = resolve_model(r, host);
-  const sdk::Checkpoint& ckpt = *model.checkpoint;
+  const CheckpointReader& ckpt = *model.checkpoint;
   json out;
   out["model"] = r.model_dir.string();
   // As export names it (manifest.json model.name, the DFC network's name).
@@ -253,8 +249,8 @@ json inspect_model(const InspectRequest& r, const plugins::AdapterHost& host) {
   out["lm_head_shards"] = plan.lm_head_shards;
   out["lm_head_shard_reason"] = plan.lm_head_shard_reason;
   out["rewrites"] = plan.rewrites;
-  // A GGUF checkpoint says what was dequantized and what was assumed.
-  json notes = gguf_notes(ckpt);
+  // What reading the checkpoint did (a GGUF's: what was dequantized and assumed).
+  json notes = ckpt.reading_notes();
   for (const auto& n : plan.notes) notes.push_back(n);
   out["notes"] = notes;
   out["resources"] = resource_report(ckpt, plan, r.chat_template_file);

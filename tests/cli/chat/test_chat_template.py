@@ -6,7 +6,7 @@ transformers saves the chat template as `chat_template.jinja` (named extras as
 tokenizer_config.json's `chat_template`, which is one template or a list of
 {"name", "template"} of which "default" is used (tokenization_utils_base.py).
 The fixtures llama3-tf5 and qwen2-tf5 were written by transformers 5
-`save_pretrained` (tools/fixtures/make_transformers5_fixtures.py); the other
+`save_pretrained` (tools/fixtures/recipes/transformers5.py); the other
 layouts are built here from them. Expected templates are read from the files,
 never copied from our output.
 """

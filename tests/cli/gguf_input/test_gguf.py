@@ -273,3 +273,22 @@ def test_qwen2_gguf_announces_no_o_proj_bias(tmp_path):
     got, want = run("inspect", folder, check=True).stdout, run("inspect", hf, check=True).stdout
     assert "q/k/v projection biases" in got
     assert "q/k/v/o" not in got and "q/k/v/o" not in want
+
+
+# ---------------------------------------------------------------- the rows (core/src/checkpoint/gguf/)
+
+def test_every_family_table_gguf_arch_has_a_row(tmp_path):
+    """The architectures read are the rows' (one file each under core/src/checkpoint/gguf/, the table
+    generated from the files): an unknown one is refused listing them, and every family that
+    tests/family_table.py gives a GGUF architecture is among them, once."""
+    spec = importlib.util.spec_from_file_location("family_table", REPO / "tests/family_table.py")
+    table = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("family_table", table)  # its dataclasses look their module up
+    spec.loader.exec_module(table)
+    path = tmp_path / "mamba.gguf"
+    path.write_bytes(gguf_bytes(llama_kvs(arch=b"mamba"), [EMB], b"\0" * 1024))
+    r = run("inspect", path)
+    assert r.returncode == 3, r.stderr
+    listed = r.stderr.split("(it reads: ")[1].split(")")[0].split(", ")
+    assert len(listed) == len(set(listed)), listed
+    assert {f.gguf_arch for f in table.FAMILIES if f.gguf_arch} <= set(listed), listed

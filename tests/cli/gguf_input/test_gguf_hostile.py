@@ -186,6 +186,12 @@ def test_partial_rotary_is_applied_where_the_family_has_it(tmp_path, converted):
     assert "partial rotary: RoPE on the first 8 of 16" in r.stdout
 
 
+def test_partial_rotary_refusal_names_every_family_that_has_it(tmp_path, converted):
+    # The list is read from the rows that convert partial rotary (Rope::partial): phi2 is one of them.
+    folder = model_folder(tmp_path, converted, "qwen3-tiny", kv={"qwen3.rope.dimension_count": u32(16)})
+    refused(run("inspect", folder), 4, "llm2hef converts partial rotary for gptneox, phi2, phi3 and stablelm)")
+
+
 @pytest.mark.parametrize("dims", [0, 7, 34])
 def test_rotary_count_that_is_no_head_part_is_bad_input(tmp_path, converted, dims):
     folder = model_folder(tmp_path, converted, "stablelm-tiny", kv={"stablelm.rope.dimension_count": u32(dims)})

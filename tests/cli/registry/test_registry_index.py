@@ -1,10 +1,14 @@
 """`llm2hef registry collect`: what CI runs over registry/index/ (ctest
 registry_index_entries) before an index is signed. Entries are written by
-`registry manifest` from adapters this build made; each refusal has a test."""
+`registry manifest` from adapters this build made; each refusal has a test.
+And registry/index/hello/, the worked example, against what
+tools/rebuild-hello-index.py writes for this build of examples/hello_adapter."""
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,9 @@ from llm2hef_cli import BIN, REPO
 from registry_index_fixture import FAKE_GOOD, FAKE_GOOD_V2, CleanHost, entry_for
 
 FIRST_PARTY_INDEX = Path(os.environ.get("LLM2HEF_BUILD_ADAPTER_DIR", BIN.parent / "adapters")) / "index.json"
+# examples/hello_adapter as this build compiles it (tests/registry/CMakeLists.txt).
+HELLO = BIN.parent / "tests" / "registry" / "hello" / "hello_adapter.so"
+REBUILD_HELLO = REPO / "tools" / "rebuild-hello-index.py"
 
 
 @pytest.fixture
@@ -111,3 +118,43 @@ def test_bad_entries_are_named(host, changes, field):
     put(idx, e)
     r = collect(host, idx)
     assert r.returncode == 3 and field in r.stderr, r.stderr
+
+
+def rebuild_hello(library: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, REBUILD_HELLO, "--library", library, "--llm2hef", BIN, "-o", out],
+                          capture_output=True, text=True, timeout=120)
+
+
+def without_machine_fields(entry: dict) -> dict:
+    """The entry less what the machine that built the library decides: its
+    size and SHA-256 (compiler, flags, the paths in the families library's
+    debug information) and the fingerprint (compiler, dependency versions)."""
+    entry = json.loads(json.dumps(entry))
+    for field in ("sha256", "size"):
+        assert field in entry["library"], entry
+        del entry["library"][field]
+    assert entry.pop("sdk_fingerprint"), entry
+    return entry
+
+
+def test_the_hello_entry_is_what_the_rebuild_script_writes(tmp_path):
+    """Everything the source tree decides (claims, sdk_abi, publisher, URL) is what the
+    script writes today: an ABI bump or a changed example fails here until the script is rerun."""
+    out = tmp_path / "hello.json"
+    r = rebuild_hello(HELLO, out)
+    assert r.returncode == 0, r.stderr
+    committed = json.loads((REPO / "registry" / "index" / "hello" / "0.1.0.json").read_text())
+    assert without_machine_fields(json.loads(out.read_text())) == without_machine_fields(committed), \
+        "registry/index/hello/0.1.0.json is stale: run tools/rebuild-hello-index.py"
+
+
+def test_a_failed_rebuild_leaves_the_entry_as_it_was(tmp_path):
+    out = tmp_path / "entry" / "hello.json"
+    out.parent.mkdir()
+    out.write_text("the entry before\n")
+    not_a_library = tmp_path / "hello_adapter.so"
+    not_a_library.write_text("not a library\n")
+    r = rebuild_hello(not_a_library, out)
+    assert r.returncode == 3 and f"{not_a_library}: not a shared library" in r.stderr, r.stderr
+    assert out.read_text() == "the entry before\n"
+    assert [p.name for p in out.parent.iterdir()] == ["hello.json"]  # no temporary file left beside it

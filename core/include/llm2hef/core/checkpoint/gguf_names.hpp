@@ -1,19 +1,10 @@
 // GGUF tensor names back to Hugging Face names, per architecture.
 //
-// The tables are the inverse of llama.cpp's gguf-py tensor_mapping.py for
-// the HF module names of each family (docs/gguf.md lists them), with what
+// Each architecture's rules are its row's (core/src/checkpoint/gguf/<family>.cpp,
+// family.hpp): the inverse of llama.cpp's gguf-py tensor_mapping.py for the
+// HF module names of the family (docs/gguf.md lists them), with what
 // llama.cpp's converter (convert_hf_to_gguf.py / conversion/*.py) did to the
-// data on the way, which the reader undoes:
-//   - llama, granite, smollm3 (LlamaModel.permute): q_proj and k_proj rows
-//     permuted per head for ggml's interleaved ("normal") RoPE;
-//   - gptneox: the fused query_key_value rows regrouped from per-head
-//     [q k v] to [all q; all k; all v];
-//   - gpt2: the Conv1D weights transposed;
-//   - gemma2, gemma3: every *norm.weight stored as 1 + w;
-//   - lfm2: the short-conv weight [hidden, 1, L] squeezed to [hidden, L];
-//   - stablelm: the per-head q/k LayerNorms stacked into one [heads, dim];
-//   - phi2: Microsoft's first layout fused q, k and v into one attn_qkv,
-//     read by llama.cpp as rows [q (heads x dim); k; v (kv heads x dim)].
+// data on the way, which the reader undoes by the transforms below.
 #pragma once
 
 #include <cstdint>
@@ -41,9 +32,9 @@ struct GgufArch {
   std::string model_type;       // config.json "model_type"
 };
 
-// The architectures with a name table, for messages: "gemma2, gemma3, ...".
+// The architectures with a row, for messages: "gemma2, gemma3, ...".
 std::string gguf_supported_archs();
-// nullptr when `arch` has no table.
+// The row's architecture; nullptr when `arch` has no row.
 const GgufArch* find_gguf_arch(std::string_view arch);
 
 struct GgufNameMatch {
@@ -54,7 +45,7 @@ struct GgufNameMatch {
 };
 
 // The HF name and transform of GGUF tensor `name` under `arch`; nullopt when
-// the table has no such tensor.
+// its row has no such tensor.
 std::optional<GgufNameMatch> map_gguf_tensor(const GgufArch& arch, std::string_view name);
 
 // GGUF tensors that carry hyper-parameters rather than weights, read by the

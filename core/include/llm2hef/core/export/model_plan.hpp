@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "llm2hef/core/checkpoint/checkpoint_reader.hpp"
 #include "llm2hef/core/runtime/hef_names.hpp"
 #include "llm2hef/plugins/host.hpp"
 #include "llm2hef/registry/registry.hpp"
@@ -33,7 +34,7 @@ struct PlanRequest {
 };
 
 struct ResolvedModel {
-  std::unique_ptr<sdk::Checkpoint> checkpoint;
+  std::unique_ptr<CheckpointReader> checkpoint;
   registry::Resolution resolution;
 
   const sdk::Adapter& adapter() const { return resolution.adapter->adapter(); }
