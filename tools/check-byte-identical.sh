@@ -50,6 +50,19 @@ run_case() {
   rm -rf "$out"
 }
 
+# The fixtures (tests/family_table.py) of every family whose adapter declares
+# option $1 (`llm2hef adapters --json`): no list of families to keep here.
+fixtures_taking() {
+  "$bin" adapters --json | python3 -c '
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from family_table import BY_ADAPTER
+for a in json.load(sys.stdin)["adapters"]:
+    if a["name"] in BY_ADAPTER and any(o["name"] == sys.argv[2] for o in a["options"]):
+        print(" ".join(BY_ADAPTER[a["name"]].fixtures))
+' "$repo/tests" "$1"
+}
+
 record() {
   local dir name
   for dir in "$scratch"/fixtures/*/; do
@@ -59,12 +72,12 @@ record() {
     run_case "$name.cache64" "$scratch/fixtures/$name" --cache 64 --prefill 16
     run_case "$name.default" "$scratch/fixtures/$name"
   done
-  # The adapter options, each on the fixtures that take it.
+  # The adapter options, each on the fixtures of every family whose adapter takes it.
   local f
-  for f in gpt2-tiny gpt2-openai-layout phi2-tiny phi-qkln; do
+  for f in $(fixtures_taking gelu); do
     run_case "$f.gelu-tanh" "$scratch/fixtures/$f" --cache 32 --prefill 8 --gelu tanh
   done
-  for f in gemma2-tiny gemma3-tiny gemma3-window; do
+  for f in $(fixtures_taking sliding-window); do
     run_case "$f.band64" "$scratch/fixtures/$f" --cache 64 --prefill 16 --sliding-window band
   done
   # Refusals: a checkpoint forced onto another adapter, a cache beyond what is exact.

@@ -20,7 +20,8 @@ class Gemma2Adapter final : public DecoderAdapter {
             "Gemma 2 (sandwich (1 + w) norms, GeGLU, attention and final soft-capping)",
             {"Gemma2ForCausalLM"},
             {"gemma2"},
-            {sliding_window_option()}};
+            {sliding_window_option()},
+            gemma_family_applied_keys()};
   }
 
  protected:

@@ -20,7 +20,8 @@ class Gemma3Adapter final : public DecoderAdapter {
             "Gemma 3 text (sandwich (1 + w) norms, QK-Norm, GeGLU, local and global RoPE)",
             {"Gemma3ForCausalLM"},
             {"gemma3_text"},
-            {sliding_window_option()}};
+            {sliding_window_option()},
+            gemma_family_applied_keys()};
   }
 
  protected:

@@ -33,13 +33,14 @@ class Gpt2Adapter final : public DecoderAdapter {
     i.architectures = {"GPT2LMHeadModel"};
     i.model_types = {"gpt2"};
     i.options = {gelu_new_option()};
+    i.applied_keys = {"scale_attn_weights", "scale_attn_by_inverse_layer_idx"};
     return i;
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& options) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m = description_applying(c, {"scale_attn_weights", "scale_attn_by_inverse_layer_idx"});
+    DecoderModel m;
     const int64_t hidden = c.get_int_any({"n_embd", "hidden_size"}),
                   layers = c.get_int_any({"n_layer", "num_hidden_layers"});
     const int64_t heads = c.get_int_any({"n_head", "num_attention_heads"});

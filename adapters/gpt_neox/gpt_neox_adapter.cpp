@@ -32,14 +32,14 @@ class GptNeoXAdapter final : public DecoderAdapter {
             "GPT-NeoX / Pythia (fused per-head qkv, partial rotary, parallel residual)",
             {"GPTNeoXForCausalLM"},
             {"gpt_neox"},
-            {}};
+            {},
+            {"attention_bias", "use_parallel_residual", "partial_rotary_factor", "rotary_pct"}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m =
-        description_applying(c, {"attention_bias", "use_parallel_residual", "partial_rotary_factor", "rotary_pct"});
+    DecoderModel m;
     const DecoderDims d = read_decoder_dims(c);
     if (c.has("num_key_value_heads") && d.kv_heads != d.heads)
       throw Unsupported(c.where("num_key_value_heads") + ": GPT-NeoX has no grouped-query attention");

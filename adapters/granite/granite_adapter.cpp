@@ -22,7 +22,9 @@ class GraniteAdapter final : public DecoderAdapter {
             "Granite 3.x dense (embedding, attention, residual and logit multipliers)",
             {"GraniteForCausalLM"},
             {"granite"},
-            {}};
+            {},
+            llama_family_applied_keys(
+                {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})};
   }
 
  protected:

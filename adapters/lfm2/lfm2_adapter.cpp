@@ -119,13 +119,14 @@ class Lfm2Adapter final : public DecoderAdapter {
             "LiquidAI LFM2 / LFM2.5 (short-conv layers through the KV cache, QK-Norm attention)",
             {"Lfm2ForCausalLM"},
             {"lfm2"},
-            {}};
+            {},
+            {"conv_bias", "conv_L_cache", "layer_types"}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m = description_applying(c, {"conv_bias", "conv_L_cache", "layer_types"});
+    DecoderModel m;
     const DecoderDims d = read_decoder_dims(c);
     m.max_positions = d.max_positions;
     const float eps = static_cast<float>(checked_number_or(c, "norm_eps", 1e-5, kNormEpsilon));

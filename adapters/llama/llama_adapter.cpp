@@ -14,8 +14,13 @@ class LlamaAdapter final : public DecoderAdapter {
   static constexpr const char kName[] = "llama";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName,     kVersion, "Llama family (Llama 2/3 with llama3 RoPE scaling, SmolLM2)", {"LlamaForCausalLM"},
-            {"llama"}, {}};
+    return {kName,
+            kVersion,
+            "Llama family (Llama 2/3 with llama3 RoPE scaling, SmolLM2)",
+            {"LlamaForCausalLM"},
+            {"llama"},
+            {},
+            llama_family_applied_keys()};
   }
 
  protected:

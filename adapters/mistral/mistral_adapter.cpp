@@ -22,7 +22,8 @@ class MistralAdapter final : public DecoderAdapter {
             "Mistral (Llama with a sliding window: exact for --cache <= sliding_window)",
             {"MistralForCausalLM"},
             {"mistral"},
-            {}};
+            {},
+            llama_family_applied_keys()};
   }
 
  protected:

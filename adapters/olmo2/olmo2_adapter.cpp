@@ -4,7 +4,6 @@
 // RMSNorm over heads*head_dim, before the head split).
 #include "llm2hef/families/post_norm_decoder.hpp"
 #include "llm2hef/sdk/abi.hpp"
-#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/rope_bases.hpp"
 
@@ -18,14 +17,14 @@ class Olmo2Adapter final : public DecoderAdapter {
   static constexpr const char kName[] = "olmo2";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "OLMo 2 (post-norms, full-width QK-Norm)", {"Olmo2ForCausalLM"}, {"olmo2"}, {}};
+    // Applies none of the forward keys (attention_bias: refused).
+    return {kName, kVersion, "OLMo 2 (post-norms, full-width QK-Norm)", {"Olmo2ForCausalLM"}, {"olmo2"}, {}, {}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
     DecoderModel m = describe_post_norm_decoder(ckpt, 1e-5);  // Olmo2Config's default rms_norm_eps
-    refuse_unapplied_forward_keys(c, {});  // OLMo 2 reads none of the table's keys (attention_bias: refused)
     read_activation(c, "hidden_act", {"silu"}, "SwiGLU with silu only");
     for (LayerDescription& l : m.layers) {
       l.mixer.pre_norm = l.ffn.pre_norm = false;

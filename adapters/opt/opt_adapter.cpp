@@ -49,14 +49,15 @@ class OptAdapter final : public DecoderAdapter {
             "OPT 125m-1.3b (learned positions through the cos/sin channel, ReLU, pre- or post-LN)",
             {"OPTForCausalLM"},
             {"opt"},
-            {}};
+            {},
+            {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias", "layer_norm_elementwise_affine",
+             "word_embed_proj_dim"}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m = description_applying(c, {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias",
-                                              "layer_norm_elementwise_affine", "word_embed_proj_dim"});
+    DecoderModel m;
     const int64_t hidden = c.get_size("hidden_size"), layers = c.get_size("num_hidden_layers");
     const int64_t heads = c.get_size("num_attention_heads"), ffn = c.get_size("ffn_dim"),
                   vocab = c.get_size("vocab_size");

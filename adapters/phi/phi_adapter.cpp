@@ -32,13 +32,14 @@ class PhiAdapter final : public DecoderAdapter {
                   {"phi"},
                   {}};
     i.options = {gelu_new_option()};
+    i.applied_keys = {"qk_layernorm", "partial_rotary_factor"};
     return i;
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& options) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m = description_applying(c, {"qk_layernorm", "partial_rotary_factor"});
+    DecoderModel m;
     const DecoderDims d = read_decoder_dims(c);
     m.dims = {d.hidden, d.layers, d.vocab, d.heads, d.kv_heads, d.head_dim, c.get_size("intermediate_size")};
     m.max_positions = d.max_positions;

@@ -54,14 +54,14 @@ class Phi3Adapter final : public DecoderAdapter {
             "Phi-3 / Phi-3.5-mini / Phi-4-mini (fused qkv and gate_up, longrope, partial rotary)",
             {"Phi3ForCausalLM"},
             {"phi3"},
-            {}};
+            {},
+            {"partial_rotary_factor", "sliding_window", "use_sliding_window", "layer_types"}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& raw = ckpt.config();
-    DecoderModel m =
-        description_applying(raw, {"partial_rotary_factor", "sliding_window", "use_sliding_window", "layer_types"});
+    DecoderModel m;
     const DecoderDims d = read_decoder_dims(raw);
     const int64_t intermediate = raw.get_size("intermediate_size");
     m.dims = {d.hidden, d.layers, d.vocab, d.heads, d.kv_heads, d.head_dim, intermediate};

@@ -13,7 +13,9 @@ class Qwen2Adapter final : public DecoderAdapter {
   static constexpr const char kName[] = "qwen2";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "Qwen2 / Qwen2.5 (q/k/v biases)", {"Qwen2ForCausalLM"}, {"qwen2"}, {}};
+    // attention_bias is moot: Qwen2Attention hard-codes q/k/v biases (describe()).
+    return {kName,     kVersion, "Qwen2 / Qwen2.5 (q/k/v biases)", {"Qwen2ForCausalLM"},
+            {"qwen2"}, {},       llama_family_applied_keys()};
   }
 
  protected:

@@ -17,7 +17,13 @@ class Qwen3Adapter final : public DecoderAdapter {
   static constexpr const char kName[] = "qwen3";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "Qwen3 dense (QK-Norm, explicit head_dim)", {"Qwen3ForCausalLM"}, {"qwen3"}, {}};
+    return {kName,
+            kVersion,
+            "Qwen3 dense (QK-Norm, explicit head_dim)",
+            {"Qwen3ForCausalLM"},
+            {"qwen3"},
+            {},
+            llama_family_applied_keys()};
   }
 
  protected:

@@ -18,7 +18,13 @@ class SmolLM3Adapter final : public DecoderAdapter {
   static constexpr const char kName[] = "smollm3";  // also the entry point's (LLM2HEF_DEFINE_ADAPTER_CLASS)
   static constexpr const char kVersion[] = "0.1.0";
   AdapterInfo info() const override {
-    return {kName, kVersion, "SmolLM3 (NoPE layers)", {"SmolLM3ForCausalLM"}, {"smollm3"}, {}};
+    return {kName,
+            kVersion,
+            "SmolLM3 (NoPE layers)",
+            {"SmolLM3ForCausalLM"},
+            {"smollm3"},
+            {},
+            llama_family_applied_keys({"no_rope_layers", "no_rope_layer_interval"})};
   }
 
  protected:
@@ -37,7 +43,6 @@ class SmolLM3Adapter final : public DecoderAdapter {
       if (interval <= 0) throw llm2hef::BadInput(c.where("no_rope_layer_interval") + ": must be positive");
       for (size_t i = 0; i < rope.size(); ++i) rope[i] = static_cast<int64_t>(i + 1) % interval != 0;
     }
-    m.applied_keys.insert(m.applied_keys.end(), {"no_rope_layers", "no_rope_layer_interval"});
     // HF's SmolLM3 rule: without layer_types, the NoPE layers are the ones
     // that slide (use_sliding_window and sliding_window set).
     const bool nope_layers_slide = m.sliding_window.window > 0 && !c.has("layer_types");

@@ -31,14 +31,14 @@ class StableLmAdapter final : public DecoderAdapter {
             "StableLM 2 (LayerNorm, partial rotary, optional qkv bias, QK LayerNorm, parallel residual)",
             {"StableLmForCausalLM"},
             {"stablelm"},
-            {}};
+            {},
+            {"qk_layernorm", "use_qkv_bias", "use_parallel_residual", "partial_rotary_factor"}};
   }
 
  protected:
   DecoderModel describe(const Checkpoint& ckpt, const DescribeOptions& /*options*/) const override {
     const JsonFile& c = ckpt.config();
-    DecoderModel m =
-        description_applying(c, {"qk_layernorm", "use_qkv_bias", "use_parallel_residual", "partial_rotary_factor"});
+    DecoderModel m;
     const DecoderDims d = read_decoder_dims(c);
     if (c.has("head_dim") && d.head_dim * d.heads != d.hidden)
       throw Unsupported(c.where("head_dim") + ": StableLM derives head_dim from hidden_size / num_attention_heads");

@@ -10,13 +10,13 @@ namespace {
 constexpr const char* kHelp = R"(Usage: llm2hef adapters [--json] [-v|--verbose]
 
 Lists the architecture adapters found: name, version, Hugging Face
-architectures claimed, options and file. An architecture claimed by two
-adapters is listed with the one that wins (found first in the search order;
-export warns and --adapter NAME chooses another).
+architectures claimed, options, file, and the config keys that change the
+forward pass each applies (docs/forward-keys.md; another adapter refuses
+them). An architecture claimed by two adapters is listed with the one that
+wins (found first in the search order; export warns and --adapter NAME
+chooses another).
 
-  --json      machine-readable output
-  -v, --verbose
-              also list every file considered and why it was skipped
+{options}
 )";
 }  // namespace
 
@@ -33,7 +33,9 @@ void add_adapters_command(CommandLine& cli) {
       std::cout << registry::adapters_text(report);
     return 0;
   });
-  app->add_flag("--json", o->json);
+  OptionRows& rows = cli.options(*app, 14);
+  rows.add(app->add_flag("--json", o->json), "", "machine-readable output");
+  rows.add(app->get_option("--verbose"), "", "\nalso list every file considered and why it was skipped");
 }
 
 }  // namespace llm2hef::cli

@@ -47,48 +47,7 @@ Runs OUT/calibrate.py with python3 and the packages numpy, onnx and
 onnxruntime, plus jinja2 and tokenizers for chat, tokenizers for text; what
 is missing is named with the command that installs it (exit 3).
 
-  --calib-chat FILE     conversations, JSON lines: each line a list of
-                        {"role": ..., "content": ...} messages, rendered
-                        through the exported chat template as the genai
-                        runtime renders a first turn (bos/eos empty, the
-                        generation prompt added) and tokenized as it
-                        tokenizes; a bad line is exit 3 naming FILE:LINE
-  --calib-text FILE     text, tokenized with OUT/resources/tokenizer.json and
-                        cut into prompts of the cache size, the tail a last,
-                        shorter one (as compile.py does)
-  --calib-tokens FILE   a JSON list of token-id lists (one prompt each)
-  --eval-chat FILE      held-out prompts for the proxy (never calibrated on);
-  --eval-text FILE      without them the last quarter of the calibration
-  --eval-tokens FILE    prompts is held out
-  -o, --output FILE     default OUT/quantization.json
-  --calib-size N        calibrate on the first N prompts; an input with fewer
-                        is exit 3, saying how much more it needs
-  --precision-budget S  most bytes the plan may add (512MiB, 1GB, ...): lines
-                        beyond it are listed as left out
-  --min-levels X        steps an 8-bit grid must give the 99.9th percentile
-                        of |x| (default 32)
-  --max-activation-drop X  how far the plan's activations may stay below
-                        every raisable tensor at 16 bits in the proxy's mean
-                        logits cosine, weights fp32 (default 0.01); groups of
-                        tensors go to 16 bits, fewest 8-bit steps first
-  --max-weight-drop X   how far 4-bit weights may lower the proxy's mean
-                        logits cosine below the same plan with fp32 weights
-                        (default 0.02); groups of layers get 8-bit weights,
-                        the most quality per byte first, until it holds
-  --min-cosine X        also a floor on the plan's mean logits cosine
-  --min-top1 X          a floor on the plan's top-1 agreement
-  --min-tokens-per-s X  never raise weights past this decode-speed estimate
-  --threads N           onnxruntime's threads (default 0: one per core)
-  --memory-limit SIZE   memory the run may use (default: what the machine has
-                        available); calibrate estimates its own peak from the
-                        graph's shapes, prints it, and refuses up front when
-                        the estimate is above the limit
-  --no-simulate         ranges and the activation plan only
-  --greedy-steps N      length of the greedy continuations (default 16)
-  --sensitivity-prompts N  calibration prompts the weight sensitivity runs on
-                        (default 2)
-  --python PATH         the interpreter (default $LLM2HEF_PYTHON or python3)
-  --force               replace existing outputs
+{options}
 )";
 
 struct Options {
@@ -179,147 +138,240 @@ bool reads_export_file(const fs::path& relative) {
 
 }  // namespace
 
-void add_calibrate_command(CommandLine& cli) {
-  auto o = std::make_shared<Options>();
-  CLI::App* app = cli.add_command(cli.root(), "calibrate", kHelp, [o](Invocation& inv) {
-    const fs::path dir(o->export_dir);
-    const core::ExportManifest manifest = core::read_manifest(dir / "manifest.json");
-    const fs::path script = dir / core::kCalibrateScriptName;
-    if (!fs::is_regular_file(script))
-      throw BadInput(script.string() +
-                     ": missing; this export was written by an llm2hef without `calibrate`: "
-                     "re-run `llm2hef export`");
-    if (o->calib_tokens.empty() && o->calib_text.empty() && o->calib_chat.empty())
-      throw UsageError(
-          "calibrate needs calibration prompts: --calib-chat FILE (JSON lines of conversations), --calib-text FILE "
-          "or --calib-tokens FILE (a JSON list of token-id lists)");
-    const std::pair<const std::string&, const char*> prompt_files[] = {{o->calib_tokens, "--calib-tokens"},
-                                                                       {o->calib_text, "--calib-text"},
-                                                                       {o->calib_chat, "--calib-chat"},
-                                                                       {o->eval_tokens, "--eval-tokens"},
-                                                                       {o->eval_text, "--eval-text"},
-                                                                       {o->eval_chat, "--eval-chat"}};
-    for (const auto& [path, option] : prompt_files)
-      if (!path.empty()) check_readable(path, option);
-    std::size_t calib_prompts = 0;
-    if (!o->calib_tokens.empty()) calib_prompts = core::check_token_sequences(o->calib_tokens, manifest.dims.vocab);
-    if (!o->eval_tokens.empty()) core::check_token_sequences(o->eval_tokens, manifest.dims.vocab);
-    const bool held_out = !o->eval_tokens.empty() || !o->eval_text.empty() || !o->eval_chat.empty();
-    if (!o->no_simulate && !held_out && !o->calib_tokens.empty() && calib_prompts < 2)
-      throw UsageError(
-          "the proxy needs held-out prompts: --eval-chat/--eval-text/--eval-tokens, two or more calibration "
-          "prompts (the last quarter is held out), or --no-simulate");
-    std::string budget, memory_limit;
-    if (!o->budget.empty()) budget = std::to_string(core::parse_byte_size(o->budget, "--precision-budget"));
-    if (!o->memory_limit.empty())
-      memory_limit = std::to_string(core::parse_byte_size(o->memory_limit, "--memory-limit"));
-    const fs::path output = o->output.empty() ? dir / "quantization.json" : fs::path(o->output);
-    fs::path stem = output;
-    stem.replace_extension();
-    std::vector<core::CommandInput> inputs{{"the export folder (OUT)", dir, reads_export_file}};
-    for (const auto& [path, option] : prompt_files)
-      if (!path.empty()) inputs.push_back({std::string("the prompts (") + option + ")", path, {}});
-    for (const fs::path& p : {output, fs::path(stem.string() + "-report.md"), fs::path(stem.string() + ".svg")})
-      core::check_file_output(p, o->force, inputs);
-    std::error_code ec;
-    if (!fs::is_directory(output.parent_path().empty() ? fs::path(".") : output.parent_path(), ec))
-      throw UsageError("-o " + output.string() + ": its folder does not exist");
+namespace {
 
-    const std::string python = python_of(*o);
-    std::vector<std::string> modules{"numpy", "onnx", "onnxruntime"};
-    const bool chat = !o->calib_chat.empty() || !o->eval_chat.empty();
-    if (chat) modules.push_back("jinja2");
-    if (chat || !o->calib_text.empty() || !o->eval_text.empty()) modules.push_back("tokenizers");
-    require_python_modules(python, modules, "calibrate runs the export's calibrate.py");
-    // The script compiled into this binary runs, fed on standard input, never
-    // whatever OUT/calibrate.py holds now: a file in a folder is no proof of
-    // where it came from. The export's copy is for running by hand.
-    const std::string builtin = core::calibrate_script(manifest);
-    std::string on_disk;
-    try {
-      on_disk = core::RegularFile(script).read_all(builtin.size() + 1);
-    } catch (const Error&) {
-    }
-    if (on_disk != builtin)
-      std::cerr << "llm2hef: " << script.string()
-                << " differs from the calibrate.py built into this llm2hef (edited, or written by another "
-                   "version); running the built-in one\n";
-    std::vector<std::string> argv{python,         "-",
-                                  "--export-dir", fs::absolute(dir).string(),
-                                  "--llm2hef",    self_executable().string(),
-                                  "-o",           fs::absolute(output).string()};
-    auto add = [&](const char* flag, const std::string& value) {
-      if (!value.empty()) argv.insert(argv.end(), {flag, value});
-    };
-    add("--calib-tokens", o->calib_tokens);
-    add("--calib-text", o->calib_text);
-    add("--calib-chat", o->calib_chat);
-    add("--eval-tokens", o->eval_tokens);
-    add("--eval-text", o->eval_text);
-    add("--eval-chat", o->eval_chat);
-    add("--precision-budget", budget);
-    add("--memory-limit", memory_limit);
-    add("--threads", std::to_string(o->threads));
-    // The device's bandwidth when it generates, anchored on public figures
-    // (docs/decode-speed.md): calibrate.py turns each row's bytes into tokens/s.
-    const auto [bandwidth_low, bandwidth_high] = core::decode_bandwidth();
-    add("--decode-bandwidth", exact_number(bandwidth_low) + ":" + exact_number(bandwidth_high));
-    if (o->calib_size > 0) add("--calib-size", std::to_string(o->calib_size));
-    add("--min-levels", exact_number(o->min_levels));
-    add("--max-activation-drop", exact_number(o->max_activation_drop));
-    add("--max-weight-drop", exact_number(o->max_weight_drop));
-    if (inv.command().count("--min-cosine")) add("--min-cosine", exact_number(o->min_cosine));
-    if (inv.command().count("--min-top1")) add("--min-top1", exact_number(o->min_top1));
-    if (inv.command().count("--min-tokens-per-s")) add("--min-tokens-per-s", exact_number(o->min_tokens_per_s));
-    add("--greedy-steps", std::to_string(o->greedy_steps));
-    add("--sensitivity-prompts", std::to_string(o->sensitivity_prompts));
-    if (o->no_simulate) argv.push_back("--no-simulate");
-    std::cout.flush();
-    core::ChildIo io;
-    io.stdin_text = &builtin;
-    // glibc's malloc keeps freed blocks under its (growing) mmap threshold in
-    // per-thread arenas: onnxruntime's intermediates of a few MB then pile up
-    // run after run. Freed at once instead, SmolLM2 at cache 2048 peaked at
-    // 1.27 GiB against 2.86 GiB (docs/benchmarks.md). A user's own setting wins.
-    io.env_defaults = {"MALLOC_MMAP_THRESHOLD_=131072", "MALLOC_ARENA_MAX=2"};
-    const core::ChildResult r = core::run_child(argv, io);
-    if (!r.started()) throw BadInput("cannot run '" + python + "': " + std::strerror(r.start_error));
-    // calibrate.py exits 3 for bad input (a prompt file's line, a missing
-    // package), which stays bad input here.
-    const bool bad_input = WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 3;
-    if (!r.succeeded())
-      throw Error(bad_input ? ExitCode::bad_input : ExitCode::failure,
-                  "calibrate.py (run by " + python + ") " + r.describe() +
-                      (WIFEXITED(r.wait_status) ? " (its message is above)" : ""));
-    if (!inv.globals().quiet) print_next_step(*o, dir, output);
-    return 0;
-  });
-  app->add_option("OUT", o->export_dir)->required();
-  // One source of calibration prompts, and one of held-out prompts.
+// The prompt files given, each with the option that named it.
+std::vector<std::pair<std::string, const char*>> prompt_files(const Options& o) {
+  std::vector<std::pair<std::string, const char*>> out;
+  for (const auto& [path, option] : {std::pair{&o.calib_tokens, "--calib-tokens"},
+                                     {&o.calib_text, "--calib-text"},
+                                     {&o.calib_chat, "--calib-chat"},
+                                     {&o.eval_tokens, "--eval-tokens"},
+                                     {&o.eval_text, "--eval-text"},
+                                     {&o.eval_chat, "--eval-chat"}})
+    if (!path->empty()) out.emplace_back(*path, option);
+  return out;
+}
+
+// Refuses what calibrate.py would stop on later: no calibration prompts, an
+// unreadable prompt file, token ids outside the vocabulary, no prompts to
+// hold out for the proxy.
+void check_prompts(const Options& o, const core::ExportManifest& manifest) {
+  if (o.calib_tokens.empty() && o.calib_text.empty() && o.calib_chat.empty())
+    throw UsageError(
+        "calibrate needs calibration prompts: --calib-chat FILE (JSON lines of conversations), --calib-text FILE "
+        "or --calib-tokens FILE (a JSON list of token-id lists)");
+  for (const auto& [path, option] : prompt_files(o)) check_readable(path, option);
+  std::size_t calib_prompts = 0;
+  if (!o.calib_tokens.empty()) calib_prompts = core::check_token_sequences(o.calib_tokens, manifest.dims.vocab);
+  if (!o.eval_tokens.empty()) core::check_token_sequences(o.eval_tokens, manifest.dims.vocab);
+  const bool held_out = !o.eval_tokens.empty() || !o.eval_text.empty() || !o.eval_chat.empty();
+  if (!o.no_simulate && !held_out && !o.calib_tokens.empty() && calib_prompts < 2)
+    throw UsageError(
+        "the proxy needs held-out prompts: --eval-chat/--eval-text/--eval-tokens, two or more calibration "
+        "prompts (the last quarter is held out), or --no-simulate");
+}
+
+// The plan, its report and its picture, checked against every input; returns
+// the plan's path.
+fs::path check_outputs(const Options& o, const fs::path& dir) {
+  const fs::path output = o.output.empty() ? dir / "quantization.json" : fs::path(o.output);
+  fs::path stem = output;
+  stem.replace_extension();
+  std::vector<core::CommandInput> inputs{{"the export folder (OUT)", dir, reads_export_file}};
+  for (const auto& [path, option] : prompt_files(o))
+    inputs.push_back({std::string("the prompts (") + option + ")", path, {}});
+  for (const fs::path& p : {output, fs::path(stem.string() + "-report.md"), fs::path(stem.string() + ".svg")})
+    core::check_file_output(p, o.force, inputs);
+  std::error_code ec;
+  if (!fs::is_directory(output.parent_path().empty() ? fs::path(".") : output.parent_path(), ec))
+    throw UsageError("-o " + output.string() + ": its folder does not exist");
+  return output;
+}
+
+// calibrate.py's command line: every value checked and in its exact form.
+std::vector<std::string> script_arguments(const Options& o, const CLI::App& command, const std::string& python,
+                                          const fs::path& dir, const fs::path& output) {
+  std::string budget, memory_limit;
+  if (!o.budget.empty()) budget = std::to_string(core::parse_byte_size(o.budget, "--precision-budget"));
+  if (!o.memory_limit.empty()) memory_limit = std::to_string(core::parse_byte_size(o.memory_limit, "--memory-limit"));
+  std::vector<std::string> argv{python,         "-",
+                                "--export-dir", fs::absolute(dir).string(),
+                                "--llm2hef",    self_executable().string(),
+                                "-o",           fs::absolute(output).string()};
+  auto add = [&](const char* flag, const std::string& value) {
+    if (!value.empty()) argv.insert(argv.end(), {flag, value});
+  };
+  add("--calib-tokens", o.calib_tokens);
+  add("--calib-text", o.calib_text);
+  add("--calib-chat", o.calib_chat);
+  add("--eval-tokens", o.eval_tokens);
+  add("--eval-text", o.eval_text);
+  add("--eval-chat", o.eval_chat);
+  add("--precision-budget", budget);
+  add("--memory-limit", memory_limit);
+  add("--threads", std::to_string(o.threads));
+  // The device's bandwidth when it generates, anchored on public figures
+  // (docs/decode-speed.md): calibrate.py turns each row's bytes into tokens/s.
+  const auto [bandwidth_low, bandwidth_high] = core::decode_bandwidth();
+  add("--decode-bandwidth", exact_number(bandwidth_low) + ":" + exact_number(bandwidth_high));
+  if (o.calib_size > 0) add("--calib-size", std::to_string(o.calib_size));
+  add("--min-levels", exact_number(o.min_levels));
+  add("--max-activation-drop", exact_number(o.max_activation_drop));
+  add("--max-weight-drop", exact_number(o.max_weight_drop));
+  if (command.count("--min-cosine")) add("--min-cosine", exact_number(o.min_cosine));
+  if (command.count("--min-top1")) add("--min-top1", exact_number(o.min_top1));
+  if (command.count("--min-tokens-per-s")) add("--min-tokens-per-s", exact_number(o.min_tokens_per_s));
+  add("--greedy-steps", std::to_string(o.greedy_steps));
+  add("--sensitivity-prompts", std::to_string(o.sensitivity_prompts));
+  if (o.no_simulate) argv.push_back("--no-simulate");
+  return argv;
+}
+
+// The script compiled into this binary, fed on standard input, never
+// whatever OUT/calibrate.py holds now: a file in a folder is no proof of
+// where it came from. The export's copy is for running by hand.
+std::string builtin_script(const core::ExportManifest& manifest, const fs::path& script) {
+  const std::string builtin = core::calibrate_script(manifest);
+  std::string on_disk;
+  try {
+    on_disk = core::RegularFile(script).read_all(builtin.size() + 1);
+  } catch (const Error&) {
+  }
+  if (on_disk != builtin)
+    std::cerr << "llm2hef: " << script.string()
+              << " differs from the calibrate.py built into this llm2hef (edited, or written by another "
+                 "version); running the built-in one\n";
+  return builtin;
+}
+
+void run_script(const std::vector<std::string>& argv, const std::string& script) {
+  std::cout.flush();
+  core::ChildIo io;
+  io.stdin_text = &script;
+  // glibc's malloc keeps freed blocks under its (growing) mmap threshold in
+  // per-thread arenas: onnxruntime's intermediates of a few MB then pile up
+  // run after run. Freed at once instead, SmolLM2 at cache 2048 peaked at
+  // 1.27 GiB against 2.86 GiB (docs/benchmarks.md). A user's own setting wins.
+  io.env_defaults = {"MALLOC_MMAP_THRESHOLD_=131072", "MALLOC_ARENA_MAX=2"};
+  const core::ChildResult r = core::run_child(argv, io);
+  const std::string& python = argv.front();
+  if (!r.started()) throw BadInput("cannot run '" + python + "': " + std::strerror(r.start_error));
+  // calibrate.py exits 3 for bad input (a prompt file's line, a missing
+  // package), which stays bad input here.
+  const bool bad_input = WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 3;
+  if (!r.succeeded())
+    throw Error(bad_input ? ExitCode::bad_input : ExitCode::failure,
+                "calibrate.py (run by " + python + ") " + r.describe() +
+                    (WIFEXITED(r.wait_status) ? " (its message is above)" : ""));
+}
+
+int run_calibrate(const Options& o, Invocation& inv) {
+  const fs::path dir(o.export_dir);
+  const core::ExportManifest manifest = core::read_manifest(dir / "manifest.json");
+  const fs::path script = dir / core::kCalibrateScriptName;
+  if (!fs::is_regular_file(script))
+    throw BadInput(script.string() +
+                   ": missing; this export was written by an llm2hef without `calibrate`: "
+                   "re-run `llm2hef export`");
+  check_prompts(o, manifest);
+  const fs::path output = check_outputs(o, dir);
+  const std::string python = python_of(o);
+  std::vector<std::string> modules{"numpy", "onnx", "onnxruntime"};
+  const bool chat = !o.calib_chat.empty() || !o.eval_chat.empty();
+  if (chat) modules.push_back("jinja2");
+  if (chat || !o.calib_text.empty() || !o.eval_text.empty()) modules.push_back("tokenizers");
+  require_python_modules(python, modules, "calibrate runs the export's calibrate.py");
+  const std::vector<std::string> argv = script_arguments(o, inv.command(), python, dir, output);
+  run_script(argv, builtin_script(manifest, script));
+  if (!inv.globals().quiet) print_next_step(o, dir, output);
+  return 0;
+}
+
+// One source of calibration prompts, and one of held-out prompts.
+void add_prompt_options(OptionRows& rows, CLI::App& app, Options& o) {
+  CLI::Option* calib_chat = rows.add(app.add_option("--calib-chat", o.calib_chat), "FILE",
+                                     "conversations, JSON lines: each line a list of\n"
+                                     "{\"role\": ..., \"content\": ...} messages, rendered\n"
+                                     "through the exported chat template as the genai\n"
+                                     "runtime renders a first turn (bos/eos empty, the\n"
+                                     "generation prompt added) and tokenized as it\n"
+                                     "tokenizes; a bad line is exit 3 naming FILE:LINE");
+  CLI::Option* calib_text = rows.add(app.add_option("--calib-text", o.calib_text), "FILE",
+                                     "text, tokenized with OUT/resources/tokenizer.json and\n"
+                                     "cut into prompts of the cache size, the tail a last,\n"
+                                     "shorter one (as compile.py does)");
+  CLI::Option* calib_tokens = rows.add(app.add_option("--calib-tokens", o.calib_tokens), "FILE",
+                                       "a JSON list of token-id lists (one prompt each)");
+  CLI::Option* eval_chat = rows.add(app.add_option("--eval-chat", o.eval_chat), "FILE",
+                                    "held-out prompts for the proxy (never calibrated on);\n"
+                                    "without them the last quarter of the calibration\n"
+                                    "prompts is held out");
+  CLI::Option* eval_text = rows.add_sharing(app.add_option("--eval-text", o.eval_text), "FILE");
+  CLI::Option* eval_tokens = rows.add_sharing(app.add_option("--eval-tokens", o.eval_tokens), "FILE");
   for (const auto& [tokens, text, chat] :
-       {std::array{app->add_option("--calib-tokens", o->calib_tokens), app->add_option("--calib-text", o->calib_text),
-                   app->add_option("--calib-chat", o->calib_chat)},
-        std::array{app->add_option("--eval-tokens", o->eval_tokens), app->add_option("--eval-text", o->eval_text),
-                   app->add_option("--eval-chat", o->eval_chat)}}) {
+       {std::array{calib_tokens, calib_text, calib_chat}, std::array{eval_tokens, eval_text, eval_chat}}) {
     tokens->excludes(text)->excludes(chat);
     text->excludes(chat);
   }
-  app->add_option("-o,--output", o->output);
-  app->add_option("--calib-size", o->calib_size)->check(CLI::PositiveNumber);
-  app->add_option("--precision-budget", o->budget);
-  app->add_option("--min-levels", o->min_levels)->check(finite(true));
-  app->add_option("--max-activation-drop", o->max_activation_drop)->check(finite(false));
-  app->add_option("--max-weight-drop", o->max_weight_drop)->check(finite(false));
-  app->add_option("--min-cosine", o->min_cosine)->check(finite(true));
-  app->add_option("--min-top1", o->min_top1)->check(finite(true));
-  app->add_option("--min-tokens-per-s", o->min_tokens_per_s)->check(finite(true));
-  app->add_option("--greedy-steps", o->greedy_steps)->check(CLI::PositiveNumber);
-  app->add_option("--sensitivity-prompts", o->sensitivity_prompts)->check(CLI::PositiveNumber);
-  app->add_option("--python", o->python);
-  app->add_option("--threads", o->threads)->check(CLI::NonNegativeNumber);
-  app->add_option("--memory-limit", o->memory_limit);
-  app->add_flag("--no-simulate", o->no_simulate);
-  app->add_flag("--force", o->force);
+}
+
+// The plan's thresholds and the run's resources; the defaults the rows name
+// are the ones Options starts with.
+void add_plan_options(OptionRows& rows, CLI::App& app, Options& o) {
+  rows.add(app.add_option("-o,--output", o.output), "FILE", "default OUT/quantization.json");
+  rows.add(app.add_option("--calib-size", o.calib_size)->check(CLI::PositiveNumber), "N",
+           "calibrate on the first N prompts; an input with fewer\nis exit 3, saying how much more it needs");
+  rows.add(app.add_option("--precision-budget", o.budget), "S",
+           "most bytes the plan may add (512MiB, 1GB, ...): lines\nbeyond it are listed as left out");
+  rows.add(app.add_option("--min-levels", o.min_levels)->check(finite(true)), "X",
+           "steps an 8-bit grid must give the 99.9th percentile\nof |x| (default " + exact_number(o.min_levels) + ")");
+  rows.add(app.add_option("--max-activation-drop", o.max_activation_drop)->check(finite(false)), "X",
+           "how far the plan's activations may stay below\n"
+           "every raisable tensor at 16 bits in the proxy's mean\n"
+           "logits cosine, weights fp32 (default " +
+               exact_number(o.max_activation_drop) +
+               "); groups of\n"
+               "tensors go to 16 bits, fewest 8-bit steps first");
+  rows.add(app.add_option("--max-weight-drop", o.max_weight_drop)->check(finite(false)), "X",
+           "how far 4-bit weights may lower the proxy's mean\n"
+           "logits cosine below the same plan with fp32 weights\n"
+           "(default " +
+               exact_number(o.max_weight_drop) +
+               "); groups of layers get 8-bit weights,\n"
+               "the most quality per byte first, until it holds");
+  rows.add(app.add_option("--min-cosine", o.min_cosine)->check(finite(true)), "X",
+           "also a floor on the plan's mean logits cosine");
+  rows.add(app.add_option("--min-top1", o.min_top1)->check(finite(true)), "X", "a floor on the plan's top-1 agreement");
+  rows.add(app.add_option("--min-tokens-per-s", o.min_tokens_per_s)->check(finite(true)), "X",
+           "never raise weights past this decode-speed estimate");
+  rows.add(app.add_option("--threads", o.threads)->check(CLI::NonNegativeNumber), "N",
+           "onnxruntime's threads (default " + std::to_string(o.threads) + ": one per core)");
+  rows.add(app.add_option("--memory-limit", o.memory_limit), "SIZE",
+           "memory the run may use (default: what the machine has\n"
+           "available); calibrate estimates its own peak from the\n"
+           "graph's shapes, prints it, and refuses up front when\n"
+           "the estimate is above the limit");
+  rows.add(app.add_flag("--no-simulate", o.no_simulate), "", "ranges and the activation plan only");
+  rows.add(app.add_option("--greedy-steps", o.greedy_steps)->check(CLI::PositiveNumber), "N",
+           "length of the greedy continuations (default " + std::to_string(o.greedy_steps) + ")");
+  rows.add(app.add_option("--sensitivity-prompts", o.sensitivity_prompts)->check(CLI::PositiveNumber), "N",
+           "calibration prompts the weight sensitivity runs on\n(default " + std::to_string(o.sensitivity_prompts) +
+               ")");
+  rows.add(app.add_option("--python", o.python), "PATH", "the interpreter (default $LLM2HEF_PYTHON or python3)");
+  rows.add(app.add_flag("--force", o.force), "", "replace existing outputs");
+}
+
+}  // namespace
+
+void add_calibrate_command(CommandLine& cli) {
+  auto o = std::make_shared<Options>();
+  CLI::App* app =
+      cli.add_command(cli.root(), "calibrate", kHelp, [o](Invocation& inv) { return run_calibrate(*o, inv); });
+  app->add_option("OUT", o->export_dir)->required();
+  OptionRows& rows = cli.options(*app, 24);
+  add_prompt_options(rows, *app, *o);
+  add_plan_options(rows, *app, *o);
 }
 
 }  // namespace llm2hef::cli

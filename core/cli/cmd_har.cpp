@@ -42,7 +42,7 @@ optimize it names the two network groups (<x>__prefill, <x>__tbt) and the
 base scope <x> the DFC keeps next to them, which is ignored; when the scopes
 are not one of each suffix it says why.
 
-  --json    the same as one JSON object on stdout
+{options}
 
 Exit status: 0 ok, 2 usage, 3 unreadable or malformed HAR.
 )";
@@ -70,14 +70,7 @@ Only the HN and, when layers are removed or split, the .npz weights are
 rewritten; every other member is copied as a stream. Running fix on its own
 output changes nothing.
 
-  -o FILE           output HAR (required unless --dry-run)
-  --manifest FILE   manifest.json from `llm2hef export`: names the pe and mask
-                    input layers, the lm_head shard widths and the adapter
-  --adapter NAME    run this adapter's HAR hook (default: the manifest's)
-  --dry-run         report what would change; write nothing
-  --force           replace OUT if it exists
-  --json            the report as JSON on stdout
-  --no-progress     never draw the progress bar
+{options}
 
 Exit status: 0 ok, 2 usage, 3 malformed HAR / HN / weights / manifest, or pe
 roles the HN contradicts, 4 a state or layout llm2hef refuses to fix, 5 internal
@@ -90,29 +83,7 @@ constexpr const char* kLinesHelp = R"(Usage: llm2hef har lines HAR --for optimiz
 Prints the model-script lines that depend on the HN, one per line, for
 compile.py to append:
 
-  --for optimize   quantization_param([...], precision_mode=a8_w4) for every
-                   conv but the constant ones (> 90% zero kernel) and those
-                   with an input at most the pe width wide (hailo-contract.md
-                   section 7); run on the fixed, parsed HAR.
-                   With --plan: each plan entry's ONNX node is found in the
-                   layers' original_names and its layers get
-                   quantization_param([...], precision_mode=<its mode>), one
-                   line per mode; those layers leave the default line, whose
-                   mode is the plan's default_mode. An entry that maps to no
-                   layer is refused (exit 3), with the closest names, and so
-                   is a mode on a layer type Hailo's scripts never give it
-                   (softmax, matmul, an input layer but input_layer1 at
-                   a16_w16: docs/quantization-gate.md)
-  --for compile    the <x>__prefill / <x>__tbt network_group lines and a
-                   format_conversion line for every cache layer of both
-                   groups (section 8); run on the quantized HAR. The base
-                   scope <x> the DFC keeps next to the groups is ignored;
-                   there must be exactly one scope of each suffix
-
-  --manifest FILE  manifest.json (gives the pe width: theta_length)
-  --pe-width N     the pe width, without a manifest
-  --plan FILE      quantization.json from `llm2hef calibrate` (--for optimize)
-  --json           {"lines": [...], "notes": [...]} on stdout
+{options}
 
 Every layer name written must be one a model script can hold (letters,
 digits and '_' in '/'-separated parts, as the DFC names layers): a model
@@ -219,27 +190,56 @@ void add_har_commands(CommandLine& cli) {
   CLI::App* app =
       cli.add_command(*har, "inspect", kInspectHelp, [inspect](Invocation&) { return run_inspect(*inspect); });
   app->add_option("HAR", inspect->har)->required();
-  app->add_flag("--json", inspect->json);
+  OptionRows& inspect_rows = cli.options(*app, 12);
+  inspect_rows.add(app->add_flag("--json", inspect->json), "", "the same as one JSON object on stdout");
 
   auto fix = std::make_shared<FixArgs>();
   app = cli.add_command(*har, "fix", kFixHelp, [fix](Invocation& inv) { return run_fix(*fix, inv); });
   app->add_option("IN.har", fix->input)->required();
-  app->add_option("-o,--output", fix->output);
-  app->add_option("--manifest", fix->manifest);
-  app->add_option("--adapter", fix->adapter);
-  app->add_flag("--dry-run", fix->dry_run);
-  app->add_flag("--force", fix->force);
-  app->add_flag("--json", fix->json);
-  app->add_flag("--no-progress", fix->no_progress);
+  OptionRows& fix_rows = cli.options(*app, 20);
+  fix_rows.add(app->add_option("-o,--output", fix->output), "FILE", "output HAR (required unless --dry-run)");
+  fix_rows.add(app->add_option("--manifest", fix->manifest), "FILE",
+               "manifest.json from `llm2hef export`: names the pe and mask\n"
+               "input layers, the lm_head shard widths and the adapter");
+  fix_rows.add(app->add_option("--adapter", fix->adapter), "NAME",
+               "run this adapter's HAR hook (default: the manifest's)");
+  fix_rows.add(app->add_flag("--dry-run", fix->dry_run), "", "report what would change; write nothing");
+  fix_rows.add(app->add_flag("--force", fix->force), "", "replace OUT if it exists");
+  fix_rows.add(app->add_flag("--json", fix->json), "", "the report as JSON on stdout");
+  fix_rows.add(app->add_flag("--no-progress", fix->no_progress), "", "never draw the progress bar");
 
   auto lines = std::make_shared<LinesArgs>();
   app = cli.add_command(*har, "lines", kLinesHelp, [lines](Invocation& inv) { return run_lines(*lines, inv); });
   app->add_option("HAR", lines->har)->required();
-  app->add_option("--for", lines->what)->required()->check(CLI::IsMember({"optimize", "compile"}));
-  app->add_option("--manifest", lines->manifest);
-  app->add_option("--pe-width", lines->pe_width);
-  app->add_option("--plan", lines->plan);
-  app->add_flag("--json", lines->json);
+  OptionRows& lines_rows = cli.options(*app, 19);
+  lines_rows.add_choices(app->add_option("--for", lines->what)->required(),
+                         {{"optimize",
+                           "quantization_param([...], precision_mode=a8_w4) for every\n"
+                           "conv but the constant ones (> 90% zero kernel) and those\n"
+                           "with an input at most the pe width wide (hailo-contract.md\n"
+                           "section 7); run on the fixed, parsed HAR.\n"
+                           "With --plan: each plan entry's ONNX node is found in the\n"
+                           "layers' original_names and its layers get\n"
+                           "quantization_param([...], precision_mode=<its mode>), one\n"
+                           "line per mode; those layers leave the default line, whose\n"
+                           "mode is the plan's default_mode. An entry that maps to no\n"
+                           "layer is refused (exit 3), with the closest names, and so\n"
+                           "is a mode on a layer type Hailo's scripts never give it\n"
+                           "(softmax, matmul, an input layer but input_layer1 at\n"
+                           "a16_w16: docs/quantization-gate.md)"},
+                          {"compile",
+                           "the <x>__prefill / <x>__tbt network_group lines and a\n"
+                           "format_conversion line for every cache layer of both\n"
+                           "groups (section 8); run on the quantized HAR. The base\n"
+                           "scope <x> the DFC keeps next to the groups is ignored;\n"
+                           "there must be exactly one scope of each suffix"}});
+  lines_rows.gap();
+  lines_rows.add(app->add_option("--manifest", lines->manifest), "FILE",
+                 "manifest.json (gives the pe width: theta_length)");
+  lines_rows.add(app->add_option("--pe-width", lines->pe_width), "N", "the pe width, without a manifest");
+  lines_rows.add(app->add_option("--plan", lines->plan), "FILE",
+                 "quantization.json from `llm2hef calibrate` (--for optimize)");
+  lines_rows.add(app->add_flag("--json", lines->json), "", "{\"lines\": [...], \"notes\": [...]} on stdout");
 }
 
 }  // namespace llm2hef::cli

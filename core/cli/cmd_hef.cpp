@@ -59,10 +59,7 @@ their stored XXH3; larger ones (embeddings.bin) and the header's whole-file
 checksum (v1 CRC-32, v2/v3 XXH3) only with --verify-all, which reads the
 whole file (seconds per GB). The v0 MD5 is not verified (DFC 5.x writes v3).
 
-  --json          machine-readable output on stdout; its "ok" is false when
-                  a checksum does not match
-  --verify-all    hash every resource and the whole file
-  --no-progress   no progress bar (drawn only on a terminal anyway)
+{options}
 
 Exit status: 0 ok, 1 a checksum does not match, 2 usage, 3 not a HEF or
 malformed (the message names the field).
@@ -114,23 +111,7 @@ passes, the next command is printed: `llm2hef package`.
   manifest        (with --manifest) hidden, vocab, theta length, cache,
                   prefill, heads, lm_head shards, group names as exported
 
-  --manifest FILE   the manifest.json `llm2hef export` wrote
-  --hailort X.Y     the HailoRT version on the device (default 5.2, the
-                    version hailo-contract.md documents)
-  --optimize-memory-on-device
-                    the HEF will be loaded with LLMParams'
-                    optimize_memory_on_device=True (tokenizer and embeddings
-                    kept on the host); hailort's default, and hailo-ollama's,
-                    is False
-  --genai-only      the HEF is loaded through hailort's genai API only, never
-                    served by hailo-ollama: rule chat-template-ollama does not
-                    run
-  --json            {"file", "ok", "errors", "warnings", "findings": [{"rule",
-                    "section", "severity" (error, warning, info), "message"}],
-                    "passed" (rules that passed), "derived", "contract_doc"
-                    (the hailo-contract.md the sections refer to)}; ok is
-                    true when there is no error
-  --verify-all      hash every resource, however large
+{options}
 
 Sections cited are those of hailo-contract.md, installed with llm2hef
 (<prefix>/share/doc/llm2hef/); the text output names its path once.
@@ -158,12 +139,7 @@ the header sizes and the whole-file XXH3 are rewritten. OUT is written
 atomically; FILE is never modified. Version 3 HEFs only. The whole file is
 copied (seconds per GB); a progress bar only on a terminal.
 
-  -o, --output OUT  the new HEF (must differ from FILE)
-  --force           replace OUT if it exists
-  --genai-only      OUT is loaded through hailort's genai API only, never
-                    served by hailo-ollama (as `hef check --genai-only`)
-  --json            a JSON summary on stdout
-  --no-progress     no progress bar (drawn only on a terminal anyway)
+{options}
 
 Exit status: 0 written, 2 usage, 3 bad HEF or refused config, 4 a HEF version other
 than 3, or a chat template hailo-ollama cannot render (without --genai-only).
@@ -305,30 +281,57 @@ void add_hef_commands(CommandLine& cli) {
   CLI::App* app =
       cli.add_command(*group, "inspect", kInspectHelp, [inspect_args](Invocation&) { return inspect(*inspect_args); });
   app->add_option("FILE", inspect_args->hef)->required();
-  app->add_flag("--json", inspect_args->json);
-  app->add_flag("--verify-all", inspect_args->verify_all);
-  app->add_flag("--no-progress", inspect_args->no_progress);
+  OptionRows& inspect_rows = cli.options(*app, 18);
+  inspect_rows.add(app->add_flag("--json", inspect_args->json), "",
+                   "machine-readable output on stdout; its \"ok\" is false when\n"
+                   "a checksum does not match");
+  inspect_rows.add(app->add_flag("--verify-all", inspect_args->verify_all), "",
+                   "hash every resource and the whole file");
+  inspect_rows.add(app->add_flag("--no-progress", inspect_args->no_progress), "",
+                   "no progress bar (drawn only on a terminal anyway)");
 
   auto check_args = std::make_shared<CheckArgs>();
   app = cli.add_command(*group, "check", kCheckHelp, [check_args](Invocation& inv) { return check(*check_args, inv); });
   app->add_option("FILE", check_args->hef)->required();
-  app->add_option("--manifest", check_args->manifest);
-  app->add_option("--hailort", check_args->hailort);
-  app->add_flag("--json", check_args->json);
-  app->add_flag("--verify-all", check_args->verify_all);
-  app->add_flag("--optimize-memory-on-device", check_args->optimize_memory_on_device);
-  app->add_flag("--genai-only", check_args->genai_only);
+  OptionRows& check_rows = cli.options(*app, 20);
+  check_rows.add(app->add_option("--manifest", check_args->manifest), "FILE",
+                 "the manifest.json `llm2hef export` wrote");
+  check_rows.add(app->add_option("--hailort", check_args->hailort), "X.Y",
+                 "the HailoRT version on the device (default 5.2, the\n"
+                 "version hailo-contract.md documents)");
+  check_rows.add(app->add_flag("--optimize-memory-on-device", check_args->optimize_memory_on_device), "",
+                 "\n"
+                 "the HEF will be loaded with LLMParams'\n"
+                 "optimize_memory_on_device=True (tokenizer and embeddings\n"
+                 "kept on the host); hailort's default, and hailo-ollama's,\n"
+                 "is False");
+  check_rows.add(app->add_flag("--genai-only", check_args->genai_only), "",
+                 "the HEF is loaded through hailort's genai API only, never\n"
+                 "served by hailo-ollama: rule chat-template-ollama does not\n"
+                 "run");
+  check_rows.add(app->add_flag("--json", check_args->json), "",
+                 "{\"file\", \"ok\", \"errors\", \"warnings\", \"findings\": [{\"rule\",\n"
+                 "\"section\", \"severity\" (error, warning, info), \"message\"}],\n"
+                 "\"passed\" (rules that passed), \"derived\", \"contract_doc\"\n"
+                 "(the hailo-contract.md the sections refer to)}; ok is\n"
+                 "true when there is no error");
+  check_rows.add(app->add_flag("--verify-all", check_args->verify_all), "", "hash every resource, however large");
 
   auto set_config_args = std::make_shared<SetConfigArgs>();
   app = cli.add_command(*group, "set-config", kSetConfigHelp,
                         [set_config_args](Invocation&) { return set_config(*set_config_args); });
   app->add_option("FILE", set_config_args->hef)->required();
   app->add_option("NEW_CONFIG.json", set_config_args->config)->required();
-  app->add_option("-o,--output", set_config_args->output)->required();
-  app->add_flag("--force", set_config_args->force);
-  app->add_flag("--genai-only", set_config_args->genai_only);
-  app->add_flag("--json", set_config_args->json);
-  app->add_flag("--no-progress", set_config_args->no_progress);
+  OptionRows& set_config_rows = cli.options(*app, 20);
+  set_config_rows.add(app->add_option("-o,--output", set_config_args->output)->required(), "OUT",
+                      "the new HEF (must differ from FILE)");
+  set_config_rows.add(app->add_flag("--force", set_config_args->force), "", "replace OUT if it exists");
+  set_config_rows.add(app->add_flag("--genai-only", set_config_args->genai_only), "",
+                      "OUT is loaded through hailort's genai API only, never\n"
+                      "served by hailo-ollama (as `hef check --genai-only`)");
+  set_config_rows.add(app->add_flag("--json", set_config_args->json), "", "a JSON summary on stdout");
+  set_config_rows.add(app->add_flag("--no-progress", set_config_args->no_progress), "",
+                      "no progress bar (drawn only on a terminal anyway)");
 }
 
 }  // namespace llm2hef::cli

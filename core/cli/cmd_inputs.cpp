@@ -29,18 +29,7 @@ prompt (token ids), computed from OUT's resources: embedding rows, the
 head-tiled additive mask, cos/sin tables from theta.
 Keys: the six ONNX input names, plus `positions`.
 
-  --tokens IDS       ids separated by commas and/or spaces, e.g. 15496,11,995
-                     or "15496 11 995"
-  --tokens-file FILE the ids in a text file, separated by commas, spaces or
-                     newlines (e.g. a tokenizer's output saved to a file)
-  --text TEXT        the prompt as text, tokenized with OUT/resources/tokenizer.json
-                     (no special tokens added; apply the chat template yourself).
-                     Runs Python's `tokenizers` package (pip install tokenizers):
-                     --python PATH or $LLM2HEF_PYTHON, else python3
-  -o, --output FILE  the .npz to write
-  --layout onnx      pe tables as the ONNX graph takes them [1, N, T] (default)
-  --layout device    pe tables tiled per head, as the runtime writes them
-  --force            replace FILE if it exists (only a regular file is replaced)
+{options}
 )";
 
 int64_t parse_token(const std::string& text) {
@@ -160,15 +149,25 @@ void add_inputs_command(CommandLine& cli) {
     return 0;
   });
   app->add_option("OUT", o->export_dir)->required();
-  CLI::Option* ids = app->add_option("--tokens", o->tokens);
-  CLI::Option* ids_file = app->add_option("--tokens-file", o->tokens_file);
-  CLI::Option* text = app->add_option("--text", o->text);
+  OptionRows& rows = cli.options(*app, 21);
+  CLI::Option* ids = rows.add(app->add_option("--tokens", o->tokens), "IDS",
+                              "ids separated by commas and/or spaces, e.g. 15496,11,995\nor \"15496 11 995\"");
+  CLI::Option* ids_file = rows.add(app->add_option("--tokens-file", o->tokens_file), "FILE",
+                                   "the ids in a text file, separated by commas, spaces or\n"
+                                   "newlines (e.g. a tokenizer's output saved to a file)");
+  CLI::Option* text = rows.add(app->add_option("--text", o->text), "TEXT",
+                               "the prompt as text, tokenized with OUT/resources/tokenizer.json\n"
+                               "(no special tokens added; apply the chat template yourself).\n"
+                               "Runs Python's `tokenizers` package (pip install tokenizers)");
   ids->excludes(ids_file)->excludes(text);
   ids_file->excludes(text);
-  app->add_option("--python", o->python);
-  app->add_option("-o,--output", o->output)->required();
-  app->add_option("--layout", o->layout)->check(CLI::IsMember({"onnx", "device"}));
-  app->add_flag("--force", o->force);
+  rows.add(app->add_option("--python", o->python), "PATH",
+           "the interpreter --text runs (default $LLM2HEF_PYTHON, else\npython3)");
+  rows.add(app->add_option("-o,--output", o->output)->required(), "FILE", "the .npz to write");
+  rows.add_choices(app->add_option("--layout", o->layout),
+                   {{"onnx", "pe tables as the ONNX graph takes them [1, N, T] (default)"},
+                    {"device", "pe tables tiled per head, as the runtime writes them"}});
+  rows.add(app->add_flag("--force", o->force), "", "replace FILE if it exists (only a regular file is replaced)");
 }
 
 }  // namespace llm2hef::cli

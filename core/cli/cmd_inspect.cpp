@@ -34,22 +34,7 @@ anchored on Qwen2-1.5B (JSON: "decode_speed"; docs/decode-speed.md).
 Exit status: what `export` would end with: 4 when the model is refused, 3 or
 4 when a resource problem would stop the export, else 0.
 
-  --cache N      KV-cache size to size the cache for (default: the model's
-                 max_position_embeddings, or its sliding window, capped at 2048;
-                 the same rule as export)
-  --prefill P    prefill chunk (default 96, or the cache size if smaller)
-  --adapter NAME use this adapter instead of resolving config.json (as
-                 export --adapter)
-  --chat-template FILE
-                 judge this Jinja template instead of the checkpoint's (as
-                 export --chat-template would use it)
-  --plan FILE    quantization.json from `llm2hef calibrate`: adds what the
-                 plan costs (weights at 8 instead of 4 bits, activations at
-                 16 bits) to the estimate (JSON: "precision_plan") and
-                 its tokens/s to the decode speed
-  --gguf-file FILE
-                 with a Hub id: inspect this GGUF file of the repository
-  --json         machine-readable report
+{options}
 )";
 }  // namespace
 
@@ -76,13 +61,28 @@ void add_inspect_command(CommandLine& cli) {
     return core::inspect_exit_status(report);
   });
   app->add_option("MODEL", o->model_dir)->required();
-  app->add_option("--cache", o->cache);
-  app->add_option("--prefill", o->prefill);
-  app->add_option("--adapter", o->adapter);
-  app->add_option("--chat-template", o->chat_template);
-  app->add_option("--plan", o->plan);
-  app->add_option("--gguf-file", o->gguf_file);
-  app->add_flag("--json", o->json);
+  OptionRows& rows = cli.options(*app, 17);
+  rows.add(app->add_option("--cache", o->cache), "N",
+           "KV-cache size to size the cache for (default: the model's\n"
+           "max_position_embeddings, or its sliding window, capped at 2048;\n"
+           "the same rule as export)");
+  rows.add(app->add_option("--prefill", o->prefill), "P", "prefill chunk (default 96, or the cache size if smaller)");
+  rows.add(app->add_option("--adapter", o->adapter), "NAME",
+           "use this adapter instead of resolving config.json (as\n"
+           "export --adapter)");
+  rows.add(app->add_option("--chat-template", o->chat_template), "FILE",
+           "\n"
+           "judge this Jinja template instead of the checkpoint's (as\n"
+           "export --chat-template would use it)");
+  rows.add(app->add_option("--plan", o->plan), "FILE",
+           "quantization.json from `llm2hef calibrate`: adds what the\n"
+           "plan costs (weights at 8 instead of 4 bits, activations at\n"
+           "16 bits) to the estimate (JSON: \"precision_plan\") and\n"
+           "its tokens/s to the decode speed");
+  rows.add(app->add_option("--gguf-file", o->gguf_file), "FILE",
+           "\n"
+           "with a Hub id: inspect this GGUF file of the repository");
+  rows.add(app->add_flag("--json", o->json), "", "machine-readable report");
 }
 
 }  // namespace llm2hef::cli

@@ -25,9 +25,7 @@ and an input whose net_input_format the manifest gives (compile.py passes
 it to the DFC) is not warned about. --no-manifest: the graph alone.
 
 @RULES@
-  --json    {"file", "ok", "findings": [{"rule", "severity", "node", "op",
-            "kind", "message", "section"}], "errors", "warnings",
-            "contract_doc"} on stdout; ok is true when there is no error
+{options}
 
 Sections cited are those of hailo-contract.md, installed with llm2hef
 (<prefix>/share/doc/llm2hef/); the text output names its path once.
@@ -95,8 +93,12 @@ void add_lint_command(CommandLine& cli) {
     return report.errors() > 0 ? static_cast<int>(ExitCode::failure) : 0;
   });
   app->add_option("MODEL.onnx", o->model)->required();
-  app->add_flag("--json", o->json);
-  app->add_flag("--no-manifest", o->no_manifest);
+  OptionRows& rows = cli.options(*app, 12);
+  rows.add(app->add_flag("--json", o->json), "",
+           "{\"file\", \"ok\", \"findings\": [{\"rule\", \"severity\", \"node\", \"op\",\n"
+           "\"kind\", \"message\", \"section\"}], \"errors\", \"warnings\",\n"
+           "\"contract_doc\"} on stdout; ok is true when there is no error");
+  rows.add(app->add_flag("--no-manifest", o->no_manifest), "", "the graph alone: no manifest.json read beside it");
 }
 
 }  // namespace llm2hef::cli

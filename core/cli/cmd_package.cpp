@@ -35,29 +35,7 @@ what has an exact equivalent) unless --force-template; a different file already 
 overwritten; an identical one is reused after its hash is verified).
 
 Options:
-  --manifest FILE   the manifest.json `llm2hef export` wrote (required)
-  --model NAME[:TAG]  the name clients ask for; TAG defaults to "latest"
-                    (hailo-ollama matches NAME:TAG exactly: ask for NAME:latest)
-  --config NEW.json the hailo-config.json given to `hef set-config` for this HEF,
-                    in place of the export's resources/hailo-config.json (the
-                    HEF must carry it unchanged)
-  --plan FILE       the quantization.json the HEF was compiled with (compile.py
-                    --plan); refused when made for another model or cache
-  --store DIR       the server's models folder (default: the one hailo-ollama
-                    uses, $XDG_DATA_HOME or ~/.local/share, then $XDG_DATA_DIRS
-                    or /usr/share:/usr/local/share, each + /hailo-ollama/models,
-                    the first whose hailo-ollama folder exists)
-  --hailort X.Y     the HailoRT version on the device that runs hailo-ollama
-                    (default 5.2, the version hailo-contract.md documents); a
-                    HEF with STRICT_RUNTIME_VERSIONING loads only on the
-                    HailoRT major.minor of the DFC that wrote it
-  --force           replace an existing NAME:TAG manifest (its blob is kept)
-  --force-template  package a chat template that uses what hailo-ollama's
-                    older minja lacks (each use is listed as a note); the
-                    requests that reach it fail or render differently
-  --json            print what was written as JSON ("ok": true; on failure
-                    the error object, "ok": false)
-  --no-progress     never draw the progress bar
+{options}
 hailo-ollama reads manifests only when it starts: restart it afterwards.
 A store laid out for hailo-ollama in Docker (a blob folder with no manifest
 of its own, or blobs no manifest names) gets a warning: Hailo's Docker
@@ -127,16 +105,38 @@ void add_package_command(CommandLine& cli) {
   auto o = std::make_shared<PackageArgs>();
   CLI::App* app = cli.add_command(cli.root(), "package", kHelp, [o](Invocation& inv) { return run_package(*o, inv); });
   app->add_option("MODEL.hef", o->hef)->required();
-  app->add_option("--manifest", o->manifest)->required();
-  app->add_option("--model", o->model)->required();
-  app->add_option("--store", o->store);
-  app->add_option("--config", o->config);
-  app->add_option("--plan", o->plan);
-  app->add_option("--hailort", o->hailort);
-  app->add_flag("--json", o->json);
-  app->add_flag("--force", o->force);
-  app->add_flag("--force-template", o->force_template);
-  app->add_flag("--no-progress", o->no_progress);
+  OptionRows& rows = cli.options(*app, 20);
+  rows.add(app->add_option("--manifest", o->manifest)->required(), "FILE",
+           "the manifest.json `llm2hef export` wrote (required)");
+  rows.add(app->add_option("--model", o->model)->required(), "NAME[:TAG]",
+           "the name clients ask for; TAG defaults to \"latest\"\n"
+           "(hailo-ollama matches NAME:TAG exactly: ask for NAME:latest)");
+  rows.add(app->add_option("--config", o->config), "NEW.json",
+           "the hailo-config.json given to `hef set-config` for this HEF,\n"
+           "in place of the export's resources/hailo-config.json (the\n"
+           "HEF must carry it unchanged)");
+  rows.add(app->add_option("--plan", o->plan), "FILE",
+           "the quantization.json the HEF was compiled with (compile.py\n"
+           "--plan); refused when made for another model or cache");
+  rows.add(app->add_option("--store", o->store), "DIR",
+           "the server's models folder (default: the one hailo-ollama\n"
+           "uses, $XDG_DATA_HOME or ~/.local/share, then $XDG_DATA_DIRS\n"
+           "or /usr/share:/usr/local/share, each + /hailo-ollama/models,\n"
+           "the first whose hailo-ollama folder exists)");
+  rows.add(app->add_option("--hailort", o->hailort), "X.Y",
+           "the HailoRT version on the device that runs hailo-ollama\n"
+           "(default 5.2, the version hailo-contract.md documents); a\n"
+           "HEF with STRICT_RUNTIME_VERSIONING loads only on the\n"
+           "HailoRT major.minor of the DFC that wrote it");
+  rows.add(app->add_flag("--force", o->force), "", "replace an existing NAME:TAG manifest (its blob is kept)");
+  rows.add(app->add_flag("--force-template", o->force_template), "",
+           "package a chat template that uses what hailo-ollama's\n"
+           "older minja lacks (each use is listed as a note); the\n"
+           "requests that reach it fail or render differently");
+  rows.add(app->add_flag("--json", o->json), "",
+           "print what was written as JSON (\"ok\": true; on failure\n"
+           "the error object, \"ok\": false)");
+  rows.add(app->add_flag("--no-progress", o->no_progress), "", "never draw the progress bar");
 }
 
 }  // namespace llm2hef::cli

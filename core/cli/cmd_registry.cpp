@@ -84,9 +84,7 @@ The library is, first match wins: FILE given with --library; library.file in
 the manifest's folder (an index's folder for its entries); an index entry's
 relative library.url, resolved against that folder. Never the current folder.
 
-  --library FILE  the library of the one manifest in PATH, kept elsewhere
-                  (e.g. `registry manifest LIB -o other/folder/LIB.json`)
-  --json          the report as JSON on stdout
+{options}
 
 The global --allow-unsafe-adapters also applies here.
 Exit status: 0 all passed, 1 a check failed, 2 usage, 3 unreadable PATH.
@@ -100,11 +98,7 @@ description, architectures, model_types), the SDK ABI and build fingerprint
 it needs, its file name, size and SHA-256, and who publishes it. Publish it beside the .so. The
 library is loaded (first in a child process) to read what it claims.
 
-  --license SPDX     the adapter's licence, an SPDX expression (required)
-  --maintainer WHO   who answers for it (required)
-  --homepage URL     where it is published
-  -o, --output FILE  write FILE instead of stdout
-  --force            replace FILE if it exists (only a regular file is replaced)
+{options}
 
 The global --allow-unsafe-adapters also applies here.
 Exit status: 0 written, 2 usage, 3 a library that cannot be loaded or is refused.
@@ -117,11 +111,7 @@ Writes one index of every adapter library (*.so) in DIR, each entry a
 manifest as `registry manifest` writes it; the build writes one for the
 first-party adapters.
 
-  --license SPDX     the adapters' licence, an SPDX expression (required)
-  --maintainer WHO   who answers for them (required)
-  --homepage URL     where they are published
-  -o, --output FILE  the index to write (default DIR/index.json)
-  --force            replace FILE if it exists (only a regular file is replaced)
+{options}
 
 The global --allow-unsafe-adapters also applies here.
 Exit status: 0 written, 2 usage, 3 no library in DIR, or one that cannot be
@@ -225,13 +215,19 @@ int index(const PublishArgs& a, Invocation& inv) {
   return 0;
 }
 
-void add_publish_options(CLI::App& app, PublishArgs& a, const char* target) {
+// `registry manifest` publishes one adapter, `registry index` every one in a
+// folder: the same options, said of one or of several.
+void add_publish_options(OptionRows& rows, CLI::App& app, PublishArgs& a, const char* target, bool one) {
   app.add_option(target, a.target)->required();
-  app.add_option("--license", a.license)->required();
-  app.add_option("--maintainer", a.maintainer)->required();
-  app.add_option("--homepage", a.homepage);
-  app.add_option("-o,--output", a.output);
-  app.add_flag("--force", a.force);
+  rows.add(app.add_option("--license", a.license)->required(), "SPDX",
+           std::string(one ? "the adapter's" : "the adapters'") + " licence, an SPDX expression (required)");
+  rows.add(app.add_option("--maintainer", a.maintainer)->required(), "WHO",
+           std::string("who answers for ") + (one ? "it" : "them") + " (required)");
+  rows.add(app.add_option("--homepage", a.homepage), "URL",
+           std::string("where ") + (one ? "it is" : "they are") + " published");
+  rows.add(app.add_option("-o,--output", a.output), "FILE",
+           one ? "write FILE instead of stdout" : "the index to write (default DIR/index.json)");
+  rows.add(app.add_flag("--force", a.force), "", "replace FILE if it exists (only a regular file is replaced)");
 }
 
 }  // namespace
@@ -243,17 +239,20 @@ void add_registry_commands(CommandLine& cli) {
   CLI::App* app = cli.add_command(*group, "verify", kVerifyHelp,
                                   [verify_args](Invocation& inv) { return verify(*verify_args, inv.globals()); });
   app->add_option("PATH", verify_args->path)->required();
-  app->add_option("--library", verify_args->library);
-  app->add_flag("--json", verify_args->json);
+  OptionRows& verify_rows = cli.options(*app, 18);
+  verify_rows.add(app->add_option("--library", verify_args->library), "FILE",
+                  "the library of the one manifest in PATH, kept elsewhere\n"
+                  "(e.g. `registry manifest LIB -o other/folder/LIB.json`)");
+  verify_rows.add(app->add_flag("--json", verify_args->json), "", "the report as JSON on stdout");
 
   auto manifest_args = std::make_shared<PublishArgs>();
   app = cli.add_command(*group, "manifest", kManifestHelp,
                         [manifest_args](Invocation& inv) { return manifest(*manifest_args, inv); });
-  add_publish_options(*app, *manifest_args, "LIB.so");
+  add_publish_options(cli.options(*app, 21), *app, *manifest_args, "LIB.so", true);
 
   auto index_args = std::make_shared<PublishArgs>();
   app = cli.add_command(*group, "index", kIndexHelp, [index_args](Invocation& inv) { return index(*index_args, inv); });
-  add_publish_options(*app, *index_args, "DIR");
+  add_publish_options(cli.options(*app, 21), *app, *index_args, "DIR", false);
 
   add_registry_client_commands(cli, *group);
 }

@@ -32,10 +32,7 @@ version, and whether each build fits this llm2hef (SDK ABI and fingerprint)
 and why not. The index's signature is checked against the trusted keys
 (`llm2hef registry keys list`) first; an index that does not verify is refused.
 
-  --index DIR|URL  the index: a folder holding index.json and index.json.sig,
-                   an index file, or an http(s)/file URL (of index.json, or
-                   of its folder); default $LLM2HEF_INDEX
-  --json           the result as JSON on stdout
+{options}
 
 Exit status: 0 ok, 1 the signature does not verify or its key is not trusted,
 2 usage, 3 an index that cannot be fetched or read.
@@ -58,8 +55,7 @@ newest version built for this llm2hef. In order, each step a gate:
   then the library and its manifest (<name>.adapter.json) are put in place.
 A failure at any step leaves the folder as it was.
 
-  --index DIR|URL  as for `registry search`; default $LLM2HEF_INDEX
-  --json           what was installed, as JSON on stdout
+{options}
 
 The global --allow-unsafe-adapters also applies here.
 Exit status: 0 installed, 1 a check failed (signature, build, size, SHA-256,
@@ -74,9 +70,7 @@ architectures, library, and whether the library is still what was installed
 (its SHA-256). What an index offers: `registry search`; every adapter this
 llm2hef finds, built in or installed: `llm2hef adapters`.
 
-  --installed  the installed adapters (what `list` shows anyway; kept for
-               scripts that pass it)
-  --json       as JSON on stdout
+{options}
 
 Exit status: 0 ok, 2 usage, 3 an installed manifest that cannot be read.
 )";
@@ -86,7 +80,7 @@ constexpr const char* kUninstallHelp = R"(Usage: llm2hef registry uninstall NAME
 Removes an adapter installed with `registry install` (its library and its
 manifest) from the user's adapter folder.
 
-  --json  what was removed, as JSON on stdout
+{options}
 
 Exit status: 0 removed, 2 not installed (or installed in another version).
 )";
@@ -245,26 +239,36 @@ void add_registry_client_commands(CommandLine& cli, CLI::App& group) {
   CLI::App* app = cli.add_command(group, "search", kSearchHelp,
                                   [search_args](Invocation& inv) { return search(*search_args, inv); });
   app->add_option("TEXT", search_args->text);
-  app->add_option("--index", search_args->index);
-  app->add_flag("--json", search_args->json);
+  OptionRows& search_rows = cli.options(*app, 19);
+  search_rows.add(app->add_option("--index", search_args->index), "DIR|URL",
+                  "the index: a folder holding index.json and index.json.sig,\n"
+                  "an index file, or an http(s)/file URL (of index.json, or\n"
+                  "of its folder); default $LLM2HEF_INDEX");
+  search_rows.add(app->add_flag("--json", search_args->json), "", "the result as JSON on stdout");
 
   auto install_args = std::make_shared<InstallArgs>();
   app = cli.add_command(group, "install", kInstallHelp,
                         [install_args](Invocation& inv) { return install(*install_args, inv); });
   app->add_option("NAME", install_args->spec)->required();
-  app->add_option("--index", install_args->index);
-  app->add_flag("--json", install_args->json);
+  OptionRows& install_rows = cli.options(*app, 19);
+  install_rows.add(app->add_option("--index", install_args->index), "DIR|URL",
+                   "as for `registry search`; default $LLM2HEF_INDEX");
+  install_rows.add(app->add_flag("--json", install_args->json), "", "what was installed, as JSON on stdout");
 
   auto list_args = std::make_shared<ListArgs>();
   app = cli.add_command(group, "list", kListHelp, [list_args](Invocation&) { return list(*list_args); });
-  app->add_flag("--installed", list_args->installed);
-  app->add_flag("--json", list_args->json);
+  OptionRows& list_rows = cli.options(*app, 15);
+  list_rows.add(app->add_flag("--installed", list_args->installed), "",
+                "the installed adapters (what `list` shows anyway; kept for\n"
+                "scripts that pass it)");
+  list_rows.add(app->add_flag("--json", list_args->json), "", "as JSON on stdout");
 
   auto uninstall_args = std::make_shared<UninstallArgs>();
   app = cli.add_command(group, "uninstall", kUninstallHelp,
                         [uninstall_args](Invocation&) { return uninstall(*uninstall_args); });
   app->add_option("NAME", uninstall_args->spec)->required();
-  app->add_flag("--json", uninstall_args->json);
+  OptionRows& uninstall_rows = cli.options(*app, 10);
+  uninstall_rows.add(app->add_flag("--json", uninstall_args->json), "", "what was removed, as JSON on stdout");
 
   add_registry_keys_commands(cli, group);
 }

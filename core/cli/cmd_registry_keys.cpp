@@ -49,7 +49,7 @@ constexpr const char* kKeysListHelp = R"(Usage: llm2hef registry keys list [--js
 
 Every trusted key: the user's first, then those shipped with llm2hef.
 
-  --json  as JSON on stdout
+{options}
 
 Exit status: 0 ok, 3 a key file that does not read.
 )";
@@ -59,7 +59,7 @@ constexpr const char* kKeysAddHelp = R"(Usage: llm2hef registry keys add FILE [-
 Trusts the public key in FILE (as `registry keys generate` writes it): it is
 checked, then stored as <key id>.pub in the user's trusted keys.
 
-  --json  the key added, as JSON on stdout
+{options}
 
 Exit status: 0 added, 2 already trusted, 3 not a public key file.
 )";
@@ -79,7 +79,7 @@ secret key (mode 0600: keep it off shared machines and out of repositories),
 PREFIX.pub the public key to hand to users (`registry keys add`). Neither file
 may exist.
 
-  --comment TEXT  who the key belongs to, stored in both files
+{options}
 
 Exit status: 0 written, 2 a file exists.
 )";
@@ -91,9 +91,7 @@ SECRET (from `registry keys generate`), writing the detached signature to
 INDEX.sig (or FILE). Publish it next to the index; any later change to the
 index makes `search` and `install` refuse it.
 
-  --key SECRET       the secret key file
-  -o, --output FILE  the signature file (default INDEX.sig)
-  --force            replace FILE if it exists
+{options}
 
 Exit status: 0 signed, 2 usage, 3 not an index or not a secret key.
 )";
@@ -107,9 +105,7 @@ fetched from (library.url), its size and the SDK fingerprint; no
 name@version may appear twice, no library file name be shared by two
 adapters, and (with --first-party) no name be a first-party adapter's.
 
-  --first-party INDEX  the first-party index (build/adapters/index.json)
-  -o, --output FILE    write FILE instead of stdout
-  --force              replace FILE if it exists
+{options}
 
 Exit status: 0 written, 2 usage, 3 an entry that fails a check (named).
 )";
@@ -276,12 +272,14 @@ void add_registry_keys_commands(CommandLine& cli, CLI::App& group) {
   auto list_args = std::make_shared<KeysListArgs>();
   CLI::App* app =
       cli.add_command(*keys, "list", kKeysListHelp, [list_args](Invocation&) { return keys_list(*list_args); });
-  app->add_flag("--json", list_args->json);
+  OptionRows& list_rows = cli.options(*app, 10);
+  list_rows.add(app->add_flag("--json", list_args->json), "", "as JSON on stdout");
 
   auto add_args = std::make_shared<KeysAddArgs>();
   app = cli.add_command(*keys, "add", kKeysAddHelp, [add_args](Invocation&) { return keys_add(*add_args); });
   app->add_option("FILE", add_args->file)->required();
-  app->add_flag("--json", add_args->json);
+  OptionRows& add_rows = cli.options(*app, 10);
+  add_rows.add(app->add_flag("--json", add_args->json), "", "the key added, as JSON on stdout");
 
   auto remove_args = std::make_shared<KeysRemoveArgs>();
   app = cli.add_command(*keys, "remove", kKeysRemoveHelp,
@@ -292,23 +290,28 @@ void add_registry_keys_commands(CommandLine& cli, CLI::App& group) {
   app = cli.add_command(*keys, "generate", kKeysGenerateHelp,
                         [generate_args](Invocation&) { return keys_generate(*generate_args); });
   app->add_option("PREFIX", generate_args->prefix)->required();
-  app->add_option("--comment", generate_args->comment);
+  OptionRows& generate_rows = cli.options(*app, 18);
+  generate_rows.add(app->add_option("--comment", generate_args->comment), "TEXT",
+                    "who the key belongs to, stored in both files");
 
   auto sign_args = std::make_shared<SignArgs>();
   app = cli.add_command(group, "sign", kSignHelp,
                         [sign_args](Invocation& inv) { return sign(*sign_args, inv.command()); });
   app->add_option("INDEX", sign_args->index)->required();
-  app->add_option("--key", sign_args->key)->required();
-  app->add_option("-o,--output", sign_args->output);
-  app->add_flag("--force", sign_args->force);
+  OptionRows& sign_rows = cli.options(*app, 21);
+  sign_rows.add(app->add_option("--key", sign_args->key)->required(), "SECRET", "the secret key file");
+  sign_rows.add(app->add_option("-o,--output", sign_args->output), "FILE", "the signature file (default INDEX.sig)");
+  sign_rows.add(app->add_flag("--force", sign_args->force), "", "replace FILE if it exists");
 
   auto collect_args = std::make_shared<CollectArgs>();
   app = cli.add_command(group, "collect", kCollectHelp,
                         [collect_args](Invocation& inv) { return collect(*collect_args, inv.command()); });
   app->add_option("DIR", collect_args->dir)->required();
-  app->add_option("--first-party", collect_args->first_party);
-  app->add_option("-o,--output", collect_args->output);
-  app->add_flag("--force", collect_args->force);
+  OptionRows& collect_rows = cli.options(*app, 23);
+  collect_rows.add(app->add_option("--first-party", collect_args->first_party), "INDEX",
+                   "the first-party index (build/adapters/index.json)");
+  collect_rows.add(app->add_option("-o,--output", collect_args->output), "FILE", "write FILE instead of stdout");
+  collect_rows.add(app->add_flag("--force", collect_args->force), "", "replace FILE if it exists");
 }
 
 }  // namespace llm2hef::cli

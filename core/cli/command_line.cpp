@@ -40,15 +40,7 @@ Commands:
   help       help COMMAND [SUB]: the help of a command (as COMMAND [SUB] --help)
 
 Global options:
-  --adapter-path DIR   search DIR (or a .so file) for adapters first; repeatable
-  --allow-unsafe-adapters
-                       load adapters even from world-writable folders or files,
-                       or files owned by another user (refused by default)
-  -q, --quiet          print errors only (no warnings, no progress bar)
-  -v, --verbose        also print what is done, step by step
-  -h, --help           this text; `llm2hef COMMAND --help` for a command
-  --version            print the version, the commit and the adapter SDK's
-                       ABI and build fingerprint
+{options}
 
 -q and -v are taken by every command too (`llm2hef export -q ...`).
 
@@ -64,12 +56,6 @@ constexpr const char* kHelpHelp = R"(Usage: llm2hef help [COMMAND [SUB]]
 Prints the help of a command or subcommand, the same text as
 `llm2hef COMMAND [SUB] --help`; without a COMMAND, the overview.
 )";
-
-// Help texts are written by hand (they explain more than a list of options),
-// so every app prints its own text instead of CLI11's generated one.
-void set_help_text(CLI::App& app, const char* text) {
-  app.formatter_fn([text](const CLI::App*, std::string, CLI::AppFormatMode) { return std::string(text); });
-}
 
 std::string help_of(const CLI::App& app) {
   return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
@@ -193,17 +179,63 @@ CommandLine::CommandLine() : root_(std::make_unique<CLI::App>("", "llm2hef")) {
   // A repeated option: the last one wins.
   root.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   set_help_text(root, kUsage);
-  root.set_version_flag("--version", version_text());
-  root.add_option("--adapter-path", globals_.adapter_paths)
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  root.add_flag("--allow-unsafe-adapters", globals_.allow_unsafe_adapters);
+  OptionRows& rows = options(root, 23);
+  rows.add(root.add_option("--adapter-path", globals_.adapter_paths)
+               ->expected(1)
+               ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll),
+           "DIR", "search DIR (or a .so file) for adapters first; repeatable");
+  rows.add(root.add_flag("--allow-unsafe-adapters", globals_.allow_unsafe_adapters), "",
+           "\nload adapters even from world-writable folders or files,\n"
+           "or files owned by another user (refused by default)");
   add_output_level_flags(root);
+  rows.add(root.get_option("--quiet"), "", "print errors only (no warnings, no progress bar)");
+  rows.add(root.get_option("--verbose"), "", "also print what is done, step by step");
+  rows.add(root.get_help_ptr(), "", "this text; `llm2hef COMMAND --help` for a command");
+  rows.add(root.set_version_flag("--version", version_text()), "",
+           "print the version, the commit and the adapter SDK's\nABI and build fingerprint");
   CLI::App* help = root.add_subcommand("help", "");
   set_help_text(*help, kHelpHelp);
   help->add_option("TOPIC", help_topic_);
   add_output_level_flags(*help);
   entries_[help] = {[this](Invocation&) { return run_help(); }, false};
+}
+
+// Help texts are written by hand (they explain more than a list of options),
+// so every app prints its own text instead of CLI11's generated one, with the
+// rows of its options (OptionRows) where the text has its "{options}" line.
+void CommandLine::set_help_text(CLI::App& app, const char* text) {
+  app.formatter_fn([this, text](const CLI::App* a, std::string, CLI::AppFormatMode) {
+    const auto it = rows_.find(a);
+    if (it == rows_.end()) return std::string(text);
+    return with_option_rows(text, *it->second);
+  });
+}
+
+OptionRows& CommandLine::options(CLI::App& app, std::size_t column) {
+  auto& rows = rows_[&app];
+  if (!rows) rows = std::make_unique<OptionRows>(column);
+  return *rows;
+}
+
+std::vector<std::string> CommandLine::undescribed_options() const {
+  std::vector<std::string> out;
+  std::vector<const CLI::App*> todo{root_.get()};
+  while (!todo.empty()) {
+    const CLI::App* app = todo.back();
+    todo.pop_back();
+    for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) todo.push_back(sub);
+    const auto it = rows_.find(app);
+    const std::vector<const CLI::Option*> described =
+        it == rows_.end() ? std::vector<const CLI::Option*>{} : it->second->described();
+    for (const CLI::Option* opt : app->get_options()) {
+      if (opt->get_positional()) continue;
+      if (std::find(described.begin(), described.end(), opt) != described.end()) continue;
+      const bool everywhere = opt == app->get_help_ptr() || opt->check_lname("quiet") || opt->check_lname("verbose");
+      if (app != root_.get() && everywhere) continue;
+      out.push_back(command_path(*app) + " " + option_label(*opt));
+    }
+  }
+  return out;
 }
 
 void CommandLine::add_output_level_flags(CLI::App& app) {

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "llm2hef/plugins/host.hpp"
+#include "option_rows.hpp"
 
 namespace llm2hef::cli {
 
@@ -71,6 +72,16 @@ class CommandLine {
   CLI::App* add_command(CLI::App& parent, const std::string& name, const char* help_text, RunFunction run,
                         bool takes_adapter_options = false);
 
+  // The option rows of `app`'s help (column: where their text starts); its
+  // help text holds them at its "{options}" line. The first call creates them.
+  OptionRows& options(CLI::App& app, std::size_t column);
+
+  // "llm2hef har fix --output" for every option the parser takes that no
+  // help row describes (-h, -q and -v excepted below the top level, where
+  // `llm2hef --help` describes them for every command). llm2hef_docgen
+  // fails the build on any.
+  std::vector<std::string> undescribed_options() const;
+
   // Parses argv and runs the chosen command; returns the process exit status.
   // Errors are reported on stderr as "llm2hef: error: ...".
   int run(int argc, char** argv);
@@ -81,6 +92,7 @@ class CommandLine {
     bool takes_adapter_options = false;
   };
   int dispatch();
+  void set_help_text(CLI::App& app, const char* text);
   void add_output_level_flags(CLI::App& app);
   int run_help();
   std::optional<std::string> leftover_error(bool after_parse_error);
@@ -89,6 +101,7 @@ class CommandLine {
   Globals globals_;
   std::vector<std::string> help_topic_;  // `llm2hef help COMMAND [SUB]`
   std::map<const CLI::App*, Entry> entries_;
+  std::map<const CLI::App*, std::unique_ptr<OptionRows>> rows_;
 };
 
 // "llm2hef har fix": the command path of an app, for messages.

@@ -81,7 +81,8 @@ nlohmann::json adapters_report(const plugins::AdapterHost& host, bool verbose) {
                         {"architectures", info.architectures},
                         {"model_types", info.model_types},
                         {"file", a.path().string()},
-                        {"options", std::move(options)}});
+                        {"options", std::move(options)},
+                        {"applied_keys", info.applied_keys}});
   }
 
   nlohmann::json conflicts = nlohmann::json::array();
@@ -143,6 +144,8 @@ std::string adapters_text(const nlohmann::json& report) {
         if (!help.empty()) line += "  " + help;
         out << line << "\n";
       }
+      const std::string applied = joined(a, "applied_keys", ", ");
+      if (!applied.empty()) out << "  applies: " << applied << "\n";
     }
   }
 

@@ -119,13 +119,6 @@ OptionSpec sliding_window_option() {
           "band in the sliding layers (exact in fp32, unproven on the DFC)"};
 }
 
-DecoderModel description_applying(const JsonFile& config, std::vector<std::string> applied_keys) {
-  refuse_unapplied_forward_keys(config, applied_keys);
-  DecoderModel m;
-  m.applied_keys = std::move(applied_keys);
-  return m;
-}
-
 AttentionBlockSpec& attention_spec(LayerDescription& layer) {
   if (auto* a = std::get_if<AttentionMixer>(&layer.mixer.body)) return a->spec;
   throw InternalError("decoder description: the layer's mixer is not attention");
@@ -269,8 +262,8 @@ int64_t default_cache_size(const DecoderModel& m) {
 }
 
 Plan DecoderAdapter::plan(const Checkpoint& ckpt, const ExportOptions& requested) const {
+  refuse_unapplied_forward_keys(ckpt.config(), info().applied_keys);
   auto model = std::make_shared<DecoderModel>(describe(ckpt, DescribeOptions{requested.adapter_options}));
-  refuse_unapplied_forward_keys(ckpt.config(), model->applied_keys);
   described_tensors(*model).check(ckpt);
   if (static_cast<int64_t>(model->layers.size()) != model->dims.layers)
     throw InternalError("decoder description: " + std::to_string(model->layers.size()) + " layers described for " +

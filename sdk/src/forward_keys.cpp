@@ -58,63 +58,53 @@ struct Row {
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
       // llama, smollm3, granite, qwen3, gemma2/3, olmo2: q/k/v/o Linear(bias=config.attention_bias); gpt_neox too.
-      {{"attention_bias", "biases on the q/k/v/o projections", "false",
-        "llama, qwen2, qwen3, smollm3, mistral, granite, gpt_neox"},
-       null_or_false},
+      {{"attention_bias", "biases on the q/k/v/o projections", "false"}, null_or_false},
       // llama, smollm3, granite: gate/up/down Linear(bias=config.mlp_bias).
-      {{"mlp_bias", "biases on the MLP projections", "false", "none"}, null_or_false},
+      {{"mlp_bias", "biases on the MLP projections", "false"}, null_or_false},
       // phi, stablelm: q_layernorm / k_layernorm when config.qk_layernorm.
-      {{"qk_layernorm", "a LayerNorm on q and k per head", "false", "phi, stablelm"}, null_or_false},
+      {{"qk_layernorm", "a LayerNorm on q and k per head", "false"}, null_or_false},
       // stablelm: q/k/v Linear(bias=config.use_qkv_bias).
-      {{"use_qkv_bias", "biases on the q/k/v projections", "false", "stablelm"}, null_or_false},
+      {{"use_qkv_bias", "biases on the q/k/v projections", "false"}, null_or_false},
       // stablelm, gpt_neox: attention and MLP read the same input.
-      {{"use_parallel_residual", "attention and MLP in parallel on one residual", "false", "stablelm, gpt_neox"},
-       null_or_false},
+      {{"use_parallel_residual", "attention and MLP in parallel on one residual", "false"}, null_or_false},
       // modeling_rope_utils: only a fraction of each head is rotated (phi, phi3, stablelm, gpt_neox).
-      {{"partial_rotary_factor", "rotary embedding on part of each head only", "1.0", "phi, phi3, stablelm, gpt_neox"},
-       is_one},
+      {{"partial_rotary_factor", "rotary embedding on part of each head only", "1.0"}, is_one},
       // configuration_gpt_neox: the older spelling of partial_rotary_factor.
-      {{"rotary_pct", "rotary embedding on part of each head only", "1.0", "gpt_neox"}, is_one},
+      {{"rotary_pct", "rotary embedding on part of each head only", "1.0"}, is_one},
       // gemma2 (and gemma3's config): tanh soft-capping of the attention scores and of the logits.
-      {{"attn_logit_softcapping", "attention logit soft-capping", "null", "gemma2, gemma3"}, is_null},
-      {{"final_logit_softcapping", "final logit soft-capping", "null", "gemma2, gemma3"}, is_null},
+      {{"attn_logit_softcapping", "attention logit soft-capping", "null"}, is_null},
+      {{"final_logit_softcapping", "final logit soft-capping", "null"}, is_null},
       // gemma2, gemma3: scores scaled by query_pre_attn_scalar**-0.5 instead of head_dim**-0.5.
-      {{"query_pre_attn_scalar", "the attention score scale", "absent", "gemma2, gemma3"}, never},
+      {{"query_pre_attn_scalar", "the attention score scale", "absent"}, never},
       // gemma2, gemma3: the MLP activation key (others read hidden_act).
-      {{"hidden_activation", "the MLP activation (Gemma's key)", "absent", "gemma2, gemma3"}, never},
+      {{"hidden_activation", "the MLP activation (Gemma's key)", "absent"}, never},
       // gemma2, gemma3: a non-causal mask.
-      {{"use_bidirectional_attention", "bidirectional (non-causal) attention", "false", "none"}, null_or_false},
+      {{"use_bidirectional_attention", "bidirectional (non-causal) attention", "false"}, null_or_false},
       // granite: four scalars.
-      {{"embedding_multiplier", "a scale on the input embeddings", "1.0", "granite"}, is_one},
-      {{"attention_multiplier", "the attention score scale", "1/sqrt(head_dim)", "granite"}, default_score_scale},
-      {{"residual_multiplier", "a scale on each residual branch", "1.0", "granite"}, is_one},
-      {{"logits_scaling", "a divisor of the logits", "1.0", "granite"}, is_one},
+      {{"embedding_multiplier", "a scale on the input embeddings", "1.0"}, is_one},
+      {{"attention_multiplier", "the attention score scale", "1/sqrt(head_dim)"}, default_score_scale},
+      {{"residual_multiplier", "a scale on each residual branch", "1.0"}, is_one},
+      {{"logits_scaling", "a divisor of the logits", "1.0"}, is_one},
       // smollm3: layers without RoPE (no_rope_layers; the config derives it from the interval).
-      {{"no_rope_layers", "layers without RoPE (NoPE)", "absent", "smollm3"}, never},
-      {{"no_rope_layer_interval", "layers without RoPE (NoPE)", "absent", "smollm3"}, never},
+      {{"no_rope_layers", "layers without RoPE (NoPE)", "absent"}, never},
+      {{"no_rope_layer_interval", "layers without RoPE (NoPE)", "absent"}, never},
       // qwen2, qwen3, smollm3, mistral, phi3, gemma: sliding-window attention.
-      {{"sliding_window", "sliding-window attention", "null (or use_sliding_window false)",
-        "llama, qwen2, qwen3, smollm3, mistral, granite, phi3, gemma2, gemma3"},
-       no_window},
-      {{"use_sliding_window", "sliding-window attention", "false",
-        "llama, qwen2, qwen3, smollm3, mistral, granite, phi3"},
-       null_or_false},
+      {{"sliding_window", "sliding-window attention", "null (or use_sliding_window false)"}, no_window},
+      {{"use_sliding_window", "sliding-window attention", "false"}, null_or_false},
       // qwen2, qwen3, smollm3, gemma2/3 (attention kinds), lfm2 (conv or attention): per-layer kinds.
-      {{"layer_types", "per-layer attention kinds", "every entry full_attention",
-        "llama, qwen2, qwen3, smollm3, mistral, granite, phi3, gemma2, gemma3, lfm2"},
-       all_full_attention},
+      {{"layer_types", "per-layer attention kinds", "every entry full_attention"}, all_full_attention},
       // gpt2: GPT2Attention.
-      {{"scale_attn_weights", "scaling of the attention scores", "true", "gpt2"}, is_true},
-      {{"scale_attn_by_inverse_layer_idx", "scores divided by the layer index + 1", "false", "gpt2"}, null_or_false},
+      {{"scale_attn_weights", "scaling of the attention scores", "true"}, is_true},
+      {{"scale_attn_by_inverse_layer_idx", "scores divided by the layer index + 1", "false"}, null_or_false},
       // opt: OPTDecoderLayer and OPTDecoder.
-      {{"do_layer_norm_before", "pre- or post-LayerNorm", "true", "opt"}, is_true},
-      {{"_remove_final_layer_norm", "no final LayerNorm", "false", "opt"}, null_or_false},
-      {{"enable_bias", "biases on the projections", "true", "opt"}, is_true},
-      {{"layer_norm_elementwise_affine", "LayerNorms without weight and bias", "true", "opt"}, is_true},
-      {{"word_embed_proj_dim", "project_in / project_out around the decoder", "hidden_size", "opt"}, hidden_width},
+      {{"do_layer_norm_before", "pre- or post-LayerNorm", "true"}, is_true},
+      {{"_remove_final_layer_norm", "no final LayerNorm", "false"}, null_or_false},
+      {{"enable_bias", "biases on the projections", "true"}, is_true},
+      {{"layer_norm_elementwise_affine", "LayerNorms without weight and bias", "true"}, is_true},
+      {{"word_embed_proj_dim", "project_in / project_out around the decoder", "hidden_size"}, hidden_width},
       // lfm2: the short-convolution blocks.
-      {{"conv_bias", "biases on the short-conv projections", "false", "lfm2"}, null_or_false},
-      {{"conv_L_cache", "short-convolution layers (their kernel size)", "absent", "lfm2"}, never},
+      {{"conv_bias", "biases on the short-conv projections", "false"}, null_or_false},
+      {{"conv_L_cache", "short-convolution layers (their kernel size)", "absent"}, never},
   };
   return table;
 }
@@ -136,19 +126,9 @@ std::pair<const Json*, std::string> lookup(const JsonFile& c, const std::string&
   return {nullptr, std::string()};
 }
 
-// "use --adapter gemma2 or --adapter gemma3", from the table's list.
-std::string adapter_choice(const std::string& applied_by) {
-  if (applied_by == "none") return "no adapter applies it";
-  std::string out, rest = applied_by;
-  for (size_t at = 0; at != std::string::npos;) {
-    at = rest.find(", ");
-    out += (out.empty() ? "use --adapter " : " or --adapter ") + rest.substr(0, at);
-    if (at != std::string::npos) rest = rest.substr(at + 2);
-  }
-  return out;
-}
-
 }  // namespace
+
+UnappliedForwardKey::~UnappliedForwardKey() = default;  // the key function: type_info in the SDK library
 
 const std::vector<ForwardKey>& forward_keys() {
   static const std::vector<ForwardKey> keys = [] {
@@ -179,19 +159,10 @@ void refuse_unapplied_forward_keys(const JsonFile& c, const std::vector<std::str
     if (std::find(applied.begin(), applied.end(), row.key.key) != applied.end()) continue;
     const auto [value, where] = lookup(c, row.key.key);
     if (!value || row.neutral(*value, c)) continue;
-    throw Unsupported(where + ": " + value->dump() + " changes the forward pass (" + row.key.what +
-                      "), which this adapter does not apply (neutral: " + row.key.neutral + "); " +
-                      adapter_choice(row.key.applied_by));
+    throw UnappliedForwardKey(where + ": " + value->dump() + " changes the forward pass (" + row.key.what +
+                                  "), which this adapter does not apply (neutral: " + row.key.neutral + ")",
+                              row.key.key);
   }
-}
-
-std::vector<std::string> llama_family_applied_keys() {
-  return {"attention_bias", "sliding_window", "use_sliding_window", "layer_types"};
-}
-
-std::vector<std::string> gemma_family_applied_keys() {
-  return {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
-          "hidden_activation",      "sliding_window",          "layer_types"};
 }
 
 }  // namespace llm2hef::sdk

@@ -88,7 +88,9 @@ sdk::JsonFile optional_json(std::string_view text, const std::string& name) {
 // The Llama family's description on the SDK's one adapter, as the llama adapter has it.
 class LlamaFamily final : public sdk::DecoderAdapter {
  public:
-  sdk::AdapterInfo info() const override { return {"fuzz_llama_family", "0.0.0", "", {}, {}, {}}; }
+  sdk::AdapterInfo info() const override {
+    return {"fuzz_llama_family", "0.0.0", "", {}, {}, {}, families::llama_family_applied_keys()};
+  }
 
  protected:
   sdk::DecoderModel describe(const sdk::Checkpoint& ckpt, const sdk::DescribeOptions&) const override {

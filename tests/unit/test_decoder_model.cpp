@@ -12,6 +12,7 @@
 #include "llm2hef/families/llama_family.hpp"
 #include "llm2hef/sdk/decoder_model.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/graph_builder.hpp"
 #include "llm2hef/sdk/runtime_contract.hpp"
 #include "temp_dir.hpp"
@@ -150,16 +151,29 @@ TEST(DecoderModel, AShapeThatDisagreesWithTheConfigIsReportedByName) {
   }
 }
 
-TEST(DecoderModel, AnUnappliedForwardKeyIsRefusedBeforeAnythingElseIsRead) {
-  json config = {{"attn_logit_softcapping", 50.0}};  // no sizes at all: the key must be refused first
-  try {
-    description_applying(JsonFile("ckpt/config.json", config), {"attention_bias"});
-    FAIL() << "attn_logit_softcapping was accepted";
-  } catch (const llm2hef::Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("attn_logit_softcapping"), std::string::npos) << e.what();
+// Applies what its info says and nothing else; describe() must not be reached.
+class AppliesAttentionBias final : public DecoderAdapter {
+ public:
+  AdapterInfo info() const override { return {"test_applies", "0.0.0", "", {}, {}, {}, {"attention_bias"}}; }
+
+ protected:
+  DecoderModel describe(const Checkpoint&, const DescribeOptions&) const override {
+    throw llm2hef::InternalError("describe() ran");
   }
-  const DecoderModel m = description_applying(JsonFile("ckpt/config.json", json::object()), {"attention_bias"});
-  EXPECT_EQ(m.applied_keys, std::vector<std::string>{"attention_bias"});
+};
+
+TEST(DecoderModel, AKeyTheInfoDoesNotApplyIsRefusedBeforeDescribe) {
+  // No sizes at all: the key must be refused first, from info().applied_keys.
+  const ShapesOnlyCheckpoint softcapped(json{{"attn_logit_softcapping", 50.0}, {"attention_bias", true}}, {});
+  try {
+    AppliesAttentionBias().plan(softcapped, cache(16));
+    FAIL() << "attn_logit_softcapping was accepted";
+  } catch (const llm2hef::sdk::UnappliedForwardKey& e) {
+    EXPECT_EQ(e.key(), "attn_logit_softcapping") << e.what();
+  }
+  // attention_bias is applied: describe() runs.
+  const ShapesOnlyCheckpoint biased(json{{"attention_bias", true}}, {});
+  EXPECT_THROW(AppliesAttentionBias().plan(biased, cache(16)), llm2hef::InternalError);
 }
 
 TEST(DecoderModel, ThePlanCarriesTheDescriptionToTheBuild) {

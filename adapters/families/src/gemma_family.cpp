@@ -1,5 +1,4 @@
 #include "llm2hef/families/gemma_family.hpp"
-#include "llm2hef/sdk/forward_keys.hpp"
 
 #include <cmath>
 #include <string>
@@ -78,12 +77,15 @@ std::vector<float> gemma3_inv_freq(const JsonFile& c, const std::string& type, i
 
 }  // namespace
 
+std::vector<std::string> gemma_family_applied_keys() {
+  return {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
+          "hidden_activation",      "sliding_window",          "layer_types"};
+}
+
 DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration gen) {
   const JsonFile& c = ckpt.config();
   DecoderModel m = describe_post_norm_decoder(ckpt, 1e-6);
   const ModelDims& d = m.dims;
-  m.applied_keys = gemma_family_applied_keys();
-  refuse_unapplied_forward_keys(c, m.applied_keys);
   read_activation(c, "hidden_activation", {"gelu_pytorch_tanh"}, "GeGLU with gelu_pytorch_tanh only");
   if (c.find_bool("use_bidirectional_attention").value_or(false))
     throw Unsupported(c.where("use_bidirectional_attention") +

@@ -2,7 +2,6 @@
 
 #include "llm2hef/sdk/config_number.hpp"
 #include "llm2hef/sdk/errors.hpp"
-#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/rope.hpp"
 #include "llm2hef/sdk/sliding_window.hpp"
 
@@ -24,7 +23,6 @@ DecoderModel describe_llama_family(const Checkpoint& ckpt) {
   const bool attention_bias = c.find_bool("attention_bias").value_or(false);
   if (attention_bias) m.rewrites.push_back("attention biases on q/k/v/o projections");
   m.theta = rope_theta_resource(rope_inv_freq(c, d.head_dim, m.rewrites));
-  m.applied_keys = llama_family_applied_keys();
 
   m.embedding = kHfEmbedTokens;
   const LmHead head = describe_lm_head(m.tensors, ckpt, m.embedding, d.vocab, d.hidden, m.rewrites);
@@ -49,6 +47,12 @@ DecoderModel describe_llama_family(const Checkpoint& ckpt) {
   return m;
 }
 
+std::vector<std::string> llama_family_applied_keys(std::vector<std::string> member_keys) {
+  std::vector<std::string> keys = {"attention_bias", "sliding_window", "use_sliding_window", "layer_types"};
+  keys.insert(keys.end(), member_keys.begin(), member_keys.end());
+  return keys;
+}
+
 void apply_scalar_multipliers(DecoderModel& m, const ScalarMultipliers& mult) {
   m.score_divisor = mult.score_divisor(m.dims.head_dim);
   const float residual = static_cast<float>(mult.residual);
@@ -63,9 +67,6 @@ void apply_scalar_multipliers(DecoderModel& m, const ScalarMultipliers& mult) {
       return scale_by(g, x, factor, "embedding_multiplier");
     };
   for (const std::string& line : mult.rewrites()) m.rewrites.push_back(line);
-  if (mult.any())
-    m.applied_keys.insert(m.applied_keys.end(),
-                          {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"});
 }
 
 }  // namespace llm2hef::families

@@ -1,7 +1,9 @@
 // llm2hef_docgen OUT_DIR: the man pages and the bash and zsh completions of
 // every command, generated at build time from the command tree llm2hef
 // itself builds (the same CLI::App objects, the same hand-written help
-// texts), so they cannot drift from `llm2hef COMMAND --help`.
+// texts, whose option rows come from the options themselves), so they
+// cannot drift from `llm2hef COMMAND --help`; an option without a help row
+// fails the build here.
 //
 // Writes OUT_DIR/man/llm2hef.1 and llm2hef-<command>[-<sub>...].1 (the help
 // text, verbatim, as the page's body), OUT_DIR/bash/llm2hef and
@@ -288,6 +290,14 @@ int main(int argc, char** argv) {
   try {
     llm2hef::cli::CommandLine cli;
     llm2hef::cli::add_all_commands(cli);
+    // Every option gets its help row where it is defined; one without is a
+    // build error here rather than an option nobody can find in the help.
+    const std::vector<std::string> undescribed = cli.undescribed_options();
+    if (!undescribed.empty()) {
+      std::string list;
+      for (const auto& o : undescribed) list += "\n  " + o;
+      throw std::runtime_error("options without a help row (add them through CommandLine::options):" + list);
+    }
     std::vector<Command> all;
     collect(cli.root(), {}, all);
     const fs::path out = argv[1];

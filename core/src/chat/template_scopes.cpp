@@ -285,6 +285,132 @@ struct Frame {
   size_t outer_at = 0;
 };
 
+// Which scopes bind the name anywhere (a macro body reads its scope's
+// variables as they are when it is called, which may be later), and where
+// each first does; indexed by scope id (the root is 0).
+struct ScopeBinds {
+  std::vector<bool> binds{false};
+  std::vector<size_t> at{0};
+};
+
+ScopeBinds scopes_binding(const std::vector<Event>& events) {
+  ScopeBinds out;
+  std::vector<size_t> scope_of{0};  // per open frame: the id of its innermost scope
+  size_t next_id = 1;
+  for (const Event& e : events) {
+    if (e.type == Event::open) {
+      const size_t id = next_id++;
+      out.binds.push_back(false);
+      out.at.push_back(0);
+      scope_of.push_back(e.kind == FrameKind::branch ? scope_of.back() : id);
+    } else if (e.type == Event::close) {
+      scope_of.pop_back();
+    } else if (e.type == Event::bind && !out.binds[scope_of.back()]) {
+      out.binds[scope_of.back()] = true;
+      out.at[scope_of.back()] = e.at;
+    }
+  }
+  return out;
+}
+
+// The second pass, in template order: every frame knows what a read in it
+// refers to from its own binds, those of the frames between it and its
+// scope, and the scope's `outer`, fixed when the scope opened (nothing
+// outside a block can be bound while it is open). Constant work per event.
+class Resolver {
+ public:
+  explicit Resolver(const ScopeBinds& scopes) : scopes_(scopes), stack_(1) {}
+
+  void read(const Event& e, std::vector<NameRead>& out) const {
+    NameRead r;
+    r.segment = e.segment;
+    r.begin = e.at;
+    r.end = e.end;
+    r.referent = referent_here(r.bound_at);
+    out.push_back(r);
+  }
+
+  void bind(const Event& e) {
+    Frame& f = stack_.back();
+    if (!f.bound_here) ++f.definite;
+    f.bound_here = true;
+    f.local_at = e.at;
+    Frame& s = stack_[f.scope_pos];
+    if (!s.maybe) {
+      s.maybe = true;
+      s.maybe_at = e.at;
+    }
+  }
+
+  void close() { stack_.pop_back(); }
+
+  void open(const Event& e) {
+    Frame f;
+    f.id = next_id_++;
+    if (e.kind == FrameKind::branch) {
+      const Frame& parent = stack_.back();
+      f.scope_pos = parent.scope_pos;
+      f.definite = parent.definite;
+      f.local_at = parent.local_at;
+    } else {
+      f.scope_pos = stack_.size();
+      f.own_target = e.own_target;
+      f.own_at = e.at;
+      if (e.binds) {
+        f.bound_here = true;
+        f.definite = 1;
+        f.local_at = e.at;
+      }
+      if (e.kind == FrameKind::scope)
+        f.outer = referent_here(f.outer_at);
+      else
+        outer_of_macro(f);
+    }
+    stack_.push_back(f);
+  }
+
+ private:
+  Referent referent_here(size_t& at) const {
+    const Frame& f = stack_.back();
+    const Frame& s = stack_[f.scope_pos];
+    if (f.definite > 0) {
+      at = f.local_at;
+      return Referent::local;
+    }
+    if (s.own_target) {
+      at = s.own_at;
+      return Referent::unclear;
+    }
+    if (s.maybe) {
+      at = s.maybe_at;
+      return Referent::unclear;
+    }
+    at = s.outer_at;
+    return s.outer;
+  }
+
+  // A macro body is called later: bound for sure only if bound before the
+  // definition; bound anywhere else in its scope, it depends.
+  void outer_of_macro(Frame& f) const {
+    const Frame& parent = stack_.back();
+    const Frame& s = stack_[parent.scope_pos];
+    if (parent.definite > 0) {
+      f.outer = Referent::local;
+      f.outer_at = parent.local_at;
+    } else if (s.own_target || scopes_.binds[s.id]) {
+      f.outer = Referent::unclear;
+      f.outer_at = s.own_target ? s.own_at : scopes_.at[s.id];
+    } else {
+      f.outer = s.outer;
+      f.outer_at = s.outer_at;
+    }
+  }
+
+  const ScopeBinds& scopes_;
+  std::vector<Frame> stack_;
+  size_t next_id_ = 1;
+};
+
 }  // namespace
 
 std::vector<NameRead> reads_of(std::string_view tmpl, const std::vector<Segment>& segments, std::string_view name,
@@ -300,117 +426,15 @@ std::vector<NameRead> reads_of(std::string_view tmpl, const std::vector<Segment>
       builder.statement(i, seg, tokens);
   }
   const std::vector<Event>& events = builder.events;
-
-  // First pass: which scopes bind the name anywhere (a macro body reads its
-  // scope's variables as they are when it is called, which may be later).
-  std::vector<bool> scope_binds{false};
-  std::vector<size_t> scope_binds_at{0};
-  {
-    std::vector<size_t> scope_of{0};  // per open frame: the id of its innermost scope
-    size_t next_id = 1;
-    for (const Event& e : events) {
-      if (e.type == Event::open) {
-        const size_t id = next_id++;
-        scope_binds.push_back(false);
-        scope_binds_at.push_back(0);
-        scope_of.push_back(e.kind == FrameKind::branch ? scope_of.back() : id);
-      } else if (e.type == Event::close) {
-        scope_of.pop_back();
-      } else if (e.type == Event::bind && !scope_binds[scope_of.back()]) {
-        scope_binds[scope_of.back()] = true;
-        scope_binds_at[scope_of.back()] = e.at;
-      }
-    }
-  }
-
-  // Second pass, in template order: every frame knows what a read in it
-  // refers to from its own binds, those of the frames between it and its
-  // scope, and the scope's `outer`, fixed when the scope opened (nothing
-  // outside a block can be bound while it is open). Constant work per event.
+  const ScopeBinds scopes = scopes_binding(events);
+  Resolver resolver(scopes);
   std::vector<NameRead> out;
-  std::vector<Frame> stack(1);
-  size_t next_id = 1;
-  auto referent_here = [&](size_t& at) {
-    const Frame& f = stack.back();
-    const Frame& s = stack[f.scope_pos];
-    if (f.definite > 0) {
-      at = f.local_at;
-      return Referent::local;
-    }
-    if (s.own_target) {
-      at = s.own_at;
-      return Referent::unclear;
-    }
-    if (s.maybe) {
-      at = s.maybe_at;
-      return Referent::unclear;
-    }
-    at = s.outer_at;
-    return s.outer;
-  };
   for (const Event& e : events) {
     switch (e.type) {
-      case Event::read: {
-        NameRead r;
-        r.segment = e.segment;
-        r.begin = e.at;
-        r.end = e.end;
-        r.referent = referent_here(r.bound_at);
-        out.push_back(r);
-        break;
-      }
-      case Event::bind: {
-        Frame& f = stack.back();
-        if (!f.bound_here) ++f.definite;
-        f.bound_here = true;
-        f.local_at = e.at;
-        Frame& s = stack[f.scope_pos];
-        if (!s.maybe) {
-          s.maybe = true;
-          s.maybe_at = e.at;
-        }
-        break;
-      }
-      case Event::close: stack.pop_back(); break;
-      case Event::open: {
-        Frame f;
-        f.id = next_id++;
-        if (e.kind == FrameKind::branch) {
-          const Frame& parent = stack.back();
-          f.scope_pos = parent.scope_pos;
-          f.definite = parent.definite;
-          f.local_at = parent.local_at;
-        } else {
-          f.scope_pos = stack.size();
-          f.own_target = e.own_target;
-          f.own_at = e.at;
-          if (e.binds) {
-            f.bound_here = true;
-            f.definite = 1;
-            f.local_at = e.at;
-          }
-          if (e.kind == FrameKind::scope) {
-            f.outer = referent_here(f.outer_at);
-          } else {
-            // Called later: bound for sure only if bound before the
-            // definition; bound anywhere else in its scope, it depends.
-            const Frame& parent = stack.back();
-            const Frame& s = stack[parent.scope_pos];
-            if (parent.definite > 0) {
-              f.outer = Referent::local;
-              f.outer_at = parent.local_at;
-            } else if (s.own_target || scope_binds[s.id]) {
-              f.outer = Referent::unclear;
-              f.outer_at = s.own_target ? s.own_at : scope_binds_at[s.id];
-            } else {
-              f.outer = s.outer;
-              f.outer_at = s.outer_at;
-            }
-          }
-        }
-        stack.push_back(f);
-        break;
-      }
+      case Event::read: resolver.read(e, out); break;
+      case Event::bind: resolver.bind(e); break;
+      case Event::close: resolver.close(); break;
+      case Event::open: resolver.open(e); break;
     }
   }
   return out;

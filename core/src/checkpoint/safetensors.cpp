@@ -81,6 +81,87 @@ uint64_t SafetensorsEntry::numel() const {
   return n;
 }
 
+namespace {
+
+// One tensor's header entry, checked: its dtype, a shape whose byte count
+// fits, and data_offsets spanning exactly those bytes inside the data
+// section (data_size bytes, starting at data_start in the file).
+SafetensorsEntry parse_entry(const std::string& file, const std::string& name, const Json& v, uint64_t data_start,
+                             uint64_t data_size) {
+  const std::string where = file + ": tensor '" + name + "': ";
+  if (!v.is_object()) throw BadInput(where + "header entry is not an object: " + brief(v));
+  for (const char* key : {"dtype", "shape", "data_offsets"})
+    if (!v.contains(key)) throw BadInput(where + "header entry has no '" + key + "'");
+  for (const auto& item : v.items())
+    if (item.key() != "dtype" && item.key() != "shape" && item.key() != "data_offsets")
+      throw BadInput(where + "unexpected key '" + item.key() + "' in the header entry");
+
+  SafetensorsEntry e;
+  e.name = name;
+  const Json& dt = v.at("dtype");
+  if (!dt.is_string()) throw BadInput(where + "dtype is not a string: " + brief(dt));
+  e.dtype_text = dt.get<std::string>();
+  const DTypeSpec* spec = find_dtype(e.dtype_text);
+  if (!spec) throw BadInput(where + "unknown dtype '" + e.dtype_text + "'");
+  e.dtype = spec->dtype;
+  e.element_size = spec->size;
+
+  const Json& shape = v.at("shape");
+  if (!shape.is_array()) throw BadInput(where + "shape is not a list: " + brief(shape));
+  if (shape.size() > kMaxTensorRank)
+    throw BadInput(where + "shape has " + std::to_string(shape.size()) + " dimensions; a model weight has at most " +
+                   std::to_string(kMaxTensorRank));
+  uint64_t numel = 1;
+  for (const Json& d : shape) {
+    uint64_t dim = 0;
+    if (!as_size(d, dim)) throw BadInput(where + "shape dimension " + brief(d) + " is " + what_integer(d));
+    if (__builtin_mul_overflow(numel, dim, &numel) || numel > static_cast<uint64_t>(INT64_MAX))
+      throw BadInput(where + "shape " + brief(shape) + " has too many elements");
+    e.shape.push_back(static_cast<int64_t>(dim));
+  }
+  uint64_t nbytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(e.element_size), &nbytes))
+    throw BadInput(where + "shape " + brief(shape) + " x " + e.dtype_text + " overflows a byte count");
+
+  const Json& off = v.at("data_offsets");
+  if (!off.is_array() || off.size() != 2)
+    throw BadInput(where + "data_offsets is not a list of two integers: " + brief(off));
+  uint64_t begin = 0, end = 0;
+  if (!as_size(off[0], begin) || !as_size(off[1], end))
+    throw BadInput(where + "data_offsets " + brief(off) + " are not two non-negative integers");
+  if (begin > end) throw BadInput(where + "data_offsets " + brief(off) + " end before they begin");
+  if (end - begin != nbytes)
+    throw BadInput(where + "data_offsets " + brief(off) + " span " + std::to_string(end - begin) +
+                   " bytes, but shape " + brief(shape) + " of " + e.dtype_text + " needs " + std::to_string(nbytes));
+  if (end > data_size)
+    throw BadInput(where + "data_offsets " + brief(off) + " run past the end of the data section (" +
+                   std::to_string(data_size) + " bytes); truncated file?");
+  e.begin = data_start + begin;
+  e.end = data_start + end;
+  return e;
+}
+
+// The entries, sorted by offset, refused when two share bytes.
+void refuse_overlaps(const std::string& file, SafetensorsHeader& h) {
+  std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  // Two tensors sharing bytes would alias each other's weights. Empty tensors
+  // occupy nothing and may sit anywhere.
+  const SafetensorsEntry* last = nullptr;
+  for (const auto& e : h.entries) {
+    if (e.begin == e.end) continue;
+    if (last && e.begin < last->end)
+      throw BadInput(file + ": tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin - h.data_start) +
+                     ", " + std::to_string(e.end - h.data_start) + "] overlap those of tensor '" + last->name + "' [" +
+                     std::to_string(last->begin - h.data_start) + ", " + std::to_string(last->end - h.data_start) +
+                     "]");
+    if (!last || e.end > last->end) last = &e;
+  }
+}
+
+}  // namespace
+
 SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint64_t file_size,
                                            const std::string& file) {
   if (file_size < 8 || bytes.size() < 8)
@@ -117,74 +198,10 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, uint6
       if (!v.is_object()) throw BadInput(file + ": safetensors header: '__metadata__' is not an object");
       continue;
     }
-    const std::string where = file + ": tensor '" + name + "': ";
-    if (!v.is_object()) throw BadInput(where + "header entry is not an object: " + brief(v));
-    for (const char* key : {"dtype", "shape", "data_offsets"})
-      if (!v.contains(key)) throw BadInput(where + "header entry has no '" + key + "'");
-    for (const auto& item : v.items())
-      if (item.key() != "dtype" && item.key() != "shape" && item.key() != "data_offsets")
-        throw BadInput(where + "unexpected key '" + item.key() + "' in the header entry");
-
-    SafetensorsEntry e;
-    e.name = name;
-    const Json& dt = v.at("dtype");
-    if (!dt.is_string()) throw BadInput(where + "dtype is not a string: " + brief(dt));
-    e.dtype_text = dt.get<std::string>();
-    const DTypeSpec* spec = find_dtype(e.dtype_text);
-    if (!spec) throw BadInput(where + "unknown dtype '" + e.dtype_text + "'");
-    e.dtype = spec->dtype;
-    e.element_size = spec->size;
-
-    const Json& shape = v.at("shape");
-    if (!shape.is_array()) throw BadInput(where + "shape is not a list: " + brief(shape));
-    if (shape.size() > kMaxTensorRank)
-      throw BadInput(where + "shape has " + std::to_string(shape.size()) + " dimensions; a model weight has at most " +
-                     std::to_string(kMaxTensorRank));
-    uint64_t numel = 1;
-    for (const Json& d : shape) {
-      uint64_t dim = 0;
-      if (!as_size(d, dim)) throw BadInput(where + "shape dimension " + brief(d) + " is " + what_integer(d));
-      if (__builtin_mul_overflow(numel, dim, &numel) || numel > static_cast<uint64_t>(INT64_MAX))
-        throw BadInput(where + "shape " + brief(shape) + " has too many elements");
-      e.shape.push_back(static_cast<int64_t>(dim));
-    }
-    uint64_t nbytes = 0;
-    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(e.element_size), &nbytes))
-      throw BadInput(where + "shape " + brief(shape) + " x " + e.dtype_text + " overflows a byte count");
-
-    const Json& off = v.at("data_offsets");
-    if (!off.is_array() || off.size() != 2)
-      throw BadInput(where + "data_offsets is not a list of two integers: " + brief(off));
-    uint64_t begin = 0, end = 0;
-    if (!as_size(off[0], begin) || !as_size(off[1], end))
-      throw BadInput(where + "data_offsets " + brief(off) + " are not two non-negative integers");
-    if (begin > end) throw BadInput(where + "data_offsets " + brief(off) + " end before they begin");
-    if (end - begin != nbytes)
-      throw BadInput(where + "data_offsets " + brief(off) + " span " + std::to_string(end - begin) +
-                     " bytes, but shape " + brief(shape) + " of " + e.dtype_text + " needs " + std::to_string(nbytes));
-    if (end > data_size)
-      throw BadInput(where + "data_offsets " + brief(off) + " run past the end of the data section (" +
-                     std::to_string(data_size) + " bytes); truncated file?");
-    e.begin = h.data_start + begin;
-    e.end = h.data_start + end;
-    h.entries.push_back(std::move(e));
+    h.entries.push_back(parse_entry(file, name, v, h.data_start, data_size));
   }
 
-  std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
-  // Two tensors sharing bytes would alias each other's weights. Empty tensors
-  // occupy nothing and may sit anywhere.
-  const SafetensorsEntry* last = nullptr;
-  for (const auto& e : h.entries) {
-    if (e.begin == e.end) continue;
-    if (last && e.begin < last->end)
-      throw BadInput(file + ": tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin - h.data_start) +
-                     ", " + std::to_string(e.end - h.data_start) + "] overlap those of tensor '" + last->name + "' [" +
-                     std::to_string(last->begin - h.data_start) + ", " + std::to_string(last->end - h.data_start) +
-                     "]");
-    if (!last || e.end > last->end) last = &e;
-  }
+  refuse_overlaps(file, h);
   return h;
 }
 

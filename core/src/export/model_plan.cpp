@@ -6,6 +6,7 @@
 
 #include "llm2hef/core/checkpoint/checkpoint_dir.hpp"
 #include "llm2hef/sdk/errors.hpp"
+#include "llm2hef/sdk/forward_keys.hpp"
 #include "llm2hef/sdk/sliding_window.hpp"
 
 namespace llm2hef::core {
@@ -62,6 +63,7 @@ ResolvedModel resolve_model(const PlanRequest& r, const plugins::AdapterHost& ho
   if (r.cache_size) check_cache_and_prefill(*r.cache_size, r.prefill.value_or(1));
   if (r.prefill && *r.prefill < 1) throw UsageError("--prefill must be at least 1");
   ResolvedModel m;
+  m.host = &host;
   m.checkpoint = open_checkpoint(r.model_dir, r.refuse_nonfinite ? NonFinitePolicy::refuse : NonFinitePolicy::record);
   m.resolution = registry::resolve(m.checkpoint->config(), host, r.adapter);
   if (!m.resolution.warning.empty()) spdlog::warn("{}", m.resolution.warning);
@@ -96,8 +98,34 @@ sdk::ExportOptions export_options(const PlanRequest& r, const ResolvedModel& mod
   return o;
 }
 
+namespace {
+
+// "use --adapter gemma2 or --adapter gemma3": the adapters found whose info
+// applies `key`, in the search order (`llm2hef adapters`).
+std::string adapters_applying(const plugins::AdapterHost* host, const std::string& key) {
+  std::vector<std::string> names;
+  if (host)
+    for (const auto& a : host->adapters()) {
+      const auto& keys = a.info().applied_keys;
+      if (std::find(keys.begin(), keys.end(), key) != keys.end() &&
+          std::find(names.begin(), names.end(), a.info().name) == names.end())
+        names.push_back(a.info().name);
+    }
+  if (names.empty()) return "no adapter applies it";
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "use --adapter " : " or --adapter ") + name;
+  return out;
+}
+
+}  // namespace
+
 sdk::Plan plan_model(const ResolvedModel& model, const sdk::ExportOptions& options) {
-  sdk::Plan plan = model.adapter().plan(*model.checkpoint, options);
+  sdk::Plan plan;
+  try {
+    plan = model.adapter().plan(*model.checkpoint, options);
+  } catch (const sdk::UnappliedForwardKey& e) {
+    throw Unsupported(std::string(e.what()) + "; " + adapters_applying(model.host, e.key()));
+  }
   settle_plan(plan, options, *model.checkpoint, model.info().name);
   spdlog::info("cache {}{}, prefill {}{}", plan.cache_size, options.cache_size ? "" : " (default)", plan.prefill,
                options.prefill ? "" : " (default)");

@@ -14,6 +14,116 @@ namespace llm2hef::core::har {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The fraction of zero elements in each conv's kernel, read from the HAR's
+// .npz as a stream (a conv whose kernel is over 90% zeros is constant).
+std::map<std::string, double> conv_zero_fractions(const fs::path& path, const HarIndex& idx,
+                                                  const std::set<std::string>& convs) {
+  std::map<std::string, double> zero_fraction;
+  auto in = TarReader::open_file(path);
+  while (auto m = in->next()) {
+    if (m->name != idx.weights_member) continue;
+    auto read = [&](void* b, size_t n) { return in->read(b, n); };
+    visit_npz(read, idx.label + ": " + m->name, [&](const std::string& key, const NpyInfo& info, const auto& data) {
+      const size_t slash = key.rfind('/');
+      if (slash == std::string::npos || key.substr(slash + 1) != "kernel:0" || !convs.count(key.substr(0, slash)))
+        return;
+      uint64_t total = 0, zeros = 0;
+      std::vector<unsigned char> buf((1 << 20) / info.element_size * info.element_size);
+      size_t carry = 0;  // bytes of a partial element at the front of buf
+      for (;;) {
+        const size_t got = data(buf.data() + carry, buf.size() - carry);
+        if (got == 0) break;
+        const size_t have = carry + got, whole = have / info.element_size * info.element_size;
+        for (size_t i = 0; i < whole; i += info.element_size) {
+          ++total;
+          bool zero = true;
+          for (size_t b = 0; b < info.element_size && zero; ++b) zero = buf[i + b] == 0;
+          zeros += zero;
+        }
+        carry = have - whole;
+        std::copy(buf.begin() + static_cast<long>(whole), buf.begin() + static_cast<long>(have), buf.begin());
+      }
+      zero_fraction[key.substr(0, slash)] = total ? static_cast<double>(zeros) / static_cast<double>(total) : 1.0;
+    });
+  }
+  return zero_fraction;
+}
+
+// The convs sorted by what the default line does with them.
+struct ConvSorting {
+  std::vector<std::string> chosen, constant, narrow, taken_by_plan;
+};
+
+ConvSorting sort_convs(const HnModel& hn, const std::vector<std::string>& convs,
+                       const std::map<std::string, double>& zero_fraction, int64_t pe_width,
+                       const std::set<std::string>& raised) {
+  ConvSorting out;
+  for (const auto& c : convs) {
+    auto z = zero_fraction.find(c);
+    if (z != zero_fraction.end() && z->second > 0.9) {
+      out.constant.push_back(c);
+      continue;
+    }
+    int64_t min_w = -1;
+    for (const auto& s : hn.input_shapes(c))
+      if (!s.empty()) min_w = min_w < 0 ? s.back() : std::min(min_w, s.back());
+    if (min_w >= 0 && min_w <= pe_width) {
+      out.narrow.push_back(c);
+      continue;
+    }
+    // A conv the plan sets is not also forced to the default mode: one
+    // layer, one quantization_param line.
+    if (raised.count(c))
+      out.taken_by_plan.push_back(c);
+    else
+      out.chosen.push_back(c);
+  }
+  return out;
+}
+
+// The plan's lines (one per mode, then the group-wise weight scales) and
+// its note.
+void add_plan_lines(const HnModel& hn, const PrecisionPlan& plan, const std::vector<MappedEntry>& mapped,
+                    const ConvSorting& convs, ScriptLines& out) {
+  // One line per mode, in the order the plan first names it; layers in
+  // plan order, each once.
+  std::vector<std::string> modes;
+  std::map<std::string, std::vector<std::string>> per_mode;
+  std::set<std::string> listed;
+  for (const auto& m : mapped) {
+    const std::string& mode = m.entry->precision_mode;
+    if (!per_mode.count(mode)) modes.push_back(mode);
+    auto& list = per_mode[mode];
+    for (const auto& l : m.layers)
+      if (listed.insert(l).second) list.push_back(l);
+  }
+  for (const auto& mode : modes)
+    out.lines.push_back("quantization_param(" + script_name_list(hn, per_mode[mode]) + ", precision_mode=" + mode +
+                        ")");
+  // Group-wise weight scales as Hailo's own script writes them: a line of
+  // their own after the precision lines, naming the layers again
+  // (docs/quantization-gate.md). One group size is accepted, so one line.
+  std::vector<std::string> grouped;
+  std::set<std::string> in_group_line;
+  for (const auto& m : mapped)
+    if (m.entry->weight_group_size)
+      for (const auto& l : m.layers)
+        if (in_group_line.insert(l).second) grouped.push_back(l);
+  if (!grouped.empty())
+    out.lines.push_back("quantization_param(" + script_name_list(hn, grouped) +
+                        ", weight_group_size=" + std::to_string(kWeightGroupSize) + ")");
+  const std::vector<std::string>& taken = convs.taken_by_plan;
+  out.notes.push_back("plan " + plan.origin + ": " + std::to_string(mapped.size()) + " entr" +
+                      (mapped.size() == 1 ? "y" : "ies") + " -> " + std::to_string(listed.size()) + " layer(s); " +
+                      std::to_string(taken.size()) + " compressible conv(s) taken out of the " + plan.default_mode +
+                      " line" + (taken.empty() ? "" : ": " + join(taken)) + "; " + std::to_string(grouped.size()) +
+                      " conv(s) with weight_group_size=" + std::to_string(kWeightGroupSize));
+}
+
+}  // namespace
+
 ScriptLines optimize_lines(const fs::path& path, int64_t pe_width, const PrecisionPlan* plan) {
   ScriptLines out;
   const HarIndex idx = scan_har(path);
@@ -26,105 +136,23 @@ ScriptLines optimize_lines(const fs::path& path, int64_t pe_width, const Precisi
     mapped = map_plan_to_layers(*plan, hn);
     for (const auto& m : mapped) raised.insert(m.layers.begin(), m.layers.end());
   }
-  std::vector<std::string> convs = hn.layers_of_type("conv");
-  std::set<std::string> conv_set(convs.begin(), convs.end());
+  const std::vector<std::string> convs = hn.layers_of_type("conv");
   std::map<std::string, double> zero_fraction;  // conv -> fraction of zero kernel elements
-  if (!idx.weights_member.empty()) {
-    auto in = TarReader::open_file(path);
-    while (auto m = in->next()) {
-      if (m->name != idx.weights_member) continue;
-      auto read = [&](void* b, size_t n) { return in->read(b, n); };
-      visit_npz(read, idx.label + ": " + m->name, [&](const std::string& key, const NpyInfo& info, const auto& data) {
-        const size_t slash = key.rfind('/');
-        if (slash == std::string::npos || key.substr(slash + 1) != "kernel:0" || !conv_set.count(key.substr(0, slash)))
-          return;
-        uint64_t total = 0, zeros = 0;
-        std::vector<unsigned char> buf((1 << 20) / info.element_size * info.element_size);
-        size_t carry = 0;  // bytes of a partial element at the front of buf
-        for (;;) {
-          const size_t got = data(buf.data() + carry, buf.size() - carry);
-          if (got == 0) break;
-          const size_t have = carry + got, whole = have / info.element_size * info.element_size;
-          for (size_t i = 0; i < whole; i += info.element_size) {
-            ++total;
-            bool zero = true;
-            for (size_t b = 0; b < info.element_size && zero; ++b) zero = buf[i + b] == 0;
-            zeros += zero;
-          }
-          carry = have - whole;
-          std::copy(buf.begin() + static_cast<long>(whole), buf.begin() + static_cast<long>(have), buf.begin());
-        }
-        zero_fraction[key.substr(0, slash)] = total ? static_cast<double>(zeros) / static_cast<double>(total) : 1.0;
-      });
-    }
-  } else {
+  if (!idx.weights_member.empty())
+    zero_fraction = conv_zero_fractions(path, idx, std::set<std::string>(convs.begin(), convs.end()));
+  else
     out.notes.push_back("no .npz weights member: constant convs cannot be recognized by their kernels");
-  }
   const std::string default_mode = plan ? plan->default_mode : "a8_w4";
-  std::vector<std::string> chosen, constant, narrow, taken_by_plan;
-  for (const auto& c : convs) {
-    auto z = zero_fraction.find(c);
-    if (z != zero_fraction.end() && z->second > 0.9) {
-      constant.push_back(c);
-      continue;
-    }
-    int64_t min_w = -1;
-    for (const auto& s : hn.input_shapes(c))
-      if (!s.empty()) min_w = min_w < 0 ? s.back() : std::min(min_w, s.back());
-    if (min_w >= 0 && min_w <= pe_width) {
-      narrow.push_back(c);
-      continue;
-    }
-    // A conv the plan sets is not also forced to the default mode: one
-    // layer, one quantization_param line.
-    if (raised.count(c))
-      taken_by_plan.push_back(c);
-    else
-      chosen.push_back(c);
-  }
-  if (!chosen.empty())
-    out.lines.push_back("quantization_param(" + script_name_list(hn, chosen) + ", precision_mode=" + default_mode +
-                        ")");
-  if (plan) {
-    // One line per mode, in the order the plan first names it; layers in
-    // plan order, each once.
-    std::vector<std::string> modes;
-    std::map<std::string, std::vector<std::string>> per_mode;
-    std::set<std::string> listed;
-    for (const auto& m : mapped) {
-      const std::string& mode = m.entry->precision_mode;
-      if (!per_mode.count(mode)) modes.push_back(mode);
-      auto& list = per_mode[mode];
-      for (const auto& l : m.layers)
-        if (listed.insert(l).second) list.push_back(l);
-    }
-    for (const auto& mode : modes)
-      out.lines.push_back("quantization_param(" + script_name_list(hn, per_mode[mode]) + ", precision_mode=" + mode +
-                          ")");
-    // Group-wise weight scales as Hailo's own script writes them: a line of
-    // their own after the precision lines, naming the layers again
-    // (docs/quantization-gate.md). One group size is accepted, so one line.
-    std::vector<std::string> grouped;
-    std::set<std::string> in_group_line;
-    for (const auto& m : mapped)
-      if (m.entry->weight_group_size)
-        for (const auto& l : m.layers)
-          if (in_group_line.insert(l).second) grouped.push_back(l);
-    if (!grouped.empty())
-      out.lines.push_back("quantization_param(" + script_name_list(hn, grouped) +
-                          ", weight_group_size=" + std::to_string(kWeightGroupSize) + ")");
-    out.notes.push_back("plan " + plan->origin + ": " + std::to_string(mapped.size()) + " entr" +
-                        (mapped.size() == 1 ? "y" : "ies") + " -> " + std::to_string(listed.size()) + " layer(s); " +
-                        std::to_string(taken_by_plan.size()) + " compressible conv(s) taken out of the " +
-                        default_mode + " line" + (taken_by_plan.empty() ? "" : ": " + join(taken_by_plan)) + "; " +
-                        std::to_string(grouped.size()) +
-                        " conv(s) with weight_group_size=" + std::to_string(kWeightGroupSize));
-  }
-  out.notes.push_back(std::to_string(chosen.size()) + " conv(s) at " + default_mode + "; " +
-                      std::to_string(constant.size()) + " constant (> 90% zero kernel) left out" +
-                      (constant.empty() ? "" : ": " + join(constant)) + "; " + std::to_string(narrow.size()) +
-                      " with an input <= " + std::to_string(pe_width) + " wide left out" +
-                      (narrow.empty() ? "" : ": " + join(narrow)));
+  const ConvSorting sorted = sort_convs(hn, convs, zero_fraction, pe_width, raised);
+  if (!sorted.chosen.empty())
+    out.lines.push_back("quantization_param(" + script_name_list(hn, sorted.chosen) +
+                        ", precision_mode=" + default_mode + ")");
+  if (plan) add_plan_lines(hn, *plan, mapped, sorted, out);
+  out.notes.push_back(std::to_string(sorted.chosen.size()) + " conv(s) at " + default_mode + "; " +
+                      std::to_string(sorted.constant.size()) + " constant (> 90% zero kernel) left out" +
+                      (sorted.constant.empty() ? "" : ": " + join(sorted.constant)) + "; " +
+                      std::to_string(sorted.narrow.size()) + " with an input <= " + std::to_string(pe_width) +
+                      " wide left out" + (sorted.narrow.empty() ? "" : ": " + join(sorted.narrow)));
   return out;
 }
 

@@ -194,6 +194,87 @@ NpyInfo read_header(const std::function<size_t(void*, size_t)>& read, const std:
   return parse_npy_header(raw, label);
 }
 
+// An entry no edit touches, copied as it streams.
+void copy_entry(ZipIn& in, ZipOut& out, const std::string& name, int64_t size, std::vector<char>& buf) {
+  if (size < 0) in.fail("entry '" + name + "' has no size in its local header; cannot stream it");
+  out.begin(name, static_cast<uint64_t>(size));
+  uint64_t done = 0;
+  for (size_t got; (got = in.read(buf.data(), buf.size())) > 0;) {
+    out.write(buf.data(), got);
+    done += got;
+  }
+  if (done != static_cast<uint64_t>(size)) in.fail("entry '" + name + "' is truncated");
+  out.end();
+}
+
+// An array an edit copies or splits: its header read, its data spooled to a
+// scratch file, so that it can be written out again, whole or in slices.
+struct SpooledArray {
+  Spool spool;
+  std::string raw;  // the .npy header as read
+  NpyInfo info;
+  uint64_t data_bytes = 0, count = 1;
+
+  SpooledArray(ZipIn& in, const fs::path& scratch, const std::string& where, std::vector<char>& buf) : spool(scratch) {
+    auto src = [&](void* b, size_t n) { return in.read(b, n); };
+    info = read_header(src, where, raw);
+    {
+      std::ofstream f(spool.path, std::ios::binary);
+      for (size_t got; (got = in.read(buf.data(), buf.size())) > 0;) {
+        f.write(buf.data(), static_cast<std::streamsize>(got));
+        data_bytes += got;
+      }
+      if (!f) throw BadInput(spool.path.string() + ": write failed (disk full?)");
+    }
+    for (int64_t d : info.shape) count *= static_cast<uint64_t>(d);
+    if (count * info.element_size != data_bytes)
+      throw BadInput(where + ": " + std::to_string(data_bytes) + " data bytes, its shape " + shape_text(info.shape) +
+                     " needs " + std::to_string(count * info.element_size));
+  }
+
+  void write_whole(ZipOut& out, const std::string& new_key, std::vector<char>& buf) const {
+    out.begin(new_key + ".npy", raw.size() + data_bytes);
+    out.write(raw.data(), raw.size());
+    std::ifstream f(spool.path, std::ios::binary);
+    for (;;) {
+      f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      const auto got = f.gcount();
+      if (got <= 0) break;
+      out.write(buf.data(), static_cast<size_t>(got));
+    }
+    out.end();
+  }
+
+  // One array per shard, each the shard's columns of the last axis (`total`
+  // wide in all).
+  void write_slices(ZipOut& out, const WeightsEdit::Split& split, const std::string& param, int64_t total,
+                    NpzRewriteReport& report) const {
+    const uint64_t rows = count / static_cast<uint64_t>(total);
+    const uint64_t row_bytes = static_cast<uint64_t>(total) * info.element_size;
+    std::ifstream f(spool.path, std::ios::binary);
+    int64_t begin = 0;
+    for (size_t s = 0; s < split.shards.size(); ++s) {
+      std::vector<int64_t> shape = info.shape;
+      shape.back() = split.widths[s];
+      const std::string hdr = npy_header(info.descr, shape);
+      const uint64_t slice_bytes = static_cast<uint64_t>(split.widths[s]) * info.element_size;
+      const std::string new_key = split.shards[s] + "/" + param;
+      out.begin(new_key + ".npy", hdr.size() + rows * slice_bytes);
+      out.write(hdr.data(), hdr.size());
+      std::vector<char> row(slice_bytes);
+      for (uint64_t r = 0; r < rows; ++r) {
+        f.seekg(static_cast<std::streamoff>(r * row_bytes + static_cast<uint64_t>(begin) * info.element_size));
+        f.read(row.data(), static_cast<std::streamsize>(slice_bytes));
+        if (!f) throw BadInput(spool.path.string() + ": read failed");
+        out.write(row.data(), row.size());
+      }
+      out.end();
+      begin += split.widths[s];
+      report.sliced.push_back(new_key);
+    }
+  }
+};
+
 }  // namespace
 
 NpyInfo parse_npy_header(const std::string& raw, const std::string& label) {
@@ -268,50 +349,15 @@ NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, c
       continue;  // libarchive skips the data on the next header
     }
     if (copy_it == edit.copies.end() && split_it == edit.splits.end()) {
-      if (size < 0) in.fail("entry '" + name + "' has no size in its local header; cannot stream it");
-      out.begin(name, static_cast<uint64_t>(size));
-      uint64_t done = 0;
-      for (size_t got; (got = in.read(buf.data(), buf.size())) > 0;) {
-        out.write(buf.data(), got);
-        done += got;
-      }
-      if (done != static_cast<uint64_t>(size)) in.fail("entry '" + name + "' is truncated");
-      out.end();
+      copy_entry(in, out, name, size, buf);
       continue;
     }
     // Spool the array, then write what it becomes.
     const std::string where = label + ": array '" + key + "'";
-    Spool spool(scratch);
-    std::string raw;
-    auto src = [&](void* b, size_t n) { return in.read(b, n); };
-    const NpyInfo info = read_header(src, where, raw);
-    uint64_t data_bytes = 0;
-    {
-      std::ofstream f(spool.path, std::ios::binary);
-      for (size_t got; (got = in.read(buf.data(), buf.size())) > 0;) {
-        f.write(buf.data(), static_cast<std::streamsize>(got));
-        data_bytes += got;
-      }
-      if (!f) throw BadInput(spool.path.string() + ": write failed (disk full?)");
-    }
-    uint64_t count = 1;
-    for (int64_t d : info.shape) count *= static_cast<uint64_t>(d);
-    if (count * info.element_size != data_bytes)
-      throw BadInput(where + ": " + std::to_string(data_bytes) + " data bytes, its shape " + shape_text(info.shape) +
-                     " needs " + std::to_string(count * info.element_size));
+    const SpooledArray array(in, scratch, where, buf);
     auto emit_whole = [&](const std::string& new_layer) {
-      const std::string new_key = new_layer + "/" + param;
-      out.begin(new_key + ".npy", raw.size() + data_bytes);
-      out.write(raw.data(), raw.size());
-      std::ifstream f(spool.path, std::ios::binary);
-      for (;;) {
-        f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        const auto got = f.gcount();
-        if (got <= 0) break;
-        out.write(buf.data(), static_cast<size_t>(got));
-      }
-      out.end();
-      if (new_layer != layer) report.added.push_back(new_key);
+      array.write_whole(out, new_layer + "/" + param, buf);
+      if (new_layer != layer) report.added.push_back(new_layer + "/" + param);
     };
     if (copy_it != edit.copies.end()) {
       emit_whole(layer);
@@ -322,38 +368,16 @@ NpzRewriteReport rewrite_npz(const std::function<size_t(void*, size_t)>& read, c
     const std::string base = param_base(param);
     int64_t total = 0;
     for (int64_t w : split.widths) total += w;
-    const bool whole_width = !info.shape.empty() && info.shape.back() == total;
+    const bool whole_width = !array.info.shape.empty() && array.info.shape.back() == total;
     if (split.by_width ? !whole_width : base != "kernel" && base != "bias") {
       for (const auto& target : split.shards) emit_whole(target);
       continue;
     }
     if (!whole_width)
-      throw BadInput(where + ": shape " + shape_text(info.shape) + ", expected a last axis of " +
+      throw BadInput(where + ": shape " + shape_text(array.info.shape) + ", expected a last axis of " +
                      std::to_string(total) + " to split into " + std::to_string(split.widths.size()) + " shards");
     if (base == "kernel") split_kernels_seen.insert(layer);
-    const uint64_t rows = count / static_cast<uint64_t>(total);
-    const uint64_t row_bytes = static_cast<uint64_t>(total) * info.element_size;
-    std::ifstream f(spool.path, std::ios::binary);
-    int64_t begin = 0;
-    for (size_t s = 0; s < split.shards.size(); ++s) {
-      std::vector<int64_t> shape = info.shape;
-      shape.back() = split.widths[s];
-      const std::string hdr = npy_header(info.descr, shape);
-      const uint64_t slice_bytes = static_cast<uint64_t>(split.widths[s]) * info.element_size;
-      const std::string new_key = split.shards[s] + "/" + param;
-      out.begin(new_key + ".npy", hdr.size() + rows * slice_bytes);
-      out.write(hdr.data(), hdr.size());
-      std::vector<char> row(slice_bytes);
-      for (uint64_t r = 0; r < rows; ++r) {
-        f.seekg(static_cast<std::streamoff>(r * row_bytes + static_cast<uint64_t>(begin) * info.element_size));
-        f.read(row.data(), static_cast<std::streamsize>(slice_bytes));
-        if (!f) throw BadInput(spool.path.string() + ": read failed");
-        out.write(row.data(), row.size());
-      }
-      out.end();
-      begin += split.widths[s];
-      report.sliced.push_back(new_key);
-    }
+    array.write_slices(out, split, param, total, report);
   }
   for (const auto& [layer, split] : edit.splits)
     if (!split.by_width && !split_kernels_seen.count(layer))

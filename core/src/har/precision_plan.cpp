@@ -298,7 +298,11 @@ int64_t bytes_with_plan(int64_t base_bytes, const PrecisionPlan& plan) {
   return sum;
 }
 
-std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnModel& hn) {
+namespace {
+
+// Each plan entry with the HN layers whose original_names list its ONNX
+// node; an entry that maps to none is refused, with the closest names.
+std::vector<MappedEntry> map_entries(const PrecisionPlan& plan, const HnModel& hn) {
   // One pass over the HN: original name -> its layers (document order).
   std::unordered_map<std::string, std::vector<std::string>> by_node;
   std::vector<std::string> all_names;
@@ -336,6 +340,10 @@ std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnM
                    listed(unmapped, unmapped_count) +
                    "\n(was the plan made for this export? Re-run `llm2hef calibrate` on the export this HAR was "
                    "parsed from)");
+  return out;
+}
+
+void check_modes_fit(const PrecisionPlan& plan, const HnModel& hn, const std::vector<MappedEntry>& out) {
   // A mode on a layer type no Hailo script gives it: the DFC refuses the
   // pair in optimize ("Unsupported layers for the provided optimization
   // target"), or worse, takes it untested.
@@ -357,6 +365,9 @@ std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnM
                    " plan entry/layer pair(s) give a precision mode to a layer type it is not written on "
                    "(docs/quantization-gate.md, \"Precision modes\"):" +
                    listed(misplaced, misplaced_count) + "\n(remove those lines from the plan, or change their mode)");
+}
+
+void check_groups_divide(const PrecisionPlan& plan, const HnModel& hn, const std::vector<MappedEntry>& out) {
   // Group-wise scales split each output channel's weights into groups of
   // kWeightGroupSize input columns. A conv whose input is not a whole number
   // of groups is refused: what the DFC does then is not public (LNM's
@@ -390,6 +401,9 @@ std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnM
                    "(docs/quantization-gate.md, \"Group-wise weight scales\"; what the DFC does with a partial "
                    "group is not public):" +
                    listed(ungroupable, ungroupable_count) + "\n(remove weight_group_size from those entries)");
+}
+
+void check_one_mode_per_layer(const PrecisionPlan& plan, const std::vector<MappedEntry>& out) {
   // One layer, one mode and one group size: the DFC would apply whichever
   // line it reads last.
   std::unordered_map<std::string, const PlanEntry*> owner;
@@ -413,6 +427,15 @@ std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnM
   if (conflict_count)
     throw BadInput(plan.origin + ": plan entries give one HN layer two precision modes or group sizes:" +
                    listed(conflicts, conflict_count));
+}
+
+}  // namespace
+
+std::vector<MappedEntry> map_plan_to_layers(const PrecisionPlan& plan, const HnModel& hn) {
+  std::vector<MappedEntry> out = map_entries(plan, hn);
+  check_modes_fit(plan, hn, out);
+  check_groups_divide(plan, hn, out);
+  check_one_mode_per_layer(plan, out);
   return out;
 }
 

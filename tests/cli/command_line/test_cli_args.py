@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import filecmp
 import json
+import re
 
 import pytest
 
-from llm2hef_cli import FIXTURES
+from llm2hef_cli import BIN, FIXTURES
 from llm2hef_cli import llm2hef as run
 
 GPT2 = FIXTURES / "gpt2-tiny"
@@ -199,3 +200,47 @@ def test_group_without_subcommand_prints_its_help_on_stderr():
 def test_version():
     r = run("--version")
     assert r.returncode == 0 and r.stdout.startswith("llm2hef ")
+
+
+# ---------------------------------------------------------------- help rows against the parser
+
+DOCS = BIN.parent / "cli-docs"
+# Taken by every command and described once, in `llm2hef --help`.
+EVERYWHERE = {"-h", "--help", "-q", "--quiet", "-v", "--verbose"}
+
+
+def parsed_options() -> dict[tuple[str, ...], set[str]]:
+    """Every option the parser takes, per command path, from the bash
+    completion the build writes from the command tree itself."""
+    script = (DOCS / "bash" / "llm2hef").read_text(encoding="utf-8")
+    start = script.index("  options=(")
+    table = script[start:script.index("\n  )\n", start)]
+    return {tuple(key.split()[1:]): set(value.split())
+            for key, value in re.findall(r'\["([^"]+)"\]="([^"]*)"', table)}
+
+
+def help_rows(text: str) -> set[str]:
+    """The option spellings the rows of a help text describe: lines
+    `  -o, --output FILE   text` (the label ends at two spaces)."""
+    found = set()
+    for line in text.splitlines():
+        if re.match(r"^  -", line):
+            label = line[2:].split("  ")[0]
+            found |= set(re.findall(r"(?<![\w-])--?[a-zA-Z][\w-]*", label))
+    return found
+
+
+def test_every_parsed_option_has_a_help_row_and_every_row_is_parsed():
+    # The help rows are generated from the options the parser is given
+    # (issue 38): one definition each. Checked on the binary: an option the
+    # parser takes must have its row, and a row must name what it takes.
+    options = parsed_options()
+    assert ("har", "fix") in options and len(options) > 25, sorted(options)
+    for path, parsed in options.items():
+        r = run("help", *path)
+        assert r.returncode == 0, (path, r.stderr)
+        rows = help_rows(r.stdout)
+        exempt = EVERYWHERE if path else set()
+        where = f"llm2hef {' '.join(path)} --help"
+        assert parsed - exempt <= rows, f"{where}: parsed but not described: {sorted(parsed - exempt - rows)}"
+        assert rows <= parsed, f"{where}: described but not parsed: {sorted(rows - parsed)}"

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures"
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
+sys.path.insert(0, str(REPO / "tests"))
+from family_table import FAMILIES  # noqa: E402
 
 BAD_INPUT, UNSUPPORTED = 3, 4
 
@@ -78,19 +81,20 @@ def test_scale_out_of_range_is_refused(tmp_path, fixture, key, value):
     refused(tmp_path, fixture, setter(**{key: value}), BAD_INPUT, f"'{key}'", "a scale factor")
 
 
-# The nine families' readings of a norm epsilon (the Llama family, the Gemma
-# post-norm decoder, OLMo 2, Phi-3, Phi, StableLM, GPT-NeoX, GPT-2, LFM2).
-@pytest.mark.parametrize("fixture,key", [
-    ("llama3-tiny", "rms_norm_eps"),
-    ("gemma2-tiny", "rms_norm_eps"),
-    ("olmo2-tiny", "rms_norm_eps"),
-    ("phi3-longrope", "rms_norm_eps"),
-    ("phi2-tiny", "layer_norm_eps"),
-    ("stablelm-tiny", "layer_norm_eps"),
-    ("neox-sequential", "layer_norm_eps"),
-    ("gpt2-tiny", "layer_norm_epsilon"),
-    ("lfm2-tiny", "norm_eps"),
-])
+# Every family's reading of a norm epsilon: the key its representative
+# fixture spells it with (OPT's has none: its LayerNorms use PyTorch's 1e-5).
+NORM_EPS_KEYS = ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps")
+
+
+def _norm_eps_cases():
+    cases = []
+    for f in FAMILIES:
+        config = json.loads((FIXTURES / f.fixture / "config.json").read_text())
+        cases += [pytest.param(f.fixture, k, id=f"{f.fixture}-{k}") for k in NORM_EPS_KEYS if k in config]
+    return cases
+
+
+@pytest.mark.parametrize("fixture,key", _norm_eps_cases())
 def test_negative_norm_epsilon_is_refused(tmp_path, fixture, key):
     refused(tmp_path, fixture, setter(**{key: -1e-5}), BAD_INPUT, f"'{key}'", "a norm epsilon", "-1e-05")
 

@@ -1,14 +1,16 @@
 """Config keys that change the forward pass are applied or refused, never
 dropped (issue 16, item 2).
 
-The spec here is written from transformers 5.24's modeling code, not from
-llm2hef's table: KEYS gives, for every key one of the converted families reads
-and that changes what the model computes, a value that changes it and (where
-one exists) the value that changes nothing; APPLIED gives, per adapter, the
-keys its family's transformers code reads and the adapter implements. Every
-other key, set on that adapter's own fixture, must be refused with exit 4
-naming the key (a checkpoint of another family forced onto the adapter, or a
-variant the adapter does not implement); its neutral value must still pass.
+KEYS is written from transformers 5.24's modeling code, not from llm2hef's
+table: for every key one of the converted families reads and that changes
+what the model computes, a value that changes it and (where one exists) the
+value that changes nothing. APPLIED is what each adapter states once, in its
+info: the keys it applies (`llm2hef adapters --json`, applied_keys), on its
+family's representative fixture (tests/family_table.py). Every other key, set
+on that fixture, must be refused with exit 4 naming the key (a checkpoint of
+another family forced onto the adapter, or a variant the adapter does not
+implement) and the adapters whose info applies it; its neutral value must
+still pass.
 `inspect` runs the same reading and refusals as `export` (plan only), so it
 is what the matrix calls; a few full exports check the same thing end to end.
 """
@@ -19,6 +21,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 BIN = Path(os.environ.get("LLM2HEF_BIN", REPO / "build" / "llm2hef"))
 FIXTURES = REPO / "tests" / "fixtures"
+sys.path.insert(0, str(REPO / "tests"))
+from family_table import BY_ADAPTER, FAMILIES  # noqa: E402
 
 ABSENT = object()  # the key has no neutral value: any presence steers the forward pass
 
@@ -77,30 +82,29 @@ KEYS = {
     "conv_L_cache": (lambda c: 3, lambda c: ABSENT),
 }
 
-SLIDING = {"sliding_window", "use_sliding_window", "layer_types"}
-# Per adapter: its fixture and the keys it implements (the rest must be refused).
-APPLIED = {
-    "llama": ("llama3-tiny", {"attention_bias"} | SLIDING),
-    "qwen2": ("qwen2-tiny", {"attention_bias"} | SLIDING),  # Qwen2 hard-codes q/k/v biases: attention_bias is moot
-    "qwen3": ("qwen3-tiny", {"attention_bias"} | SLIDING),
-    "smollm3": ("smollm3-tiny", {"attention_bias", "no_rope_layers", "no_rope_layer_interval"} | SLIDING),
-    "mistral": ("mistral-tiny", {"attention_bias"} | SLIDING),
-    "granite": ("granite-tiny", {"attention_bias", "embedding_multiplier", "attention_multiplier",
-                                 "residual_multiplier", "logits_scaling"} | SLIDING),
-    "gemma2": ("gemma2-tiny", {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
-                               "hidden_activation", "sliding_window", "layer_types"}),
-    "gemma3": ("gemma3-tiny", {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
-                               "hidden_activation", "sliding_window", "layer_types"}),
-    "olmo2": ("olmo2-tiny", set()),
-    "phi": ("phi2-tiny", {"qk_layernorm", "partial_rotary_factor"}),
-    "phi3": ("phi3-longrope", {"partial_rotary_factor"} | SLIDING),
-    "stablelm": ("stablelm-tiny", {"qk_layernorm", "use_qkv_bias", "use_parallel_residual", "partial_rotary_factor"}),
-    "gpt_neox": ("neox-parallel", {"attention_bias", "use_parallel_residual", "partial_rotary_factor", "rotary_pct"}),
-    "opt": ("opt-tiny", {"do_layer_norm_before", "_remove_final_layer_norm", "enable_bias",
-                         "layer_norm_elementwise_affine", "word_embed_proj_dim"}),
-    "gpt2": ("gpt2-tiny", {"scale_attn_weights", "scale_attn_by_inverse_layer_idx"}),
-    "lfm2": ("lfm2-tiny", {"conv_bias", "conv_L_cache", "layer_types"}),
-}
+
+
+def adapters_report() -> list[dict]:
+    """`llm2hef adapters --json`'s adapters, in the search order; [] when the binary cannot say."""
+    try:
+        r = subprocess.run([str(BIN), "adapters", "--json"], capture_output=True, text=True, timeout=120)
+        return json.loads(r.stdout)["adapters"] if r.returncode == 0 else []
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+REPORT = adapters_report()
+# Per first-party adapter (a family_table row whose adapter was found): its
+# family's representative fixture and the keys its info applies.
+APPLIED = {a["name"]: (BY_ADAPTER[a["name"]].fixture, set(a.get("applied_keys", [])))
+           for f in FAMILIES for a in REPORT if a["name"] == f.adapter}
+
+
+def hint(key: str) -> str:
+    """The end of a refusal of `key`: every adapter found whose info applies it, in the search order."""
+    names = [a["name"] for a in REPORT if key in a.get("applied_keys", [])]
+    return "; use --adapter " + " or --adapter ".join(names) if names else "; no adapter applies it"
+
 
 REFUSED = [(a, k) for a, (_, applied) in APPLIED.items() for k in KEYS if k not in applied]
 
@@ -134,14 +138,18 @@ def inspect(model: Path, *extra: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def test_the_spec_covers_every_first_party_adapter():
-    listed = json.loads(subprocess.run([str(BIN), "adapters", "--json"], capture_output=True, text=True,
-                                       timeout=120).stdout)
-    names = {a["name"] for a in listed["adapters"]}
+def test_every_first_party_adapter_has_a_family_row_and_states_its_keys():
+    names = {a["name"] for a in REPORT}
+    assert names, f"{BIN} adapters --json listed no adapter"
     # ctest passes the first-party adapter targets (llm2hef_adapter_<name>); run by hand, every adapter found.
     targets = filter(None, os.environ.get("LLM2HEF_FIRST_PARTY_ADAPTERS", "").split(","))
     first_party = {t.removeprefix("llm2hef_adapter_") for t in targets} or names
-    assert first_party - set(APPLIED) == set(), "adapters without a forward-key spec"
+    assert first_party - set(BY_ADAPTER) == set(), "adapters without a row in tests/family_table.py"
+    assert set(BY_ADAPTER) - names == set(), "family_table rows whose adapter was not found"
+    for name, (_, applied) in APPLIED.items():
+        # A key outside KEYS is a typo the SDK would call an llm2hef bug, or a
+        # key this spec has not been told about: either way, say it here.
+        assert applied <= set(KEYS), f"{name} applies keys the spec lacks: {sorted(applied - set(KEYS))}"
 
 
 @pytest.mark.parametrize("adapter,key", REFUSED, ids=[f"{a}-{k}" for a, k in REFUSED])
@@ -151,6 +159,9 @@ def test_a_key_the_adapter_does_not_apply_is_refused_naming_it(adapter, key, tmp
     r = inspect(model, "--adapter", adapter)
     assert r.returncode == 4, f"exit {r.returncode}\n{r.stdout}{r.stderr}"
     assert f"'{key}'" in r.stdout + r.stderr, r.stdout + r.stderr
+    # The table's refusal (not a reading's own, as GPT-2's of scale_attn_weights false) ends with the hint.
+    refusal = [line for line in (r.stdout + r.stderr).splitlines() if "changes the forward pass" in line]
+    assert all(line.rstrip().endswith(hint(key)) for line in refusal), f"expected '{hint(key)}' in\n{refusal}"
 
 
 @pytest.mark.parametrize("adapter,key", NEUTRAL, ids=[f"{a}-{k}" for a, k in NEUTRAL])

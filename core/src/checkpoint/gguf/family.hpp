@@ -4,7 +4,7 @@
 // Each family's rows live in a file of this folder (gguf/llama.cpp,
 // gguf/gemma.cpp, ...) defining `std::vector<Family> rows_<file stem>()`.
 // core/CMakeLists.txt finds those files and generates the table families()
-// returns (from families.cpp.in), so adding an architecture is adding its
+// returns (from gguf_families.cpp.in), so adding an architecture is adding its
 // file: no list to edit. The machinery the rows share stays where it was:
 // name mapping (gguf_names.cpp), the common config.json keys
 // (gguf_config.cpp, config_builder.hpp), the tensor transforms
@@ -67,7 +67,7 @@ struct Family {
   Vocabulary vocabulary = Vocabulary::as_stored;
 };
 
-// Every row, in the order of their files' names (generated: families.cpp.in).
+// Every row, in the order of their files' names (generated: gguf_families.cpp.in).
 const std::vector<Family>& families();
 // nullptr when no row has this general.architecture.
 const Family* find_family(std::string_view gguf_arch);

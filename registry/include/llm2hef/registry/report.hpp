@@ -5,7 +5,8 @@
 //
 //   {"adapters":   [{"name", "version", "description", "architectures",
 //                    "model_types", "file",
-//                    "options": [{"name", "choices", "default", "help"}]}],
+//                    "options": [{"name", "choices", "default", "help"}],
+//                    "applied_keys": [forward keys, sdk/forward_keys.hpp]}],
 //    "conflicts":  [{"architecture", "adapters": [names], "chosen": name}],
 //    // only with verbose:
 //    "roots":      [{"path", "kind", "state", "note"}],

@@ -21,11 +21,12 @@
 #include "llm2hef/sdk/build_info.hpp"
 
 // The adapter ABI version (on one line: tests and scripts read it). History:
+//   6: AdapterInfo::applied_keys (DecoderAdapter refuses with it), UnappliedForwardKey; ForwardKey::applied_by gone
 //   5: DecoderModel's largest exact cache and for_cache, describe(DescribeOptions); family descriptions left the SDK
 //   4: Plan::adapter_state; DecoderAdapter and the decoder description replace LlamaFamilyAdapter (issue 29)
 //   3: SDK building blocks for the issue-14 families (spec layouts changed)
 //   2: Plan.cache_cost; the core fills Plan.cache_size and prefill
-#define LLM2HEF_ADAPTER_ABI_VERSION 5u
+#define LLM2HEF_ADAPTER_ABI_VERSION 6u
 #define LLM2HEF_ADAPTER_ENTRY_SYMBOL "llm2hef_adapter_entry"
 
 #define LLM2HEF_STR2(x) #x

@@ -37,6 +37,12 @@ struct AdapterInfo {
   std::vector<std::string> architectures;  // HF config.json "architectures" values claimed
   std::vector<std::string> model_types;    // HF config.json "model_type" values claimed
   std::vector<OptionSpec> options;
+  // The config.json keys that change the forward pass (sdk/forward_keys.hpp)
+  // this adapter applies; every other key of that table, present with a
+  // value that is not neutral, is refused. Stated here once: DecoderAdapter
+  // refuses with it before describe() runs, `llm2hef adapters --json`
+  // reports it, and the host names the adapters applying a refused key.
+  std::vector<std::string> applied_keys = {};
 };
 
 // The value of option `name` in `given` (validated against info.options), or

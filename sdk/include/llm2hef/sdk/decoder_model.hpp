@@ -1,7 +1,7 @@
 // A decoder described once, as a plain value (issue 29): what the model is —
 // its sizes, the tensors it reads, each layer and the tail — and one adapter,
 // DecoderAdapter, that does everything else from that description: refuses
-// the forward-pass keys it does not apply, checks every tensor row in one
+// the forward-pass keys its info does not apply, checks every tensor row in one
 // loop, plans, and builds through the decoder skeleton (decoder.hpp).
 //
 // An adapter's only hook is describe(checkpoint, options). It runs once per
@@ -183,8 +183,7 @@ struct DecoderModel {
   // Between the runtime's inputs_embeds and layer 0 (Granite's embedding
   // multiplier, GPT-2's learned positions); empty = none.
   std::function<Value(GraphBuilder&, const DecoderContext&, const Value&)> embed = {};
-  std::vector<std::string> applied_keys;  // forward-pass keys (forward_keys.hpp) this description applies
-  std::vector<std::string> rewrites;      // what the export does differently from HF, one line each
+  std::vector<std::string> rewrites;  // what the export does differently from HF, one line each
   std::vector<std::string> notes;
   nlohmann::json options = nlohmann::json::object();  // resolved adapter options, recorded in the manifest
   CacheCost cache_cost;  // when the cache holds more than K and V in every layer (LFM2's conv layers)
@@ -222,12 +221,6 @@ inline const char* gelu_new_rewrite(GeluForm form) {
                                 : "GELU as x*sigmoid(1.702x) (approximation; --gelu tanh for exact)";
 }
 
-// An empty description that applies `applied_keys`: every other forward key
-// (forward_keys.hpp) is refused here, before the rest of config.json is read,
-// so a checkpoint forced onto the wrong adapter is refused by its own key.
-// DecoderAdapter checks again after describe(), with the keys a member added.
-DecoderModel description_applying(const JsonFile& config, std::vector<std::string> applied_keys);
-
 // The whole table: `tensors`, then the rows every layer's specs and the tail
 // read, then the refused rows.
 TensorTable described_tensors(const DecoderModel& m);
@@ -247,7 +240,9 @@ struct DescribeOptions {
 // The one adapter: a family supplies info() and describe().
 class DecoderAdapter : public Adapter {
  public:
-  // Describes (once), refuses unapplied forward keys, checks the tensor
+  // Refuses the forward keys info().applied_keys does not name (before
+  // describe() reads anything else, so a checkpoint forced onto the wrong
+  // adapter is refused by its own key), describes (once), checks the tensor
   // table, settles the cache (options.cache_size, or default_cache_size when
   // it is 0; a cache beyond the largest exact one is refused), runs
   // for_cache, then plans with the description inside the plan

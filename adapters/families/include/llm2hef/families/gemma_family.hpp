@@ -7,6 +7,9 @@
 // global one (possibly linearly scaled) for its full-attention layers.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "llm2hef/families/families.hpp"
 #include "llm2hef/families/post_norm_decoder.hpp"
 #include "llm2hef/sdk/checkpoint.hpp"
@@ -19,5 +22,9 @@ enum class GemmaGeneration { gemma2, gemma3 };
 // Gemma key; refuses what has no exact formulation here, naming the key and
 // value.
 DecoderModel describe_gemma_family(const Checkpoint& ckpt, GemmaGeneration generation);
+
+// The forward keys (sdk/forward_keys.hpp) describe_gemma_family() applies:
+// a Gemma adapter's AdapterInfo::applied_keys.
+std::vector<std::string> gemma_family_applied_keys();
 
 }  // namespace llm2hef::families

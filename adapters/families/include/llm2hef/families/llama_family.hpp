@@ -2,8 +2,11 @@
 // Llama, Mistral, Qwen2, Qwen3, SmolLM3 and Granite differ only in what
 // their adapter edits on the description describe_llama_family() returns
 // (Qwen2 sets q/k/v biases on every layer's attention, Qwen3 its QK-Norm,
-// SmolLM3 its NoPE layers and applied keys, Granite its multipliers).
+// SmolLM3 its NoPE layers, Granite its multipliers).
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "llm2hef/families/families.hpp"
 #include "llm2hef/families/scalar_multipliers.hpp"
@@ -23,10 +26,15 @@ namespace llm2hef::families {
 // --adapter llama on a Qwen2 or Qwen3 checkpoint cannot drop them silently.
 DecoderModel describe_llama_family(const Checkpoint& ckpt);
 
+// The forward keys (sdk/forward_keys.hpp) describe_llama_family() applies
+// (attention_bias and the sliding window's three), then `member_keys`, the
+// ones a member's own edits apply: a member's AdapterInfo::applied_keys.
+std::vector<std::string> llama_family_applied_keys(std::vector<std::string> member_keys = {});
+
 // Granite's multipliers placed on a description (families/scalar_multipliers.hpp):
 // the embedding Mul, the score divisor, the residual scale folded into every
-// o_proj and down_proj, the logit scale into the head; their rewrites and
-// keys when any is not neutral.
+// o_proj and down_proj, the logit scale into the head; their rewrites when
+// any is not neutral (the adapter applying them names their keys in its info).
 void apply_scalar_multipliers(DecoderModel& m, const ScalarMultipliers& multipliers);
 
 }  // namespace llm2hef::families

@@ -36,6 +36,9 @@ struct PlanRequest {
 struct ResolvedModel {
   std::unique_ptr<CheckpointReader> checkpoint;
   registry::Resolution resolution;
+  // Every adapter found (the resolution's among them): a refused forward key
+  // names those that apply it.
+  const plugins::AdapterHost* host = nullptr;
 
   const sdk::Adapter& adapter() const { return resolution.adapter->adapter(); }
   const sdk::AdapterInfo& info() const { return resolution.adapter->info(); }
@@ -72,7 +75,9 @@ void settle_plan(sdk::Plan& plan, const sdk::ExportOptions& options, const sdk::
                  const std::string& adapter);
 
 // Asks the adapter for its plan and settles it (settle_plan). The adapter's
-// Unsupported passes through (exit 4).
+// Unsupported passes through (exit 4); a forward key it does not apply
+// (sdk::UnappliedForwardKey) gets "use --adapter X" for each adapter found
+// whose info applies it, or "no adapter applies it".
 sdk::Plan plan_model(const ResolvedModel& model, const sdk::ExportOptions& options);
 
 }  // namespace llm2hef::core
