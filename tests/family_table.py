@@ -37,10 +37,18 @@ class Family:
     gguf_arch: str | None = None  # llama.cpp's general.architecture, when the GGUF tests cover the family
     options: dict = field(default_factory=dict)  # adapter options a test may pass (name -> choices)
     numerics: Numerics = field(default_factory=Numerics)
+    # Fixtures the GGUF round trip converts (tests/cli/gguf_input/test_gguf.py); empty: the representative.
+    gguf_variants: tuple[str, ...] = ()
 
     @property
     def fixture(self) -> str:
         return self.fixtures[0]
+
+    @property
+    def gguf_fixtures(self) -> tuple[str, ...]:
+        if not self.gguf_arch:
+            return ()
+        return self.gguf_variants or (self.fixture,)
 
 
 # Numerics: GPT-2's exact GELU is tanh and its default the sigmoid approximation, both judged;
@@ -77,8 +85,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("phi3", ("phi3-longrope", "phi4mini-tiny"), "phi-family.md", "phi3",
            numerics=Numerics(consistency=("phi4mini-tiny",), consistency_caches=(32,), contract_caches=(32,))),
     Family("stablelm", ("stablelm-tiny", "stablelm-qkln", "stablelm-parallel"), "phi-family.md", "stablelm",
+           gguf_variants=("stablelm-tiny", "stablelm-qkln", "stablelm-parallel"),
            numerics=Numerics(consistency=("stablelm-parallel",), consistency_caches=(32,), contract_caches=(32,))),
     Family("gpt_neox", ("neox-parallel", "neox-sequential"), "phi-family.md", "gptneox",
+           gguf_variants=("neox-parallel", "neox-sequential"),
            numerics=Numerics(consistency=("neox-parallel", "neox-sequential"), consistency_caches=(32,),
                              contract_caches=(32,))),
 )
@@ -94,3 +104,8 @@ def family_of(fixture: str) -> Family:
 def representative_fixtures() -> list[str]:
     """One fixture per family, in table order."""
     return [f.fixture for f in FAMILIES]
+
+
+def gguf_fixtures() -> list[str]:
+    """Every fixture the GGUF round trip converts, in table order."""
+    return [x for f in FAMILIES for x in f.gguf_fixtures]
