@@ -154,7 +154,7 @@ void describe_export(ExportManifest& manifest, const ExportRequest& r, const Res
 // How the resources are written: where, with how many threads and how the
 // bytes reach the disk.
 struct ResourceWrite {
-  fs::path dir;
+  fs::path out;  // OUT: the kit's paths are relative to it
   unsigned threads;
   sdk::Writeback writeback;
 };
@@ -164,10 +164,10 @@ struct ResourceWrite {
 void write_resources(const ResourceWrite& w, const CheckpointReader& ckpt, const sdk::Plan& plan,
                      const ChatTemplate& chat_template, uint64_t graph_bytes, Progress& progress,
                      ExportManifest& manifest) {
-  fs::create_directory(w.dir);
+  fs::create_directory((w.out / kit_path(KitFile::embeddings)).parent_path());
   progress.set_label("writing resources");
-  stream_embeddings(ckpt, plan, w.dir / "embeddings.npy", progress, graph_bytes, w.writeback, w.threads);
-  write_npy(w.dir / "theta.npy", {static_cast<int64_t>(plan.theta.size())}, plan.theta);
+  stream_embeddings(ckpt, plan, w.out / kit_path(KitFile::embeddings), progress, graph_bytes, w.writeback, w.threads);
+  write_npy(w.out / kit_path(KitFile::theta), {static_cast<int64_t>(plan.theta.size())}, plan.theta);
   // Every weight has been read by now (graph and embeddings).
   if (const std::vector<NonFiniteWeight> bad = ckpt.nonfinite_weights(); !bad.empty())
     manifest.nonfinite_weights = report_nonfinite(bad);
@@ -177,23 +177,37 @@ void write_resources(const ResourceWrite& w, const CheckpointReader& ckpt, const
   TokenizerFix tok = fix_tokenizer(sdk::read_json(ckpt.tokenizer_json(), sdk::JsonLimits::tokenizer()),
                                    ckpt.tokenizer_json().string(), plan.dims.vocab);
   changes.insert(changes.end(), tok.changes.begin(), tok.changes.end());
-  write_json(w.dir / "tokenizer.json", tok.tokenizer);  // its strings were parsed, so valid UTF-8
-  write_text(w.dir / "hailo-config.json",
+  write_json(w.out / kit_path(KitFile::tokenizer), tok.tokenizer);  // its strings were parsed, so valid UTF-8
+  write_text(w.out / kit_path(KitFile::hailo_config),
              json_text(make_hailo_config(ckpt, plan, tok, chat_template, changes), 2) + "\n");
   manifest.resource_changes = changes;
 }
 
-// The DFC kit: model scripts and the three Python drivers (executable).
+// The DFC kit: model scripts and the three Python drivers, in the table's
+// order; the table says which are executable.
 void write_dfc_kit(const fs::path& dir, const std::string& scope, const sdk::Plan& plan, int64_t calib_size,
                    const ExportManifest& manifest) {
-  write_text(dir / "optimize.alls", optimize_script(scope, plan, calib_size));
-  write_text(dir / "compile.alls", compile_script(scope));
-  write_text(dir / "compile.py", compile_driver(manifest));
-  write_text(dir / kValidateScriptName, validate_script(manifest));
-  write_text(dir / kCalibrateScriptName, calibrate_script(manifest));
-  for (const char* script : {"compile.py", kValidateScriptName, kCalibrateScriptName})
-    fs::permissions(dir / script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                    fs::perm_options::add);
+  for (const ExportKitFile& f : kExportKit) {
+    std::string text;
+    switch (f.file) {
+      case KitFile::optimize_script: text = optimize_script(scope, plan, calib_size); break;
+      case KitFile::compile_script: text = compile_script(scope); break;
+      case KitFile::compile_driver: text = compile_driver(manifest); break;
+      case KitFile::validate_script: text = validate_script(manifest); break;
+      case KitFile::calibrate_script: text = calibrate_script(manifest); break;
+      case KitFile::graph:
+      case KitFile::weights:
+      case KitFile::embeddings:
+      case KitFile::theta:
+      case KitFile::tokenizer:
+      case KitFile::hailo_config:
+      case KitFile::manifest: continue;  // written by the graph, resource and manifest steps
+    }
+    write_text(dir / f.path, text);
+    if (f.executable)
+      fs::permissions(dir / f.path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                      fs::perm_options::add);
+  }
 }
 
 }  // namespace
@@ -223,12 +237,12 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
 
   Progress progress("exporting " + model_name, bytes_to_export(ckpt, plan), r.progress);
   AtomicDir out(r.output, r.force, r.durable);
-  const fs::path model_path = out.path() / "model.onnx";
+  const fs::path model_path = out.path() / kit_path(KitFile::graph);
   // A durable export is fsynced before its rename: start the disk writes as
   // the bytes come, so the disk works while the export computes.
   const sdk::Writeback writeback = r.durable ? sdk::Writeback::as_written : sdk::Writeback::deferred;
   sdk::GraphBuilder graph(
-      scope, out.path() / "model.onnx.data", [&](uint64_t bytes) { progress.update(bytes); }, writeback,
+      scope, out.path() / kit_path(KitFile::weights), [&](uint64_t bytes) { progress.update(bytes); }, writeback,
       std::max(1u, r.threads));
   model.adapter().build_graph(ckpt, plan, graph);
   graph.save(model_path, {{"llm2hef.adapter", info.name + " " + info.version},
@@ -241,10 +255,10 @@ ExportManifest export_model(const ExportRequest& r, const plugins::AdapterHost& 
   manifest.files = export_kit_manifest_files();
   check_graph_contract(model_path, manifest);
 
-  write_resources({out.path() / "resources", std::max(1u, r.threads), writeback}, ckpt, plan, chat_template,
-                  graph.external_bytes(), progress, manifest);
+  write_resources({out.path(), std::max(1u, r.threads), writeback}, ckpt, plan, chat_template, graph.external_bytes(),
+                  progress, manifest);
   write_dfc_kit(out.path(), scope, plan, r.calib_size, manifest);
-  write_text(out.path() / "manifest.json", manifest_text(manifest));
+  write_text(out.path() / kit_path(KitFile::manifest), manifest_text(manifest));
   progress.finish();
   out.commit();
   return manifest;
